@@ -1,0 +1,210 @@
+"""``jointlimits filter`` and ``jointlimits splice``: tracking-spring pop removal on BVH clips.
+
+Register on the main group with ``main.add_command(filter_command)`` / ``main.add_command(splice_command)``
+(``jointlimits.cli`` does this). Bad input is reported as one line on stderr with exit status 2.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Sequence
+
+import click
+import numpy as np
+
+from .cli import BadInput, check_output_path, friendly_errors
+from .errors import JointLimitsError
+from .skeleton import Motion
+from .tracking import DEFAULT_HALFLIFE, DEFAULT_THRESHOLD, DEFAULT_VELOCITY_HALFLIFE
+
+__all__ = ["filter_command", "splice_command", "plot_channel_before_after", "parse_cuts"]
+
+#: Clips with more frames than this get a progress bar on stderr.
+PROGRESS_MIN_FRAMES = 2000
+
+
+def parse_cuts(text: str | None) -> list[int]:
+    """'10,250, 900' -> [10, 250, 900] (raises JointLimitsError on anything else)."""
+    if text is None or not text.strip():
+        return []
+    out = []
+    for part in text.split(","):
+        p = part.strip()
+        if not p:
+            continue
+        try:
+            out.append(int(p))
+        except ValueError:
+            raise JointLimitsError(f"--cuts must be comma-separated frame numbers, got {p!r}") from None
+    return out
+
+
+def _unrolled_angle_axis(q: np.ndarray) -> np.ndarray:
+    from . import quat
+
+    return quat.to_scaled_angle_axis(quat.unroll(quat.normalize(q)[:, None], axis=0)[:, 0])
+
+
+def plot_channel_before_after(before: Motion, after: Motion, joint: str, path: str | os.PathLike,
+                              frames: Sequence[int] | slice | None = None,
+                              cuts: Sequence[int] | None = None) -> Path:
+    """Write a PNG of a joint's local rotation (scaled angle axis, degrees) and per-frame angular speed
+    before/after filtering, with vertical lines at ``cuts``; ``frames`` = slice or (start, stop)."""
+    import matplotlib
+
+    matplotlib.use("Agg", force=False)
+    import matplotlib.pyplot as plt
+
+    from .tracking import angular_speeds
+
+    if before.num_frames != after.num_frames:
+        raise JointLimitsError(f"before has {before.num_frames} frames, after {after.num_frames}")
+    j = before.skeleton.index(joint)
+    F = before.num_frames
+    if frames is None:
+        sl = slice(0, F)
+    elif isinstance(frames, slice):
+        sl = frames
+    else:
+        fr = list(frames)
+        if len(fr) != 2:
+            raise JointLimitsError("frames must be a slice or (start, stop)")
+        sl = slice(int(fr[0]), int(fr[1]))
+    idx = np.arange(F)[sl]
+    if idx.size == 0:
+        raise JointLimitsError(f"frame range {sl} selects no frames of {F}")
+    fig, axes = plt.subplots(2, 1, figsize=(10, 6), sharex=True)
+    names = "xyz"
+    for k, (m, style) in enumerate(((before, "--"), (after, "-"))):
+        aa = np.degrees(_unrolled_angle_axis(m.rotations[:, j]))
+        sp = np.degrees(angular_speeds(m.rotations[:, j:j + 1])[:, 0])
+        label = "before" if k == 0 else "after"
+        for c in range(3):
+            axes[0].plot(idx, aa[idx, c], style, color=f"C{c}", lw=1.0, label=f"{names[c]} {label}")
+        axes[1].plot(idx, sp[idx], style, color="C3" if k == 0 else "C0", lw=1.0, label=label)
+    for c in cuts or []:
+        if idx[0] <= c <= idx[-1]:
+            for ax in axes:
+                ax.axvline(c, color="k", lw=0.8, alpha=0.5)
+    axes[0].set_ylabel("rotation (scaled angle axis, deg)")
+    axes[1].set_ylabel("angular speed (deg/frame)")
+    axes[1].set_xlabel("frame")
+    axes[0].set_title(f"{before.skeleton.names[j]}: before (dashed) / after (solid) filtering")
+    axes[0].legend(ncol=3, fontsize=7)
+    axes[1].legend(fontsize=7)
+    fig.tight_layout()
+    out = Path(path)
+    fig.savefig(out, dpi=100)
+    plt.close(fig)
+    return out
+
+
+def _progress(total: int, show: bool, desc: str):
+    from tqdm import tqdm
+
+    return tqdm(total=total, desc=desc, disable=not show, file=click.get_text_stream("stderr"), leave=False)
+
+
+def _pick_joint(motion: Motion, joint: str | None, changed: np.ndarray) -> str:
+    if joint is not None:
+        motion.skeleton.index(joint)
+        return joint
+    # the joint whose rotation the filter changed the most
+    d = np.abs(changed).reshape(changed.shape[0], changed.shape[1], -1).max(axis=(0, 2))
+    return motion.skeleton.names[int(np.argmax(d))]
+
+
+@click.command("filter")
+@click.argument("clip", type=click.Path(path_type=Path, dir_okay=False))
+@click.option("-o", "--output", "out", type=click.Path(path_type=Path, dir_okay=False), required=True,
+              help="Where to write the filtered BVH.")
+@click.option("--cuts", default=None, help="Comma-separated frames where a discontinuity starts.")
+@click.option("--detect", is_flag=True, help="Detect discontinuities (robust jump detector).")
+@click.option("--threshold", type=float, default=DEFAULT_THRESHOLD, show_default=True,
+              help="Detector threshold (robust z-score of a one-frame spike).")
+@click.option("--halflife", type=float, default=DEFAULT_HALFLIFE, show_default=True,
+              help="Seconds for half of a pop to fade (position half-life).")
+@click.option("--velocity-halflife", type=float, default=DEFAULT_VELOCITY_HALFLIFE, show_default=True,
+              help="Velocity half-life in seconds.")
+@click.option("--v-max", type=float, default=None, help="Clip target angular velocity (rad/s).")
+@click.option("--a-max", type=float, default=None, help="Clip target angular acceleration (rad/s^2).")
+@click.option("--plot", "plot_path", type=click.Path(path_type=Path, dir_okay=False), default=None,
+              help="Also write a before/after PNG.")
+@click.option("--joint", default=None, help="Joint to plot (default: the one changed most).")
+@click.option("--force", is_flag=True, help="Allow -o to be the input file.")
+@click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
+@friendly_errors
+def filter_command(clip: Path, out: Path, cuts: str | None, detect: bool, threshold: float, halflife: float,
+                   velocity_halflife: float, v_max: float | None, a_max: float | None, plot_path: Path | None,
+                   joint: str | None, force: bool, quiet: bool) -> None:
+    """Remove pops from CLIP with a tracking spring; clean frames are written unchanged."""
+    from . import bvh
+    from .tracking import detect_discontinuities, filter_motion
+
+    check_output_path(out, [clip], force)
+    given = parse_cuts(cuts)
+    if cuts is not None and detect:
+        raise BadInput("give either --cuts or --detect, not both")
+    m = bvh.load(clip)
+    with _progress(4, not quiet and m.num_frames > PROGRESS_MIN_FRAMES, "filter") as bar:
+        bar.update(1)
+        found = detect_discontinuities(m, threshold).tolist() if detect else []
+        all_cuts = sorted(set(given) | set(found))
+        bar.update(1)
+        res = filter_motion(m, cuts=all_cuts, halflife=halflife, velocity_halflife=velocity_halflife,
+                            v_max=v_max, a_max=a_max)
+        bar.update(1)
+        bvh.save(out, res)
+        bar.update(1)
+    changed = np.count_nonzero(np.any(res.rotations != m.rotations, axis=(1, 2))
+                               | np.any(res.positions != m.positions, axis=(1, 2)))
+    if detect:
+        click.echo(f"detected {len(found)} discontinuities: {found}", err=True)
+    click.echo(f"{out}: {m.num_frames} frames, {len(all_cuts)} cuts, {changed} frames changed", err=True)
+    if plot_path is not None:
+        name = _pick_joint(m, joint, res.rotations - m.rotations)
+        plot_channel_before_after(m, res, name, plot_path, cuts=all_cuts)
+
+
+@click.command("splice")
+@click.argument("clip_a", type=click.Path(path_type=Path, dir_okay=False))
+@click.argument("clip_b", type=click.Path(path_type=Path, dir_okay=False))
+@click.option("-o", "--output", "out", type=click.Path(path_type=Path, dir_okay=False), required=True,
+              help="Where to write the spliced BVH.")
+@click.option("--at", "at", type=int, default=None, help="Frame of A where B starts (default: end of A).")
+@click.option("--smooth/--no-smooth", default=True, show_default=True, help="Filter the pop at the join.")
+@click.option("--align/--no-align", default=True, show_default=True,
+              help="Move/turn B about the up axis to continue A's root.")
+@click.option("--halflife", type=float, default=DEFAULT_HALFLIFE, show_default=True,
+              help="Seconds for half of the join's pop to fade.")
+@click.option("--plot", "plot_path", type=click.Path(path_type=Path, dir_okay=False), default=None,
+              help="Write a before/after PNG around the join.")
+@click.option("--joint", default=None, help="Joint to plot (default: the one changed most).")
+@click.option("--force", is_flag=True, help="Allow -o to be one of the inputs.")
+@click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
+@friendly_errors
+def splice_command(clip_a: Path, clip_b: Path, out: Path, at: int | None, smooth: bool, align: bool,
+                   halflife: float, plot_path: Path | None, joint: str | None, force: bool, quiet: bool) -> None:
+    """Join CLIP_A and CLIP_B (same skeleton) and smooth the pop at the join."""
+    from . import bvh
+    from .tracking import splice
+
+    check_output_path(out, [clip_a, clip_b], force)
+    a = bvh.load(clip_a)
+    b = bvh.load(clip_b)
+    total = a.num_frames + b.num_frames
+    with _progress(3, not quiet and total > PROGRESS_MIN_FRAMES, "splice") as bar:
+        bar.update(1)
+        res = splice(a, b, at=at, smooth=smooth, align=align, halflife=halflife)
+        bar.update(1)
+        bvh.save(out, res)
+        bar.update(1)
+    join = a.num_frames if at is None else at
+    click.echo(f"{out}: {res.num_frames} frames, B starts at frame {join}", err=True)
+    if plot_path is not None:
+        raw = splice(a, b, at=at, smooth=False, align=align) if smooth else res
+        name = _pick_joint(raw, joint, res.rotations - raw.rotations)
+        lo = max(0, join - 30)
+        hi = min(res.num_frames, join + int(round(4 * max(halflife, 0.25) / res.frame_time)) + 30)
+        plot_channel_before_after(raw, res, name, plot_path, frames=(lo, hi), cuts=[join])

@@ -1,0 +1,368 @@
+"""Closed-form two-bone IK (hip-knee-foot, shoulder-elbow-wrist), batched over ``[..., 3]`` inputs.
+
+Two formulations:
+
+* :func:`two_bone_positions` / :func:`two_bone` / :func:`solve_two_bone`: the geometric solve.
+  The new knee lies on the circle where the sphere of radius ``l_ab`` around the root meets the
+  sphere of radius ``l_bc`` around the target; of that circle we take the point closest to the
+  current knee (minimal motion) or the one toward a pole point. Targets closer than
+  ``|l_ab - l_bc|`` fold the chain, targets further than ``l_ab + l_bc`` extend it straight toward
+  the target. The two joints are then turned by the simple rotations that carry the old knee and
+  foot onto the new ones, so bone lengths are preserved exactly.
+* :func:`ik_two_bone`: the law-of-cosines variant of the joint-limits demo (bend plane from a
+  forward vector, reach shortened by a small buffer) that works on global rotations.
+
+All functions are pure numpy and vectorised over any leading shape.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from .. import quat
+from ..errors import IKError
+from ..skeleton import Motion, Skeleton, forward_kinematics_arrays
+
+__all__ = [
+    "TwoBonePositions", "TwoBoneSolution", "two_bone_positions", "two_bone", "solve_two_bone",
+    "ik_two_bone", "REACHABLE", "TOO_CLOSE", "TOO_FAR",
+]
+
+Array = NDArray[np.float64]
+
+#: values of :attr:`TwoBonePositions.case`
+REACHABLE, TOO_CLOSE, TOO_FAR = 0, 1, 2
+
+
+# --------------------------------------------------------------------------- small vector kernels
+def _dot(a: Array, b: Array) -> Array:
+    return a[..., 0] * b[..., 0] + a[..., 1] * b[..., 1] + a[..., 2] * b[..., 2]
+
+
+def _norm(a: Array) -> Array:
+    return np.sqrt(_dot(a, a))
+
+
+def _cross(a: Array, b: Array) -> Array:
+    out = np.empty(np.broadcast_shapes(a.shape, b.shape))
+    out[..., 0] = a[..., 1] * b[..., 2] - a[..., 2] * b[..., 1]
+    out[..., 1] = a[..., 2] * b[..., 0] - a[..., 0] * b[..., 2]
+    out[..., 2] = a[..., 0] * b[..., 1] - a[..., 1] * b[..., 0]
+    return out
+
+
+def _any_perpendicular(n: Array) -> Array:
+    """A unit vector perpendicular to unit vectors n (crossed with the axis of n's smallest component)."""
+    k = np.argmin(np.abs(n), axis=-1)
+    e = np.zeros_like(n)
+    np.put_along_axis(e, k[..., None], 1.0, axis=-1)
+    p = _cross(n, e)
+    return p / _norm(p)[..., None]
+
+
+def _rotate(q: Array, v: Array) -> Array:
+    """q v q^-1 for unit q; v + 2w(u x v) + 2u x (u x v)."""
+    u = q[..., 1:]
+    t = 2.0 * _cross(u, v)
+    return v + q[..., :1] * t + _cross(u, t)
+
+
+def _simple_rotation(u: Array, v: Array) -> Array:
+    """The simple (shortest-arc) rotation taking direction u to direction v: q ∝ (|u||v| + u.v, u x v).
+
+    Antiparallel pairs get a half turn about an axis perpendicular to u.
+    """
+    q = np.empty(np.broadcast_shapes(u.shape, v.shape)[:-1] + (4,))
+    uv = _norm(u) * _norm(v)
+    q[..., 0] = uv + _dot(u, v)
+    q[..., 1:] = _cross(u, v)
+    n = np.sqrt(np.sum(q * q, axis=-1))
+    bad = n <= 1e-12 * np.maximum(uv, 1e-300)
+    if np.any(bad):
+        ub = np.broadcast_to(u, q.shape[:-1] + (3,))[bad]
+        q[bad] = np.concatenate([np.zeros(ub.shape[:-1] + (1,)), _any_perpendicular(ub / _norm(ub)[..., None])], -1)
+        n = np.where(bad, 1.0, n)
+    return q / n[..., None]
+
+
+def _as_vec(name: str, x: ArrayLike) -> Array:
+    a = np.asarray(x, dtype=np.float64)
+    if a.ndim == 0 or a.shape[-1] != 3:
+        raise IKError(f"{name} must be an array of 3-vectors [..., 3], got shape {a.shape}")
+    if not np.all(np.isfinite(a)):
+        bad = np.argwhere(~np.isfinite(a).all(axis=-1))
+        raise IKError(f"{name} contains NaN or infinite values (first at index {tuple(bad[0]) if bad.size else ()})")
+    return a
+
+
+def _as_quat(name: str, x: ArrayLike) -> Array:
+    a = np.asarray(x, dtype=np.float64)
+    if a.ndim == 0 or a.shape[-1] != 4:
+        raise IKError(f"{name} must be an array of quaternions [..., 4], got shape {a.shape}")
+    if not np.all(np.isfinite(a)):
+        raise IKError(f"{name} contains NaN or infinite values")
+    return a
+
+
+# --------------------------------------------------------------------------- geometric solve
+@dataclass
+class TwoBonePositions:
+    """New knee/foot positions of a two-bone solve and which reach case applied (``REACHABLE``,
+    ``TOO_CLOSE`` or ``TOO_FAR``)."""
+
+    mid: Array
+    end: Array
+    case: NDArray[np.int8]
+
+    @property
+    def reached(self) -> NDArray[np.bool_]:
+        return self.case == REACHABLE
+
+
+def two_bone_positions(root: ArrayLike, mid: ArrayLike, end: ArrayLike, target: ArrayLike,
+                       pole: ArrayLike | None = None, *, _checked: bool = False) -> TwoBonePositions:
+    """Knee and foot positions reaching for ``target`` (all ``[..., 3]``, broadcast).
+
+    Reachable: the knee is ``m + r u`` with ``cos θ = (l_ab² + l_at² - l_bc²) / (2 l_ab l_at)``,
+    ``m = a + l_ab cos θ d``, ``r = l_ab sin θ`` (d the unit root-to-target direction) and u the
+    unit direction, perpendicular to d, from m toward the current knee (or toward ``pole``).
+    Too close (``l_at < |l_ab - l_bc|``): the longer bone points at the target and the other back.
+    Too far (``l_at > l_ab + l_bc``): both bones point straight at the target.
+    """
+    if _checked:
+        a, b, c, t = (np.asarray(x, np.float64) for x in (root, mid, end, target))
+    else:
+        a, b, c, t = (_as_vec(n, x) for n, x in (("root", root), ("mid", mid), ("end", end), ("target", target)))
+    shape = np.broadcast_shapes(a.shape, b.shape, c.shape, t.shape)
+    lab = _norm(b - a)
+    lbc = _norm(c - b)
+    if not _checked:
+        _check_lengths(lab, lbc)
+    at = t - a
+    lat = _norm(at)
+    tiny = 1e-12 * (lab + lbc)
+    near = lat <= tiny
+    d = at / np.where(near, 1.0, lat)[..., None]
+    if np.any(near):
+        # target on the root: keep the current root->end direction (then root->knee, then any)
+        ca = c - a
+        lca = _norm(ca)
+        fb = np.where((lca > tiny)[..., None], ca / np.where(lca > tiny, lca, 1.0)[..., None], b - a)
+        fb = fb / _norm(fb)[..., None]
+        d = np.where(near[..., None], fb, d)
+
+    too_far = lat > lab + lbc
+    too_close = lat < np.abs(lab - lbc)
+    # reachable: circle of the two spheres
+    cos_t = np.clip((lab * lab + lat * lat - lbc * lbc) / (2.0 * lab * np.where(near, 1.0, lat)), -1.0, 1.0)
+    cos_t = np.where(near, 1.0, cos_t)
+    sin_t = np.sqrt(np.maximum(0.0, 1.0 - cos_t * cos_t))
+    m = a + (lab * cos_t)[..., None] * d
+    guide = b if pole is None else np.broadcast_to(_as_vec("pole", pole) if not _checked else np.asarray(pole, np.float64), shape)
+    v = guide - m
+    u = v - _dot(v, d)[..., None] * d
+    lu = _norm(u)
+    weak = lu <= 1e-12 * (lab + lbc)
+    if pole is not None and np.any(weak):  # pole on the axis: fall back to the current knee
+        v2 = b - m
+        u2 = v2 - _dot(v2, d)[..., None] * d
+        u = np.where(weak[..., None], u2, u)
+        lu = _norm(u)
+        weak = lu <= 1e-12 * (lab + lbc)
+    if np.any(weak):
+        u = np.where(weak[..., None], _any_perpendicular(np.broadcast_to(d, shape)), u)
+        lu = np.where(weak, 1.0, lu)
+    u = u / lu[..., None]
+    knee = m + (lab * sin_t)[..., None] * u
+    foot = np.broadcast_to(t, shape).copy()
+
+    if np.any(too_far):
+        knee = np.where(too_far[..., None], a + lab[..., None] * d, knee)
+        foot = np.where(too_far[..., None], a + (lab + lbc)[..., None] * d, foot)
+    if np.any(too_close):
+        s = np.where(lab >= lbc, 1.0, -1.0)[..., None]
+        kc = a + s * lab[..., None] * d
+        knee = np.where(too_close[..., None], kc, knee)
+        foot = np.where(too_close[..., None], kc - s * lbc[..., None] * d, foot)
+    case = np.where(too_far, TOO_FAR, np.where(too_close, TOO_CLOSE, REACHABLE)).astype(np.int8)
+    return TwoBonePositions(knee, foot, case)
+
+
+def _check_lengths(lab: Array, lbc: Array) -> None:
+    for name, ln in (("root->mid", lab), ("mid->end", lbc)):
+        z = ln <= 1e-12
+        if np.any(z):
+            idx = tuple(np.argwhere(z)[0]) if np.ndim(z) else ()
+            raise IKError(f"zero-length bone {name} (length {float(np.asarray(ln)[idx] if idx else ln):g} at index {idx})")
+
+
+@dataclass
+class TwoBoneSolution:
+    """Result of :func:`two_bone`: new local rotations of the root and mid joints, the new mid
+    and end positions and the reach case per element."""
+
+    root_local: Array
+    mid_local: Array
+    mid: Array
+    end: Array
+    case: NDArray[np.int8]
+
+    @property
+    def reached(self) -> NDArray[np.bool_]:
+        return self.case == REACHABLE
+
+
+def two_bone(root: ArrayLike, mid: ArrayLike, end: ArrayLike, target: ArrayLike,
+             root_parent_rotation: ArrayLike, root_local: ArrayLike, mid_local: ArrayLike,
+             pole: ArrayLike | None = None) -> TwoBoneSolution:
+    """Solve a two-bone chain and return the joints' new local rotations.
+
+    ``root``/``mid``/``end`` are the current global positions of the root joint, its child (the
+    mid joint, whose parent must be the root) and the end effector; ``root_parent_rotation`` is the
+    global rotation of the root's parent and ``root_local``/``mid_local`` the current local
+    rotations. With ``R1 = simple(b - a, b' - a)`` and ``R2 = simple(R1 (c - b), c' - b')``:
+    ``root_local' = (P⁻¹ R1 P) root_local`` and ``mid_local' = (G'⁻¹ R2 G') mid_local``, ``G' = R1 P root_local``.
+    """
+    a, b, c, t = (_as_vec(n, x) for n, x in (("root", root), ("mid", mid), ("end", end), ("target", target)))
+    P = _as_quat("root_parent_rotation", root_parent_rotation)
+    Lk = _as_quat("root_local", root_local)
+    Lj = _as_quat("mid_local", mid_local)
+    lab, lbc = _norm(b - a), _norm(c - b)
+    _check_lengths(lab, lbc)
+    pos = two_bone_positions(a, b, c, t, pole if pole is None else _as_vec("pole", pole), _checked=True)
+    R1 = _simple_rotation(b - a, pos.mid - a)
+    R2 = _simple_rotation(_rotate(R1, c - b), pos.end - pos.mid)
+    # conjugate the global-frame rotations into each joint's parent frame: X⁻¹ (w, v) X = (w, X⁻¹ v)
+    Pc = P * np.array([1.0, -1.0, -1.0, -1.0])
+    r1l = np.empty(np.broadcast_shapes(R1.shape, P.shape))
+    r1l[..., 0] = R1[..., 0]
+    r1l[..., 1:] = _rotate(Pc, R1[..., 1:])
+    root_new = quat.mul(r1l, Lk)
+    Gk_new = quat.mul(P, root_new)
+    r2l = np.empty(np.broadcast_shapes(R2.shape, Gk_new.shape))
+    r2l[..., 0] = R2[..., 0]
+    r2l[..., 1:] = _rotate(Gk_new * np.array([1.0, -1.0, -1.0, -1.0]), R2[..., 1:])
+    mid_new = quat.mul(r2l, Lj)
+    return TwoBoneSolution(root_new, mid_new, pos.mid, pos.end, pos.case)
+
+
+def _resolve_chain(skeleton: Skeleton, root_joint: str | int, end_joint: str | int | None) -> tuple[int, int, int]:
+    try:
+        r = skeleton.index(root_joint)
+    except Exception as e:  # SkeletonError -> IKError with the same message
+        raise IKError(f"two-bone chain: {e}") from None
+    if end_joint is None:
+        kids = skeleton.children(r)
+        if len(kids) != 1:
+            raise IKError(f"two-bone chain: joint {skeleton.names[r]!r} has {len(kids)} children; pass end_joint")
+        m = kids[0]
+        kids = skeleton.children(m)
+        if len(kids) != 1:
+            raise IKError(f"two-bone chain: joint {skeleton.names[m]!r} has {len(kids)} children; pass end_joint")
+        return r, m, kids[0]
+    try:
+        ch = skeleton.chain(r, end_joint)
+    except Exception as e:
+        raise IKError(f"two-bone chain: {e}") from None
+    if len(ch) != 3:
+        raise IKError(f"two-bone chain {skeleton.names[r]!r} -> {skeleton.names[ch[-1]]!r} has {len(ch)} joints, expected 3 "
+                      f"({' -> '.join(skeleton.names[j] for j in ch)})")
+    return ch[0], ch[1], ch[2]
+
+
+def solve_two_bone(motion: Motion | tuple[ArrayLike, ArrayLike, Skeleton], root_joint: str | int,
+                   target_positions: ArrayLike, pole: ArrayLike | None = None,
+                   end_joint: str | int | None = None) -> Motion | Array:
+    """Place the end joint of the chain ``root_joint -> child -> end`` at ``target_positions``
+    (``[F, 3]`` or ``[3]``) in every frame.
+
+    ``motion`` is a :class:`Motion` (a new Motion is returned) or ``(rotations [F, J, 4],
+    positions [F, J, 3], skeleton)`` (new rotations are returned). ``pole`` (``[F, 3]`` or
+    ``[3]``, global) steers the mid joint; otherwise it moves as little as possible.
+    """
+    if isinstance(motion, Motion):
+        rot, posl, sk = motion.rotations, motion.positions, motion.skeleton
+    else:
+        try:
+            rot, posl, sk = motion
+        except (TypeError, ValueError):
+            raise IKError("motion must be a Motion or a (rotations, positions, skeleton) tuple") from None
+        rot, posl = np.asarray(rot, np.float64), np.asarray(posl, np.float64)
+    r, m, e = _resolve_chain(sk, root_joint, end_joint)
+    F = rot.shape[0]
+    tgt = _as_vec("target_positions", target_positions)
+    tgt = np.broadcast_to(tgt, (F, 3)) if tgt.shape in ((3,), (1, 3), (F, 3)) else None
+    if tgt is None:
+        raise IKError(f"target_positions must be [3] or [{F}, 3], got {np.shape(target_positions)}")
+    gr, gp = forward_kinematics_arrays(rot, posl, sk.parents)
+    pr = quat.identity(F) if sk.parents[r] < 0 else gr[:, sk.parents[r]]
+    sol = two_bone(gp[:, r], gp[:, m], gp[:, e], tgt, pr, rot[:, r], rot[:, m], pole)
+    new = rot.copy()
+    new[:, r] = sol.root_local
+    new[:, m] = sol.mid_local
+    return motion.with_rotations(new) if isinstance(motion, Motion) else new
+
+
+# --------------------------------------------------------------------------- the demo's variant
+def _unit_eps(v: Array, eps: float = 1e-8) -> Array:
+    """v / (|v| + eps), as the demo normalises."""
+    return v / (_norm(v) + eps)[..., None]
+
+
+def _angle_axis(angle: Array, axis: Array) -> Array:
+    out = np.empty(angle.shape + (4,))
+    out[..., 0] = np.cos(0.5 * angle)
+    out[..., 1:] = np.sin(0.5 * angle)[..., None] * axis
+    return out
+
+
+def ik_two_bone(bone_root: ArrayLike, bone_mid: ArrayLike, bone_end: ArrayLike, target: ArrayLike,
+                fwd: ArrayLike, bone_root_gr: ArrayLike, bone_mid_gr: ArrayLike, bone_par_gr: ArrayLike,
+                max_length_buffer: float = 0.015) -> tuple[Array, Array]:
+    """The joint-limits demo's two-bone IK; returns new local rotations ``(root_lr, mid_lr)``.
+
+    The target is pulled within ``l_ab + l_bc - max_length_buffer`` of the root; the bend angles
+    come from the law of cosines, ``acos((l_cb² - l_ab² - l_at²) / (-2 l_ab l_at))`` at the root
+    and ``acos((l_at² - l_ab² - l_cb²) / (-2 l_ab l_cb))`` at the mid joint, applied about
+    ``normalize((end - root) x fwd)``; a final swing turns root->end onto root->target.
+    Inputs are ``[..., 3]`` positions / ``[..., 4]`` global rotations, broadcast together.
+    """
+    a = _as_vec("bone_root", bone_root)
+    b = _as_vec("bone_mid", bone_mid)
+    c = _as_vec("bone_end", bone_end)
+    t = _as_vec("target", target)
+    fwd = _as_vec("fwd", fwd)
+    root_gr = _as_quat("bone_root_gr", bone_root_gr)
+    mid_gr = _as_quat("bone_mid_gr", bone_mid_gr)
+    par_gr = _as_quat("bone_par_gr", bone_par_gr)
+    lab = _norm(b - a)
+    lcb = _norm(b - c)
+    _check_lengths(lab, lcb)
+
+    max_ext = lab + lcb - max_length_buffer
+    ta = t - a
+    far = _norm(ta) > max_ext
+    t = np.where(far[..., None], a + max_ext[..., None] * _unit_eps(ta), t)
+
+    axis_dwn = _unit_eps(c - a)
+    axis_rot = _unit_eps(_cross(axis_dwn, fwd))
+    lat = _norm(t - a)
+
+    ac_ab_0 = np.arccos(np.clip(_dot(_unit_eps(c - a), _unit_eps(b - a)), -1.0, 1.0))
+    ba_bc_0 = np.arccos(np.clip(_dot(_unit_eps(a - b), _unit_eps(c - b)), -1.0, 1.0))
+    ac_ab_1 = np.arccos(np.clip((lcb * lcb - lab * lab - lat * lat) / (-2.0 * lab * lat), -1.0, 1.0))
+    ba_bc_1 = np.arccos(np.clip((lat * lat - lab * lab - lcb * lcb) / (-2.0 * lab * lcb), -1.0, 1.0))
+
+    r0 = _angle_axis(ac_ab_1 - ac_ab_0, axis_rot)
+    r1 = _angle_axis(ba_bc_1 - ba_bc_0, axis_rot)
+    c_a = _unit_eps(c - a)
+    t_a = _unit_eps(t - a)
+    r2 = _angle_axis(np.arccos(np.clip(_dot(c_a, t_a), -1.0, 1.0)), _unit_eps(_cross(c_a, t_a)))
+
+    root_lr = quat.inv_mul(par_gr, quat.mul(r2, quat.mul(r0, root_gr)))
+    mid_lr = quat.inv_mul(root_gr, quat.mul(r1, mid_gr))
+    return root_lr, mid_lr

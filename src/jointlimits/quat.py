@@ -1,0 +1,315 @@
+"""Batched quaternion algebra on ``[..., 4]`` arrays ordered (w, x, y, z).
+
+Every function broadcasts over leading dimensions and returns new arrays. Rotations follow the
+Hamilton product (``mul(a, b)`` applies ``b`` first, then ``a``). Vectors are ``[..., 3]``.
+Unless stated otherwise inputs are assumed to be unit quaternions.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Sequence
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+__all__ = [
+    "identity", "mul", "inv", "inv_mul", "mul_inv", "mul_vec", "inv_mul_vec", "normalize", "abs",
+    "dot", "angle", "unroll", "to_scaled_angle_axis", "from_scaled_angle_axis", "log", "exp",
+    "from_angle_axis", "from_euler", "to_euler", "to_matrix", "from_matrix", "between",
+    "swing_twist", "slerp", "average", "EULER_ORDERS",
+]
+
+Array = NDArray[np.floating]
+EULER_ORDERS = ("xyz", "xzy", "yxz", "yzx", "zxy", "zyx")
+_AXIS_INDEX = {"x": 0, "y": 1, "z": 2}
+
+
+def _f(x: ArrayLike) -> Array:
+    a = np.asarray(x)
+    if a.dtype.kind != "f":
+        a = a.astype(np.float64)
+    return a
+
+
+def identity(shape: Sequence[int] | int = (), dtype=np.float64) -> Array:
+    """Identity rotations (1, 0, 0, 0) of the given leading shape."""
+    shape = (shape,) if isinstance(shape, int) else tuple(shape)
+    q = np.zeros(shape + (4,), dtype=dtype)
+    q[..., 0] = 1.0
+    return q
+
+
+def mul(a: ArrayLike, b: ArrayLike) -> Array:
+    """Hamilton product a*b (rotation b, then a)."""
+    a, b = _f(a), _f(b)
+    aw, ax, ay, az = a[..., 0], a[..., 1], a[..., 2], a[..., 3]
+    bw, bx, by, bz = b[..., 0], b[..., 1], b[..., 2], b[..., 3]
+    return np.stack([
+        aw * bw - ax * bx - ay * by - az * bz,
+        aw * bx + ax * bw + ay * bz - az * by,
+        aw * by - ax * bz + ay * bw + az * bx,
+        aw * bz + ax * by - ay * bx + az * bw,
+    ], axis=-1)
+
+
+def inv(q: ArrayLike) -> Array:
+    """Inverse of a unit quaternion: the conjugate (w, -x, -y, -z)."""
+    q = _f(q)
+    return q * np.array([1.0, -1.0, -1.0, -1.0], dtype=q.dtype)
+
+
+def inv_mul(a: ArrayLike, b: ArrayLike) -> Array:
+    """inv(a)*b: b expressed relative to a."""
+    return mul(inv(a), b)
+
+
+def mul_inv(a: ArrayLike, b: ArrayLike) -> Array:
+    """a*inv(b)."""
+    return mul(a, inv(b))
+
+
+def mul_vec(q: ArrayLike, v: ArrayLike) -> Array:
+    """Rotate vectors v by q: q v q^-1 = v + 2w(u x v) + 2u x (u x v)."""
+    q, v = _f(q), _f(v)
+    u = q[..., 1:]
+    t = 2.0 * np.cross(u, v)
+    return v + q[..., :1] * t + np.cross(u, t)
+
+
+def inv_mul_vec(q: ArrayLike, v: ArrayLike) -> Array:
+    """Rotate vectors v by inv(q)."""
+    return mul_vec(inv(q), v)
+
+
+def normalize(q: ArrayLike, eps: float = 0.0) -> Array:
+    """q / |q|; zero quaternions become the identity instead of NaN."""
+    q = _f(q)
+    n = np.linalg.norm(q, axis=-1, keepdims=True)
+    out = q / np.where(n > eps, n, 1.0)
+    zero = (n <= eps)[..., 0]
+    if np.any(zero):
+        out = np.where(zero[..., None], identity((), q.dtype), out)
+    return out
+
+
+def abs(q: ArrayLike) -> Array:  # noqa: A001 - the field's name for the w >= 0 cover
+    """Pick the cover with w >= 0 (q and -q are the same rotation)."""
+    q = _f(q)
+    return np.where(q[..., :1] < 0.0, -q, q)
+
+
+def dot(a: ArrayLike, b: ArrayLike) -> Array:
+    """4D dot product of quaternions."""
+    return np.sum(_f(a) * _f(b), axis=-1)
+
+
+def angle(a: ArrayLike, b: ArrayLike | None = None) -> Array:
+    """Rotation angle of a (or between a and b) in radians, in [0, pi], cover independent."""
+    q = _f(a) if b is None else inv_mul(a, b)
+    return 2.0 * np.arctan2(np.linalg.norm(q[..., 1:], axis=-1), np.abs(q[..., 0]))
+
+
+def _unroll_flat(q: Array) -> Array:
+    """Unroll q of shape [T, N, 4] along T (reference rules: abs first, flip if dot < 0)."""
+    out = q.copy()
+    if q.shape[0] == 0:
+        return out
+    d = np.sum(q[1:] * q[:-1], axis=-1)  # [T-1, N]
+    T = q.shape[0]
+    # sign of frame i: s_0 from abs; s_i = s_{i-1}*sign(d_i) but resets to +1 where d_i == 0.
+    s0 = np.where(q[0, :, 0] < 0.0, -1.0, 1.0)
+    neg = np.concatenate([(s0 < 0)[None].astype(np.int64), (d < 0).astype(np.int64)], axis=0)
+    reset = np.concatenate([np.ones((1,) + d.shape[1:], bool), d == 0], axis=0)
+    cs = np.cumsum(neg, axis=0)
+    idx = np.where(reset, np.arange(T)[:, None], 0)
+    last = np.maximum.accumulate(idx, axis=0)
+    before = np.take_along_axis(cs, last, axis=0) - np.take_along_axis(neg, last, axis=0)
+    flips = cs - before
+    sign = np.where(flips % 2 == 1, -1.0, 1.0)
+    return out * sign[..., None]
+
+
+def unroll(q: ArrayLike, axis: int = 0, ranges: Sequence[tuple[int, int]] | None = None) -> Array:
+    """Make a sequence hemisphere-continuous along ``axis``: abs() the first element, then flip
+    each element whose dot with the previous (unrolled) one is negative.
+
+    With ``ranges`` ([(start, stop), ...] along ``axis``) each range restarts independently and
+    elements outside every range are left untouched.
+    """
+    q = _f(q)
+    if q.ndim < 2:
+        raise ValueError("unroll needs at least one sequence axis besides the last")
+    ax = axis % (q.ndim - 1)
+    moved = np.moveaxis(q, ax, 0)
+    shape = moved.shape
+    flat = moved.reshape(shape[0], -1, 4)
+    if ranges is None:
+        res = _unroll_flat(flat)
+    else:
+        res = flat.copy()
+        for start, stop in ranges:
+            if stop > start:
+                res[start:stop] = _unroll_flat(flat[start:stop])
+    return np.moveaxis(res.reshape(shape), 0, ax)
+
+
+def to_scaled_angle_axis(q: ArrayLike, eps: float = 1e-8) -> Array:
+    """Scaled angle axis angle*axis = 2 log(q); no cover is chosen (w < 0 gives angles > pi)."""
+    q = _f(q)
+    v = q[..., 1:]
+    n = np.linalg.norm(v, axis=-1, keepdims=True)
+    half = np.arctan2(n, q[..., :1])
+    scale = np.where(n > eps, 2.0 * half / np.where(n > eps, n, 1.0), 2.0)
+    return v * scale
+
+
+def from_scaled_angle_axis(v: ArrayLike) -> Array:
+    """Unit quaternion exp(v/2) of a scaled angle axis vector v = angle*axis."""
+    v = _f(v)
+    h = 0.5 * v
+    a = np.linalg.norm(h, axis=-1, keepdims=True)
+    return np.concatenate([np.cos(a), h * np.sinc(a / np.pi)], axis=-1)
+
+
+def log(q: ArrayLike, eps: float = 1e-8) -> Array:
+    """Quaternion logarithm (half-angle * axis) of a unit quaternion."""
+    return 0.5 * to_scaled_angle_axis(q, eps)
+
+
+def exp(v: ArrayLike) -> Array:
+    """Quaternion exponential of a pure-vector v (half-angle * axis)."""
+    return from_scaled_angle_axis(2.0 * _f(v))
+
+
+def from_angle_axis(angle_: ArrayLike, axis: ArrayLike) -> Array:
+    """Rotation by angle (radians) about a unit axis."""
+    a = 0.5 * _f(angle_)[..., None]
+    return np.concatenate([np.cos(a), np.sin(a) * _f(axis)], axis=-1)
+
+
+def _check_order(order: str) -> str:
+    o = order.lower()
+    if o not in EULER_ORDERS:
+        raise ValueError(f"unknown Euler order {order!r}; expected one of {EULER_ORDERS}")
+    return o
+
+
+def from_euler(angles: ArrayLike, order: str = "xyz", degrees: bool = False) -> Array:
+    """Intrinsic Euler angles [..., 3] -> quaternion q = R_order[0](a0) R_order[1](a1) R_order[2](a2)."""
+    o = _check_order(order)
+    a = _f(angles)
+    if degrees:
+        a = np.deg2rad(a)
+    half = 0.5 * a
+    c, s = np.cos(half), np.sin(half)
+    out = None
+    for k, ch in enumerate(o):
+        qk = np.zeros(a.shape[:-1] + (4,), dtype=a.dtype)
+        qk[..., 0] = c[..., k]
+        qk[..., 1 + _AXIS_INDEX[ch]] = s[..., k]
+        out = qk if out is None else mul(out, qk)
+    return out
+
+
+def to_euler(q: ArrayLike, order: str = "xyz", degrees: bool = False) -> Array:
+    """Quaternion -> intrinsic Euler angles [..., 3] (inverse of from_euler; middle angle in
+    [-pi/2, pi/2], others in (-pi, pi])."""
+    from scipy.spatial.transform import Rotation
+
+    o = _check_order(order)
+    q = _f(q)
+    flat = q.reshape(-1, 4)
+    if flat.shape[0] == 0:
+        return np.zeros(q.shape[:-1] + (3,), dtype=q.dtype)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # gimbal lock: scipy still returns a valid triple
+        e = Rotation.from_quat(flat[:, [1, 2, 3, 0]]).as_euler(o.upper(), degrees=degrees)
+    return e.reshape(q.shape[:-1] + (3,)).astype(q.dtype, copy=False)
+
+
+def to_matrix(q: ArrayLike) -> Array:
+    """Rotation matrices [..., 3, 3] (columns are the rotated basis vectors)."""
+    q = _f(q)
+    w, x, y, z = q[..., 0], q[..., 1], q[..., 2], q[..., 3]
+    xx, yy, zz = x * x, y * y, z * z
+    xy, xz, yz, wx, wy, wz = x * y, x * z, y * z, w * x, w * y, w * z
+    m = np.stack([
+        1 - 2 * (yy + zz), 2 * (xy - wz), 2 * (xz + wy),
+        2 * (xy + wz), 1 - 2 * (xx + zz), 2 * (yz - wx),
+        2 * (xz - wy), 2 * (yz + wx), 1 - 2 * (xx + yy),
+    ], axis=-1)
+    return m.reshape(q.shape[:-1] + (3, 3))
+
+
+def from_matrix(m: ArrayLike) -> Array:
+    """Rotation matrices [..., 3, 3] -> unit quaternions with w >= 0 (Shepperd's method)."""
+    m = _f(m)
+    m00, m11, m22 = m[..., 0, 0], m[..., 1, 1], m[..., 2, 2]
+    tr = m00 + m11 + m22
+    cand = np.stack([
+        np.stack([1 + tr, m[..., 2, 1] - m[..., 1, 2], m[..., 0, 2] - m[..., 2, 0], m[..., 1, 0] - m[..., 0, 1]], -1),
+        np.stack([m[..., 2, 1] - m[..., 1, 2], 1 + m00 - m11 - m22, m[..., 0, 1] + m[..., 1, 0], m[..., 0, 2] + m[..., 2, 0]], -1),
+        np.stack([m[..., 0, 2] - m[..., 2, 0], m[..., 0, 1] + m[..., 1, 0], 1 - m00 + m11 - m22, m[..., 1, 2] + m[..., 2, 1]], -1),
+        np.stack([m[..., 1, 0] - m[..., 0, 1], m[..., 0, 2] + m[..., 2, 0], m[..., 1, 2] + m[..., 2, 1], 1 - m00 - m11 + m22], -1),
+    ], axis=-2)
+    pick = np.argmax(np.stack([tr, m00, m11, m22], -1), axis=-1)
+    q = np.take_along_axis(cand, pick[..., None, None], axis=-2)[..., 0, :]
+    return abs(normalize(q))
+
+
+def between(u: ArrayLike, v: ArrayLike) -> Array:
+    """The simple (shortest-arc) rotation taking direction u to direction v; for antiparallel
+    vectors a half turn about an axis perpendicular to u (the reference returns zeros there)."""
+    u, v = _f(u), _f(v)
+    c = np.cross(u, v)
+    w = np.sqrt(np.sum(u * u, -1) * np.sum(v * v, -1)) + np.sum(u * v, -1)
+    q = np.concatenate([w[..., None], c], axis=-1)
+    n = np.linalg.norm(q, axis=-1)
+    scale = np.sqrt(np.sum(u * u, -1) * np.sum(v * v, -1))
+    bad = n <= 1e-12 * np.maximum(scale, 1e-300)
+    if np.any(bad):
+        # antiparallel: rotate pi about the axis of u's smallest component crossed with u
+        ub = np.broadcast_to(u, np.broadcast_shapes(u.shape, v.shape))
+        k = np.argmin(np.abs(ub), axis=-1)
+        e = np.zeros_like(ub)
+        np.put_along_axis(e, k[..., None], 1.0, axis=-1)
+        perp = np.cross(ub, e)
+        perp = perp / np.maximum(np.linalg.norm(perp, axis=-1, keepdims=True), 1e-300)
+        half = np.concatenate([np.zeros(perp.shape[:-1] + (1,), perp.dtype), perp], -1)
+        q = np.where(bad[..., None], half, q)
+        n = np.where(bad, 1.0, n)
+    return q / n[..., None]
+
+
+def swing_twist(q: ArrayLike, axis: ArrayLike) -> tuple[Array, Array]:
+    """Decompose q = swing * twist where twist rotates about ``axis`` and swing moves ``axis``.
+
+    twist = normalize(w, (v.axis) axis); when that is zero (a half turn about an axis orthogonal
+    to ``axis``) the twist is the identity and the swing is q.
+    """
+    q, axis = _f(q), _f(axis)
+    proj = np.sum(q[..., 1:] * axis, axis=-1, keepdims=True) * axis
+    t = np.concatenate([np.broadcast_to(q[..., :1], proj.shape[:-1] + (1,)), proj], axis=-1)
+    twist = normalize(t, eps=1e-12)
+    swing = mul_inv(q, twist)
+    return swing, twist
+
+
+def slerp(a: ArrayLike, b: ArrayLike, t: ArrayLike) -> Array:
+    """Shortest-path spherical interpolation from a (t=0) to b (t=1)."""
+    a, b = _f(a), _f(b)
+    t = _f(t)
+    d = inv_mul(a, b)
+    d = abs(d)
+    return mul(a, from_scaled_angle_axis(to_scaled_angle_axis(d) * t[..., None] if t.ndim else to_scaled_angle_axis(d) * t))
+
+
+def average(q: ArrayLike, weights: ArrayLike | None = None, axis: int = 0) -> Array:
+    """Weighted mean rotation: principal eigenvector of sum w q q^T along ``axis`` (cover free)."""
+    q = _f(q)
+    q = np.moveaxis(q, axis, 0)
+    w = np.ones(q.shape[0]) if weights is None else _f(weights)
+    acc = np.einsum("n,n...i,n...j->...ij", w, q, q)
+    _, vecs = np.linalg.eigh(acc)
+    return abs(vecs[..., :, -1])

@@ -1,0 +1,72 @@
+"""Guesses of a clip's up axis and length unit from its body proportions."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import numpy as np
+
+from .skeleton import Motion, end_site_positions, forward_kinematics
+
+__all__ = ["UnitGuess", "guess_up_axis", "guess_units", "body_height"]
+
+_HEAD = re.compile(r"head", re.I)
+_FOOT = re.compile(r"(foot|toe|ankle)", re.I)
+
+# (name, metres per unit, typical standing height in those units)
+_UNITS = [
+    ("metres", 1.0, 1.7),
+    ("decimetres", 0.1, 17.0),
+    ("centimetres", 0.01, 170.0),
+    ("millimetres", 0.001, 1700.0),
+    ("inches", 0.0254, 67.0),
+    ("CMU/ASF units", 0.056444, 30.0),
+]
+
+
+@dataclass(frozen=True)
+class UnitGuess:
+    """A length-unit guess: ``name``, ``metres_per_unit`` and the measured ``height`` (file units)."""
+
+    name: str
+    metres_per_unit: float
+    height: float
+
+
+def guess_up_axis(motion: Motion) -> str:
+    """'+y', '-z', ...: the mean direction from the feet to the head (by joint names), or the axis
+    along which the body extends most when names do not tell."""
+    _, gp = forward_kinematics(motion.frames(0, min(motion.num_frames, 200)))
+    names = motion.skeleton.names
+    heads = [j for j, n in enumerate(names) if _HEAD.search(n)]
+    feet = [j for j, n in enumerate(names) if _FOOT.search(n)]
+    if heads and feet:
+        d = np.mean(gp[:, heads].mean(1) - gp[:, feet].mean(1), axis=0)
+    else:
+        ext = np.median(gp.max(1) - gp.min(1), axis=0)
+        k = int(np.argmax(ext))
+        d = np.zeros(3)
+        d[k] = 1.0
+    k = int(np.argmax(np.abs(d)))
+    return ("+" if d[k] >= 0 else "-") + "xyz"[k]
+
+
+def body_height(motion: Motion, up: str | None = None) -> float:
+    """Median over frames of the body's extent along the up axis (file units)."""
+    up = up or guess_up_axis(motion)
+    k = "xyz".index(up[1])
+    head = motion.frames(0, min(motion.num_frames, 200))
+    gr, gp = forward_kinematics(head)
+    gp = np.concatenate([gp, end_site_positions(head, gr, gp)], axis=1)
+    return float(np.median(gp[..., k].max(1) - gp[..., k].min(1)))
+
+
+def guess_units(motion: Motion) -> UnitGuess:
+    """Closest typical human height (a skeleton up to the head is ~0.9 of stature) among common units."""
+    h = body_height(motion)
+    if not np.isfinite(h) or h <= 0:
+        return UnitGuess("unknown", 1.0, h)
+    # compare in log space; End Sites included
+    best = min(_UNITS, key=lambda u: abs(np.log(h / (u[2]))))
+    return UnitGuess(best[0], best[1], h)

@@ -1,0 +1,58 @@
+"""Shared test fixtures: where ../shared is, and skipping when it is absent."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED = ROOT.parent / "shared"
+MOCAP = SHARED / "data" / "mocap"
+GOLDEN = SHARED / "golden"
+
+needs_shared = pytest.mark.skipif(
+    not MOCAP.is_dir(), reason=f"shared test data not found at {SHARED} (real clips and golden vectors live beside the repo)")
+
+
+def mocap_files() -> list[Path]:
+    return sorted(MOCAP.glob("*/*.bvh")) if MOCAP.is_dir() else []
+
+
+def golden(name: str) -> dict:
+    path = GOLDEN / name
+    if not path.is_file():
+        pytest.skip(f"golden file {path} not found (../shared is absent)")
+    return json.loads(path.read_text())
+
+
+def golden_tolerance(file: str, path: str) -> tuple[float, float]:
+    """(atol, rtol) the manifest recommends for the output array at ``path`` (e.g.
+    ``"cases/3/outputs/q"``) of a golden file."""
+    man = json.loads((GOLDEN / "manifest.json").read_text())
+    for out in man["files"][file]["outputs"]:
+        if out["path"] == path:
+            tol = out["tolerance"]
+            return float(tol.get("atol", 0.0)), float(tol.get("rtol", 0.0))
+    raise KeyError(f"{path} not in manifest of {file}")
+
+
+def assert_golden(actual, expected, file: str, path: str, atol: float | None = None) -> None:
+    """abs(actual - golden) <= atol + rtol*abs(golden) with the manifest's tolerance (or ``atol``)."""
+    a_tol, r_tol = golden_tolerance(file, path)
+    if atol is not None:
+        a_tol = atol
+    exp = f32(expected)
+    act = np.asarray(actual, dtype=np.float64)
+    assert act.shape == exp.shape, f"{file}:{path}: shape {act.shape} != {exp.shape}"
+    err = np.abs(act - exp) - (a_tol + r_tol * np.abs(exp))
+    worst = np.unravel_index(np.argmax(err), err.shape) if err.size else ()
+    assert err.size == 0 or err.max() <= 0, (
+        f"{file}:{path}: worst at {worst}: {act[worst]} vs golden {exp[worst]} (atol {a_tol}, rtol {r_tol})")
+
+
+def f32(x) -> np.ndarray:
+    """Golden numbers back to the exact float32 reference bits, then float64 for our math."""
+    return np.asarray(x, dtype=np.float32).astype(np.float64)
