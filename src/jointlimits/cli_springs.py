@@ -7,6 +7,7 @@ Register on the main group with ``main.add_command(filter_command)`` / ``main.ad
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 from typing import Sequence
 
@@ -103,7 +104,7 @@ def plot_channel_before_after(before: Motion, after: Motion, joint: str, path: s
 def _progress(total: int, show: bool, desc: str):
     from tqdm import tqdm
 
-    return tqdm(total=total, desc=desc, disable=not show, file=click.get_text_stream("stderr"), leave=False)
+    return tqdm(total=total, desc=desc, disable=not show, file=sys.stderr, leave=False)
 
 
 def _pick_joint(motion: Motion, joint: str | None, changed: np.ndarray) -> str:

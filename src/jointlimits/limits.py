@@ -234,8 +234,13 @@ def fit_orientation(points) -> Tuple[np.ndarray, np.ndarray]:
     n = pts.shape[-2]
     cov = np.einsum("...ni,...nj->...ij", d, d) / n
     cov = 0.5 * (cov + np.swapaxes(cov, -1, -2))
-    _, vecs = np.linalg.eigh(cov)  # ascending eigenvalues
-    vecs = vecs[..., ::-1]  # descending
+    # spreads at the rounding level of the centring are no spread at all (identical
+    # points then give exactly the identity frame)
+    noise = (64.0 * np.finfo(np.float64).eps * np.abs(pts).max(axis=(-2, -1))) ** 2
+    cov = np.where(np.abs(cov) <= noise[..., None, None], 0.0, cov)
+    vals, vecs = np.linalg.eigh(cov)  # ascending eigenvalues
+    order = np.argsort(-vals, axis=-1, kind="stable")  # descending, ties keep eigh order
+    vecs = np.take_along_axis(vecs, order[..., None, :], axis=-1)
     a0 = vecs[..., :, 0]
     a1 = vecs[..., :, 1]
     a0 = a0 * _sign_of_largest(a0)[..., None]
@@ -890,7 +895,7 @@ def _kdop_exact_kernel(pts, G, bnd, pos, rot, out, status):
             continue
         a, b, c, st = _kdop_exact_local(u, v, w, G, bnd, tol, 64)
         if st == 2:
-            a, b, c, st = _kdop_brute_local(u, v, w, G, bnd, 1e3 * tol)
+            a, b, c, st = _kdop_brute_local(u, v, w, G, bnd, 10.0 * tol)
         status[i] = st
         out[i, 0] = r00 * a + r01 * b + r02 * c + px
         out[i, 1] = r10 * a + r11 * b + r12 * c + py
@@ -1262,10 +1267,15 @@ def subsample(points, distance: float = 0.05) -> np.ndarray:
 
 
 def _local_points(points, position, rotation):
+    """``R^T (x - p)`` with the same operation order as the numba kernels, so inside /
+    outside decisions agree bit for bit with the projections."""
     arr = _points(points)
     _check_finite(arr, "points")
     pos, rot = _frame(position, rotation)
-    return (arr - pos) @ rot, arr
+    d = arr - pos
+    dx, dy, dz = d[..., 0], d[..., 1], d[..., 2]
+    local = np.stack([rot[0, j] * dx + rot[1, j] * dy + rot[2, j] * dz for j in range(3)], axis=-1)
+    return local, arr
 
 
 def contains_box(points, lo, hi, position=None, rotation=None, tol: float = 0.0) -> np.ndarray:
@@ -1281,7 +1291,8 @@ def contains_kdop(points, mins, maxs, position=None, rotation=None, axes=None, t
         axes = kdop_axes()
     mins, maxs, ax = _kdop_limits(mins, maxs, axes)
     local, _ = _local_points(points, position, rotation)
-    d = local @ ax.T
+    u, v, w = local[..., 0, None], local[..., 1, None], local[..., 2, None]
+    d = ax[:, 0] * u + ax[:, 1] * v + ax[:, 2] * w
     aa = np.einsum("ij,ij->i", ax, ax)
     return np.all((d >= mins * aa - tol) & (d <= maxs * aa + tol), axis=-1)
 

@@ -360,13 +360,16 @@ class ReachWindowLimit:
         q = np.asarray(q, np.float64)
         r = self.relative(q)
         d = quat.mul_vec(r, self.axis)
-        out = self._twist_inside(r, tolerance)
+        out = np.asarray(self._twist_inside(r, tolerance))
         if len(self.windows):
             fast = np.any(d @ self._cone_u.T >= self._cone_cos, axis=-1)
             todo = out & ~fast
             if np.any(todo):
+                slack = np.sin(min(tolerance, np.pi / 2))
+                if out.ndim == 0:
+                    return np.asarray(self._swing_inside(d, slack))
                 out = out.copy()
-                out[todo] = self._swing_inside(d[todo], np.sin(min(tolerance, np.pi / 2)))
+                out[todo] = self._swing_inside(d[todo], slack)
         return out
 
     def project(self, q: ArrayLike) -> Array:
@@ -384,7 +387,8 @@ class ReachWindowLimit:
     def violation(self, q: ArrayLike) -> Array:
         """Rotation angle (radians) between q and its projection: 0 inside."""
         q = np.asarray(q, np.float64)
-        return quat.angle(q, self.project(q))
+        p = self.project(q)
+        return np.where(np.all(p == q, axis=-1), 0.0, quat.angle(q, p))
 
     # -- serialisation
     def to_dict(self) -> dict:

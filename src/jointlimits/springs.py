@@ -288,9 +288,11 @@ def spring_damper_exact(x: ArrayLike, v: ArrayLike, x_goal: ArrayLike, v_goal: A
     x, v, xg, vg = _arr(x, "x"), _arr(v, "v"), _arr(x_goal, "x_goal"), _arr(v_goal, "v_goal")
     s, d, t = _nonneg(stiffness, "stiffness"), _nonneg(damping, "damping"), _dt(dt)
     _bcast(x, v, xg, vg, s, d, t)
-    if approx:
-        return _spring_reference(x, v, xg, vg, s, d, t, eps)
-    return _spring_exact(x, v, xg, vg, s, d, t)
+    # both branches are evaluated and selected per element: silence the unused branch's overflow
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore", under="ignore"):
+        if approx:
+            return _spring_reference(x, v, xg, vg, s, d, t, eps)
+        return _spring_exact(x, v, xg, vg, s, d, t)
 
 
 #: The reference's name for :func:`spring_damper_exact` (stiffness/damping parametrisation).
@@ -305,7 +307,8 @@ def spring_damper_exact_coefficients(stiffness: ArrayLike, damping: ArrayLike, d
     for i in range(4):
         e = np.zeros(4)
         e[i] = 1.0
-        xs, vs = _spring_exact(*(np.full(shape, e[j]) for j in range(4)), s, d, t)
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore", under="ignore"):
+            xs, vs = _spring_exact(*(np.full(shape, e[j]) for j in range(4)), s, d, t)
         m[..., 0, i], m[..., 1, i] = xs, vs
     return m
 

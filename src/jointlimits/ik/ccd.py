@@ -409,8 +409,8 @@ def _vecs(name: str, x: ArrayLike, N: int, width: int) -> Array:
 def ccd(base_rotation: ArrayLike, base_position: ArrayLike, offsets: ArrayLike, targets: ArrayLike,
         init: ArrayLike, limits: Sequence[Any] | None = None, target_rotations: ArrayLike | None = None,
         end_rotation: ArrayLike | None = None, start_poses: StartPoses | None = None, tolerance: float = 0.1,
-        orientation_tolerance: float = 0.01, orientation_weight: float = 1.0, max_iterations: int = 64,
-        max_restarts: int = 4, stall_iterations: int = 3, stall_ratio: float = 0.01,
+        orientation_tolerance: float = 0.01, orientation_weight: float = 1.0, max_iterations: int = 100,
+        max_restarts: int = 4, stall_iterations: int = 5, stall_ratio: float = 0.002,
         backend: str = "auto") -> CCDResult:
     """Batched CCD on a chain of n joints for N targets (array-level API).
 
@@ -421,6 +421,10 @@ def ccd(base_rotation: ArrayLike, base_position: ArrayLike, offsets: ArrayLike, 
     chain joint. ``target_rotations`` ``[N, 4]``: optional global rotation targets of the end
     joint, whose local rotation is ``end_rotation`` (default identity). Success means
     ``|e - t| <= tolerance`` (and rotation error ``<= orientation_tolerance`` radians).
+    An attempt ends after ``max_iterations`` sweeps, or when the error shrank by less than
+    ``stall_ratio`` (relative) for ``stall_iterations`` sweeps in a row; then up to
+    ``max_restarts`` restarts follow. Orientation targets are met by twisting about the
+    joint-to-target line, which converges markedly slower than position-only solves.
     ``backend``: "auto" (numba when every limit is a ReachWindowLimit or None), "numba" or "numpy".
     """
     t = np.asarray(targets, np.float64)

@@ -69,7 +69,8 @@ def _limit_for(limits: Any, joint: int, k: int) -> Any:
 
 def look_at_chain(motion: Motion | tuple[ArrayLike, ArrayLike, Skeleton], chain: Sequence[str | int],
                   target: ArrayLike, forward: ArrayLike = (0.0, 0.0, 1.0), limits: Any = None,
-                  weights: Sequence[float] | None = None, iterations: int = 2) -> Motion | Array:
+                  weights: Sequence[float] | None = None, iterations: int = 2,
+                  inner_iterations: int = 8) -> Motion | Array:
     """Turn ``chain`` (e.g. ``["Spine", "Spine1", "Spine2", "Neck", "Head"]``, lowest first) so
     the last joint's local ``forward`` axis points at ``target`` (``[F, 3]`` or ``[3]``, global).
 
@@ -77,7 +78,8 @@ def look_at_chain(motion: Motion | tuple[ArrayLike, ArrayLike, Skeleton], chain:
     ``between(g - p_i, t - p_i)`` (scaled by ``weights[i]``, default 1) and is then projected
     into ``limits`` (a JointLimits model, a mapping joint -> limit, or one limit per chain
     joint; ``None`` entries are free). Going from the bottom up, lower joints are used up to
-    their limits before higher ones; ``iterations`` repeats the sweep. ``motion`` is a Motion (a
+    their limits before higher ones; each joint's step is repeated (up to ``inner_iterations``)
+    until the gaze settles and ``iterations`` repeats the sweep. ``motion`` is a Motion (a
     new Motion is returned) or ``(rotations [F, J, 4], positions [F, J, 3], skeleton)`` (new
     rotations are returned).
     """
@@ -116,18 +118,23 @@ def look_at_chain(motion: Motion | tuple[ArrayLike, ArrayLike, Skeleton], chain:
     head = idx[-1]
     for _ in range(max(1, int(iterations))):
         for k, j in enumerate(idx):
-            gr, gp = forward_kinematics_arrays(new, posl, sk.parents)
-            h = gp[:, head]
-            dist = _norm(tgt - h)
-            gaze = h + dist[:, None] * _rotate(gr[:, head], np.broadcast_to(fwd, (F, 3)))
-            R = _simple_rotation(gaze - gp[:, j], tgt - gp[:, j])
-            if w[k] != 1.0:
-                R = quat.from_scaled_angle_axis(w[k] * quat.to_scaled_angle_axis(quat.abs(R)))
-            par = quat.identity(F) if sk.parents[j] < 0 else gr[:, sk.parents[j]]
-            local = quat.inv_mul(par, quat.mul(R, gr[:, j]))
-            if lims[k] is not None:
-                local = lims[k].project(local)
-            new[:, j] = local
+            # moving joint j also moves the head, so repeat its step until the gaze settles
+            for _inner in range(inner_iterations):
+                gr, gp = forward_kinematics_arrays(new, posl, sk.parents)
+                h = gp[:, head]
+                dist = _norm(tgt - h)
+                gaze = h + dist[:, None] * _rotate(gr[:, head], np.broadcast_to(fwd, (F, 3)))
+                R = _simple_rotation(gaze - gp[:, j], tgt - gp[:, j])
+                if w[k] != 1.0:
+                    R = quat.from_scaled_angle_axis(w[k] * quat.to_scaled_angle_axis(quat.abs(R)))
+                par = quat.identity(F) if sk.parents[j] < 0 else gr[:, sk.parents[j]]
+                local = quat.inv_mul(par, quat.mul(R, gr[:, j]))
+                if lims[k] is not None:
+                    local = lims[k].project(local)
+                step = quat.angle(new[:, j], local)
+                new[:, j] = local
+                if w[k] != 1.0 or np.max(step) < 1e-13:
+                    break
     return motion.with_rotations(new) if isinstance(motion, Motion) else new
 
 

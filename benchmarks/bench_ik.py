@@ -1,0 +1,123 @@
+"""IK benchmark: two-bone throughput, CCD with limits (with/without restarts) on the LAFAN1 arm
+protocol, single-solve latency, and ikpy on the same chain when it is installed.
+
+Protocol: left arm (LeftShoulder, LeftArm, LeftForeArm -> LeftHand) of ``dance1_subject1.bvh``;
+limits fitted on the OTHER shared LAFAN1 clips; targets are the LeftHand positions of 1,000
+frames of the test clip; solve from the limits' reference pose with the clip's root/spine;
+success = within 1 mm (0.1 cm) with every chain joint inside its limits.
+
+    PYTHONPATH=src .venv/bin/python benchmarks/bench_ik.py [--frames 1000] [--model]
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from pathlib import Path
+
+import numpy as np
+
+from jointlimits import bvh, quat
+from jointlimits.ik import CCDSolver, ik_two_bone, precompute_start_poses, two_bone
+from jointlimits.reach import ReachWindowLimit
+from jointlimits.skeleton import forward_kinematics
+
+SHARED = Path(__file__).resolve().parents[1].parent / "shared"
+LAFAN = SHARED / "data" / "mocap" / "lafan1"
+TEST_CLIP = "dance1_subject1.bvh"
+ARM = ["LeftShoulder", "LeftArm", "LeftForeArm"]
+
+
+def best_of(fn, repeat=3):
+    out, best = None, np.inf
+    for _ in range(repeat):
+        t = time.perf_counter()
+        out = fn()
+        best = min(best, time.perf_counter() - t)
+    return out, best
+
+
+def bench_two_bone(n=1_000_000):
+    rng = np.random.default_rng(0)
+    a = rng.normal(size=(n, 3))
+    b = a + rng.normal(size=(n, 3))
+    c = b + rng.normal(size=(n, 3))
+    t = a + 1.5 * rng.normal(size=(n, 3))
+    P, Lk, Lj = (quat.normalize(rng.normal(size=(n, 4))) for _ in range(3))
+    _, dt = best_of(lambda: two_bone(a, b, c, t, P, Lk, Lj))
+    _, dt2 = best_of(lambda: ik_two_bone(a, b, c, t, rng.normal(size=(n, 3)), P, Lk, Lj))
+    print(f"two_bone (geometric)      {n / dt / 1e6:6.2f} M solves/s   (target >= 2 M/s)")
+    print(f"ik_two_bone (demo)        {n / dt2 / 1e6:6.2f} M solves/s")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--frames", type=int, default=1000)
+    ap.add_argument("--model", action="store_true", help="also run with the lead's JointLimits model (numpy back end)")
+    args = ap.parse_args()
+    bench_two_bone()
+    if not LAFAN.is_dir():
+        print(f"LAFAN1 clips not found at {LAFAN}: skipping the CCD protocol")
+        return
+    clips = {p.name: bvh.load(p) for p in sorted(LAFAN.glob("*.bvh"))}
+    test = clips[TEST_CLIP]
+    sk = test.skeleton
+    idx = [sk.index(j) for j in ARM]
+    hand = sk.index("LeftHand")
+    train = np.concatenate([m.rotations[:, idx] for k, m in clips.items() if k != TEST_CLIP])
+    axes = sk.bone_directions()
+    t0 = time.perf_counter()
+    lims = [ReachWindowLimit.fit(train[:, k], axes[j], padding=0.05) for k, j in enumerate(idx)]
+    off = test.positions[0, idx + [hand]]
+    sp = precompute_start_poses(train, off, count=6, limits=lims)
+    print(f"fit reach windows + 6 start poses on {len(train)} training frames: {time.perf_counter() - t0:.2f} s")
+    for j, lim in zip(ARM, lims):
+        print(f"  {j:13s} {lim}")
+    frames = np.linspace(0, test.num_frames - 1, args.frames).astype(int)
+    _, gp = forward_kinematics(test)
+    targets = gp[frames, hand]
+    rot, pos = test.rotations[frames], test.positions[frames]
+
+    def report(name, solver, backend="auto", limits=None):
+        limits = limits or solver.limits
+        solver.solve_arrays(rot[:2], pos[:2], targets[:2], backend=backend)  # compile / warm up
+        res, dt = best_of(lambda: solver.solve_arrays(rot, pos, targets, backend=backend))
+        inside = np.all([limits[k].contains(res.rotations[:, k]) for k in range(3)], axis=0)
+        ok = res.success & inside
+        one, lat = best_of(lambda: solver.solve_arrays(rot[:1], pos[:1], targets[:1], backend=backend), repeat=50)
+        lats = []
+        for f in range(0, len(frames), max(1, len(frames) // 100)):
+            _, l1 = best_of(lambda: solver.solve_arrays(rot[f:f + 1], pos[f:f + 1], targets[f:f + 1], backend=backend), 1)
+            lats.append(l1)
+        print(f"{name:34s} success {100 * ok.mean():6.2f}% (target >= 99%)  {len(frames) / dt:9.0f} solves/s "
+              f"(target >= 2000)  single {1e3 * np.median(lats):.3f} ms median / {1e3 * max(lats):.3f} ms max "
+              f"(target < 1 ms)  iters {res.iterations.mean():.1f}  restarts {res.restarts.mean():.3f}  "
+              f"max err {res.error.max():.3f} cm  limits violated {int((~inside).sum())}")
+
+    report("CCD reach-window, no restarts", CCDSolver(sk, ARM, "LeftHand", lims, None, tolerance=0.1))
+    report("CCD reach-window, restarts", CCDSolver(sk, ARM, "LeftHand", lims, sp, tolerance=0.1))
+    report("CCD reach-window, restarts (numpy)", CCDSolver(sk, ARM, "LeftHand", lims, sp, tolerance=0.1), "numpy")
+    report("CCD no limits", CCDSolver(sk, ARM, "LeftHand", None, None, tolerance=0.1),
+           limits=[type("Free", (), {"contains": staticmethod(lambda q: np.ones(q.shape[:-1], bool))})()] * 3)
+
+    if args.model:
+        try:
+            from jointlimits.model import JointLimits
+        except ImportError as e:
+            print(f"JointLimits model unavailable: {e}")
+        else:
+            model = JointLimits.fit([m for k, m in clips.items() if k != TEST_CLIP], shape="ellipsoid", padding=0.05)
+            s = CCDSolver(sk, ARM, "LeftHand", model, None, tolerance=0.1)
+            s.start_poses = precompute_start_poses(train, off, count=6, limits=s.limits)
+            report("CCD JointLimits(ellipsoid), restarts", s)
+
+    try:
+        import ikpy.chain  # noqa: F401
+    except ImportError:
+        print("ikpy not installed: skipping the ikpy comparison (pip install ikpy)")
+    else:
+        print("ikpy comparison: not implemented in this version")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,105 @@
+"""Benchmark of jointlimits.springs / jointlimits.tracking.
+
+Prints channel-updates per second of the one-step spring functions on 1e6 channels, and the
+seconds needed to filter a 5,000-frame, 22-joint clip (a real LAFAN1 clip from ../shared when
+present, else a synthetic one) against the target of 0.5 s. BLAS threads are pinned to 1.
+
+Run: ``PYTHONPATH=src .venv/bin/python benchmarks/bench_springs.py``
+"""
+
+from __future__ import annotations
+
+import os
+
+for _v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMEXPR_NUM_THREADS",
+           "VECLIB_MAXIMUM_THREADS", "NUMBA_NUM_THREADS"):
+    os.environ[_v] = "1"
+
+import time  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+from jointlimits import quat  # noqa: E402
+from jointlimits import springs as S  # noqa: E402
+from jointlimits import tracking as TR  # noqa: E402
+from jointlimits.skeleton import Motion, Skeleton  # noqa: E402
+
+TARGET_S = 0.5
+SHARED = Path(__file__).resolve().parents[1].parent / "shared"
+CLIP = SHARED / "data" / "mocap" / "lafan1" / "walk4_subject1.bvh"
+
+
+def best_of(fn, repeat: int = 5) -> float:
+    fn()  # warm-up (numba compile, caches)
+    best = float("inf")
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - t0)
+    return best
+
+
+def bench_updates(n: int = 1_000_000) -> None:
+    rng = np.random.default_rng(0)
+    x, v, g, vg, ag = (rng.normal(size=n) for _ in range(5))
+    s = rng.uniform(0, 400, n)
+    d = rng.uniform(0, 40, n)
+    cases = {
+        "tracking_spring_update": lambda: S.tracking_spring_update(x, v, g, vg, ag, 0.01, 0.2, 1.0, 1 / 60),
+        "tracking_spring_update_improved": lambda: S.tracking_spring_update_improved(x, v, g, vg, ag, 1.0, 0.05,
+                                                                                     0.0, 1 / 60),
+        "tracking_spring_update_exact": lambda: S.tracking_spring_update_exact(x, v, g, vg, ag, 0.01, 0.2, 1.0,
+                                                                               1 / 60, 1 / 60),
+        "spring_damper_exact (mixed regimes)": lambda: S.spring_damper_exact(x, v, g, vg, s, d, 1 / 60),
+        "spring_damper_exact approx=True": lambda: S.spring_damper_exact(x, v, g, vg, s, d, 1 / 60, approx=True),
+    }
+    print(f"one step on {n:.0e} channels (numpy, 1 thread):")
+    for name, fn in cases.items():
+        t = best_of(fn, 3)
+        print(f"  {name:40s} {t * 1e3:8.1f} ms  {n / t / 1e6:8.1f} M channel-updates/s")
+    # whole-signal kernel (error form, numba): 600 frames x 1e4 channels
+    T, C = 600, 10_000
+    goal = np.cumsum(rng.normal(size=(T, C)), axis=0)
+    t = best_of(lambda: S.track_signal(goal, 1 / 60, method="improved", cuts=[150, 300]), 3)
+    print(f"  {'track_signal improved (600 x 1e4)':40s} {t * 1e3:8.1f} ms  {T * C / t / 1e6:8.1f} M channel-updates/s")
+
+
+def load_clip(frames: int = 5000) -> tuple[Motion, str]:
+    if CLIP.exists():
+        from jointlimits import bvh
+
+        m = bvh.load(CLIP)
+        reps = int(np.ceil(frames / m.num_frames))
+        rot = np.concatenate([m.rotations] * reps)[:frames]
+        pos = np.concatenate([m.positions] * reps)[:frames]
+        return Motion(m.skeleton, rot, pos, m.frame_time), f"{CLIP.name} (looped to {frames} frames)"
+    J = 22
+    rng = np.random.default_rng(1)
+    sk = Skeleton([f"j{k}" for k in range(J)], np.arange(-1, J - 1), rng.normal(size=(J, 3)))
+    t = np.arange(frames) / 30
+    rot = quat.from_scaled_angle_axis(0.5 * np.sin(t[:, None, None] + rng.uniform(0, 6, (1, J, 3))))
+    pos = np.repeat(sk.offsets[None], frames, 0)
+    pos[:, 0] += t[:, None]
+    return Motion(sk, rot, pos, 1 / 30), "synthetic"
+
+
+def bench_filter() -> None:
+    m, label = load_clip()
+    cuts = [1000, 2500, 4000]
+    popped = m.copy()
+    popped.rotations[2500:] = quat.mul(quat.from_scaled_angle_axis([0.0, 0.7, 0.0]), popped.rotations[2500:])
+    print(f"filter_motion on {m.num_frames} frames x {m.num_joints} joints, {label}:")
+    for name, fn in {
+        "cuts=[1000, 2500, 4000]": lambda: TR.filter_motion(popped, cuts=cuts),
+        "detect=True": lambda: TR.filter_motion(popped, detect=True),
+        "clipping (v_max, a_max)": lambda: TR.filter_motion(popped, v_max=10.0, a_max=300.0),
+    }.items():
+        t = best_of(fn)
+        print(f"  {name:28s} {t:7.4f} s   target < {TARGET_S} s  ratio {t / TARGET_S:6.3f}"
+              f"  {'OK' if t < TARGET_S else 'TOO SLOW'}")
+
+
+if __name__ == "__main__":
+    bench_updates()
+    bench_filter()

@@ -1,0 +1,567 @@
+"""Properties of jointlimits.limits that do not need the golden data.
+
+Invariants (hypothesis): inside points unchanged bit for bit, projected points inside
+(within 1e-9), idempotence (a second projection moves nothing by more than 1e-9), the
+exact k-DOP projection agrees with SLSQP and an exhaustive active-set search, subsample
+equals the naive greedy loop (including exact distance ties).  Plus error handling,
+batching and dtype behaviour.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+from scipy.optimize import minimize
+
+from jointlimits import limits as L
+from jointlimits.errors import JointLimitsError, LimitsError
+from jointlimits.limits import _subsample_naive_kernel
+
+SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+# ---------------------------------------------------------------------------
+# strategies
+# ---------------------------------------------------------------------------
+
+coord = st.floats(-8.0, 8.0, allow_nan=False, allow_infinity=False, width=64)
+points_st = hnp.arrays(np.float64, st.tuples(st.integers(1, 40), st.just(3)), elements=coord)
+
+
+@st.composite
+def rotations(draw):
+    q = draw(hnp.arrays(np.float64, 4, elements=st.floats(-1, 1, allow_nan=False)))
+    assume(np.linalg.norm(q) > 1e-3)
+    w, x, y, z = q / np.linalg.norm(q)
+    return np.array([
+        [1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
+        [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
+        [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)],
+    ])
+
+
+@st.composite
+def frames(draw):
+    pos = draw(hnp.arrays(np.float64, 3, elements=st.floats(-2, 2, allow_nan=False)))
+    return pos, draw(rotations())
+
+
+@st.composite
+def boxes(draw):
+    a = draw(hnp.arrays(np.float64, 3, elements=st.floats(-3, 3, allow_nan=False)))
+    ext = draw(hnp.arrays(np.float64, 3, elements=st.floats(0, 4, allow_nan=False)))
+    return a, a + ext
+
+
+radius_st = st.one_of(st.floats(0.0, 4.0, allow_nan=False), st.sampled_from([0.0, 1e-12, 1e-9, 1e-6]))
+
+
+@st.composite
+def kdops(draw):
+    """A k-DOP fitted to a random small cloud (always non-empty), padding 0 or not."""
+    n = draw(st.integers(1, 12))
+    cloud = draw(hnp.arrays(np.float64, (n, 3), elements=st.floats(-2, 2, allow_nan=False)))
+    pad = draw(st.sampled_from([0.0, 0.01, 0.2]))
+    mins, maxs = L.fit_kdop(cloud, np.zeros(3), np.eye(3), L.kdop_axes(), pad)
+    return mins, maxs
+
+
+def random_rotation(rng):
+    q, r = np.linalg.qr(rng.normal(size=(3, 3)))
+    q = q * np.sign(np.diag(r))
+    if np.linalg.det(q) < 0:
+        q[:, 2] = -q[:, 2]
+    return q
+
+
+def kdop_violation(x, mins, maxs, pos, rot, axes=None):
+    axes = L.kdop_axes() if axes is None else axes
+    d = ((x - pos) @ rot) @ axes.T
+    return np.maximum(d - maxs, mins - d).max(axis=-1)
+
+
+# ---------------------------------------------------------------------------
+# box
+# ---------------------------------------------------------------------------
+
+
+@SETTINGS
+@given(points_st, boxes(), st.one_of(st.none(), frames()))
+def test_box_invariants(pts, box, frame):
+    lo, hi = box
+    pos, rot = frame if frame is not None else (None, None)
+    out = L.project_box(pts, lo, hi, pos, rot)
+    p0 = np.zeros(3) if pos is None else pos
+    r0 = np.eye(3) if rot is None else rot
+    inside = L.contains_box(pts, lo, hi, pos, rot)  # same arithmetic as the kernel
+    np.testing.assert_array_equal(out[inside], pts[inside])
+    assert L.contains_box(out, lo, hi, pos, rot, tol=1e-9).all()
+    again = L.project_box(out, lo, hi, pos, rot)
+    assert np.abs(again - out).max() <= 1e-9
+    # closest point: the local clamp, mapped back
+    expect = np.clip((pts - p0) @ r0, lo, hi) @ r0.T + p0
+    np.testing.assert_allclose(out[~inside], expect[~inside], atol=1e-12, rtol=0)
+
+
+def test_box_axis_aligned_is_clamp_and_out_inplace():
+    rng = np.random.default_rng(0)
+    pts = rng.normal(size=(1000, 3)) * 3
+    lo, hi = np.array([-1.0, -0.5, 0.0]), np.array([1.0, 2.0, 0.0])
+    ref = np.clip(pts, lo, hi)
+    np.testing.assert_array_equal(L.project_box(pts, lo, hi), ref)
+    buf = pts.copy()
+    res = L.project_box(buf, lo, hi, out=buf)
+    assert res is buf
+    np.testing.assert_array_equal(buf, ref)
+
+
+# ---------------------------------------------------------------------------
+# ellipsoid
+# ---------------------------------------------------------------------------
+
+
+@SETTINGS
+@given(points_st, hnp.arrays(np.float64, 3, elements=radius_st), st.one_of(st.none(), frames()))
+def test_ellipsoid_invariants(pts, scale, frame):
+    pos, rot = frame if frame is not None else (None, None)
+    out = L.project_ellipsoid(pts, scale, pos, rot)
+    assert np.isfinite(out).all()
+    p0 = np.zeros(3) if pos is None else pos
+    r0 = np.eye(3) if rot is None else rot
+    local = (pts - p0) @ r0
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        ratio = np.where(scale > 0, local / np.where(scale > 0, scale, 1), np.where(local == 0, 0, np.inf))
+        inside = (ratio ** 2).sum(axis=1) <= 1.0 - 1e-12  # margin: kernel rounds differently
+    np.testing.assert_array_equal(out[inside], pts[inside])
+    # lands inside/on: within 1e-9 of the ellipsoid, per axis within the radius
+    lo = (out - p0) @ r0
+    assert np.all(np.abs(lo) <= scale * (1 + 1e-9) + 1e-9)
+    assert L.distance_ellipsoid(out, scale, pos, rot).max() <= 1e-9
+    again = L.project_ellipsoid(out, scale, pos, rot)
+    assert np.abs(again - out).max() <= 1e-9
+    # never farther than the closest of many surface samples (closest-point property)
+    if np.all(scale > 1e-3) and (~inside).any():
+        rng = np.random.default_rng(1)
+        d = rng.normal(size=(4000, 3))
+        surf = (d / np.linalg.norm(d, axis=1, keepdims=True)) * scale
+        i = int(np.argmax(~inside))
+        best = np.linalg.norm(surf - local[i], axis=1).min()
+        assert np.linalg.norm(lo[i] - local[i]) <= best + 1e-9
+
+
+def test_ellipsoid_exact_matches_optimizer():
+    rng = np.random.default_rng(2)
+    scale = np.array([1.5, 0.4, 0.05])
+    rot = random_rotation(rng)
+    pos = rng.normal(size=3) * 0.2
+    pts = rng.normal(size=(40, 3)) * 2
+    out = L.project_ellipsoid(pts, scale, pos, rot)
+    for p, x in zip(pts, out):
+        lp = (p - pos) @ rot
+        if ((lp / scale) ** 2).sum() <= 1:
+            continue
+        res = minimize(lambda y: ((y - lp) ** 2).sum(), lp / np.linalg.norm(lp / scale), method="SLSQP",
+                       constraints=[{"type": "eq", "fun": lambda y: ((y / scale) ** 2).sum() - 1}],
+                       options={"ftol": 1e-15, "maxiter": 500})
+        assert np.linalg.norm((x - pos) @ rot - lp) <= np.linalg.norm(res.x - lp) + 1e-7
+
+
+def test_ellipsoid_degenerate_scales():
+    rng = np.random.default_rng(3)
+    pts = rng.normal(size=(500, 3)) * 3
+    # flat (zero radius) axis: flattened onto the disc
+    out = L.project_ellipsoid(pts, [1.0, 2.0, 0.0])
+    assert np.isfinite(out).all() and np.all(out[:, 2] == 0)
+    assert np.all((out[:, 0] / 1.0) ** 2 + (out[:, 1] / 2.0) ** 2 <= 1 + 1e-12)
+    # all-zero scale: everything goes to the centre
+    np.testing.assert_array_equal(L.project_ellipsoid(pts, [0, 0, 0], [1, 2, 3]), np.tile([1.0, 2, 3], (500, 1)))
+    # tiny radii
+    out = L.project_ellipsoid(pts, [1e-12, 1.0, 1e-300])
+    assert np.isfinite(out).all() and np.all(np.abs(out[:, 0]) <= 1e-12 * (1 + 1e-9))
+
+
+def test_ellipsoid_reference_eps_variant_is_slightly_larger():
+    pts = np.array([[3.0, 0.0, 0.0], [0.0, 0.0, 0.5]])
+    exact = L.project_ellipsoid(pts, [1.0, 1.0, 0.1])
+    ref = L.project_ellipsoid(pts, [1.0, 1.0, 0.1], eps=1e-5, iterations=8)
+    np.testing.assert_allclose(exact, [[1.0, 0, 0], [0, 0, 0.1]], atol=1e-14)
+    np.testing.assert_allclose(ref, [[np.sqrt(1 + 1e-5), 0, 0], [0, 0, np.sqrt(0.01 + 1e-5)]], atol=1e-12)
+
+
+# ---------------------------------------------------------------------------
+# k-DOP
+# ---------------------------------------------------------------------------
+
+
+@SETTINGS
+@given(points_st, kdops(), st.one_of(st.none(), frames()))
+def test_kdop_exact_invariants(pts, kdop, frame):
+    mins, maxs = kdop
+    pos, rot = frame if frame is not None else (np.zeros(3), np.eye(3))
+    out = L.project_kdop(pts, mins, maxs, pos, rot, exact=True)
+    inside = L.contains_kdop(pts, mins, maxs, pos, rot)
+    np.testing.assert_array_equal(out[inside], pts[inside])
+    assert kdop_violation(out, mins, maxs, pos, rot).max() <= 1e-9
+    again = L.project_kdop(out, mins, maxs, pos, rot, exact=True)
+    assert np.abs(again - out).max() <= 1e-9
+    # never farther than the slab-clamp result whenever that one is feasible
+    slab = L.project_kdop(pts, mins, maxs, pos, rot)
+    np.testing.assert_array_equal(slab[inside], pts[inside])
+    ok = kdop_violation(slab, mins, maxs, pos, rot) <= 1e-9
+    d_exact = np.linalg.norm(out - pts, axis=1)
+    d_slab = np.linalg.norm(slab - pts, axis=1)
+    assert np.all(d_exact[ok] <= d_slab[ok] + 1e-9)
+
+
+def _brute_force_kdop(p, mins, maxs, axes):
+    """Closest point by enumerating active sets of <= 3 planes (pure numpy)."""
+    G = np.concatenate([axes, -axes])
+    b = np.concatenate([maxs, -mins])
+    if np.all(G @ p <= b + 1e-12):
+        return p
+    best, best_x = np.inf, None
+    m = len(G)
+    import itertools
+
+    for k in (1, 2, 3):
+        for act in itertools.combinations(range(m), k):
+            N = G[list(act)]
+            gram = N @ N.T
+            if abs(np.linalg.det(gram)) < 1e-10:
+                continue
+            lam = np.linalg.solve(gram, N @ p - b[list(act)])
+            x = p - N.T @ lam
+            d = np.linalg.norm(x - p)
+            if d < best and np.all(G @ x <= b + 1e-9):
+                best, best_x = d, x
+    return best_x
+
+
+def test_kdop_exact_matches_slsqp_and_brute_force():
+    rng = np.random.default_rng(4)
+    axes = L.kdop_axes()
+    for trial in range(3):
+        cloud = rng.normal(size=(200, 3)) * rng.uniform(0.1, 1.0, 3)
+        pos, rot = L.fit_orientation(cloud)
+        mins, maxs = L.fit_kdop(cloud, pos, rot, axes, [0.0, 0.05, 0.1][trial])
+        pts = rng.normal(size=(25, 3)) * 2.5
+        out = L.project_kdop(pts, mins, maxs, pos, rot, axes, exact=True)
+        G = np.concatenate([axes, -axes])
+        b = np.concatenate([maxs, -mins])
+        for p, x in zip(pts, out):
+            lp = (p - pos) @ rot
+            res = minimize(lambda y: 0.5 * ((y - lp) ** 2).sum(), lp, jac=lambda y: y - lp, method="SLSQP",
+                           constraints=[{"type": "ineq", "fun": lambda y: b - G @ y, "jac": lambda y: -G}],
+                           options={"ftol": 1e-12, "maxiter": 300})
+            assert res.success
+            np.testing.assert_allclose((x - pos) @ rot, res.x, atol=1e-6)
+            np.testing.assert_allclose((x - pos) @ rot, _brute_force_kdop(lp, mins, maxs, axes), atol=1e-9)
+
+
+def test_kdop_slab_matches_sequential_reference_loop():
+    rng = np.random.default_rng(5)
+    axes = L.kdop_axes()
+    cloud = rng.normal(size=(300, 3)) * [1.0, 0.5, 0.2]
+    pos, rot = L.fit_orientation(cloud)
+    mins, maxs = L.fit_kdop(cloud, pos, rot, axes, 0.05)
+    pts = rng.normal(size=(300, 3)) * 2
+    out = L.project_kdop(pts, mins, maxs, pos, rot, axes, always_map=True)
+    for p, o in zip(pts, out):
+        x = rot.T @ (p - pos)
+        for a, lo, hi in zip(axes, mins, maxs):
+            t0 = (x - lo * a) @ a
+            t1 = (x - hi * a) @ a
+            x = x - min(t0, 0.0) * a
+            x = x - max(t1, 0.0) * a
+        np.testing.assert_allclose(o, rot @ x + pos, atol=1e-12)
+
+
+def test_kdop_slab_is_not_a_projection_but_exact_is():
+    """Two interacting slabs: one pass of clamps is not inside, the exact one is."""
+    axes = np.array([[1.0, 0.0, 0.0], [np.sqrt(0.5), np.sqrt(0.5), 0.0], [0.0, 0.0, 1.0]])
+    mins = np.array([-1.0, -1.0, -1.0])
+    maxs = np.array([1.0, 0.0, 1.0])
+    p = np.array([[0.0, 3.0, 0.0], [5.0, 5.0, 0.0]])
+    slab = L.project_kdop(p, mins, maxs, axes=axes)
+    exact = L.project_kdop(p, mins, maxs, axes=axes, exact=True)
+    assert kdop_violation(slab, mins, maxs, np.zeros(3), np.eye(3), axes).max() > 0.1
+    assert kdop_violation(exact, mins, maxs, np.zeros(3), np.eye(3), axes).max() <= 1e-12
+    np.testing.assert_allclose(exact, [[-1.0, 1.0, 0.0], [0.0, 0.0, 0.0]], atol=1e-12)
+    np.testing.assert_allclose(slab[0], [-1.5, 1.5, 0.0], atol=1e-12)
+
+
+def test_kdop_empty_polytope_raises():
+    axes = L.kdop_axes()
+    mins = np.r_[0, 0, 0, 5, np.zeros(9)]
+    maxs = np.r_[1, 1, 1, 6, np.ones(9)]
+    with pytest.raises(LimitsError, match="do not intersect"):
+        L.project_kdop(np.full((2, 3), 9.0), mins, maxs, axes=axes, exact=True)
+
+
+# ---------------------------------------------------------------------------
+# fitting
+# ---------------------------------------------------------------------------
+
+
+def test_fit_box_negative_cloud_keeps_true_max():
+    cloud = -1.0 - np.random.default_rng(6).random((50, 3))
+    lo, hi = L.fit_box(cloud, 0.05)
+    np.testing.assert_allclose(hi, cloud.max(axis=0) + 0.05)
+    np.testing.assert_allclose(lo, cloud.min(axis=0) - 0.05)
+    assert np.all(hi < 0)
+
+
+@SETTINGS
+@given(hnp.arrays(np.float64, st.tuples(st.integers(1, 30), st.just(3)), elements=coord))
+def test_fit_orientation_is_a_proper_principal_frame(cloud):
+    pos, rot = L.fit_orientation(cloud)
+    np.testing.assert_allclose(pos, cloud.mean(axis=0), atol=1e-12)
+    np.testing.assert_allclose(rot.T @ rot, np.eye(3), atol=1e-12)
+    assert abs(np.linalg.det(rot) - 1) < 1e-12
+    d = rot.T @ np.cov(cloud.T, bias=True).reshape(3, 3) @ rot
+    scale = max(np.abs(d).max(), 1e-300)
+    assert np.abs(d - np.diag(np.diag(d))).max() <= 1e-9 * scale + 1e-12
+    assert d[0, 0] >= d[1, 1] - 1e-9 * scale and d[1, 1] >= d[2, 2] - 1e-9 * scale
+    for k in (0, 1):  # sign convention: largest-magnitude component positive
+        assert rot[np.argmax(np.abs(rot[:, k])), k] > 0
+    # box fitted in this frame contains the cloud
+    lo, hi = L.fit_oriented_box(cloud, pos, rot, 0.0)
+    assert L.contains_box(cloud, lo, hi, pos, rot, tol=1e-9).all()
+
+
+def test_fit_orientation_degenerate_clouds():
+    rng = np.random.default_rng(7)
+    _, rot = L.fit_orientation(np.tile([0.31, -0.42, 0.57], (300, 1)))
+    np.testing.assert_array_equal(rot, np.eye(3))
+    a = np.array([0.3, 0.9, -0.3]) / np.linalg.norm([0.3, 0.9, -0.3])
+    line = np.outer(rng.uniform(-0.6, 1.4, 200), a)
+    _, rot = L.fit_orientation(line)
+    assert abs(abs(rot[:, 0] @ a) - 1) < 1e-12 and abs(np.linalg.det(rot) - 1) < 1e-12
+    # deterministic: same input, same output; sign flip of the data does not flip axes' convention
+    _, rot2 = L.fit_orientation(line)
+    np.testing.assert_array_equal(rot, rot2)
+    _, rot3 = L.fit_orientation(-line)
+    np.testing.assert_allclose(rot3[:, 0], rot[:, 0], atol=1e-12)
+
+
+def test_fit_ellipsoid_zero_extent_and_encloses():
+    line = np.c_[np.linspace(-1, 2, 50), np.zeros(50), np.zeros(50)]
+    scale = L.fit_ellipsoid(line, np.zeros(3), np.eye(3), 0.0)
+    np.testing.assert_array_equal(scale, [2.0, 0.0, 0.0])
+    scale = L.fit_ellipsoid(np.zeros((3, 3)), np.zeros(3), np.eye(3), 0.0)
+    np.testing.assert_array_equal(scale, [0.0, 0.0, 0.0])
+    rng = np.random.default_rng(8)
+    cloud = rng.normal(size=(400, 3)) * [1.0, 0.3, 0.1]
+    pos, rot = L.fit_orientation(cloud)
+    scale = L.fit_ellipsoid(cloud, pos, rot, 0.05)
+    assert L.contains_ellipsoid(cloud, scale, pos, rot, tol=1e-9).all()
+    np.testing.assert_array_equal(L.project_ellipsoid(cloud, scale, pos, rot), cloud)
+
+
+def test_fit_kdop_encloses_and_axes():
+    axes = L.kdop_axes()
+    assert axes.shape == (13, 3)
+    np.testing.assert_allclose(np.linalg.norm(axes, axis=1), 1.0, atol=1e-15)
+    rng = np.random.default_rng(9)
+    cloud = rng.normal(size=(300, 3))
+    pos, rot = L.fit_orientation(cloud)
+    mins, maxs = L.fit_kdop(cloud, pos, rot, axes, 0.0)
+    assert L.contains_kdop(cloud, mins, maxs, pos, rot, axes, tol=1e-12).all()
+    local = (cloud - pos) @ rot
+    np.testing.assert_allclose(maxs, (local @ axes.T).max(axis=0), atol=1e-12)
+
+
+def test_fits_are_batched_over_leading_axes():
+    rng = np.random.default_rng(10)
+    clouds = rng.normal(size=(2, 3, 40, 3))
+    lo, hi = L.fit_box(clouds, 0.1)
+    pos, rot = L.fit_orientation(clouds)
+    assert lo.shape == (2, 3, 3) and rot.shape == (2, 3, 3, 3)
+    olo, ohi = L.fit_oriented_box(clouds, pos, rot, 0.1)
+    scale = L.fit_ellipsoid(clouds, pos, rot, 0.1)
+    mins, maxs = L.fit_kdop(clouds, pos, rot, L.kdop_axes(), 0.1)
+    for i in range(2):
+        for j in range(3):
+            c = clouds[i, j]
+            p1, r1 = L.fit_orientation(c)
+            np.testing.assert_allclose(rot[i, j], r1, atol=1e-12)
+            np.testing.assert_allclose(lo[i, j], L.fit_box(c, 0.1)[0])
+            np.testing.assert_allclose(ohi[i, j], L.fit_oriented_box(c, p1, r1, 0.1)[1], atol=1e-12)
+            np.testing.assert_allclose(scale[i, j], L.fit_ellipsoid(c, p1, r1, 0.1), atol=1e-12)
+            np.testing.assert_allclose(mins[i, j], L.fit_kdop(c, p1, r1, L.kdop_axes(), 0.1)[0], atol=1e-12)
+
+
+# ---------------------------------------------------------------------------
+# soften
+# ---------------------------------------------------------------------------
+
+
+def test_soften_formula():
+    o = np.array([[3.0, 0, 0], [1.0, 1.0, 1.0], [0.5, 0, 0]])
+    p = np.array([[1.0, 0, 0], [1.0, 1.0, 1.0 + 1e-6], [0.0, 0, 0]])
+    s = L.soften(o, p, falloff=2.0, radius=0.3)
+    np.testing.assert_allclose(s[0], [1.0 + np.tanh(4.0) * 0.3, 0, 0], atol=1e-15)
+    np.testing.assert_array_equal(s[1], p[1])  # below eps: unchanged
+    np.testing.assert_allclose(s[2], [np.tanh(1.0) * 0.3, 0, 0], atol=1e-15)
+    assert s.shape == o.shape
+
+
+# ---------------------------------------------------------------------------
+# subsample
+# ---------------------------------------------------------------------------
+
+
+@SETTINGS
+@given(
+    hnp.arrays(np.int64, st.tuples(st.integers(0, 120), st.just(3)), elements=st.integers(-3, 3)),
+    st.sampled_from([0.0, 0.05, 0.1, 0.25, 0.5]),
+    st.floats(0.01, 0.3),
+)
+def test_subsample_equals_naive_loop_with_exact_ties(lattice, spacing_in_d, distance):
+    # lattice points at multiples of `distance` (exact ties at the threshold) plus jitter
+    pts = lattice * distance + spacing_in_d * distance * np.sin(np.arange(lattice.size)).reshape(lattice.shape)
+    idx = L.subsample(pts, distance)
+    if len(pts):
+        np.testing.assert_array_equal(idx, _subsample_naive_kernel(np.ascontiguousarray(pts), distance))
+    else:
+        assert idx.shape == (0,)
+
+
+def test_subsample_special_thresholds_and_duplicates():
+    rng = np.random.default_rng(11)
+    pts = np.repeat(rng.normal(size=(50, 3)), 4, axis=0)
+    np.testing.assert_array_equal(L.subsample(pts, 0.0), np.arange(200))
+    idx = L.subsample(pts, 1e-9)
+    np.testing.assert_array_equal(idx, np.arange(0, 200, 4))
+    np.testing.assert_array_equal(L.subsample(pts, np.inf), [0])
+    big = rng.normal(size=(3000, 3)) * 1e6
+    np.testing.assert_array_equal(L.subsample(big, 1e-4), _subsample_naive_kernel(big, 1e-4))
+
+
+def test_subsample_is_fast():
+    """>= 100x faster than the reference naive loop (1.9 s in C++ on 100k points)."""
+    rng = np.random.default_rng(12)
+    pts = np.pi * np.tanh(np.cumsum(rng.normal(size=(100_000, 3)) * 0.02, axis=0) / np.pi)
+    L.subsample(pts[:100], 0.05)  # compile
+    best = min(_timed(lambda: L.subsample(pts, 0.05)) for _ in range(3))
+    assert best < 1.9 / 100
+    m = 5000
+    np.testing.assert_array_equal(L.subsample(pts[:m], 0.05), _subsample_naive_kernel(pts[:m], 0.05))
+
+
+def _timed(fn) -> float:
+    t0 = time.perf_counter()
+    fn()
+    return time.perf_counter() - t0
+
+
+# ---------------------------------------------------------------------------
+# errors, dtypes, shapes
+# ---------------------------------------------------------------------------
+
+BOX = (np.array([-1.0, -1, -1]), np.array([1.0, 1, 1]))
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+@pytest.mark.parametrize("fn", [
+    lambda p: L.project_box(p, *BOX),
+    lambda p: L.project_box(p, *BOX, np.zeros(3), np.eye(3)),
+    lambda p: L.project_ellipsoid(p, [1, 1, 1]),
+    lambda p: L.project_kdop(p, -np.ones(13), np.ones(13)),
+    lambda p: L.project_kdop(p, -np.ones(13), np.ones(13), exact=True),
+])
+def test_projection_rejects_non_finite_points(fn, bad):
+    pts = np.zeros((4, 5, 3))
+    pts[2, 3, 1] = bad
+    with pytest.raises(LimitsError, match=r"non-finite.*\(2, 3\)"):
+        fn(pts)
+
+
+@pytest.mark.parametrize("fn", [
+    lambda c: L.fit_box(c),
+    lambda c: L.fit_orientation(c),
+    lambda c: L.fit_oriented_box(c, np.zeros(3), np.eye(3)),
+    lambda c: L.fit_ellipsoid(c, np.zeros(3), np.eye(3)),
+    lambda c: L.fit_kdop(c, np.zeros(3), np.eye(3), L.kdop_axes()),
+    lambda c: L.subsample(c, 0.05),
+])
+def test_fit_rejects_nan_and_bad_shapes(fn):
+    cloud = np.zeros((10, 3))
+    cloud[4, 2] = np.nan
+    with pytest.raises(LimitsError, match="non-finite"):
+        fn(cloud)
+    with pytest.raises(LimitsError, match=r"shape"):
+        fn(np.zeros((10, 2)))
+
+
+@pytest.mark.parametrize("fn", [
+    lambda c, pad: L.fit_box(c, pad),
+    lambda c, pad: L.fit_oriented_box(c, np.zeros(3), np.eye(3), pad),
+    lambda c, pad: L.fit_ellipsoid(c, np.zeros(3), np.eye(3), pad),
+    lambda c, pad: L.fit_kdop(c, np.zeros(3), np.eye(3), L.kdop_axes(), pad),
+])
+def test_fit_rejects_empty_cloud_and_negative_padding(fn):
+    with pytest.raises(LimitsError, match="empty cloud"):
+        fn(np.zeros((0, 3)), 0.05)
+    with pytest.raises(LimitsError, match="padding must be >= 0"):
+        fn(np.ones((5, 3)), -0.1)
+    with pytest.raises(LimitsError, match="padding must be finite"):
+        fn(np.ones((5, 3)), np.nan)
+
+
+def test_invalid_limits_raise():
+    p = np.zeros((2, 3))
+    with pytest.raises(LimitsError, match=r"lo\[1\]"):
+        L.project_box(p, [0, 1, 0], [1, 0, 1])
+    with pytest.raises(LimitsError, match="scale must be >= 0"):
+        L.project_ellipsoid(p, [1, -1, 1])
+    with pytest.raises(LimitsError, match="mins"):
+        L.project_kdop(p, np.ones(13), np.zeros(13))
+    with pytest.raises(LimitsError, match="rotation"):
+        L.project_box(p, *BOX, np.zeros(3), np.eye(4))
+    with pytest.raises(LimitsError, match="rotation"):
+        L.project_box(p, *BOX, np.zeros(3), np.full((3, 3), np.nan))
+    with pytest.raises(LimitsError, match="distance must be >= 0"):
+        L.subsample(p, -1.0)
+    with pytest.raises(LimitsError, match="points must have shape"):
+        L.project_ellipsoid(np.zeros((3, 4)), [1, 1, 1])
+    # it is a ValueError and a JointLimitsError
+    with pytest.raises(ValueError):
+        L.fit_box(np.zeros((0, 3)))
+    with pytest.raises(JointLimitsError):
+        L.fit_box(np.zeros((0, 3)))
+
+
+def test_float32_and_batched_projection():
+    rng = np.random.default_rng(13)
+    pts = rng.normal(size=(4, 6, 3)) * 2
+    rot = random_rotation(rng)
+    pos = rng.normal(size=3)
+    scale = np.array([1.0, 0.5, 0.2])
+    mins, maxs = L.fit_kdop(rng.normal(size=(50, 3)), np.zeros(3), np.eye(3), L.kdop_axes())
+    for fn in (
+        lambda x: L.project_box(x, *BOX, pos, rot),
+        lambda x: L.project_ellipsoid(x, scale, pos, rot),
+        lambda x: L.project_kdop(x, mins, maxs, pos, rot),
+        lambda x: L.project_kdop(x, mins, maxs, pos, rot, exact=True),
+    ):
+        full = fn(pts)
+        assert full.shape == pts.shape and full.dtype == np.float64
+        np.testing.assert_array_equal(full.reshape(-1, 3), fn(pts.reshape(-1, 3)))
+        p32 = pts.astype(np.float32)
+        np.testing.assert_array_equal(fn(p32), fn(p32.astype(np.float64)))
+    assert L.project_box(np.zeros((0, 3)), *BOX).shape == (0, 3)
+    assert L.project_box(np.zeros(3), *BOX).shape == (3,)
+
+
+def test_distance_helpers():
+    pts = np.array([[3.0, 0, 0], [0.0, 0, 0]])
+    np.testing.assert_allclose(L.distance_box(pts, *BOX), [2.0, 0.0])
+    np.testing.assert_allclose(L.distance_ellipsoid(pts, [2.0, 1.0, 1.0]), [1.0, 0.0])
+    mins, maxs = -np.ones(13), np.ones(13)
+    np.testing.assert_allclose(L.distance_kdop(pts, mins, maxs), [2.0, 0.0], atol=1e-12)
+    np.testing.assert_array_equal(L.contains_ellipsoid(pts, [2.0, 1, 1]), [False, True])
