@@ -252,3 +252,26 @@ def test_degenerate_data_gives_valid_limits_or_errors():
     lim = JointLimits.fit(still)
     with pytest.raises(LimitsError, match="NaN"):
         lim.project(bad.rotations)
+
+
+@needs_shared
+def test_apply_smooth_removes_side_switch_pop(walk):
+    """A forearm twisted a full turn over the clip makes its projection switch sides of the limit
+    (seed 000, "Issues"); smoothing removes the pop and leaves other frames as projected."""
+    from jointlimits.model import side_switches
+
+    m = walk[:600]
+    lim = JointLimits.fit(m, shape="ellipsoid")
+    j = m.skeleton.index("LeftForeArm")
+    spun = m.copy()
+    spun.rotations[:, j] = quat.mul(spun.rotations[:, j], quat.from_angle_axis(
+        np.linspace(0, 2 * np.pi, m.num_frames), np.array([0.0, 0.0, 1.0])))
+    hard = lim.apply(spun)
+    soft = lim.apply(spun, smooth=True)
+    cuts = side_switches(hard.rotations, spun.rotations)
+    assert cuts.size >= 1
+    jump_hard = quat.angle(hard.rotations[1:, j], hard.rotations[:-1, j]).max()
+    jump_soft = quat.angle(soft.rotations[1:, j], soft.rotations[:-1, j]).max()
+    assert jump_hard > 1.0 and jump_soft < 0.4 * jump_hard
+    untouched = np.all(soft.rotations == hard.rotations, axis=(1, 2))
+    assert untouched[: cuts[0]].all() and untouched.mean() > 0.8

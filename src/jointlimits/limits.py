@@ -776,9 +776,8 @@ def _kdop_brute_local(u, v, w, G, bnd, tol):
                     act[0] = a
                     act[1] = b
                     act[2] = c
-                # projection of p onto {N^T x = b_act}: x = p - N lam, (N^T N) lam = N^T p - b
-                # Use _solve_active on the residual direction iteratively: solve via normal eqs.
-                # Build residual e = N^T p - b.
+                # projection of p onto the planes {N^T x = b_act}: x = p - N lam with
+                # (N^T N) lam = N^T p - b_act (rows of G are unit vectors)
                 ok = True
                 lam0 = 0.0
                 lam1 = 0.0
@@ -1051,9 +1050,6 @@ def project_kdop(
     G = np.ascontiguousarray(np.concatenate([unit, -unit], axis=0))
     bnd = np.concatenate([maxs / norms, -mins / norms])
     status = np.empty(flat.shape[0], dtype=np.int8)
-    if res_flat is flat or np.shares_memory(res_flat, flat):
-        # the kernel reads each point before writing it, so in-place is fine
-        pass
     bad = _kdop_exact_kernel(flat, G, bnd, pos, rot, res_flat, status)
     _raise_bad_point(bad, flat, shape)
     if status.size and status.max() > 0:

@@ -509,6 +509,27 @@ def relative_clouds(ms: Sequence[Motion], joint: int, reference: Array, twist_ax
             quat.to_scaled_angle_axis(quat.unroll(t, ranges=ranges)))
 
 
+def side_switches(limited: Array, original: Array, threshold: float = 0.25) -> NDArray[np.int64]:
+    """Frames where a projection jumped (switched sides of its limit): the limited rotation moved
+    more than ``threshold`` radians further between two frames than the input did."""
+    jump_out = quat.angle(limited[1:], limited[:-1])
+    jump_in = quat.angle(original[1:], original[:-1])
+    hit = np.any(jump_out - jump_in > threshold, axis=tuple(range(1, jump_out.ndim)))
+    return np.nonzero(hit)[0] + 1
+
+
+def smooth_switches(limited: Array, original: Array, frame_time: float, halflife: float = 0.25,
+                    threshold: float = 0.25) -> Array:
+    """Remove the pops of projections that switch sides with a tracking spring; frames the spring
+    does not touch are returned exactly as projected."""
+    from .tracking import track_rotations
+
+    cuts = side_switches(limited, original, threshold)
+    if cuts.size == 0:
+        return limited
+    return track_rotations(limited, cuts, frame_time, halflife=halflife)
+
+
 class JointLimits:
     """Per-joint limits of one skeleton, fitted from motion capture.
 
@@ -646,17 +667,34 @@ class JointLimits:
         return out
 
     def apply(self, motion: Motion, soften: tuple[float, float] | None = None, smooth: bool = False,
-              halflife: float = 0.05) -> Motion:
+              halflife: float = 0.25) -> Motion:
         """A copy of ``motion`` with every frame limited. With ``smooth`` a tracking spring removes
         the jumps a projection makes when it switches sides, leaving other frames as projected."""
         self.check_skeleton(motion.skeleton)
         out = motion.copy()
         out.rotations = self.project(motion.rotations, soften)
         if smooth:
-            from .tracking import smooth_limited
-
-            out.rotations = smooth_limited(out.rotations, motion.frame_time, self, halflife=halflife)
+            out.rotations = smooth_switches(out.rotations, motion.rotations, motion.frame_time, halflife=halflife)
         return out
+
+    def report(self, motions: Motion | Iterable[Motion], tolerance: float = 1e-6) -> list[dict[str, Any]]:
+        """Per limited joint: frames outside, fraction outside, mean and max violation (degrees)
+        over the frames of all ``motions``."""
+        ms = [motions] if isinstance(motions, Motion) else list(motions)
+        for m in ms:
+            self.check_skeleton(m.skeleton)
+        v = np.concatenate([self.violation(m.rotations) for m in ms], axis=0)
+        rows = []
+        for j in self.active():
+            vj = v[:, j]
+            out = vj > tolerance
+            rows.append({
+                "joint": self.skeleton.names[j], "frames": int(vj.size), "frames_outside": int(out.sum()),
+                "fraction_outside": float(out.mean()) if vj.size else 0.0,
+                "mean_violation_deg": float(np.degrees(vj[out].mean())) if out.any() else 0.0,
+                "max_violation_deg": float(np.degrees(vj.max())) if vj.size else 0.0,
+            })
+        return rows
 
     # ------------------------------------------------------------------ files
     def check_skeleton(self, skeleton: Skeleton) -> None:

@@ -1,0 +1,281 @@
+"""``jointlimits fit | apply | report | plot | demo``: thin CLI layers over :class:`JointLimits`."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+import numpy as np
+
+from .cli import BadInput, check_output_path, friendly_errors
+from .model import SHAPES
+
+__all__ = ["fit_command", "apply_command", "report_command", "plot_command", "demo_command"]
+
+SHAPE_CHOICE = click.Choice(list(SHAPES))
+
+
+def _progress(total: int, label: str, quiet: bool = False):
+    from tqdm import tqdm
+
+    return tqdm(total=total, desc=label, unit="clip", file=sys.stderr, disable=quiet or total < 2, leave=False)
+
+
+def _load_clips(paths: list[Path], quiet: bool = False) -> list:
+    from . import bvh
+
+    out = []
+    with _progress(len(paths), "loading", quiet) as bar:
+        for p in paths:
+            out.append(bvh.load(p))
+            bar.update(1)
+    return out
+
+
+def _parse_reference(value: str) -> Any:
+    from . import bvh
+
+    if value in ("mean", "first"):
+        return value
+    try:
+        return int(value)
+    except ValueError:
+        pass
+    p = Path(value)
+    if p.suffix.lower() == ".bvh":
+        return bvh.load(p)
+    raise BadInput(f"--reference must be 'mean', 'first', a frame index or a BVH file, not {value!r}")
+
+
+def _parse_joint_shapes(items: tuple[str, ...]) -> dict[str, str]:
+    out = {}
+    for it in items:
+        if "=" not in it:
+            raise BadInput(f"--joint-shape takes NAME=SHAPE, got {it!r}")
+        name, shape = it.split("=", 1)
+        if shape not in SHAPES + ("reach-window",):
+            raise BadInput(f"--joint-shape {it!r}: shape must be one of {', '.join(SHAPES + ('reach-window',))}")
+        out[name] = shape
+    return out
+
+
+def fit_limits(clips: list, shape: str, swing_twist: bool, padding: float, reference: Any,
+               subsample: float, joint_shapes: dict[str, str], quiet: bool = False):
+    """Fit with a progress bar over joints."""
+    from tqdm import tqdm
+
+    from .model import JointLimits
+
+    bar = tqdm(desc="fitting", unit="joint", file=sys.stderr, disable=quiet, leave=False)
+
+    def progress(k: int, n: int, name: str) -> None:
+        bar.total = n
+        bar.n = k
+        bar.set_postfix_str(name)
+        bar.refresh()
+
+    try:
+        return JointLimits.fit(clips, shape=shape, swing_twist=swing_twist, padding=padding, reference=reference,
+                               subsample=subsample, shapes=joint_shapes, progress=progress)
+    finally:
+        bar.close()
+
+
+@click.command("fit")
+@click.argument("clips", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option("-o", "--output", type=click.Path(path_type=Path), required=True, help="Limits file to write (JSON).")
+@click.option("--shape", type=SHAPE_CHOICE, default="ellipsoid", show_default=True, help="Limit shape in limit space.")
+@click.option("--swing-twist", is_flag=True, help="Separate limits for swing and twist about the bone axis.")
+@click.option("--padding", type=float, default=0.05, show_default=True, help="Padding around the data (radians).")
+@click.option("--reference", default="mean", show_default=True,
+              help="Reference pose: mean, first, a frame index of the first clip, or a BVH file (its first frame).")
+@click.option("--subsample", type=float, default=0.05, show_default=True,
+              help="Subsampling distance (radians) for fitting the limit frame.")
+@click.option("--joint-shape", multiple=True, metavar="NAME=SHAPE",
+              help="Per-joint shape override, e.g. --joint-shape LeftArm=reach-window (repeatable).")
+@click.option("--force", is_flag=True, help="Allow the output to overwrite an input file.")
+@click.option("-q", "--quiet", is_flag=True, help="No progress bars.")
+@friendly_errors
+def fit_command(clips: tuple[Path, ...], output: Path, shape: str, swing_twist: bool, padding: float,
+                reference: str, subsample: float, joint_shape: tuple[str, ...], force: bool, quiet: bool) -> None:
+    """Fit joint limits to one or more BVH clips of the same skeleton."""
+    check_output_path(output, list(clips), force)
+    ms = _load_clips(list(clips), quiet)
+    lim = fit_limits(ms, shape, swing_twist, padding, _parse_reference(reference), subsample,
+                     _parse_joint_shapes(joint_shape), quiet)
+    lim.save(output)
+    frames = sum(m.num_frames for m in ms)
+    click.echo(f"fitted {len(lim.joints)} joints ({shape}{', swing-twist' if swing_twist else ''}) "
+               f"on {len(ms)} clip(s), {frames} frames -> {output}")
+
+
+@click.command("apply")
+@click.argument("limits_file", metavar="LIMITS.json", type=click.Path(path_type=Path))
+@click.argument("clip", type=click.Path(path_type=Path))
+@click.option("-o", "--output", type=click.Path(path_type=Path), required=True, help="BVH file to write.")
+@click.option("--soften", nargs=2, type=float, metavar="FALLOFF RADIUS", default=None,
+              help="Soften the projection (tanh falloff, extra radius in radians).")
+@click.option("--smooth", is_flag=True, help="Remove pops where a projection switches sides (tracking spring).")
+@click.option("--force", is_flag=True, help="Allow the output to overwrite the input clip.")
+@friendly_errors
+def apply_command(limits_file: Path, clip: Path, output: Path, soften: tuple[float, float] | None,
+                  smooth: bool, force: bool) -> None:
+    """Project every frame of CLIP into the limits and write the result."""
+    from . import bvh
+    from .model import JointLimits
+
+    check_output_path(output, [clip, limits_file], force)
+    lim = JointLimits.load(limits_file)
+    m = bvh.load(clip)
+    out = lim.apply(m, soften=soften, smooth=smooth)
+    bvh.save(output, out)
+    v = lim.violation(m.rotations)
+    changed = int(np.any(v > 1e-6, axis=1).sum())
+    click.echo(f"limited {changed}/{m.num_frames} frames (max violation {np.degrees(v.max()):.1f} deg) -> {output}")
+
+
+def _report_table(rows: list[dict]) -> str:
+    lines = [f"{'joint':<20} {'outside':>8} {'fraction':>9} {'mean deg':>9} {'max deg':>9}"]
+    for r in sorted(rows, key=lambda r: -r["fraction_outside"]):
+        lines.append(f"{r['joint']:<20} {r['frames_outside']:>8d} {r['fraction_outside']:>9.3f} "
+                     f"{r['mean_violation_deg']:>9.2f} {r['max_violation_deg']:>9.2f}")
+    return "\n".join(lines)
+
+
+@click.command("report")
+@click.argument("limits_file", metavar="LIMITS.json", type=click.Path(path_type=Path))
+@click.argument("clips", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")
+@friendly_errors
+def report_command(limits_file: Path, clips: tuple[Path, ...], as_json: bool) -> None:
+    """Per joint: frames outside the limits, fraction, mean and max violation in degrees."""
+    from .model import JointLimits
+
+    lim = JointLimits.load(limits_file)
+    ms = _load_clips(list(clips), quiet=as_json)
+    rows = lim.report(ms)
+    if as_json:
+        click.echo(json.dumps({"limits": str(limits_file), "clips": [str(c) for c in clips], "joints": rows},
+                              indent=2))
+    else:
+        click.echo(_report_table(rows))
+
+
+@click.command("plot")
+@click.argument("inputs", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option("--joint", required=True, help="Joint to plot.")
+@click.option("-o", "--output", type=click.Path(path_type=Path), required=True, help="PNG file to write.")
+@click.option("--after", type=click.Path(path_type=Path), default=None,
+              help="A filtered/limited version of CLIP: plot the joint's channel before/after instead.")
+@friendly_errors
+def plot_command(inputs: tuple[Path, ...], joint: str, output: Path, after: Path | None) -> None:
+    """Plot a joint: ``plot LIMITS.json CLIP`` draws its point cloud in limit space with the limit
+    surface and the quaternions before/after unrolling; ``plot CLIP --after OUT.bvh`` draws the
+    joint's rotation before/after filtering."""
+    from . import bvh
+
+    if output.suffix.lower() != ".png":
+        raise BadInput(f"{output}: the figure is written as PNG; give a .png path")
+    if after is not None:
+        if len(inputs) != 1:
+            raise BadInput("with --after give exactly one CLIP (the original)")
+        from .cli_springs import plot_channel_before_after
+
+        before_m, after_m = bvh.load(inputs[0]), bvh.load(after)
+        before_m.skeleton.index(joint)
+        path = plot_channel_before_after(before_m, after_m, joint, output)
+    else:
+        if len(inputs) != 2 or inputs[0].suffix.lower() != ".json":
+            raise BadInput("usage: jointlimits plot LIMITS.json CLIP --joint NAME -o FIG.png "
+                           "(or CLIP --after OUT.bvh for a before/after channel plot)")
+        from .model import JointLimits
+        from .plots import plot_joint_limit
+
+        lim = JointLimits.load(inputs[0])
+        m = bvh.load(inputs[1])
+        lim.check_skeleton(m.skeleton)
+        path = plot_joint_limit(lim, m, joint, output)
+    click.echo(f"wrote {path or output}")
+
+
+def run_demo(input_clip: Path | None, out_dir: Path, shape: str, swing_twist: bool, over: float,
+             quiet: bool = False) -> dict[str, Any]:
+    """The main job: fit limits, limit an over-rotated copy, write BVHs, a report and figures."""
+    from . import bvh, procedural
+    from .model import JointLimits
+    from .plots import plot_joint_limit, plot_violation_report
+
+    out_dir.mkdir(parents=True, exist_ok=True)
+    files: dict[str, str] = {}
+    if input_clip is None:
+        motion = procedural.range_of_motion()
+        src = out_dir / "range_of_motion.bvh"
+        bvh.save(src, motion)
+        files["range_of_motion"] = str(src)
+    else:
+        motion = bvh.load(input_clip)
+    lim = fit_limits([motion], shape, swing_twist, 0.05, "mean", 0.05, {}, quiet)
+    lim_path = out_dir / "limits.json"
+    lim.save(lim_path)
+    files["limits"] = str(lim_path)
+    wild = procedural.over_rotate(motion, over)
+    limited = lim.apply(wild, smooth=True)
+    for key, m in (("over_rotated", wild), ("limited", limited)):
+        p = out_dir / f"{key}.bvh"
+        bvh.save(p, m)
+        files[key] = str(p)
+    before = lim.report(wild)
+    after = lim.report(limited)
+    report = {"input": str(input_clip) if input_clip else "procedural range of motion",
+              "frames": motion.num_frames, "joints": len(lim.joints), "shape": shape, "swing_twist": swing_twist,
+              "over_rotation": over, "over_rotated": before, "limited": after}
+    rp = out_dir / "report.json"
+    rp.write_text(json.dumps(report, indent=2))
+    files["report"] = str(rp)
+    (out_dir / "report.txt").write_text("over-rotated copy:\n" + _report_table(before) +
+                                        "\n\nafter limiting (smoothed):\n" + _report_table(after) + "\n")
+    files["report_text"] = str(out_dir / "report.txt")
+    files["violations_png"] = str(plot_violation_report(lim, wild, out_dir / "violations.png", projected=limited))
+    # figures for the three joints the over-rotation pushed furthest out
+    mean_violation = lim.violation(wild.rotations).mean(axis=0)
+    for j in sorted(lim.active(), key=lambda j: -mean_violation[j])[:3]:
+        name = motion.skeleton.names[j]
+        p = out_dir / f"joint_{name}.png"
+        plot_joint_limit(lim, motion, name, p, projected=limited)
+        files[f"joint_{name}"] = str(p)
+    report["files"] = files
+    return report
+
+
+@click.command("demo")
+@click.option("--input", "input_clip", type=click.Path(path_type=Path), default=None,
+              help="A real BVH clip (default: a procedural range-of-motion clip of a built-in humanoid).")
+@click.option("--out", "out_dir", type=click.Path(path_type=Path), default=Path("jointlimits_demo"),
+              show_default=True, help="Folder for the results.")
+@click.option("--shape", type=SHAPE_CHOICE, default="ellipsoid", show_default=True)
+@click.option("--swing-twist", is_flag=True)
+@click.option("--over-rotation", type=float, default=0.5, show_default=True,
+              help="How far past the data the over-rotated copy goes (0.5 = 50%).")
+@click.option("-q", "--quiet", is_flag=True)
+@friendly_errors
+def demo_command(input_clip: Path | None, out_dir: Path, shape: str, swing_twist: bool, over_rotation: float,
+                 quiet: bool) -> None:
+    """Fit limits, apply them to an over-rotated copy, write BVHs, a report and PNG figures."""
+    if input_clip is not None and out_dir.exists() and out_dir.resolve() == input_clip.resolve().parent \
+            and (out_dir / input_clip.name).exists() and input_clip.name in ("limited.bvh", "over_rotated.bvh"):
+        raise BadInput(f"{input_clip}: the demo would overwrite its own input; choose another --out")
+    rep = run_demo(input_clip, out_dir, shape, swing_twist, over_rotation, quiet)
+    b = rep["over_rotated"]
+    a = rep["limited"]
+    frac_b = np.mean([r["fraction_outside"] for r in b]) if b else 0.0
+    frac_a = np.mean([r["fraction_outside"] for r in a]) if a else 0.0
+    click.echo(f"jointlimits demo on {rep['input']}: {rep['frames']} frames, {rep['joints']} joints limited "
+               f"({shape}{', swing-twist' if swing_twist else ''})")
+    click.echo(f"  over-rotated copy: {100 * frac_b:.1f}% of joint-frames outside the limits; "
+               f"after limiting: {100 * frac_a:.1f}%")
+    click.echo("  wrote:")
+    for k, v in rep["files"].items():
+        click.echo(f"    {k:<18} {v}")
