@@ -25,6 +25,7 @@ from numpy.typing import NDArray
 from . import limits as L
 from . import quat
 from .errors import LimitsError
+from .fused import EMPTY_SHAPE, pack_shape, project_fitted
 from .skeleton import Motion, Skeleton
 
 __all__ = ["JointLimits", "JointLimit", "FittedLimit", "Shape", "SHAPES", "fit_shape", "to_limit_space",
@@ -226,12 +227,6 @@ def fit_shape(points: Array, kind: str, padding: float = 0.05, subsample: float 
 # --------------------------------------------------------------------------- one joint
 
 
-def _other_cover(v: Array) -> Array:
-    """The same rotation written the long way round: v - 2 pi v/|v|."""
-    n = np.linalg.norm(v, axis=-1, keepdims=True)
-    return np.where(n > 1e-12, v - 2.0 * np.pi * v / np.where(n > 1e-12, n, 1.0), v)
-
-
 def _slabs(shape: Shape) -> tuple[Array, Array, Array, Array, Array]:
     """A box, oriented box or k-DOP as slabs: (position, rotation, local axes, mins, maxs)."""
     if shape.kind == "box":
@@ -295,46 +290,6 @@ def twist_interval(shape: Shape, axis: Array) -> tuple[float, float]:
     return float(lo), float(hi)
 
 
-def _project_twist(t: Array, interval: tuple[float, float], soften: tuple[float, float] | None
-                   ) -> tuple[Array, Array]:
-    """Clamp twist angles to the interval, trying the long way round too when the interval
-    reaches past pi; returns (softened, hard) angles."""
-    lo, hi = interval
-    p = np.clip(t, lo, hi)
-    if max(-lo, hi) > np.pi:
-        t2 = np.where(t >= 0, t - 2.0 * np.pi, t + 2.0 * np.pi)
-        p2 = np.clip(t2, lo, hi)
-        take = np.abs(p2 - t2) < np.abs(p - t)
-        t, p = np.where(take, t2, t), np.where(take, p2, p)
-    if soften is None:
-        return p, p
-    d = np.abs(p - t)
-    return p + np.sign(t - p) * np.tanh(soften[0] * d) * soften[1] * (d > 1e-5), p
-
-
-def _project_covers(shape: Shape, v: Array, soften: tuple[float, float] | None,
-                    both_covers: bool = True) -> tuple[Array, Array]:
-    """Project v (short cover) and, if the shape reaches past pi, also its long cover; return the
-    projection of whichever is closer to the input rotation, and the un-softened projection.
-
-    Fitted clouds are unrolled, so a limit may hold rotations of more than pi that the short
-    cover alone would push to the other side (the reference, ``both_covers=False``, does that)."""
-    p = shape.project(v)
-    if both_covers and shape.radius() > np.pi:
-        v2 = _other_cover(v)
-        p2 = shape.project(v2)
-        # distance measured as a rotation: |log(exp(-v) exp(p))| equals |p - v| for same-axis
-        # points; comparing within each cover is enough because both start from the same rotation
-        d1 = np.linalg.norm(p - v, axis=-1)
-        d2 = np.linalg.norm(p2 - v2, axis=-1)
-        take = d2 < d1
-        if np.any(take):
-            v = np.where(take[..., None], v2, v)
-            p = np.where(take[..., None], p2, p)
-    out = p if soften is None else L.soften(v, p, soften[0], soften[1])
-    return out, p
-
-
 @dataclass
 class FittedLimit:
     """A data-fitted limit of one joint: reference rotation, twist axis, shape(s)."""
@@ -358,12 +313,19 @@ class FittedLimit:
         self.twist_axis = ax / n
         if self.shape is None and (self.swing is None or self.twist is None):
             raise LimitsError("a fitted limit needs either a shape or both swing and twist shapes")
-        if self.shape is None:
+        # packed for the compiled step (jointlimits.fused)
+        self._twist_interval = (0.0, 0.0)
+        if self.shape is not None:
+            self._mode, a, b = 0, pack_shape(self.shape), EMPTY_SHAPE
+        elif self.reference_quirks:
+            self._mode, a, b = 2, pack_shape(self.swing), pack_shape(self.twist)
+        else:
             # swing points lie in the plane perpendicular to the twist axis and twist points on
             # the axis, so each part is limited by its section: the composed rotation then
             # decomposes back into the same parts (projection is idempotent)
-            self._swing_section = swing_section(self.swing, self.twist_axis)
+            self._mode, a, b = 1, pack_shape(swing_section(self.swing, self.twist_axis)), EMPTY_SHAPE
             self._twist_interval = twist_interval(self.twist, self.twist_axis)
+        self._packed = (a, b)
 
     @property
     def swing_twist(self) -> bool:
@@ -377,30 +339,16 @@ class FittedLimit:
         s, t = quat.swing_twist(r, self.twist_axis)
         return quat.to_scaled_angle_axis(quat.abs(s)), quat.to_scaled_angle_axis(quat.abs(t))
 
-    def _project(self, rotations: Array, soften: tuple[float, float] | None) -> tuple[Array, Array]:
-        q = np.asarray(rotations, np.float64)
-        if not self.swing_twist:
-            v = to_limit_space(q, self.reference)
-            out, hard = _project_covers(self.shape, v, soften, not self.reference_quirks)
-            return from_limit_space(out, self.reference), from_limit_space(hard, self.reference)
-        vs, vt = self.limit_space(q)
-        if not self.reference_quirks:
-            os_, hs = _project_covers(self._swing_section, vs, soften)
-            ta = vt @ self.twist_axis
-            st, ht_ = _project_twist(ta, self._twist_interval, soften)
-            ot, ht = st[..., None] * self.twist_axis, ht_[..., None] * self.twist_axis
-        else:  # the reference: each part projected onto its full 3D shape
-            os_, hs = _project_covers(self.swing, vs, soften, False)
-            ot, ht = _project_covers(self.twist, vt, soften, False)
-        ref = self.reference
-        soft = quat.mul(ref, quat.mul(quat.from_scaled_angle_axis(os_), quat.from_scaled_angle_axis(ot)))
-        hard = quat.mul(ref, quat.mul(quat.from_scaled_angle_axis(hs), quat.from_scaled_angle_axis(ht)))
-        return soft, hard
+    def _project(self, rotations: Array, soften: tuple[float, float] | None, want_hard: bool = False
+                 ) -> tuple[Array, Array | None]:
+        """(softened, hard) projections, each on the caller's cover."""
+        a, b = self._packed
+        return project_fitted(rotations, self.reference, self.twist_axis, self._mode, not self.reference_quirks,
+                              soften, a, b, self._twist_interval, want_hard)
 
     def project(self, rotations: Array, soften: tuple[float, float] | None = None) -> Array:
         """Limited local rotations ``[..., 4]`` (same cover as the input's nearest)."""
-        out = self._project(rotations, soften)[0]
-        return _match_cover(out, rotations)
+        return self._project(rotations, soften)[0]
 
     def contains(self, rotations: Array, tolerance: float = 1e-6) -> NDArray[np.bool_]:
         """Whether each rotation is inside the limit (either cover), within ``tolerance`` radians."""
@@ -408,7 +356,7 @@ class FittedLimit:
 
     def violation(self, rotations: Array) -> Array:
         """Angle in radians between each rotation and its projection (0 inside)."""
-        hard = self._project(rotations, None)[1]
+        hard = self._project(rotations, None)[0]
         return quat.angle(rotations, hard)
 
     def to_dict(self) -> dict:
@@ -431,12 +379,6 @@ class FittedLimit:
                        twist=Shape.from_dict(d["twist"]), reference_quirks=quirks)
         except KeyError as e:
             raise LimitsError(f"corrupt joint limit entry: missing {e}") from None
-
-
-def _match_cover(q: Array, like: Array) -> Array:
-    """Flip q to the cover nearest ``like`` (callers get back what they passed in, limited)."""
-    like = np.asarray(like, np.float64)
-    return np.where((np.sum(q * like, axis=-1) < 0)[..., None], -q, q)
 
 
 def _limit_from_dict(d: Mapping[str, Any]) -> JointLimit:
