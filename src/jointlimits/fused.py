@@ -18,7 +18,7 @@ from .limits import _ellipsoid_inside, _ellipsoid_local, _kdop_brute_local, _kdo
 
 __all__ = ["pack_shape", "project_fitted", "EMPTY_SHAPE"]
 
-SLABS, ELLIPSOID, KDOP_EXACT, BOX = 0, 1, 2, 3
+SLABS, ELLIPSOID, KDOP_EXACT, BOX, POLYGON = 0, 1, 2, 3, 4
 TWO_PI = 2.0 * math.pi
 
 
@@ -47,12 +47,83 @@ def pack_shape(shape: Any) -> tuple:
     return (KDOP_EXACT, f, none3, none1, none1, G, bnd)
 
 
+def _clip_polygon(poly: np.ndarray, g: np.ndarray, h: float) -> np.ndarray:
+    """Sutherland-Hodgman: the part of a convex polygon [V, 2] with g.y <= h."""
+    if len(poly) == 0:
+        return poly
+    d = poly @ g - h
+    out = []
+    for i in range(len(poly)):
+        j = (i + 1) % len(poly)
+        if d[i] <= 0:
+            out.append(poly[i])
+        if (d[i] < 0 < d[j]) or (d[j] < 0 < d[i]):
+            t = d[i] / (d[i] - d[j])
+            out.append(poly[i] + t * (poly[j] - poly[i]))
+    return np.array(out).reshape(-1, 2)
+
+
+def pack_swing_section(shape: Any, axis: np.ndarray) -> tuple:
+    """The swing section of a shape (its part in the plane perpendicular to ``axis``) packed for
+    the kernels: a convex polygon for boxes and k-DOPs, an ellipse for ellipsoids."""
+    from .model import _slabs, swing_section
+
+    if shape.kind == "ellipsoid":
+        return pack_shape(swing_section(shape, axis))
+    a = np.asarray(axis, np.float64)
+    e1 = np.cross(a, [1.0, 0, 0] if abs(a[0]) < 0.9 else [0, 1.0, 0])
+    e1 /= np.linalg.norm(e1)
+    P = np.stack([e1, np.cross(a, e1)], axis=1)  # plane basis, columns
+    pos, rot, ax, mins, maxs = _slabs(shape)
+    m = ax @ rot.T  # slab directions in limit space (rows)
+    off = m @ pos
+    big = 100.0
+    poly = np.array([[-big, -big], [big, -big], [big, big], [-big, big]])
+    for mk, ok, mn, mx in zip(m, off, mins, maxs):
+        g = P.T @ mk
+        poly = _clip_polygon(poly, g, mx + ok)
+        poly = _clip_polygon(poly, -g, -(mn + ok))
+    if len(poly) == 0:  # the plane misses the shape: fall back to the 3D section solver
+        return pack_shape(swing_section(shape, axis))
+    f = np.zeros(16)
+    f[3:6], f[6:9] = P[:, 0], P[:, 1]
+    f[15] = float(np.max(np.linalg.norm(poly, axis=1)))
+    verts = np.zeros((len(poly), 3))
+    verts[:, :2] = poly
+    return (POLYGON, f, verts, np.zeros(0), np.zeros(0), np.zeros((0, 3)), np.zeros(0))
+
+
 EMPTY_SHAPE = (SLABS, np.zeros(16), np.zeros((0, 3)), np.zeros(0), np.zeros(0), np.zeros((0, 3)), np.zeros(0))
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy")
 def _project_point(x, y, z, code, f, axes, mins, maxs, G, bnd):  # pragma: no cover - compiled
     """Closest point of one shape (points inside come back unchanged)."""
+    if code == POLYGON:  # convex polygon in the plane spanned by e1 = f[3:6], e2 = f[6:9]
+        yu = f[3] * x + f[4] * y + f[5] * z
+        yv = f[6] * x + f[7] * y + f[8] * z
+        nv = axes.shape[0]
+        inside = True
+        for k in range(nv):
+            k2 = k + 1 if k + 1 < nv else 0
+            ex, ey = axes[k2, 0] - axes[k, 0], axes[k2, 1] - axes[k, 1]
+            if ex * (yv - axes[k, 1]) - ey * (yu - axes[k, 0]) < -1e-12 * (1.0 + abs(yu) + abs(yv)):
+                inside = False
+                break
+        if inside:
+            return x, y, z
+        best, bu, bv = 1e300, yu, yv
+        for k in range(nv):
+            k2 = k + 1 if k + 1 < nv else 0
+            ex, ey = axes[k2, 0] - axes[k, 0], axes[k2, 1] - axes[k, 1]
+            ee = ex * ex + ey * ey
+            t = ((yu - axes[k, 0]) * ex + (yv - axes[k, 1]) * ey) / ee if ee > 0 else 0.0
+            t = min(max(t, 0.0), 1.0)
+            cu, cv = axes[k, 0] + t * ex, axes[k, 1] + t * ey
+            d = (cu - yu) ** 2 + (cv - yv) ** 2
+            if d < best:
+                best, bu, bv = d, cu, cv
+        return (f[3] * bu + f[6] * bv, f[4] * bu + f[7] * bv, f[5] * bu + f[8] * bv)
     px, py, pz = f[0], f[1], f[2]
     r00, r01, r02, r10, r11, r12, r20, r21, r22 = f[3], f[4], f[5], f[6], f[7], f[8], f[9], f[10], f[11]
     dx, dy, dz = x - px, y - py, z - pz

@@ -25,7 +25,7 @@ from numpy.typing import NDArray
 from . import limits as L
 from . import quat
 from .errors import LimitsError
-from .fused import EMPTY_SHAPE, pack_shape, project_fitted
+from .fused import EMPTY_SHAPE, pack_shape, pack_swing_section, project_fitted
 from .skeleton import Motion, Skeleton
 
 __all__ = ["JointLimits", "JointLimit", "FittedLimit", "Shape", "SHAPES", "fit_shape", "to_limit_space",
@@ -323,7 +323,7 @@ class FittedLimit:
             # swing points lie in the plane perpendicular to the twist axis and twist points on
             # the axis, so each part is limited by its section: the composed rotation then
             # decomposes back into the same parts (projection is idempotent)
-            self._mode, a, b = 1, pack_shape(swing_section(self.swing, self.twist_axis)), EMPTY_SHAPE
+            self._mode, a, b = 1, pack_swing_section(self.swing, self.twist_axis), EMPTY_SHAPE
             self._twist_interval = twist_interval(self.twist, self.twist_axis)
         self._packed = (a, b)
 

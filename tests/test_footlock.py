@@ -1,0 +1,158 @@
+"""Foot locking on the shared LAFAN1 walk: contacts, skating reduction, limits, untouched frames,
+BVH output and the ``jointlimits footlock`` command."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from jointlimits import bvh, quat
+from jointlimits.footlock import (contact_segments, detect_contacts, find_feet, footlock, measure_skating)
+from jointlimits.skeleton import forward_kinematics
+
+SHARED = Path(__file__).resolve().parents[1].parent / "shared"
+LAFAN = SHARED / "data" / "mocap" / "lafan1"
+WALK = "walk4_subject1.bvh"
+
+pytestmark = pytest.mark.skipif(not (LAFAN / WALK).is_file(),
+                                reason=f"shared LAFAN1 clips not found at {LAFAN} (../shared is absent)")
+
+
+@pytest.fixture(scope="module")
+def data():
+    from jointlimits.model import JointLimits
+
+    clips = {p.name: bvh.load(p) for p in sorted(LAFAN.glob("*.bvh"))}
+    walk = clips[WALK]
+    limits = JointLimits.fit([m for k, m in clips.items() if k != WALK], shape="ellipsoid")
+    contacts = detect_contacts(walk)
+    out, rep = footlock(walk, limits, contacts)
+    return walk, limits, contacts, out, rep
+
+
+def test_feet_found_by_name(data):
+    walk = data[0]
+    assert [walk.skeleton.names[j] for j in find_feet(walk.skeleton)] == ["LeftFoot", "RightFoot"]
+
+
+def test_contacts_both_feet_alternating(data):
+    walk, _, c, _, _ = data
+    assert c.shape == (walk.num_frames, 2)
+    segs = contact_segments(c)
+    assert all(len(s) >= 20 for s in segs), [len(s) for s in segs]
+    # while one foot swings (a gap between two of its contacts) the other one is planted
+    for i in range(2):
+        other = c[:, 1 - i]
+        covered = [other[e:s2].mean() for (_, e), (s2, _) in zip(segs[i][:-1], segs[i][1:])]
+        assert np.median(covered) >= 0.9
+    assert (c[:, 0] & ~c[:, 1]).any() and (c[:, 1] & ~c[:, 0]).any()
+
+
+def test_skating_reduced_by_90_percent(data):
+    walk, _, c, out, rep = data
+    before, after = measure_skating(walk, c), measure_skating(out, c)
+    assert before["total_m"] > 0
+    assert rep.skating_before["total_m"] == pytest.approx(before["total_m"])
+    assert 100.0 * (1.0 - after["total_m"] / before["total_m"]) >= 90.0
+    assert rep.reduction_percent >= 90.0
+    assert set(before["per_foot"]) == {"LeftFoot", "RightFoot"}
+
+
+def test_limits_never_violated_and_foot_keeps_its_orientation(data):
+    walk, limits, _, out, _ = data
+    sk = walk.skeleton
+    for name in ("LeftUpLeg", "LeftLeg", "RightUpLeg", "RightLeg"):
+        j = sk.index(name)
+        changed = np.any(out.rotations[:, j] != walk.rotations[:, j], axis=-1)
+        assert changed.sum() > 100
+        assert limits.joint(j).contains(out.rotations[changed, j]).all(), name
+    gr0, _ = forward_kinematics(walk)
+    gr1, _ = forward_kinematics(out)
+    for name in ("LeftFoot", "RightFoot"):
+        j = sk.index(name)
+        assert np.max(quat.angle(gr0[:, j], gr1[:, j])) < 1e-6
+
+
+def test_frames_far_from_contacts_unchanged(data):
+    walk, _, c, out, rep = data
+    sk = walk.skeleton
+    B = 6  # the default blend_frames
+    legs = set()
+    for i, j in enumerate(find_feet(sk)):
+        chain = [int(sk.parents[sk.parents[j]]), int(sk.parents[j]), j]
+        legs.update(chain)
+        near = np.zeros(walk.num_frames, bool)
+        for s, e in contact_segments(c)[i]:
+            near[max(0, s - B):e + B] = True
+        assert (~near).sum() > 50
+        np.testing.assert_array_equal(out.rotations[~near][:, chain], walk.rotations[~near][:, chain])
+    others = [j for j in range(sk.num_joints) if j not in legs]
+    np.testing.assert_array_equal(out.rotations[:, others], walk.rotations[:, others])
+    np.testing.assert_array_equal(out.positions, walk.positions)
+
+
+def test_bvh_output_has_the_same_skeleton(data, tmp_path):
+    walk, _, c, out, _ = data
+    p = tmp_path / "locked.bvh"
+    bvh.save(p, out)
+    back = bvh.load(p)
+    assert back.skeleton.fingerprint() == walk.skeleton.fingerprint()
+    assert back.skeleton.names == walk.skeleton.names
+    assert back.num_frames == walk.num_frames and back.frame_time == pytest.approx(walk.frame_time)
+    assert np.max(quat.angle(back.rotations, out.rotations)) < 1e-5
+    assert measure_skating(back, c)["total_m"] <= 0.1 * measure_skating(walk, c)["total_m"]
+
+
+def test_cli_end_to_end(data, tmp_path):
+    from click.testing import CliRunner
+
+    from jointlimits.cli import main
+
+    walk, limits, _, _, _ = data
+    clip = tmp_path / "walk.bvh"
+    bvh.save(clip, walk[:600])
+    lim = tmp_path / "limits.json"
+    limits.save(lim)
+    out = tmp_path / "out.bvh"
+    runner = CliRunner()
+    r = runner.invoke(main, ["footlock", str(clip), "-o", str(out), "--limits", str(lim), "--blend-frames", "4"])
+    assert r.exit_code == 0, r.output
+    assert "reduction" in r.output and out.is_file()
+    assert bvh.load(out).skeleton.fingerprint() == walk.skeleton.fingerprint()
+    r = runner.invoke(main, ["footlock", str(clip), "-o", str(tmp_path / "o.bvh"), "--json"])
+    assert r.exit_code == 0, r.output
+    import json
+
+    assert json.loads(r.output)["reduction_percent"] >= 90.0
+    # refuses to overwrite the input without --force
+    before = clip.read_bytes()
+    r = runner.invoke(main, ["footlock", str(clip), "-o", str(clip)])
+    assert r.exit_code == 2 and "--force" in r.output and clip.read_bytes() == before
+    # a bad file: one line, exit code 2
+    bad = tmp_path / "bad.bvh"
+    bad.write_text("not a bvh\n")
+    r = runner.invoke(main, ["footlock", str(bad), "-o", str(tmp_path / "x.bvh")])
+    assert r.exit_code == 2 and r.output.strip().startswith("error:") and len(r.output.strip().splitlines()) == 1
+    r = runner.invoke(main, ["footlock", str(tmp_path / "missing.bvh"), "-o", str(tmp_path / "x.bvh")])
+    assert r.exit_code == 2
+    r = runner.invoke(main, ["footlock", str(clip), "-o", str(tmp_path / "x.bvh"), "--height-threshold", "-1"])
+    assert r.exit_code == 2
+
+
+def test_blend_ramps_are_smooth_and_tight_limits_are_kept(data):
+    """With tight limits (fitted on the walk itself, no padding, then shrunk) the projection bites
+    and CCD refines; every changed hip/knee rotation is still inside."""
+    from jointlimits.model import JointLimits
+
+    walk = data[0][:900]
+    sk = walk.skeleton
+    lim = JointLimits.fit(walk[:300], shape="ellipsoid", padding=0.0)
+    out, rep = footlock(walk, lim)
+    assert rep.limited > 0
+    for name in ("LeftUpLeg", "LeftLeg", "RightUpLeg", "RightLeg"):
+        j = sk.index(name)
+        ch = np.any(out.rotations[:, j] != walk.rotations[:, j], axis=-1)
+        assert lim.joint(j).contains(out.rotations[ch, j]).all(), name
