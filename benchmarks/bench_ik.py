@@ -6,7 +6,7 @@ limits fitted on the OTHER shared LAFAN1 clips; targets are the LeftHand positio
 frames of the test clip; solve from the limits' reference pose with the clip's root/spine;
 success = within 1 mm (0.1 cm) with every chain joint inside its limits.
 
-    PYTHONPATH=src .venv/bin/python benchmarks/bench_ik.py [--frames 1000] [--model]
+    PYTHONPATH=src .venv/bin/python benchmarks/bench_ik.py [--frames 1000] [--no-model] [--ikpy-frames 100]
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ import numpy as np
 
 from jointlimits import bvh, quat
 from jointlimits.ik import CCDSolver, ik_two_bone, precompute_start_poses, two_bone
+from jointlimits.ik.two_bone import ik_two_bone_numpy, two_bone_numpy
 from jointlimits.reach import ReachWindowLimit
 from jointlimits.skeleton import forward_kinematics
 
@@ -44,16 +45,61 @@ def bench_two_bone(n=1_000_000):
     c = b + rng.normal(size=(n, 3))
     t = a + 1.5 * rng.normal(size=(n, 3))
     P, Lk, Lj = (quat.normalize(rng.normal(size=(n, 4))) for _ in range(3))
+    fwd = rng.normal(size=(n, 3))
+    two_bone(a[:10], b[:10], c[:10], t[:10], P[:10], Lk[:10], Lj[:10])  # compile / load the cache
+    ik_two_bone(a[:10], b[:10], c[:10], t[:10], fwd[:10], P[:10], Lk[:10], Lj[:10])
     _, dt = best_of(lambda: two_bone(a, b, c, t, P, Lk, Lj))
-    _, dt2 = best_of(lambda: ik_two_bone(a, b, c, t, rng.normal(size=(n, 3)), P, Lk, Lj))
-    print(f"two_bone (geometric)      {n / dt / 1e6:6.2f} M solves/s   (target >= 2 M/s)")
-    print(f"ik_two_bone (demo)        {n / dt2 / 1e6:6.2f} M solves/s")
+    _, dt2 = best_of(lambda: ik_two_bone(a, b, c, t, fwd, P, Lk, Lj))
+    _, dt3 = best_of(lambda: two_bone_numpy(a, b, c, t, P, Lk, Lj), 1)
+    _, dt4 = best_of(lambda: ik_two_bone_numpy(a, b, c, t, fwd, P, Lk, Lj), 1)
+    print(f"two_bone (geometric)      {n / dt / 1e6:6.2f} M solves/s   (target >= 2 M/s; numpy reference {n / dt3 / 1e6:.2f} M/s)")
+    print(f"ik_two_bone (demo)        {n / dt2 / 1e6:6.2f} M solves/s   (target >= 2 M/s; numpy reference {n / dt4 / 1e6:.2f} M/s)")
+
+
+def bench_ikpy(test, idx, hand, train, rot, pos, targets, count):
+    """ikpy on the same chain: each joint as three revolute links in the clip's channel order with
+    per-axis Euler bounds (min/max over the training frames); targets in the chain's base frame."""
+    import warnings
+
+    from ikpy.chain import Chain
+    from ikpy.link import OriginLink, URDFLink
+
+    from jointlimits.skeleton import forward_kinematics_arrays
+
+    sk = test.skeleton
+    order = "".join(c[0].lower() for c in sk.channels[idx[0]] if c.endswith("rotation"))
+    eul = quat.to_euler(train, order)  # [F, 3 joints, 3 angles]
+    lo, hi = eul.min(0), eul.max(0)
+    links = [OriginLink()]
+    off = test.positions[0, idx + [hand]]
+    axes = {"x": [1, 0, 0], "y": [0, 1, 0], "z": [0, 0, 1]}
+    for k, j in enumerate(idx):
+        for m, ch in enumerate(order):
+            links.append(URDFLink(f"{sk.names[j]}_{ch}", origin_translation=off[k] if m == 0 else np.zeros(3),
+                                  origin_orientation=np.zeros(3), rotation=axes[ch], bounds=(lo[k, m], hi[k, m])))
+    links.append(URDFLink("hand", origin_translation=off[-1], origin_orientation=np.zeros(3), joint_type="fixed"))
+    chain = Chain(links, active_links_mask=[False] + [True] * (3 * len(idx)) + [False])
+    base = sk.parents[idx[0]]
+    sel = np.linspace(0, len(targets) - 1, min(count, len(targets))).astype(int)
+    gr, gp = forward_kinematics_arrays(rot[sel, : base + 1], pos[sel, : base + 1], sk.parents[: base + 1])
+    lt = quat.inv_mul_vec(gr[:, base], targets[sel] - gp[:, base])
+    ok, t0 = 0, time.perf_counter()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for f in range(len(sel)):
+            ang = chain.inverse_kinematics(lt[f])
+            err = np.linalg.norm(chain.forward_kinematics(ang)[:3, 3] - lt[f])
+            ok += err <= 0.1
+    dt = time.perf_counter() - t0
+    print(f"{'ikpy (Euler bounds from data)':34s} success {100 * ok / len(sel):6.2f}%  {len(sel) / dt:9.0f} solves/s  "
+          f"single {1e3 * dt / len(sel):.3f} ms mean  ({len(sel)} frames, 1 mm tolerance)")
 
 
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--frames", type=int, default=1000)
-    ap.add_argument("--model", action="store_true", help="also run with the lead's JointLimits model (numpy back end)")
+    ap.add_argument("--no-model", action="store_true", help="skip the JointLimits(ellipsoid) model runs")
+    ap.add_argument("--ikpy-frames", type=int, default=100, help="frames solved by ikpy (it is slow)")
     args = ap.parse_args()
     bench_two_bone()
     if not LAFAN.is_dir():
@@ -100,7 +146,7 @@ def main():
     report("CCD no limits", CCDSolver(sk, ARM, "LeftHand", None, None, tolerance=0.1),
            limits=[type("Free", (), {"contains": staticmethod(lambda q: np.ones(q.shape[:-1], bool))})()] * 3)
 
-    if args.model:
+    if not args.no_model:
         try:
             from jointlimits.model import JointLimits
         except ImportError as e:
@@ -108,15 +154,17 @@ def main():
         else:
             model = JointLimits.fit([m for k, m in clips.items() if k != TEST_CLIP], shape="ellipsoid", padding=0.05)
             s = CCDSolver(sk, ARM, "LeftHand", model, None, tolerance=0.1)
+            report("CCD JointLimits(ellipsoid), no restarts", s)
             s.start_poses = precompute_start_poses(train, off, count=6, limits=s.limits)
             report("CCD JointLimits(ellipsoid), restarts", s)
+            report("CCD JointLimits(ellipsoid) (numpy)", s, "numpy")
 
     try:
         import ikpy.chain  # noqa: F401
     except ImportError:
         print("ikpy not installed: skipping the ikpy comparison (pip install ikpy)")
     else:
-        print("ikpy comparison: not implemented in this version")
+        bench_ikpy(test, idx, hand, train, rot, pos, targets, args.ikpy_frames)
 
 
 if __name__ == "__main__":

@@ -207,3 +207,68 @@ def test_lafan_arm_protocol_joint_limits_model(lafan):
     inside = np.all([solver.limits[k].contains(res.rotations[:, k]) for k in range(3)], axis=0)
     assert inside.all(), "a returned pose leaves the model's limits"
     assert (res.success & inside).mean() >= 0.95
+
+
+def _fitted_limits():
+    """FittedLimits of every shape, whole and swing-twist, with and without the reference quirks,
+    small ones and ones reaching past pi (so the long cover is tried)."""
+    from jointlimits.model import FittedLimit, Shape, fit_shape
+
+    rng = np.random.default_rng(3)
+    out = []
+    for kind in ("box", "oriented-box", "ellipsoid", "kdop"):
+        for spread in (0.4, 1.6):
+            pts = rng.normal(size=(400, 3)) * spread * np.array([1.0, 0.6, 0.3]) + np.array([0.3, -0.2, 0.1])
+            ref = quat.normalize(rng.normal(size=4))
+            ax = rng.normal(size=3)
+            shape = fit_shape(pts, kind, 0.05, None)
+            out.append(FittedLimit(ref, ax, shape=shape))
+            out.append(FittedLimit(ref, ax, shape=shape, reference_quirks=True))
+            sw = fit_shape(pts * np.array([1.0, 1.0, 0.2]), kind, 0.05, None)
+            tw = fit_shape(pts * 0.5, kind, 0.05, None)
+            out.append(FittedLimit(ref, ax, swing=sw, twist=tw))
+            out.append(FittedLimit(ref, ax, swing=sw, twist=tw, reference_quirks=True))
+            if kind == "kdop":  # the reference's sequential slab clamps
+                slab = Shape.from_dict({**shape.to_dict(), "exact": False})
+                out.append(FittedLimit(ref, ax, shape=slab))
+    return out
+
+
+def test_fitted_limit_kernel_matches_project():
+    """The compiled FittedLimit projection used by the numba CCD equals FittedLimit.project."""
+    from jointlimits.ik.ccd import project_fitted
+
+    rng = np.random.default_rng(4)
+    q = quat.normalize(rng.normal(size=(3000, 4)))
+    for k, lim in enumerate(_fitted_limits()):
+        qq = np.concatenate([q, quat.mul(lim.reference, quat.from_scaled_angle_axis(0.2 * rng.normal(size=(200, 3))))])
+        np.testing.assert_allclose(project_fitted(lim, qq), lim.project(qq), rtol=0, atol=1e-9,
+                                   err_msg=f"limit {k}: {lim.to_dict()['kind']}")
+
+
+def test_ccd_with_fitted_limits_runs_in_numba_and_respects_them():
+    """A JointLimits-style chain (FittedLimit per joint) goes through the numba back end (no
+    fallback) and agrees with the numpy back end on success and limits."""
+    from jointlimits.model import FittedLimit, fit_shape
+
+    rng = np.random.default_rng(5)
+    sk = _arm()
+    lims = []
+    for k in range(3):
+        pts = rng.normal(size=(300, 3)) * 0.5
+        lims.append(FittedLimit(quat.identity(()), np.array([1.0, 0, 0]), shape=fit_shape(pts, "ellipsoid", 0.05, None)))
+    solver = CCDSolver(sk, [1, 2, 3], None, lims, None, tolerance=0.05, max_iterations=200)
+    # targets made by a pose inside the limits
+    q = np.stack([lims[k].project(quat.from_scaled_angle_axis(rng.normal(size=(200, 3)) * 0.4)) for k in range(3)], 1)
+    mot = Motion.rest(sk, 200)
+    rot = mot.rotations.copy()
+    rot[:, 1:4] = q
+    _, gp = forward_kinematics(mot.with_rotations(rot))
+    targets = gp[:, solver.end]
+    r_nb = solver.solve_arrays(mot.rotations, mot.positions, targets, backend="numba")
+    r_np = solver.solve_arrays(mot.rotations, mot.positions, targets, backend="numpy")
+    for r in (r_nb, r_np):
+        inside = np.all([lims[k].contains(r.rotations[:, k]) for k in range(3)], axis=0)
+        assert inside.all()
+        assert r.success.mean() >= 0.7
+    assert abs(r_nb.success.mean() - r_np.success.mean()) <= 0.05

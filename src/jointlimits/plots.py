@@ -178,10 +178,9 @@ def _plane_basis(axis: Array) -> tuple[Array, Array]:
     return e1, np.cross(axis, e1)
 
 
-def _section_outline(shape: Shape, axis: Array, e1: Array, e2: Array) -> Array | None:
-    """The swing limit: the part of ``shape`` in the plane through 0 perpendicular to ``axis``,
-    as a closed 2D outline in (e1, e2) coordinates (radians)."""
-    sec = swing_section(shape, axis)
+def _section_outline(sec: Shape, e1: Array, e2: Array) -> Array | None:
+    """The swing limit ``sec`` (a shape's section by the plane spanned by e1, e2, from
+    :func:`~jointlimits.model.swing_section`) as a closed 2D outline in (e1, e2) coordinates."""
     if sec.kind == "ellipsoid":
         th = np.linspace(0.0, 2.0 * np.pi, 121)
         pts = sec.position + np.outer(np.cos(th) * sec.scale[0], sec.rotation[:, 0]) \
@@ -247,6 +246,29 @@ def _outline_2d(ax: Any, outline: Array | None, label: str | None) -> None:
     if outline is not None:
         ax.fill(outline[:, 0], outline[:, 1], color=_C_LIMIT, alpha=0.08, lw=0)
         ax.plot(outline[:, 0], outline[:, 1], color=_C_LIMIT, lw=1.2, label=label)
+
+
+def _nearest_cover(shape: Shape | None, v: Array) -> Array:
+    """Per point, ``v`` or the same rotation the long way round (``v - 2 pi v/|v|``), whichever is
+    nearer to ``shape``: where the limit sees a rotation of another clip."""
+    if shape is None or v.size == 0:
+        return v
+    n = np.linalg.norm(v, axis=-1, keepdims=True)
+    v2 = np.where(n > 1e-12, v - 2.0 * np.pi * v / np.where(n > 1e-12, n, 1.0), v)
+    d1 = np.linalg.norm(shape.project(v) - v, axis=-1)
+    d2 = np.linalg.norm(shape.project(v2) - v2, axis=-1)
+    return np.where((d2 < d1)[..., None], v2, v)
+
+
+def _nearest_twist(t: Array, interval: tuple[float, float]) -> Array:
+    """Twist angles shifted by a turn where that brings them nearer to ``interval``."""
+    lo, hi = interval
+
+    def dist(x: Array) -> Array:
+        return np.abs(np.clip(x, lo, hi) - x)
+
+    alt = np.where(t >= 0, t - 2.0 * np.pi, t + 2.0 * np.pi)
+    return np.where(dist(alt) < dist(t), alt, t)
 
 
 def _clip_bounds(ms: Sequence[Motion]) -> list[int]:
@@ -342,7 +364,7 @@ def plot_joint_limit(limits: JointLimits, motions: Motion | Sequence[Motion], jo
 
     if not swing_twist:
         cloud = relative_clouds(ms, j, ref) * k
-        others = [relative_clouds([x], j, ref) * k for x in extra]
+        others = [_nearest_cover(lim.shape if fitted else None, relative_clouds([x], j, ref)) * k for x in extra]
         geo = shape_geometry(lim.shape) if fitted else {"faces": [], "lines": [], "points": np.zeros((0, 3))}
         surf = geo["points"] * k
         ax3 = fig.add_subplot(gs[0, 0], projection="3d")
@@ -374,7 +396,12 @@ def plot_joint_limit(limits: JointLimits, motions: Motion | Sequence[Motion], jo
             ax3.text2D(0.02, 0.02, f"{lim.kind} limit: surface not drawn", transform=ax3.transAxes, fontsize=8)
     else:
         sw, tw = relative_clouds(ms, j, ref, axis)
-        ex = [relative_clouds([x], j, ref, axis) for x in extra]
+        sec = swing_section(lim.swing, axis)
+        tint = twist_interval(lim.twist, axis)
+        ex = []
+        for x in extra:  # each frame on the cover the limit itself measures it on
+            s_, t_ = relative_clouds([x], j, ref, axis)
+            ex.append((_nearest_cover(sec, s_), _nearest_twist(t_ @ axis, tint)[:, None] * axis))
         styles = [(_C_OVER, "over-rotated")] if over_rotated is not None else []
         styles += [(_C_PROJ, "projected")] if projected is not None else []
         geo = shape_geometry(lim.swing)
@@ -396,7 +423,7 @@ def plot_joint_limit(limits: JointLimits, motions: Motion | Sequence[Motion], jo
         _scatter_2d(axp, np.column_stack([sw @ e1, sw @ e2]) * k, _C_CLIP, "clip")
         for (s, _), (col, lab) in zip(ex, styles):
             _scatter_2d(axp, np.column_stack([s @ e1, s @ e2]) * k, col, lab, size=4.0, alpha=0.6)
-        outline = _section_outline(lim.swing, axis, e1, e2)
+        outline = _section_outline(sec, e1, e2)
         _outline_2d(axp, None if outline is None else outline * k, "swing limit")
         axp.set_xlabel(f"swing along e1 ({unit})")
         axp.set_ylabel(f"swing along e2 ({unit})")
@@ -410,7 +437,7 @@ def plot_joint_limit(limits: JointLimits, motions: Motion | Sequence[Motion], jo
         axt.plot(np.arange(t.shape[0]), t * k, ".", ms=2.0, color=_C_CLIP, label="clip twist")
         for (_, tt), (col, lab) in zip(ex, styles):
             axt.plot(np.arange(tt.shape[0]), (tt @ axis) * k, ".", ms=2.5, color=col, label=lab)
-        lo, hi = twist_interval(lim.twist, axis)
+        lo, hi = tint
         axt.axhspan(lo * k, hi * k, color=_C_LIMIT, alpha=0.08)
         for v in (lo, hi):
             axt.axhline(v * k, color=_C_LIMIT, lw=1.2)
@@ -456,7 +483,7 @@ def plot_violation_report(limits: JointLimits, motion: Motion, path: str | os.Pa
     if figsize is None:
         figsize = (12.0, max(4.0, 0.3 * n + 1.8))
     fig = _figure(figsize, dpi)
-    gs = fig.add_gridspec(1, 2, wspace=0.08, left=0.13, right=0.97, top=1.0 - 0.9 / figsize[1],
+    gs = fig.add_gridspec(1, 2, wspace=0.08, left=0.13, right=0.97, top=1.0 - 1.0 / figsize[1],
                           bottom=0.7 / figsize[1])
     ax_f = fig.add_subplot(gs[0, 0])
     ax_v = fig.add_subplot(gs[0, 1], sharey=ax_f)
@@ -464,8 +491,9 @@ def plot_violation_report(limits: JointLimits, motion: Motion, path: str | os.Pa
     h = 0.8 / len(sets)
     for s, (label, m, color) in enumerate(sets):
         off = (s - (len(sets) - 1) / 2) * h
+        note = ", all inside" if not np.any(frac[s] > 0) else ""
         ax_f.barh(y - off, 100.0 * frac[s][order], height=h, color=color, alpha=0.8,
-                  label=f"{label} ({m.num_frames} frames)")
+                  label=f"{label} ({m.num_frames} frames{note})")
         ax_v.barh(y - off, worst[s][order], height=h, color=color, alpha=0.8, label=label)
         for yy, v, f in zip(y - off, worst[s][order], frac[s][order]):
             if v >= 0.05:
@@ -486,8 +514,8 @@ def plot_violation_report(limits: JointLimits, motion: Motion, path: str | os.Pa
     ax_f.legend(loc="lower right", fontsize=8)
     totals = [100.0 * (1.0 - limits.contains(m.rotations)[:, joints].all(axis=1).mean()) if m.num_frames else 0.0
               for _, m, _ in sets]
-    text = f"Joint limit violations, worst first ({n} limited joints): {totals[0]:.1f}% of the clip's frames"
+    text = f"Joint limit violations, worst first ({n} limited joints)\nframes with a joint outside: clip {totals[0]:.1f}%"
     if projected is not None:
-        text += f" and {totals[1]:.1f}% of the projected clip's frames"
-    fig.suptitle(text + " have a joint outside", fontsize=12)
+        text += f", projected clip {totals[1]:.1f}%"
+    fig.suptitle(text, fontsize=12)
     return _save(fig, path, dpi)
