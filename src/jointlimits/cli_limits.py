@@ -244,7 +244,7 @@ def run_demo(input_clip: Path | None, out_dir: Path, shape: str, swing_twist: bo
     for j in sorted(lim.active(), key=lambda j: -mean_violation[j])[:3]:
         name = motion.skeleton.names[j]
         p = out_dir / f"joint_{name}.png"
-        plot_joint_limit(lim, motion, name, p, projected=limited)
+        plot_joint_limit(lim, motion, name, p, projected=limited, over_rotated=wild)
         files[f"joint_{name}"] = str(p)
     report["files"] = files
     return report

@@ -250,16 +250,26 @@ def _check_factor(x: float, what: str) -> None:
 
 
 def _smooth_unit(rng: np.random.Generator, t: Array, shape: tuple[int, ...], fmin: float, fmax: float,
-                 sharpness: float = 2.0) -> Array:
+                 sharpness: float = 2.0, couple: bool = False) -> Array:
     """Smooth curves ``[F, *shape]`` spanning exactly [0, 1]: two sinusoids of incommensurate random
-    frequencies per curve, pushed towards the extremes by a tanh so the ends are visited often."""
+    frequencies per curve, pushed towards the extremes by a tanh so the ends are visited often.
+
+    With ``couple`` the last axis (a joint's three angles) is coupled: the vector of curves is
+    shrunk smoothly where it leaves the unit ball, so a joint does not sit at the end of all three
+    ranges at once (the corners of the Euler box), while each range alone is still reached."""
     f = rng.uniform(fmin, fmax, shape + (2,))
     ph = rng.uniform(0.0, 2.0 * np.pi, shape + (2,))
     amp = np.stack([np.ones(shape), rng.uniform(0.3, 0.7, shape)], axis=-1)
     s = np.sum(amp * np.sin(2.0 * np.pi * f * t.reshape((-1,) + (1,) * (len(shape) + 1)) + ph), axis=-1)
     u = np.tanh(sharpness * s)
     lo, hi = u.min(axis=0), u.max(axis=0)
-    return (u - lo) / np.where(hi > lo, hi - lo, 1.0)
+    u = (u - lo) / np.where(hi > lo, hi - lo, 1.0)
+    if couple:
+        w = 2.0 * u - 1.0
+        n2 = np.sum(w * w, axis=-1, keepdims=True)
+        w = w / (1.0 + n2**8) ** (1.0 / 16.0)  # ~1 inside the unit ball, ~1/|w| outside; smooth
+        u = 0.5 * (w + 1.0)
+    return u
 
 
 def range_of_motion(skeleton: Skeleton | None = None, seconds: float = 40.0, fps: float = 30,
@@ -267,9 +277,8 @@ def range_of_motion(skeleton: Skeleton | None = None, seconds: float = 40.0, fps
     """A smooth procedural range-of-motion clip of the built-in humanoid (or a skeleton with its
     joint names, e.g. another height): every joint sweeps its anatomical Euler ranges
     (:func:`joint_ranges`) along Lissajous-like curves that reach both ends of every range, all
-    joints at once, while the root drifts and turns slowly. Ranges are coupled: the curves stay in
-    the rounded box ``sum(w**4) <= 1`` of the normalised angles w, so a joint reaches the end of
-    one range while the others are not at their ends too.
+    joints at once, while the root drifts and turns slowly. Ranges are coupled: a joint reaches
+    the end of one range while the others are away from their ends (no Euler-box corners).
 
     ``over_rotation`` widens every range about its centre (0.5 = 50% past the anatomical range) for
     an over-rotated clip. Deterministic for a seed; the Euler angles are kept in
@@ -285,11 +294,8 @@ def range_of_motion(skeleton: Skeleton | None = None, seconds: float = 40.0, fps
     hi = np.stack([ranges[n][:, 1] for n in sk.names])
     rng = np.random.default_rng(seed)
     t = np.arange(F) / float(fps)
-    w = _smooth_unit(rng, t, (J, 3), 0.05, 0.3) * 2.0 - 1.0  # [F, J, 3] in [-1, 1]
-    # ranges are coupled: a joint cannot sit at the end of all three ranges at once, so the
-    # curves stay inside the rounded box |w|_4 <= 1 (each single range is still reached)
-    w = w / np.maximum(1.0, np.sum(w**2, axis=-1, keepdims=True) ** 0.5)
-    xyz = lo + 0.5 * (w + 1.0) * (hi - lo)  # [F, J, 3] degrees about x, y, z
+    u = _smooth_unit(rng, t, (J, 3), 0.04, 0.18, couple=True)  # [F, J, 3] in [0, 1]
+    xyz = lo + u * (hi - lo)  # [F, J, 3] degrees about x, y, z
     # the root's heading and sway wander more slowly, without reaching for the extremes
     xyz[:, 0] = lo[0] + _smooth_unit(rng, t, (3,), 0.02, 0.08, sharpness=0.7) * (hi[0] - lo[0])
 
