@@ -12,7 +12,6 @@ from __future__ import annotations
 import math
 import os
 import re
-import tempfile
 import warnings
 from pathlib import Path
 from typing import Sequence
@@ -21,6 +20,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from . import quat
+from ._atomic import atomic_write
 from .errors import BVHError
 from .skeleton import POSITION_CHANNELS, ROTATION_CHANNELS, Motion, Skeleton
 
@@ -457,15 +457,5 @@ def save(path: str | os.PathLike, motion: Motion, *, overwrite: bool = True) -> 
     if not overwrite and p.exists():
         raise BVHError("file exists (not overwriting it)", None, str(p))
     text = dumps(motion)
-    d = p.parent if str(p.parent) else Path(".")
-    fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=d)
-    try:
-        with os.fdopen(fd, "w", newline="\n") as fh:
-            fh.write(text)
-        os.replace(tmp, p)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    with atomic_write(p) as fh:
+        fh.write(text)

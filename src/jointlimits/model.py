@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import math
 import os
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Protocol, Sequence, runtime_checkable
@@ -24,6 +23,7 @@ from numpy.typing import NDArray
 
 from . import limits as L
 from . import quat
+from ._atomic import atomic_write
 from .errors import LimitsError
 from .fused import EMPTY_SHAPE, pack_shape, pack_swing_section, project_fitted
 from .skeleton import Motion, Skeleton
@@ -233,7 +233,9 @@ def _slabs(shape: Shape) -> tuple[Array, Array, Array, Array, Array]:
         return np.zeros(3), np.eye(3), np.eye(3), shape.lo, shape.hi
     if shape.kind == "oriented-box":
         return shape.position, shape.rotation, np.eye(3), shape.lo, shape.hi
-    return shape.position, shape.rotation, shape.axes, shape.mins, shape.maxs
+    if shape.kind == "kdop":
+        return shape.position, shape.rotation, shape.axes, shape.mins, shape.maxs
+    raise LimitsError(f"a {shape.kind} limit has no slabs")
 
 
 def swing_section(shape: Shape, axis: Array) -> Shape:
@@ -690,17 +692,8 @@ class JointLimits:
         """Write the limits as JSON, atomically."""
         p = Path(path)
         text = json.dumps(self.to_dict(), indent=1)
-        fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=p.parent if str(p.parent) else ".")
-        try:
-            with os.fdopen(fd, "w") as fh:
-                fh.write(text)
-            os.replace(tmp, p)
-        except BaseException:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
-            raise
+        with atomic_write(p) as fh:
+            fh.write(text)
 
     @classmethod
     def load(cls, path: str | os.PathLike) -> "JointLimits":

@@ -10,7 +10,6 @@ unless ``degrees=False``.
 from __future__ import annotations
 
 import os
-import tempfile
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -18,8 +17,9 @@ import numpy as np
 from numpy.typing import NDArray
 
 from . import quat
+from ._atomic import atomic_write
 from .errors import LimitsError
-from .model import FittedLimit, JointLimits, Shape, relative_clouds, swing_section, twist_interval
+from .model import FittedLimit, JointLimits, Shape, _slabs, relative_clouds, swing_section, twist_interval
 from .skeleton import Motion
 
 __all__ = ["plot_joint_limit", "plot_violation_report", "shape_geometry", "JOINT_FIGSIZE", "DPI"]
@@ -48,34 +48,12 @@ def _figure(figsize: tuple[float, float], dpi: int) -> Any:
 def _save(fig: Any, path: str | os.PathLike, dpi: int) -> Path:
     """Write ``fig`` as PNG atomically: temporary file beside ``path``, then rename."""
     p = Path(path)
-    folder = p.parent if str(p.parent) else Path(".")
-    fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=folder)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fig.savefig(fh, format="png", dpi=dpi)
-        os.replace(tmp, p)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    with atomic_write(p, binary=True) as fh:
+        fig.savefig(fh, format="png", dpi=dpi)
     return p
 
 
 # --------------------------------------------------------------------------- shape geometry
-
-
-def _slabs(shape: Shape) -> tuple[Array, Array, Array, Array, Array]:
-    """A box, oriented box or k-DOP as (position, rotation, local axes, mins, maxs):
-    ``mins_k |a_k|^2 <= a_k . R^T (x - position) <= maxs_k |a_k|^2`` (as the containment tests)."""
-    if shape.kind == "box":
-        return np.zeros(3), np.eye(3), np.eye(3), shape.lo, shape.hi
-    if shape.kind == "oriented-box":
-        return shape.position, shape.rotation, np.eye(3), shape.lo, shape.hi
-    if shape.kind == "kdop":
-        return shape.position, shape.rotation, shape.axes, shape.mins, shape.maxs
-    raise LimitsError(f"a {shape.kind} limit has no slabs")
 
 
 def _halfspaces(axes: Array, mins: Array, maxs: Array) -> Array:
