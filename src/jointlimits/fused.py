@@ -96,7 +96,7 @@ def pack_swing_section(shape: Any, axis: np.ndarray) -> tuple:
 EMPTY_SHAPE = (SLABS, np.zeros(16), np.zeros((0, 3)), np.zeros(0), np.zeros(0), np.zeros((0, 3)), np.zeros(0))
 
 
-@numba.njit(cache=True, nogil=True, error_model="numpy")
+@numba.njit(cache=True, nogil=True, error_model="numpy", inline="always")
 def _project_point(x, y, z, code, f, axes, mins, maxs, G, bnd):  # pragma: no cover - compiled
     """Closest point of one shape (points inside come back unchanged)."""
     if code == POLYGON:  # convex polygon in the plane spanned by e1 = f[3:6], e2 = f[6:9]
@@ -179,7 +179,7 @@ def _project_point(x, y, z, code, f, axes, mins, maxs, G, bnd):  # pragma: no co
     return (r00 * u + r01 * v + r02 * w + px, r10 * u + r11 * v + r12 * w + py, r20 * u + r21 * v + r22 * w + pz)
 
 
-@numba.njit(cache=True, nogil=True, error_model="numpy")
+@numba.njit(cache=True, nogil=True, error_model="numpy", inline="always")
 def _project_covers(x, y, z, covers, code, f, axes, mins, maxs, G, bnd):  # pragma: no cover - compiled
     """Project the short cover and, if the shape reaches past pi, the long one; keep the nearer.
     Returns (original point of the chosen cover, its projection)."""
@@ -197,7 +197,7 @@ def _project_covers(x, y, z, covers, code, f, axes, mins, maxs, G, bnd):  # prag
     return x, y, z, hx, hy, hz
 
 
-@numba.njit(cache=True, nogil=True, error_model="numpy")
+@numba.njit(cache=True, nogil=True, error_model="numpy", inline="always")
 def _soften(ox, oy, oz, px, py, pz, falloff, radius):  # pragma: no cover - compiled
     dx, dy, dz = ox - px, oy - py, oz - pz
     d = math.sqrt(dx * dx + dy * dy + dz * dz)
@@ -207,14 +207,14 @@ def _soften(ox, oy, oz, px, py, pz, falloff, radius):  # pragma: no cover - comp
     return px, py, pz
 
 
-@numba.njit(cache=True, nogil=True, error_model="numpy")
+@numba.njit(cache=True, nogil=True, error_model="numpy", inline="always")
 def _log2(w, x, y, z):  # pragma: no cover - compiled
     n = math.sqrt(x * x + y * y + z * z)
     s = 2.0 * math.atan2(n, w) / n if n > 1e-8 else 2.0
     return x * s, y * s, z * s
 
 
-@numba.njit(cache=True, nogil=True, error_model="numpy")
+@numba.njit(cache=True, nogil=True, error_model="numpy", inline="always")
 def _exp2(x, y, z):  # pragma: no cover - compiled
     hx, hy, hz = 0.5 * x, 0.5 * y, 0.5 * z
     a = math.sqrt(hx * hx + hy * hy + hz * hz)
@@ -222,7 +222,7 @@ def _exp2(x, y, z):  # pragma: no cover - compiled
     return math.cos(a), hx * s, hy * s, hz * s
 
 
-@numba.njit(cache=True, nogil=True, error_model="numpy")
+@numba.njit(cache=True, nogil=True, error_model="numpy", inline="always")
 def _qmul(aw, ax, ay, az, bw, bx, by, bz):  # pragma: no cover - compiled
     return (aw * bw - ax * bx - ay * by - az * bz, aw * bx + ax * bw + ay * bz - az * by,
             aw * by - ax * bz + ay * bw + az * bx, aw * bz + ax * by - ay * bx + az * bw)
