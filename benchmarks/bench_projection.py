@@ -1,6 +1,6 @@
 """Benchmark of the limit-space projections and of subsample (one core).
 
-Run:  cd /work/main && PYTHONPATH=src .venv/bin/python benchmarks/bench_projection.py [--n 1000000]
+Run:  .venv/bin/python benchmarks/bench_projection.py [--n 1000000]   (from the repository root)
 
 Prints nanoseconds per point for each projection beside the C++ reference (-O2) targets
 and their ratio (ours / target, < 1 is faster), for a fresh output array and for a

@@ -1,4 +1,4 @@
-"""jointlimits.limits against the reference golden vectors in /work/shared/golden.
+"""jointlimits.limits against the reference golden vectors in ../shared/golden.
 
 Tolerances come from manifest.json (``|impl - golden| <= atol + rtol*|golden|``, integer
 arrays exact).  Documented deviations from the reference (see golden README) are tested
