@@ -293,7 +293,7 @@ def test_swing_polygon_matches_exact_3d_section(kind):
     poly = pack_swing_section(lim.swing, axis)
     exact = pack_shape(swing_section(lim.swing, axis))
     assert poly[0] != exact[0]
-    o1, _ = project_fitted(q, ref, axis, 1, True, None, poly, poly, lim._twist_interval)
-    o2, _ = project_fitted(q, ref, axis, 1, True, None, exact, exact, lim._twist_interval)
+    o1, _ = project_fitted(q, ref, axis, 1, True, None, poly, poly, lim._packed[2])
+    o2, _ = project_fitted(q, ref, axis, 1, True, None, exact, exact, lim._packed[2])
     np.testing.assert_allclose(o1, o2, atol=1e-10)
     assert np.mean(quat.angle(o1, q) > 1e-6) > 0.3  # most random rotations were really moved

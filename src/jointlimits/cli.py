@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import Any, Callable
 
 import click
-import numpy as np
 
 from .errors import JointLimitsError
 

@@ -205,7 +205,6 @@ def run_demo(input_clip: Path | None, out_dir: Path, shape: str, swing_twist: bo
              quiet: bool = False) -> dict[str, Any]:
     """The main job: fit limits, limit an over-rotated copy, write BVHs, a report and figures."""
     from . import bvh, procedural
-    from .model import JointLimits
     from .plots import plot_joint_limit, plot_violation_report
 
     out_dir.mkdir(parents=True, exist_ok=True)

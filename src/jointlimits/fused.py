@@ -16,7 +16,7 @@ import numpy as np
 
 from .limits import _ellipsoid_inside, _ellipsoid_local, _kdop_brute_local, _kdop_exact_local
 
-__all__ = ["pack_shape", "project_fitted", "EMPTY_SHAPE"]
+__all__ = ["pack_shape", "pack_swing_section", "pack_limit", "project_fitted", "EMPTY_SHAPE"]
 
 SLABS, ELLIPSOID, KDOP_EXACT, BOX, POLYGON = 0, 1, 2, 3, 4
 TWO_PI = 2.0 * math.pi
@@ -324,6 +324,21 @@ def _fitted_kernel(q, ref, axis, mode, covers, soft_on, want_hard, falloff, srad
         if hw * qw + hx2 * qx + hy2 * qy + hz2 * qz < 0.0:
             hw, hx2, hy2, hz2 = -hw, -hx2, -hy2, -hz2
         hard[i, 0], hard[i, 1], hard[i, 2], hard[i, 3] = hw, hx2, hy2, hz2
+
+
+def pack_limit(limit: Any) -> tuple[int, bool, tuple[float, float], tuple, tuple]:
+    """A FittedLimit for the kernels: (mode, covers, twist interval, shape a, shape b)."""
+    from .model import twist_interval
+
+    if not limit.swing_twist:
+        return 0, not limit.reference_quirks, (0.0, 0.0), pack_shape(limit.shape), EMPTY_SHAPE
+    if limit.reference_quirks:
+        return 2, False, (0.0, 0.0), pack_shape(limit.swing), pack_shape(limit.twist)
+    # swing points lie in the plane perpendicular to the twist axis and twist points on the axis,
+    # so each part is limited by its section: the composed rotation then decomposes back into
+    # the same parts (projection is idempotent)
+    return (1, True, twist_interval(limit.twist, limit.twist_axis),
+            pack_swing_section(limit.swing, limit.twist_axis), EMPTY_SHAPE)
 
 
 def project_fitted(q: np.ndarray, ref: np.ndarray, axis: np.ndarray, mode: int, covers: bool,

@@ -25,7 +25,7 @@ from . import limits as L
 from . import quat
 from ._atomic import atomic_write
 from .errors import LimitsError
-from .fused import EMPTY_SHAPE, pack_shape, pack_swing_section, project_fitted
+from .fused import _exp2, _log2, _qmul, pack_limit, project_fitted
 from .skeleton import Motion, Skeleton
 
 __all__ = ["JointLimits", "JointLimit", "FittedLimit", "Shape", "SHAPES", "fit_shape", "to_limit_space",
@@ -57,34 +57,18 @@ class JointLimit(Protocol):
 
 @numba.njit(cache=True, nogil=True)
 def _to_ls_kernel(q, ref, out):  # pragma: no cover - compiled
-    rw, rx, ry, rz = ref[0], -ref[1], -ref[2], -ref[3]
     for i in range(q.shape[0]):
-        bw, bx, by, bz = q[i, 0], q[i, 1], q[i, 2], q[i, 3]
-        w = rw * bw - rx * bx - ry * by - rz * bz
-        x = rw * bx + rx * bw + ry * bz - rz * by
-        y = rw * by - rx * bz + ry * bw + rz * bx
-        z = rw * bz + rx * by - ry * bx + rz * bw
+        w, x, y, z = _qmul(ref[0], -ref[1], -ref[2], -ref[3], q[i, 0], q[i, 1], q[i, 2], q[i, 3])
         if w < 0.0:
             w, x, y, z = -w, -x, -y, -z
-        n = math.sqrt(x * x + y * y + z * z)
-        s = 2.0 * math.atan2(n, w) / n if n > 1e-8 else 2.0
-        out[i, 0] = x * s
-        out[i, 1] = y * s
-        out[i, 2] = z * s
+        out[i, 0], out[i, 1], out[i, 2] = _log2(w, x, y, z)
 
 
 @numba.njit(cache=True, nogil=True)
 def _from_ls_kernel(v, ref, out):  # pragma: no cover - compiled
-    aw, ax, ay, az = ref[0], ref[1], ref[2], ref[3]
     for i in range(v.shape[0]):
-        hx, hy, hz = 0.5 * v[i, 0], 0.5 * v[i, 1], 0.5 * v[i, 2]
-        a = math.sqrt(hx * hx + hy * hy + hz * hz)
-        s = math.sin(a) / a if a > 1e-8 else 1.0 - a * a / 6.0
-        bw, bx, by, bz = math.cos(a), hx * s, hy * s, hz * s
-        out[i, 0] = aw * bw - ax * bx - ay * by - az * bz
-        out[i, 1] = aw * bx + ax * bw + ay * bz - az * by
-        out[i, 2] = aw * by - ax * bz + ay * bw + az * bx
-        out[i, 3] = aw * bz + ax * by - ay * bx + az * bw
+        bw, bx, by, bz = _exp2(v[i, 0], v[i, 1], v[i, 2])
+        out[i, 0], out[i, 1], out[i, 2], out[i, 3] = _qmul(ref[0], ref[1], ref[2], ref[3], bw, bx, by, bz)
 
 
 def to_limit_space(rotations: Array, reference: Array) -> Array:
@@ -315,19 +299,7 @@ class FittedLimit:
         self.twist_axis = ax / n
         if self.shape is None and (self.swing is None or self.twist is None):
             raise LimitsError("a fitted limit needs either a shape or both swing and twist shapes")
-        # packed for the compiled step (jointlimits.fused)
-        self._twist_interval = (0.0, 0.0)
-        if self.shape is not None:
-            self._mode, a, b = 0, pack_shape(self.shape), EMPTY_SHAPE
-        elif self.reference_quirks:
-            self._mode, a, b = 2, pack_shape(self.swing), pack_shape(self.twist)
-        else:
-            # swing points lie in the plane perpendicular to the twist axis and twist points on
-            # the axis, so each part is limited by its section: the composed rotation then
-            # decomposes back into the same parts (projection is idempotent)
-            self._mode, a, b = 1, pack_swing_section(self.swing, self.twist_axis), EMPTY_SHAPE
-            self._twist_interval = twist_interval(self.twist, self.twist_axis)
-        self._packed = (a, b)
+        self._packed = pack_limit(self)  # for the compiled step (jointlimits.fused)
 
     @property
     def swing_twist(self) -> bool:
@@ -344,9 +316,9 @@ class FittedLimit:
     def _project(self, rotations: Array, soften: tuple[float, float] | None, want_hard: bool = False
                  ) -> tuple[Array, Array | None]:
         """(softened, hard) projections, each on the caller's cover."""
-        a, b = self._packed
-        return project_fitted(rotations, self.reference, self.twist_axis, self._mode, not self.reference_quirks,
-                              soften, a, b, self._twist_interval, want_hard)
+        mode, covers, twist, a, b = self._packed
+        return project_fitted(rotations, self.reference, self.twist_axis, mode, covers, soften, a, b, twist,
+                              want_hard)
 
     def project(self, rotations: Array, soften: tuple[float, float] | None = None) -> Array:
         """Limited local rotations ``[..., 4]`` (same cover as the input's nearest)."""

@@ -27,7 +27,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from .. import quat
 from ..errors import IKError
-from ..limits import _ellipsoid_inside, _ellipsoid_local, _kdop_brute_local, _kdop_exact_local
+from ..fused import EMPTY_SHAPE, _fitted_kernel, pack_limit
 from ..reach import ReachWindowLimit, _qmul, _qrot, _rw_project_one, _simple
 from ..skeleton import Motion, Skeleton, forward_kinematics_arrays
 
@@ -140,271 +140,58 @@ def _resolve_limits(limits: Any, n: int, joints: Sequence[int] | None) -> list[A
 
 
 # --------------------------------------------------------------------------- numba kernel
-# FittedLimit projection on flat arrays. Shape kinds:
-_BOX, _OBOX, _ELLIPSOID, _KDOP_EXACT, _KDOP_SLAB = 0, 1, 2, 3, 4
-# joint modes: no fitted limit, one shape, swing-twist (sections), swing-twist (reference quirks)
-_FL_NONE, _FL_WHOLE, _FL_SWING_TWIST, _FL_QUIRKS = 0, 1, 2, 3
+# FittedLimit projection on flat arrays: the compiled step of jointlimits.fused, with the packed
+# limits of all chain joints stacked (two shape slots per joint) so one tuple carries them.
 
 
 @nb.njit(cache=True)
-def _shape_project(s, x, y, z, skind, spos, srot, sa, sb, sbmax, g0, g1, GG, BND, a0, a1, AX, MN, MX, AA):
-    """Closest point of shape slot ``s`` to limit-space point (x, y, z), as ``Shape.project``."""
-    kind = skind[s]
-    if kind == _BOX:
-        return (min(max(x, sa[s, 0]), sb[s, 0]), min(max(y, sa[s, 1]), sb[s, 1]), min(max(z, sa[s, 2]), sb[s, 2]))
-    px, py, pz = spos[s, 0], spos[s, 1], spos[s, 2]
-    dx, dy, dz = x - px, y - py, z - pz
-    u = srot[s, 0, 0] * dx + srot[s, 1, 0] * dy + srot[s, 2, 0] * dz
-    v = srot[s, 0, 1] * dx + srot[s, 1, 1] * dy + srot[s, 2, 1] * dz
-    w = srot[s, 0, 2] * dx + srot[s, 1, 2] * dy + srot[s, 2, 2] * dz
-    if kind == _OBOX:
-        cu = min(max(u, sa[s, 0]), sb[s, 0])
-        cv = min(max(v, sa[s, 1]), sb[s, 1])
-        cw = min(max(w, sa[s, 2]), sb[s, 2])
-        if cu == u and cv == v and cw == w:
-            return x, y, z
-        u, v, w = cu, cv, cw
-    elif kind == _ELLIPSOID:
-        sx, sy, sz = sa[s, 0], sa[s, 1], sa[s, 2]
-        if _ellipsoid_inside(u, v, w, sx, sy, sz):
-            return x, y, z
-        u, v, w = _ellipsoid_local(u, v, w, sx * sx, sy * sy, sz * sz, 32)
-    elif kind == _KDOP_EXACT:
-        G = GG[g0[s]:g1[s]]
-        bnd = BND[g0[s]:g1[s]]
-        mag = max(abs(u), max(abs(v), abs(w)))
-        tol = 1e-12 * (1.0 + sbmax[s] + mag)
-        inside = True
-        for j in range(G.shape[0]):
-            if G[j, 0] * u + G[j, 1] * v + G[j, 2] * w - bnd[j] > tol:
-                inside = False
-                break
-        if inside:
-            return x, y, z
-        a, b, c, st = _kdop_exact_local(u, v, w, G, bnd, tol, 64)
-        if st == 2:
-            a, b, c, st = _kdop_brute_local(u, v, w, G, bnd, 10.0 * tol)
-        u, v, w = a, b, c
-    else:  # k-DOP, one sequential pass of slab clamps
-        inside = True
-        for j in range(a0[s], a1[s]):
-            d = AX[j, 0] * u + AX[j, 1] * v + AX[j, 2] * w
-            if not (d >= MN[j] * AA[j] and d <= MX[j] * AA[j]):
-                inside = False
-                break
-        if inside:
-            return x, y, z
-        for j in range(a0[s], a1[s]):
-            d = AX[j, 0] * u + AX[j, 1] * v + AX[j, 2] * w
-            c0 = d - MN[j] * AA[j]
-            c1 = d - MX[j] * AA[j]
-            if c0 < 0.0:
-                u -= c0 * AX[j, 0]
-                v -= c0 * AX[j, 1]
-                w -= c0 * AX[j, 2]
-            if c1 > 0.0:
-                u -= c1 * AX[j, 0]
-                v -= c1 * AX[j, 1]
-                w -= c1 * AX[j, 2]
-    return (srot[s, 0, 0] * u + srot[s, 0, 1] * v + srot[s, 0, 2] * w + px,
-            srot[s, 1, 0] * u + srot[s, 1, 1] * v + srot[s, 1, 2] * w + py,
-            srot[s, 2, 0] * u + srot[s, 2, 1] * v + srot[s, 2, 2] * w + pz)
-
-
-@nb.njit(cache=True)
-def _covers_project(s, both, x, y, z, skind, spos, srot, sa, sb, sbmax, g0, g1, GG, BND, a0, a1, AX, MN, MX, AA):
-    """Project v and, when ``both``, its long cover v - 2π v/|v|; keep whichever moved less."""
-    px, py, pz = _shape_project(s, x, y, z, skind, spos, srot, sa, sb, sbmax, g0, g1, GG, BND, a0, a1, AX, MN, MX, AA)
-    if both:
-        n = math.sqrt(x * x + y * y + z * z)
-        if n > 1e-12:
-            k = 2.0 * math.pi / n
-            x2, y2, z2 = x - k * x, y - k * y, z - k * z
-        else:
-            x2, y2, z2 = x, y, z
-        qx, qy, qz = _shape_project(s, x2, y2, z2, skind, spos, srot, sa, sb, sbmax, g0, g1, GG, BND, a0, a1,
-                                    AX, MN, MX, AA)
-        d1 = math.sqrt((px - x) ** 2 + (py - y) ** 2 + (pz - z) ** 2)
-        d2 = math.sqrt((qx - x2) ** 2 + (qy - y2) ** 2 + (qz - z2) ** 2)
-        if d2 < d1:
-            return qx, qy, qz
-    return px, py, pz
-
-
-@nb.njit(cache=True, inline="always")
-def _log2(w, x, y, z):
-    """Scaled angle axis 2 log(q) on the w >= 0 cover: 2 atan2(|v|, w) v / |v|."""
-    if w < 0.0:
-        w, x, y, z = -w, -x, -y, -z
-    n = math.sqrt(x * x + y * y + z * z)
-    s = 2.0 * math.atan2(n, w) / n if n > 1e-8 else 2.0
-    return x * s, y * s, z * s
-
-
-@nb.njit(cache=True, inline="always")
-def _exp2(x, y, z):
-    """exp(v / 2) of a scaled angle axis v."""
-    hx, hy, hz = 0.5 * x, 0.5 * y, 0.5 * z
-    a = math.sqrt(hx * hx + hy * hy + hz * hz)
-    s = math.sin(a) / a if a > 1e-8 else 1.0 - a * a / 6.0
-    return math.cos(a), hx * s, hy * s, hz * s
-
-
-@nb.njit(cache=True)
-def _fitted_project_one(qw, qx, qy, qz, k, fl):
-    """``FittedLimit.project`` of one local rotation of chain joint k (hard, no softening)."""
-    (fmode, fref, fax, fs0, fs1, fcov, ftlo, fthi,
-     skind, spos, srot, sa, sb, sbmax, g0, g1, GG, BND, a0, a1, AX, MN, MX, AA) = fl
-    mode = fmode[k]
-    rw, rx, ry, rz = fref[k, 0], fref[k, 1], fref[k, 2], fref[k, 3]
-    # r = inv(ref) q
-    aw, ax_, ay, az = _qmul(rw, -rx, -ry, -rz, qw, qx, qy, qz)
-    if mode == _FL_WHOLE:
-        vx, vy, vz = _log2(aw, ax_, ay, az)
-        px, py, pz = _covers_project(fs0[k], fcov[k], vx, vy, vz, skind, spos, srot, sa, sb, sbmax, g0, g1, GG, BND,
-                                     a0, a1, AX, MN, MX, AA)
-        ew, ex, ey, ez = _exp2(px, py, pz)
-    else:
-        tx_, ty_, tz_ = fax[k, 0], fax[k, 1], fax[k, 2]
-        d = ax_ * tx_ + ay * ty_ + az * tz_
-        tw, tx, ty, tz = aw, d * tx_, d * ty_, d * tz_
-        tn = math.sqrt(tw * tw + tx * tx + ty * ty + tz * tz)
-        if tn > 1e-12:
-            tw, tx, ty, tz = tw / tn, tx / tn, ty / tn, tz / tn
-        else:
-            tw, tx, ty, tz = 1.0, 0.0, 0.0, 0.0
-        sw, sx, sy, sz = _qmul(aw, ax_, ay, az, tw, -tx, -ty, -tz)
-        vx, vy, vz = _log2(sw, sx, sy, sz)
-        ux, uy, uz = _log2(tw, tx, ty, tz)
-        if mode == _FL_SWING_TWIST:
-            px, py, pz = _covers_project(fs0[k], fcov[k], vx, vy, vz, skind, spos, srot, sa, sb, sbmax, g0, g1, GG,
-                                         BND, a0, a1, AX, MN, MX, AA)
-            t = ux * tx_ + uy * ty_ + uz * tz_
-            lo, hi = ftlo[k], fthi[k]
-            p = min(max(t, lo), hi)
-            if max(-lo, hi) > math.pi:
-                t2 = t - 2.0 * math.pi if t >= 0 else t + 2.0 * math.pi
-                p2 = min(max(t2, lo), hi)
-                if abs(p2 - t2) < abs(p - t):
-                    p = p2
-            ox, oy, oz = p * tx_, p * ty_, p * tz_
-        else:
-            px, py, pz = _shape_project(fs0[k], vx, vy, vz, skind, spos, srot, sa, sb, sbmax, g0, g1, GG, BND,
-                                        a0, a1, AX, MN, MX, AA)
-            ox, oy, oz = _shape_project(fs1[k], ux, uy, uz, skind, spos, srot, sa, sb, sbmax, g0, g1, GG, BND,
-                                        a0, a1, AX, MN, MX, AA)
-        e1w, e1x, e1y, e1z = _exp2(px, py, pz)
-        e2w, e2x, e2y, e2z = _exp2(ox, oy, oz)
-        ew, ex, ey, ez = _qmul(e1w, e1x, e1y, e1z, e2w, e2x, e2y, e2z)
-    ow, ox, oy, oz = _qmul(rw, rx, ry, rz, ew, ex, ey, ez)
-    if ow * qw + ox * qx + oy * qy + oz * qz < 0.0:
-        return -ow, -ox, -oy, -oz
-    return ow, ox, oy, oz
-
-
-@nb.njit(cache=True, parallel=True)
-def _fitted_project_batch(q, k, fl, out):
-    for i in nb.prange(q.shape[0]):
-        a, b, c, d = _fitted_project_one(q[i, 0], q[i, 1], q[i, 2], q[i, 3], k, fl)
-        out[i, 0], out[i, 1], out[i, 2], out[i, 3] = a, b, c, d
-
-
-def _fitted_class() -> Any:
-    try:
-        from ..model import FittedLimit
-    except ImportError:  # pragma: no cover - the model is part of the package
-        return None
-    return FittedLimit
+def _fitted_project_rows(Q, k, fl):
+    """``FittedLimit.project`` (hard, no softening) of rotations ``Q [m, 4]`` of chain joint k, in place."""
+    (fmode, fref, fax, fcov, ftlo, fthi, codes, F, x0, x1, AX, m0, m1, MN, MX, g0, g1, GG, BND) = fl
+    sa, sb = 2 * k, 2 * k + 1
+    _fitted_kernel(Q, fref[k], fax[k], fmode[k] - 1, fcov[k], False, False, 0.0, 0.0, ftlo[k], fthi[k],
+                   codes[sa], F[sa], AX[x0[sa]:x1[sa]], MN[m0[sa]:m1[sa]], MX[m0[sa]:m1[sa]], GG[g0[sa]:g1[sa]],
+                   BND[g0[sa]:g1[sa]], codes[sb], F[sb], AX[x0[sb]:x1[sb]], MN[m0[sb]:m1[sb]], MX[m0[sb]:m1[sb]],
+                   GG[g0[sb]:g1[sb]], BND[g0[sb]:g1[sb]], Q, Q[:0])
 
 
 def pack_fitted_limits(lims: Sequence[Any]) -> tuple:
-    """Flat arrays (a tuple the numba kernels unpack) describing the ``FittedLimit`` of each chain
-    joint (other entries get mode 0): per joint the mode, reference, twist axis, shape slots,
-    whether the long cover is tried (shape radius > π) and the twist interval; per shape slot
-    its kind, frame, lo/hi or scale, and the rows of the k-DOP planes ``G x <= b`` (exact) or slabs."""
-    from ..model import swing_section, twist_interval
+    """Flat arrays (a tuple the numba kernels unpack) of the ``FittedLimit`` of each chain joint
+    (``jointlimits.fused.pack_limit`` stacked; other joints get mode 0 = no fitted limit)."""
+    from ..model import FittedLimit
 
-    FittedLimit = _fitted_class()
     n = len(lims)
     fmode = np.zeros(n, np.int64)
     fref = np.tile(np.array([1.0, 0, 0, 0]), (n, 1))
     fax = np.tile(np.array([1.0, 0, 0]), (n, 1))
-    fs0 = np.zeros(n, np.int64)
-    fs1 = np.zeros(n, np.int64)
     fcov = np.zeros(n, np.bool_)
     ftlo = np.zeros(n)
     fthi = np.zeros(n)
-    shapes: list[Any] = []
-
-    def slot(shape: Any) -> int:
-        shapes.append(shape)
-        return len(shapes) - 1
-
+    slots: list[tuple] = []
     for k, lim in enumerate(lims):
-        if FittedLimit is None or not isinstance(lim, FittedLimit):
-            continue
-        fref[k] = lim.reference
-        fax[k] = lim.twist_axis
-        if not lim.swing_twist:
-            fmode[k] = _FL_WHOLE
-            fs0[k] = slot(lim.shape)
-            fcov[k] = (not lim.reference_quirks) and lim.shape.radius() > np.pi
-        elif not lim.reference_quirks:
-            fmode[k] = _FL_SWING_TWIST
-            sec = swing_section(lim.swing, lim.twist_axis)
-            fs0[k] = slot(sec)
-            fcov[k] = sec.radius() > np.pi
-            ftlo[k], fthi[k] = twist_interval(lim.twist, lim.twist_axis)
+        if isinstance(lim, FittedLimit):
+            mode, covers, (ftlo[k], fthi[k]), a, b = pack_limit(lim)
+            fmode[k], fcov[k], fref[k], fax[k] = mode + 1, covers, lim.reference, lim.twist_axis
         else:
-            fmode[k] = _FL_QUIRKS
-            fs0[k] = slot(lim.swing)
-            fs1[k] = slot(lim.twist)
-    m = max(len(shapes), 1)
-    skind = np.zeros(m, np.int64)
-    spos = np.zeros((m, 3))
-    srot = np.tile(np.eye(3), (m, 1, 1))
-    sa = np.zeros((m, 3))
-    sb = np.zeros((m, 3))
-    sbmax = np.zeros(m)
-    g0 = np.zeros(m, np.int64)
-    g1 = np.zeros(m, np.int64)
-    a0 = np.zeros(m, np.int64)
-    a1 = np.zeros(m, np.int64)
-    GG, BND, AX, MN, MX, AA = [np.zeros((0, 3))], [np.zeros(0)], [np.zeros((0, 3))], [np.zeros(0)], [np.zeros(0)], [np.zeros(0)]
-    ng = na = 0
-    for s, sh in enumerate(shapes):
-        spos[s], srot[s] = sh.position, sh.rotation
-        if sh.kind in ("box", "oriented-box"):
-            skind[s] = _BOX if sh.kind == "box" else _OBOX
-            sa[s], sb[s] = sh.lo, sh.hi
-        elif sh.kind == "ellipsoid":
-            skind[s] = _ELLIPSOID
-            sa[s] = sh.scale
-        elif sh.exact:
-            skind[s] = _KDOP_EXACT
-            norms = np.linalg.norm(sh.axes, axis=1)
-            unit = sh.axes / norms[:, None]
-            G = np.concatenate([unit, -unit])
-            b = np.concatenate([sh.maxs / norms, -sh.mins / norms])
-            GG.append(G)
-            BND.append(b)
-            g0[s], g1[s] = ng, ng + G.shape[0]
-            ng += G.shape[0]
-            sbmax[s] = float(np.max(np.abs(b))) if b.size else 0.0
-        else:
-            skind[s] = _KDOP_SLAB
-            AX.append(sh.axes)
-            MN.append(sh.mins)
-            MX.append(sh.maxs)
-            AA.append(np.einsum("ij,ij->i", sh.axes, sh.axes))
-            a0[s], a1[s] = na, na + sh.axes.shape[0]
-            na += sh.axes.shape[0]
+            a = b = EMPTY_SHAPE
+        slots += [a, b]
+    codes = np.array([sl[0] for sl in slots], np.int64)
+    F = np.ascontiguousarray(np.stack([sl[1] for sl in slots]))
 
-    def cat(xs: list) -> Array:
-        return np.ascontiguousarray(np.concatenate(xs), np.float64)
+    def stack(idx: int, width: int | None) -> tuple[Array, Array, Array]:
+        parts = [sl[idx] for sl in slots]
+        ends = np.cumsum([len(p) for p in parts])
+        starts = ends - np.array([len(p) for p in parts])
+        shape = (0, width) if width else (0,)
+        flat = np.ascontiguousarray(np.concatenate(parts) if parts else np.zeros(shape), np.float64)
+        return starts.astype(np.int64), ends.astype(np.int64), flat
 
-    return (fmode, fref, fax, fs0, fs1, fcov, ftlo, fthi, skind, spos, np.ascontiguousarray(srot), sa, sb, sbmax,
-            g0, g1, cat(GG), cat(BND), a0, a1, cat(AX), cat(MN), cat(MX), cat(AA))
+    x0, x1, AX = stack(2, 3)
+    m0, m1, MN = stack(3, None)
+    _, _, MX = stack(4, None)
+    g0, g1, GG = stack(5, 3)
+    _, _, BND = stack(6, None)
+    return (fmode, fref, fax, fcov, ftlo, fthi, codes, F, x0, x1, AX, m0, m1, MN, MX, g0, g1, GG, BND)
 
 
 def project_fitted(limit: Any, rotations: ArrayLike) -> Array:
@@ -412,8 +199,8 @@ def project_fitted(limit: Any, rotations: ArrayLike) -> Array:
     (``[..., 4]`` -> ``[..., 4]``); tests check it against the reference implementation."""
     q = np.asarray(rotations, np.float64)
     flat = np.ascontiguousarray(q.reshape(-1, 4))
-    out = np.empty_like(flat)
-    _fitted_project_batch(flat, 0, pack_fitted_limits([limit]), out)
+    out = flat.copy()
+    _fitted_project_rows(out, 0, pack_fitted_limits([limit]))
     return out.reshape(q.shape)
 
 
@@ -434,8 +221,7 @@ def _fk_chain(br, bp, off, L, n, G, P):
 @nb.njit(cache=True)
 def _project_joint(L, k, has, ref, axis, tmid, thalf, jw, wn, we1, we2, wc, wvs, verts, eg, fl):
     if fl[0][k] != 0:
-        a, b, c, d = _fitted_project_one(L[k, 0], L[k, 1], L[k, 2], L[k, 3], k, fl)
-        L[k, 0], L[k, 1], L[k, 2], L[k, 3] = a, b, c, d
+        _fitted_project_rows(L[k:k + 1], k, fl)
     elif has[k]:
         a, b, c, d, moved = _rw_project_one(L[k, 0], L[k, 1], L[k, 2], L[k, 3], ref[k], axis[k], tmid[k], thalf[k],
                                             jw[k], jw[k + 1], wn, we1, we2, wc, wvs, verts, eg, 1e-9)
@@ -750,9 +536,9 @@ def ccd(base_rotation: ArrayLike, base_position: ArrayLike, offsets: ArrayLike, 
         seff = np.ascontiguousarray(np.asarray(start_poses.effectors, np.float64))
         if starts.ndim != 3 or starts.shape[1:] != (n, 4) or seff.shape != (starts.shape[0], 3):
             raise IKError(f"start poses must be [S, {n}, 4] with effectors [S, 3], got {starts.shape}, {seff.shape}")
-    FittedLimit = _fitted_class()
-    numba_ok = all(l is None or isinstance(l, ReachWindowLimit) or (FittedLimit is not None and isinstance(l, FittedLimit))
-                   for l in lims)
+    from ..model import FittedLimit
+
+    numba_ok = all(l is None or isinstance(l, (ReachWindowLimit, FittedLimit)) for l in lims)
     if backend not in ("auto", "numba", "numpy"):
         raise IKError(f"backend must be 'auto', 'numba' or 'numpy', got {backend!r}")
     if backend == "numba" and not numba_ok:

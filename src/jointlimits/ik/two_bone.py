@@ -20,7 +20,6 @@ implementations (``backend="numpy"``) and the tests check the kernels against th
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Sequence
 
 import math
 
