@@ -3,7 +3,8 @@
     python benchmarks/bench_limits.py
 
 Figures are printed beside the reference C++ (-O2, one core, 1e6 rotations) measured on this kind
-of machine. Projection in limit space alone and subsampling are in bench_projection.py.
+of machine. Batches go through the phased step (jointlimits.phased: numpy's SIMD ufuncs for atan2,
+tanh and tan between compiled loops); the scalar kernel it falls back to is timed too. Projection in limit space alone and subsampling are in bench_projection.py.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from pathlib import Path  # noqa: E402
 import numpy as np  # noqa: E402
 
 from jointlimits import JointLimits, bvh, quat  # noqa: E402
+from jointlimits.fused import PHASED_MIN_ROWS, _fitted_kernel  # noqa: E402
 from jointlimits.model import FittedLimit, fit_shape  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -63,6 +65,18 @@ def step_benchmark(n: int = 1_000_000) -> None:
         print(f"  {kind:<14}{t1:>8.0f}{c1}{r1}   {t2:>12.0f}{c2}{r2}")
     exact = FittedLimit(ref, axis, shape=fit_shape(cloud, "kdop"))
     print(f"  kdop, exact closest point (no C++ equivalent): {best(lambda: exact.project(q)) / n * 1e9:.0f} ns")
+    print("  the same step on the one-rotation-at-a-time kernel (batches under "
+          f"{PHASED_MIN_ROWS} rotations, CCD):")
+    for kind in ("box", "ellipsoid", "kdop"):
+        shape = fit_shape(cloud, kind)
+        if kind == "kdop":
+            shape.exact = False
+        lim = FittedLimit(ref, axis, shape=shape)
+        mode, covers, twist, a, b = lim._packed
+        out = np.empty_like(q)
+        t1 = best(lambda: _fitted_kernel(q, ref, axis, mode, covers, True, False, 1.0, 0.1, *twist, *a, *b,
+                                         out, out[:0])) / n * 1e9
+        print(f"  {kind:<14}{t1:>8.0f}{TARGET_STEP[kind][0]:>8}{t1 / TARGET_STEP[kind][0]:>8.2f}")
 
 
 def dataset_benchmark() -> None:

@@ -13,13 +13,36 @@ from typing import Any
 
 import numba
 import numpy as np
+from numba.core import cgutils
+from numba.extending import intrinsic
 
 from .limits import _ellipsoid_inside, _ellipsoid_local, _kdop_brute_local, _kdop_exact_local
 
 __all__ = ["pack_shape", "pack_swing_section", "pack_limit", "project_fitted", "EMPTY_SHAPE"]
 
-SLABS, ELLIPSOID, KDOP_EXACT, BOX, POLYGON = 0, 1, 2, 3, 4
+SLABS, ELLIPSOID, KDOP_EXACT, BOX, POLYGON, ELLIPSE = 0, 1, 2, 3, 4, 5
 TWO_PI = 2.0 * math.pi
+# from this many rotations on, project_fitted runs the phased step (jointlimits.phased), whose
+# fixed cost per call (~8 us) the vectorised transcendentals then repay
+PHASED_MIN_ROWS = 128
+
+
+@intrinsic
+def _unowned(typingctx, arr):  # pragma: no cover - compiled
+    """The same array view without its owner (null meminfo and parent).
+
+    numba's inliner rebinds every array argument of an inlined helper, and its reference-count
+    pruner leaves the resulting atomic increments and decrements inside the loop (about 60 ns per
+    rotation for the six shape arrays). Reference counting on an unowned view is a no-op. Only for
+    views that do not outlive the owned array they come from (a kernel's own arguments).
+    """
+    def codegen(context, builder, signature, args):
+        ary = context.make_array(signature.args[0])(context, builder, value=args[0])
+        ary.meminfo = cgutils.get_null_value(ary.meminfo.type)
+        ary.parent = cgutils.get_null_value(ary.parent.type)
+        return ary._getvalue()
+
+    return arr(arr), codegen
 
 
 def pack_shape(shape: Any) -> tuple:
@@ -69,7 +92,10 @@ def pack_swing_section(shape: Any, axis: np.ndarray) -> tuple:
     from .model import _slabs, swing_section
 
     if shape.kind == "ellipsoid":
-        return pack_shape(swing_section(shape, axis))
+        # a flat ellipse: inside-ness is decided on the in-plane coordinates only, so a swing
+        # point's rounding-level offset from the plane does not count as a violation
+        code, f, *rest = pack_shape(swing_section(shape, axis))
+        return (ELLIPSE, f, *rest)
     a = np.asarray(axis, np.float64)
     e1 = np.cross(a, [1.0, 0, 0] if abs(a[0]) < 0.9 else [0, 1.0, 0])
     e1 /= np.linalg.norm(e1)
@@ -160,6 +186,11 @@ def _project_point(x, y, z, code, f, axes, mins, maxs, G, bnd):  # pragma: no co
         if _ellipsoid_inside(u, v, w, sx, sy, sz):
             return x, y, z
         u, v, w = _ellipsoid_local(u, v, w, sx * sx, sy * sy, sz * sz, 32)
+    elif code == ELLIPSE:  # in the local xy plane; the local z (off-plane) part is dropped
+        sx, sy = f[12], f[13]
+        if _ellipsoid_inside(u, v, 0.0, sx, sy, 0.0):
+            return x, y, z
+        u, v, w = _ellipsoid_local(u, v, 0.0, sx * sx, sy * sy, 0.0, 32)
     else:
         bmax = 0.0
         for j in range(bnd.shape[0]):
@@ -180,20 +211,18 @@ def _project_point(x, y, z, code, f, axes, mins, maxs, G, bnd):  # pragma: no co
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy", inline="always")
-def _project_covers(x, y, z, covers, code, f, axes, mins, maxs, G, bnd):  # pragma: no cover - compiled
-    """Project the short cover and, if the shape reaches past pi, the long one; keep the nearer.
-    Returns (original point of the chosen cover, its projection)."""
-    hx, hy, hz = _project_point(x, y, z, code, f, axes, mins, maxs, G, bnd)
-    if covers and f[15] > math.pi:
-        n = math.sqrt(x * x + y * y + z * z)
-        if n > 1e-12:
-            k = 1.0 - TWO_PI / n
-            x2, y2, z2 = x * k, y * k, z * k
-            h2x, h2y, h2z = _project_point(x2, y2, z2, code, f, axes, mins, maxs, G, bnd)
-            d1 = math.sqrt((hx - x) ** 2 + (hy - y) ** 2 + (hz - z) ** 2)
-            d2 = math.sqrt((h2x - x2) ** 2 + (h2y - y2) ** 2 + (h2z - z2) ** 2)
-            if d2 < d1:
-                return x2, y2, z2, h2x, h2y, h2z
+def _long_cover(x, y, z):  # pragma: no cover - compiled
+    """The same rotation's point on the other cover, v (1 - 2 pi / |v|); (0, 0, 0) at the origin."""
+    n = math.sqrt(x * x + y * y + z * z)
+    k = 1.0 - TWO_PI / n if n > 1e-12 else 0.0
+    return x * k, y * k, z * k
+
+
+@numba.njit(cache=True, nogil=True, error_model="numpy", inline="always")
+def _nearer(x, y, z, hx, hy, hz, x2, y2, z2, h2x, h2y, h2z):  # pragma: no cover - compiled
+    """The (point, projection) pair with the shorter projection distance (the first on ties)."""
+    if (h2x - x2) ** 2 + (h2y - y2) ** 2 + (h2z - z2) ** 2 < (hx - x) ** 2 + (hy - y) ** 2 + (hz - z) ** 2:
+        return x2, y2, z2, h2x, h2y, h2z
     return x, y, z, hx, hy, hz
 
 
@@ -236,6 +265,9 @@ def _fitted_kernel(q, ref, axis, mode, covers, soft_on, want_hard, falloff, srad
     copied through unchanged; the hard (unsoftened) result is written only if ``want_hard``."""
     rw, rx, ry, rz = ref[0], ref[1], ref[2], ref[3]
     tax, tay, taz = axis[0], axis[1], axis[2]
+    fa, axa, mna, mxa, Ga, ba = _unowned(fa), _unowned(axa), _unowned(mna), _unowned(mxa), _unowned(Ga), _unowned(ba)
+    fb, axb, mnb, mxb, Gb, bb = _unowned(fb), _unowned(axb), _unowned(mnb), _unowned(mxb), _unowned(Gb), _unowned(bb)
+    long_cover = covers and fa[15] > math.pi
     for i in range(q.shape[0]):
         qw, qx, qy, qz = q[i, 0], q[i, 1], q[i, 2], q[i, 3]
         w, x, y, z = _qmul(rw, -rx, -ry, -rz, qw, qx, qy, qz)
@@ -243,7 +275,11 @@ def _fitted_kernel(q, ref, axis, mode, covers, soft_on, want_hard, falloff, srad
             w, x, y, z = -w, -x, -y, -z
         if mode == 0:
             vx, vy, vz = _log2(w, x, y, z)
-            vx, vy, vz, hx, hy, hz = _project_covers(vx, vy, vz, covers, ca, fa, axa, mna, mxa, Ga, ba)
+            hx, hy, hz = _project_point(vx, vy, vz, ca, fa, axa, mna, mxa, Ga, ba)
+            if long_cover:  # the shape reaches past pi: the other cover may be nearer
+                x2, y2, z2 = _long_cover(vx, vy, vz)
+                h2x, h2y, h2z = _project_point(x2, y2, z2, ca, fa, axa, mna, mxa, Ga, ba)
+                vx, vy, vz, hx, hy, hz = _nearer(vx, vy, vz, hx, hy, hz, x2, y2, z2, h2x, h2y, h2z)
             if hx == vx and hy == vy and hz == vz:
                 inside = True
             else:
@@ -272,7 +308,11 @@ def _fitted_kernel(q, ref, axis, mode, covers, soft_on, want_hard, falloff, srad
                 tw, tx, ty, tz = -tw, -tx, -ty, -tz
             vx, vy, vz = _log2(sw_, sx_, sy_, sz_)
             ux, uy, uz = _log2(tw, tx, ty, tz)
-            vx, vy, vz, hx, hy, hz = _project_covers(vx, vy, vz, covers, ca, fa, axa, mna, mxa, Ga, ba)
+            hx, hy, hz = _project_point(vx, vy, vz, ca, fa, axa, mna, mxa, Ga, ba)
+            if long_cover:
+                x2, y2, z2 = _long_cover(vx, vy, vz)
+                h2x, h2y, h2z = _project_point(x2, y2, z2, ca, fa, axa, mna, mxa, Ga, ba)
+                vx, vy, vz, hx, hy, hz = _nearer(vx, vy, vz, hx, hy, hz, x2, y2, z2, h2x, h2y, h2z)
             if mode == 1:
                 t = ux * tax + uy * tay + uz * taz
                 p = min(max(t, tlo), thi)
@@ -290,7 +330,7 @@ def _fitted_kernel(q, ref, axis, mode, covers, soft_on, want_hard, falloff, srad
                 gx, gy, gz = ht * tax, ht * tay, ht * taz
                 kx, ky, kz = st * tax, st * tay, st * taz
             else:
-                ux, uy, uz, gx, gy, gz = _project_covers(ux, uy, uz, False, cb, fb, axb, mnb, mxb, Gb, bb)
+                gx, gy, gz = _project_point(ux, uy, uz, cb, fb, axb, mnb, mxb, Gb, bb)
                 kx, ky, kz = gx, gy, gz
                 if soft_on:
                     kx, ky, kz = _soften(ux, uy, uz, gx, gy, gz, falloff, sradius)
@@ -345,11 +385,16 @@ def project_fitted(q: np.ndarray, ref: np.ndarray, axis: np.ndarray, mode: int, 
                    soften: tuple[float, float] | None, a: tuple, b: tuple, twist: tuple[float, float],
                    want_hard: bool = False) -> tuple[np.ndarray, np.ndarray | None]:
     """(softened, hard) limited rotations ``[..., 4]`` for one joint's packed limit (hard is None
-    unless ``want_hard``)."""
+    unless ``want_hard``). Large batches go through the phased step, small ones the fused kernel."""
     q = np.asarray(q, np.float64)
     flat = np.ascontiguousarray(q.reshape(-1, 4))
     out = np.empty_like(flat)
     hard = np.empty_like(flat) if want_hard else out[:0]
+    if mode != 2 and len(flat) >= PHASED_MIN_ROWS:
+        from .phased import project_phased  # imports this module
+
+        project_phased(flat, ref, axis, mode, covers, soften, a, twist, out, hard if want_hard else None)
+        return out.reshape(q.shape), (hard.reshape(q.shape) if want_hard else None)
     soft_on = soften is not None
     falloff, radius = (float(soften[0]), float(soften[1])) if soft_on else (0.0, 0.0)
     _fitted_kernel(flat, ref, axis, mode, covers, soft_on, want_hard, falloff, radius, twist[0], twist[1],
