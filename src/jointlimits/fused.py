@@ -252,6 +252,25 @@ def _exp2(x, y, z):  # pragma: no cover - compiled
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy", inline="always")
+def _swing_twist(w, x, y, z, tax, tay, taz):  # pragma: no cover - compiled
+    """Swing and twist (each on its short cover) of a rotation about the unit axis t:
+    twist = normalize(w, (v.t) t), swing = r conj(twist); (r, identity) when the twist is undefined."""
+    d = x * tax + y * tay + z * taz
+    tw, tx, ty, tz = w, d * tax, d * tay, d * taz
+    tn = math.sqrt(tw * tw + tx * tx + ty * ty + tz * tz)
+    if tn > 1e-12:
+        tw, tx, ty, tz = tw / tn, tx / tn, ty / tn, tz / tn
+    else:
+        tw, tx, ty, tz = 1.0, 0.0, 0.0, 0.0
+    sw, sx, sy, sz = _qmul(w, x, y, z, tw, -tx, -ty, -tz)
+    if sw < 0.0:
+        sw, sx, sy, sz = -sw, -sx, -sy, -sz
+    if tw < 0.0:
+        tw, tx, ty, tz = -tw, -tx, -ty, -tz
+    return sw, sx, sy, sz, tw, tx, ty, tz
+
+
+@numba.njit(cache=True, nogil=True, error_model="numpy", inline="always")
 def _qmul(aw, ax, ay, az, bw, bx, by, bz):  # pragma: no cover - compiled
     return (aw * bw - ax * bx - ay * by - az * bz, aw * bx + ax * bw + ay * bz - az * by,
             aw * by - ax * bz + ay * bw + az * bx, aw * bz + ax * by - ay * bx + az * bw)
@@ -293,19 +312,7 @@ def _fitted_kernel(q, ref, axis, mode, covers, soft_on, want_hard, falloff, srad
                 else:
                     bw, bx, by, bz = aw, ax, ay, az
         else:
-            # swing-twist: twist = normalize(w, (v.a) a), swing = r conj(twist)
-            d = x * tax + y * tay + z * taz
-            tw, tx, ty, tz = w, d * tax, d * tay, d * taz
-            tn = math.sqrt(tw * tw + tx * tx + ty * ty + tz * tz)
-            if tn > 1e-12:
-                tw, tx, ty, tz = tw / tn, tx / tn, ty / tn, tz / tn
-            else:
-                tw, tx, ty, tz = 1.0, 0.0, 0.0, 0.0
-            sw_, sx_, sy_, sz_ = _qmul(w, x, y, z, tw, -tx, -ty, -tz)
-            if sw_ < 0.0:
-                sw_, sx_, sy_, sz_ = -sw_, -sx_, -sy_, -sz_
-            if tw < 0.0:
-                tw, tx, ty, tz = -tw, -tx, -ty, -tz
+            sw_, sx_, sy_, sz_, tw, tx, ty, tz = _swing_twist(w, x, y, z, tax, tay, taz)
             vx, vy, vz = _log2(sw_, sx_, sy_, sz_)
             ux, uy, uz = _log2(tw, tx, ty, tz)
             hx, hy, hz = _project_point(vx, vy, vz, ca, fa, axa, mna, mxa, Ga, ba)

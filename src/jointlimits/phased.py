@@ -19,7 +19,7 @@ import math
 import numba
 import numpy as np
 
-from .fused import _long_cover, _nearer, _project_point, _qmul, _unowned
+from .fused import _long_cover, _nearer, _project_point, _qmul, _swing_twist, _unowned
 
 __all__ = ["project_phased", "CHUNK"]
 
@@ -38,18 +38,7 @@ def _phase_parts(q, ref, axis, swing_twist, X, N, W):  # pragma: no cover - comp
         if w < 0.0:
             w, x, y, z = -w, -x, -y, -z
         if swing_twist:
-            d = x * tax + y * tay + z * taz
-            tw, tx, ty, tz = w, d * tax, d * tay, d * taz
-            tn = math.sqrt(tw * tw + tx * tx + ty * ty + tz * tz)
-            if tn > 1e-12:
-                tw, tx, ty, tz = tw / tn, tx / tn, ty / tn, tz / tn
-            else:
-                tw, tx, ty, tz = 1.0, 0.0, 0.0, 0.0
-            w, x, y, z = _qmul(w, x, y, z, tw, -tx, -ty, -tz)
-            if w < 0.0:
-                w, x, y, z = -w, -x, -y, -z
-            if tw < 0.0:
-                tw, tx, ty, tz = -tw, -tx, -ty, -tz
+            w, x, y, z, tw, tx, ty, tz = _swing_twist(w, x, y, z, tax, tay, taz)
             X[1, i, 0], X[1, i, 1], X[1, i, 2] = tx, ty, tz
             N[1, i] = math.sqrt(tx * tx + ty * ty + tz * tz)
             W[1, i] = tw
