@@ -358,3 +358,22 @@ def test_fuzz_random_byte_flips():
             bvh.loads(b.decode("latin-1"))
         except BVHError:
             pass
+
+
+def test_written_files_get_the_usual_permissions(tmp_path: Path):
+    """Atomic writes go through mkstemp (0o600); results must get what a plain open would give."""
+    import os
+
+    m = bvh.loads(LAYOUT)
+    old = os.umask(0o022)
+    try:
+        new = tmp_path / "new.bvh"
+        bvh.save(new, m)
+        assert new.stat().st_mode & 0o777 == 0o644
+        kept = tmp_path / "kept.bvh"
+        kept.write_text("x")
+        kept.chmod(0o640)
+        bvh.save(kept, m)
+        assert kept.stat().st_mode & 0o777 == 0o640
+    finally:
+        os.umask(old)

@@ -103,6 +103,7 @@ def _register_optional() -> None:
         ("jointlimits.cli_limits", ["fit_command", "apply_command", "report_command", "plot_command", "demo_command"]),
         ("jointlimits.cli_springs", ["filter_command", "splice_command"]),
         ("jointlimits.cli_ik", ["footlock_command"]),
+        ("jointlimits.cli_view", ["view_command"]),
     ]:
         try:
             mod = importlib.import_module(module)

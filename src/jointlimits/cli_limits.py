@@ -203,9 +203,11 @@ def plot_command(inputs: tuple[Path, ...], joint: str, output: Path, after: Path
 
 def run_demo(input_clip: Path | None, out_dir: Path, shape: str, swing_twist: bool, over: float,
              quiet: bool = False) -> dict[str, Any]:
-    """The main job: fit limits, limit an over-rotated copy, write BVHs, a report and figures."""
+    """The main job: fit limits, limit an over-rotated copy, write BVHs, a report, figures and an
+    interactive page (``limits.html``) of the joints the figures show."""
     from . import bvh, procedural
     from .plots import plot_joint_limit, plot_violation_report
+    from .viewer import write_limits_page
 
     out_dir.mkdir(parents=True, exist_ok=True)
     files: dict[str, str] = {}
@@ -240,11 +242,16 @@ def run_demo(input_clip: Path | None, out_dir: Path, shape: str, swing_twist: bo
     files["violations_png"] = str(plot_violation_report(lim, wild, out_dir / "violations.png", projected=limited))
     # figures for the three joints the over-rotation pushed furthest out
     mean_violation = lim.violation(wild.rotations).mean(axis=0)
-    for j in sorted(lim.active(), key=lambda j: -mean_violation[j])[:3]:
-        name = motion.skeleton.names[j]
+    worst = [motion.skeleton.names[j] for j in sorted(lim.active(), key=lambda j: -mean_violation[j])[:3]]
+    for name in worst:
         p = out_dir / f"joint_{name}.png"
         plot_joint_limit(lim, motion, name, p, projected=limited, over_rotated=wild)
         files[f"joint_{name}"] = str(p)
+    # the same joints on an interactive page: the fitted clip and the over-rotated copy in limit space
+    if worst:
+        names = [input_clip.name if input_clip is not None else "range_of_motion.bvh", "over_rotated.bvh"]
+        files["limits_html"] = str(write_limits_page(lim, [motion, wild], out_dir / "limits.html", joints=worst,
+                                                     overwrite=True, clip_names=names))
     report["files"] = files
     return report
 
@@ -262,7 +269,8 @@ def run_demo(input_clip: Path | None, out_dir: Path, shape: str, swing_twist: bo
 @friendly_errors
 def demo_command(input_clip: Path | None, out_dir: Path, shape: str, swing_twist: bool, over_rotation: float,
                  quiet: bool) -> None:
-    """Fit limits, apply them to an over-rotated copy, write BVHs, a report and PNG figures."""
+    """Fit limits, apply them to an over-rotated copy, write BVHs, a report, PNG figures and an
+    interactive HTML page of the worst joints' limits."""
     if input_clip is not None and out_dir.exists() and out_dir.resolve() == input_clip.resolve().parent \
             and (out_dir / input_clip.name).exists() and input_clip.name in ("limited.bvh", "over_rotated.bvh"):
         raise BadInput(f"{input_clip}: the demo would overwrite its own input; choose another --out")

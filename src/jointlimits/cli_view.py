@@ -1,0 +1,56 @@
+"""``jointlimits view``: an interactive HTML page of fitted limits (a thin layer over :mod:`jointlimits.viewer`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from .cli import BadInput, check_output_path, friendly_errors
+
+__all__ = ["view_command"]
+
+
+@click.command("view")
+@click.argument("limits_file", metavar="LIMITS.json", type=click.Path(path_type=Path))
+@click.argument("clips", nargs=-1, metavar="[CLIP]...", type=click.Path(path_type=Path))
+@click.option("-o", "--output", type=click.Path(path_type=Path), required=True, help="HTML page to write.")
+@click.option("--joint", "joints", multiple=True, metavar="NAME",
+              help="Joint to show (repeatable; default: every joint with a limit).")
+@click.option("--max-points", type=click.IntRange(min=1), default=3000, show_default=True,
+              help="Frames drawn per joint (an even subsample over all clips).")
+@click.option("--force", is_flag=True, help="Replace an existing page (or an input file).")
+@friendly_errors
+def view_command(limits_file: Path, clips: tuple[Path, ...], output: Path, joints: tuple[str, ...],
+                 max_points: int, force: bool) -> None:
+    """Write an interactive page of the limits: per joint, the clips' rotations in limit space
+    (red where outside) and the limit surface, turnable in 3D, with a dropdown to switch joints.
+    Without CLIP only the limit surfaces are shown. The page works offline (plotly.js inline)."""
+    from . import bvh
+    from .errors import LimitsError
+    from .model import JointLimits
+    from .viewer import write_limits_page
+
+    if output.suffix.lower() not in (".html", ".htm"):
+        raise BadInput(f"{output}: the page is written as HTML; give a .html path")
+    check_output_path(output, [limits_file, *clips], force)
+    if output.exists() and not force:
+        raise BadInput(f"{output}: file exists; pass --force to replace it")
+    lim = JointLimits.load(limits_file)
+    ms = [bvh.load(c) for c in clips]
+    for c, m in zip(clips, ms):
+        if m.num_frames == 0:
+            raise BadInput(f"{c}: the clip has no frames")
+        try:
+            lim.check_skeleton(m.skeleton)
+        except LimitsError as e:
+            raise BadInput(f"{c}: {e}") from None
+    try:
+        path = write_limits_page(lim, ms or None, output, joints=list(joints) or None, max_points=max_points,
+                                 overwrite=force, clip_names=[c.name for c in clips] or None)
+    except FileExistsError:  # appeared while the page was being built
+        raise BadInput(f"{output}: file exists; pass --force to replace it") from None
+    shown = len(dict.fromkeys(joints)) if joints else len(lim.active())
+    frames = sum(m.num_frames for m in ms)
+    what = f"{frames} frames of {len(ms)} clip(s)" if ms else "limit surfaces only"
+    click.echo(f"wrote {path} ({shown} joint(s), {what}; opens offline in a browser)")
