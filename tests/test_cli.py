@@ -124,3 +124,7 @@ def test_demo_on_real_clips(clip: str, tmp_path: Path):
     assert res.exit_code == 0, res.output
     assert (tmp_path / "d" / "limited.bvh").is_file()
     assert bvh.load(tmp_path / "d" / "limited.bvh").num_frames == bvh.load(MOCAP / clip).num_frames
+    rep = json.loads((tmp_path / "d" / "report.json").read_text())
+    # the hard projection puts every joint-frame inside; the printed summary says so
+    assert all(r["frames_outside"] == 0 for r in rep["projected"]), rep["projected"]
+    assert "projected: 0.0%" in res.output
