@@ -56,3 +56,12 @@ def assert_golden(actual, expected, file: str, path: str, atol: float | None = N
 def f32(x) -> np.ndarray:
     """Golden numbers back to the exact float32 reference bits, then float64 for our math."""
     return np.asarray(x, dtype=np.float32).astype(np.float64)
+
+
+@pytest.fixture(scope="session")
+def clips():
+    """A procedural range-of-motion clip of the built-in humanoid and its over-rotated copy."""
+    from jointlimits.procedural import over_rotate, range_of_motion
+
+    clip = range_of_motion(seconds=8.0, seed=2)
+    return clip, over_rotate(clip, 0.5, seed=2)

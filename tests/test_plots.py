@@ -10,16 +10,10 @@ import pytest
 from jointlimits import plots
 from jointlimits.errors import LimitsError, SkeletonError
 from jointlimits.model import SHAPES, JointLimits
-from jointlimits.procedural import humanoid_skeleton, over_rotate, range_of_motion
+from jointlimits.procedural import humanoid_skeleton
 from jointlimits.skeleton import Motion, Skeleton
 
 PNG = b"\x89PNG\r\n\x1a\n"
-
-
-@pytest.fixture(scope="module")
-def clips() -> tuple[Motion, Motion]:
-    clip = range_of_motion(seconds=8.0, seed=2)
-    return clip, over_rotate(clip, 0.5, seed=2)
 
 
 @pytest.fixture(scope="module")

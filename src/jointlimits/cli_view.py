@@ -27,7 +27,6 @@ def view_command(limits_file: Path, clips: tuple[Path, ...], output: Path, joint
     (red where outside) and the limit surface, turnable in 3D, with a dropdown to switch joints.
     Without CLIP only the limit surfaces are shown. The page works offline (plotly.js inline)."""
     from . import bvh
-    from .errors import LimitsError
     from .model import JointLimits
     from .viewer import write_limits_page
 
@@ -38,14 +37,7 @@ def view_command(limits_file: Path, clips: tuple[Path, ...], output: Path, joint
         raise BadInput(f"{output}: file exists; pass --force to replace it")
     lim = JointLimits.load(limits_file)
     ms = [bvh.load(c) for c in clips]
-    for c, m in zip(clips, ms):
-        if m.num_frames == 0:
-            raise BadInput(f"{c}: the clip has no frames")
-        try:
-            lim.check_skeleton(m.skeleton)
-        except LimitsError as e:
-            raise BadInput(f"{c}: {e}") from None
-    try:
+    try:  # the page's checks name each clip by its file name (LimitsError -> one line via friendly_errors)
         path = write_limits_page(lim, ms or None, output, joints=list(joints) or None, max_points=max_points,
                                  overwrite=force, clip_names=[c.name for c in clips] or None)
     except FileExistsError:  # appeared while the page was being built

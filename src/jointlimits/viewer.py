@@ -124,23 +124,30 @@ def swing_twist_geometry(limit: FittedLimit) -> dict[str, Any]:
 # --------------------------------------------------------------------------- inputs
 
 
-def _as_clips(motions: Motion | Sequence[Motion] | None, limits: JointLimits) -> list[Motion]:
+def _as_clips(motions: Motion | Sequence[Motion] | None, limits: JointLimits,
+              names: Sequence[str] | None = None) -> list[Motion]:
     if motions is None:
         return []
     ms = [motions] if isinstance(motions, Motion) else list(motions)
     if not ms:
         raise LimitsError("no clips given (pass motions=None to show only the limit surfaces)")
+    if names is not None and len(names) != len(ms):
+        raise LimitsError(f"clip_names has {len(names)} names for {len(ms)} clips")
+
+    def label(k: int) -> str:
+        return str(names[k]) if names is not None else f"clip {k}"
+
     for k, m in enumerate(ms):
         if not isinstance(m, Motion):
-            raise LimitsError(f"clip {k} is a {type(m).__name__}, not a Motion")
+            raise LimitsError(f"{label(k)} is a {type(m).__name__}, not a Motion")
         if m.num_frames == 0:
-            raise LimitsError(f"clip {k} has no frames")
+            raise LimitsError(f"{label(k)}: the clip has no frames")
         try:
             limits.check_skeleton(m.skeleton)
         except LimitsError as e:
-            raise LimitsError(f"clip {k}: {e}") from None
+            raise LimitsError(f"{label(k)}: {e}") from None
         if not np.all(np.isfinite(m.rotations)):
-            raise LimitsError(f"clip {k} has NaN or infinite rotations")
+            raise LimitsError(f"{label(k)} has NaN or infinite rotations")
     return ms
 
 
@@ -372,10 +379,8 @@ def write_limits_page(limits: JointLimits, motions: Motion | Sequence[Motion] | 
 
     if isinstance(max_points, bool) or not isinstance(max_points, (int, np.integer)) or max_points < 1:
         raise LimitsError(f"max_points must be an integer >= 1, got {max_points!r}")
-    ms = _as_clips(motions, limits)
+    ms = _as_clips(motions, limits, clip_names)
     picked = _pick_joints(limits, joints)
-    if clip_names is not None and len(clip_names) != len(ms):
-        raise LimitsError(f"clip_names has {len(clip_names)} names for {len(ms)} clips")
     p = Path(path)
     if p.is_dir():
         raise IsADirectoryError(errno.EISDIR, "is a folder, not a page to write", str(p))
