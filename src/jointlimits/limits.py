@@ -758,7 +758,6 @@ def _kdop_brute_local(u, v, w, G, bnd, tol):
     if feas:
         return u, v, w, 0
     act = np.empty(3, dtype=np.int64)
-    r = np.zeros(3)
     for a in range(m):
         for b in range(a, m):
             for c in range(b, m):
@@ -781,7 +780,6 @@ def _kdop_brute_local(u, v, w, G, bnd, tol):
                 ok = True
                 lam0 = 0.0
                 lam1 = 0.0
-                lam2 = 0.0
                 if na == 1:
                     e0 = G[a, 0] * u + G[a, 1] * v + G[a, 2] * w - bnd[a]
                     lam0 = e0
