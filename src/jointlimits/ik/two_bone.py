@@ -324,6 +324,16 @@ def _angle_axis(angle: Array, axis: Array) -> Array:
     return out
 
 
+def _demo_inputs(bone_root: ArrayLike, bone_mid: ArrayLike, bone_end: ArrayLike, target: ArrayLike,
+                 fwd: ArrayLike, bone_root_gr: ArrayLike, bone_mid_gr: ArrayLike,
+                 bone_par_gr: ArrayLike) -> tuple[Array, ...]:
+    """The demo formulation's inputs, checked: five ``[..., 3]`` vectors and three ``[..., 4]``
+    rotations."""
+    return (_as_vec("bone_root", bone_root), _as_vec("bone_mid", bone_mid), _as_vec("bone_end", bone_end),
+            _as_vec("target", target), _as_vec("fwd", fwd), _as_quat("bone_root_gr", bone_root_gr),
+            _as_quat("bone_mid_gr", bone_mid_gr), _as_quat("bone_par_gr", bone_par_gr))
+
+
 def ik_two_bone_numpy(bone_root: ArrayLike, bone_mid: ArrayLike, bone_end: ArrayLike, target: ArrayLike,
                       fwd: ArrayLike, bone_root_gr: ArrayLike, bone_mid_gr: ArrayLike, bone_par_gr: ArrayLike,
                       max_length_buffer: float = 0.015) -> tuple[Array, Array]:
@@ -335,14 +345,8 @@ def ik_two_bone_numpy(bone_root: ArrayLike, bone_mid: ArrayLike, bone_end: Array
     ``normalize((end - root) x fwd)``; a final swing turns root->end onto root->target.
     Inputs are ``[..., 3]`` positions / ``[..., 4]`` global rotations, broadcast together.
     """
-    a = _as_vec("bone_root", bone_root)
-    b = _as_vec("bone_mid", bone_mid)
-    c = _as_vec("bone_end", bone_end)
-    t = _as_vec("target", target)
-    fwd = _as_vec("fwd", fwd)
-    root_gr = _as_quat("bone_root_gr", bone_root_gr)
-    mid_gr = _as_quat("bone_mid_gr", bone_mid_gr)
-    par_gr = _as_quat("bone_par_gr", bone_par_gr)
+    a, b, c, t, fwd, root_gr, mid_gr, par_gr = _demo_inputs(bone_root, bone_mid, bone_end, target, fwd,
+                                                            bone_root_gr, bone_mid_gr, bone_par_gr)
     lab = _norm(b - a)
     lcb = _norm(b - c)
     _check_lengths(lab, lcb)
@@ -633,14 +637,8 @@ def ik_two_bone(bone_root: ArrayLike, bone_mid: ArrayLike, bone_end: ArrayLike, 
     if _backend(backend) == "numpy":
         return ik_two_bone_numpy(bone_root, bone_mid, bone_end, target, fwd, bone_root_gr, bone_mid_gr,
                                  bone_par_gr, max_length_buffer)
-    a = _as_vec("bone_root", bone_root)
-    b = _as_vec("bone_mid", bone_mid)
-    c = _as_vec("bone_end", bone_end)
-    t = _as_vec("target", target)
-    f = _as_vec("fwd", fwd)
-    rg = _as_quat("bone_root_gr", bone_root_gr)
-    mg = _as_quat("bone_mid_gr", bone_mid_gr)
-    pg = _as_quat("bone_par_gr", bone_par_gr)
+    a, b, c, t, f, rg, mg, pg = _demo_inputs(bone_root, bone_mid, bone_end, target, fwd, bone_root_gr,
+                                              bone_mid_gr, bone_par_gr)
     lead = np.broadcast_shapes(*(x.shape[:-1] for x in (a, b, c, t, f, rg, mg, pg)))
     n = int(np.prod(lead, dtype=np.int64))
     ro, mo = np.empty((n, 4)), np.empty((n, 4))
