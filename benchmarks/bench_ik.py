@@ -22,20 +22,12 @@ from jointlimits.ik import CCDSolver, ik_two_bone, precompute_start_poses, two_b
 from jointlimits.ik.two_bone import ik_two_bone_numpy, two_bone_numpy
 from jointlimits.reach import ReachWindowLimit
 from jointlimits.skeleton import forward_kinematics
+from _timing import best_with_result
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared"
 LAFAN = SHARED / "data" / "mocap" / "lafan1"
 TEST_CLIP = "dance1_subject1.bvh"
 ARM = ["LeftShoulder", "LeftArm", "LeftForeArm"]
-
-
-def best_of(fn, repeat=3):
-    out, best = None, np.inf
-    for _ in range(repeat):
-        t = time.perf_counter()
-        out = fn()
-        best = min(best, time.perf_counter() - t)
-    return out, best
 
 
 def bench_two_bone(n=1_000_000):
@@ -48,10 +40,10 @@ def bench_two_bone(n=1_000_000):
     fwd = rng.normal(size=(n, 3))
     two_bone(a[:10], b[:10], c[:10], t[:10], P[:10], Lk[:10], Lj[:10])  # compile / load the cache
     ik_two_bone(a[:10], b[:10], c[:10], t[:10], fwd[:10], P[:10], Lk[:10], Lj[:10])
-    _, dt = best_of(lambda: two_bone(a, b, c, t, P, Lk, Lj))
-    _, dt2 = best_of(lambda: ik_two_bone(a, b, c, t, fwd, P, Lk, Lj))
-    _, dt3 = best_of(lambda: two_bone_numpy(a, b, c, t, P, Lk, Lj), 1)
-    _, dt4 = best_of(lambda: ik_two_bone_numpy(a, b, c, t, fwd, P, Lk, Lj), 1)
+    _, dt = best_with_result(lambda: two_bone(a, b, c, t, P, Lk, Lj))
+    _, dt2 = best_with_result(lambda: ik_two_bone(a, b, c, t, fwd, P, Lk, Lj))
+    _, dt3 = best_with_result(lambda: two_bone_numpy(a, b, c, t, P, Lk, Lj), 1)
+    _, dt4 = best_with_result(lambda: ik_two_bone_numpy(a, b, c, t, fwd, P, Lk, Lj), 1)
     print(f"two_bone (geometric)      {n / dt / 1e6:6.2f} M solves/s   (target >= 2 M/s; numpy reference {n / dt3 / 1e6:.2f} M/s)")
     print(f"ik_two_bone (demo)        {n / dt2 / 1e6:6.2f} M solves/s   (target >= 2 M/s; numpy reference {n / dt4 / 1e6:.2f} M/s)")
 
@@ -127,13 +119,13 @@ def main():
     def report(name, solver, backend="auto", limits=None):
         limits = limits or solver.limits
         solver.solve_arrays(rot[:2], pos[:2], targets[:2], backend=backend)  # compile / warm up
-        res, dt = best_of(lambda: solver.solve_arrays(rot, pos, targets, backend=backend))
+        res, dt = best_with_result(lambda: solver.solve_arrays(rot, pos, targets, backend=backend))
         inside = np.all([limits[k].contains(res.rotations[:, k]) for k in range(3)], axis=0)
         ok = res.success & inside
-        one, lat = best_of(lambda: solver.solve_arrays(rot[:1], pos[:1], targets[:1], backend=backend), repeat=50)
+        one, lat = best_with_result(lambda: solver.solve_arrays(rot[:1], pos[:1], targets[:1], backend=backend), repeat=50)
         lats = []
         for f in range(0, len(frames), max(1, len(frames) // 100)):
-            _, l1 = best_of(lambda: solver.solve_arrays(rot[f:f + 1], pos[f:f + 1], targets[f:f + 1], backend=backend), 1)
+            _, l1 = best_with_result(lambda: solver.solve_arrays(rot[f:f + 1], pos[f:f + 1], targets[f:f + 1], backend=backend), 1)
             lats.append(l1)
         print(f"{name:34s} success {100 * ok.mean():6.2f}% (target >= 99%)  {len(frames) / dt:9.0f} solves/s "
               f"(target >= 2000)  single {1e3 * np.median(lats):.3f} ms median / {1e3 * max(lats):.3f} ms max "

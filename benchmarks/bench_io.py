@@ -12,30 +12,18 @@ import os
 for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS"):
     os.environ.setdefault(var, "1")
 
-import statistics  # noqa: E402
 import sys  # noqa: E402
 import tempfile  # noqa: E402
-import time  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
 
 from jointlimits import bvh  # noqa: E402
 from jointlimits.skeleton import forward_kinematics  # noqa: E402
+from _timing import median  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT = ROOT.parent / "shared" / "data" / "mocap" / "cmu_cgspeed_max" / "131_01.bvh"
-
-
-def median_time(fn, repeat: int = 15, warmup: int = 2) -> float:
-    for _ in range(warmup):
-        fn()
-    ts = []
-    for _ in range(repeat):
-        t = time.perf_counter()
-        fn()
-        ts.append(time.perf_counter() - t)
-    return statistics.median(ts)
 
 
 def main() -> None:
@@ -50,13 +38,13 @@ def main() -> None:
     m = bvh.load(clip)
     print(f"clip: {clip.name}  {m.num_frames} frames x {m.num_joints} joints")
     out = tmpdir / "out.bvh"
-    t_load = median_time(lambda: bvh.load(clip))
-    t_save = median_time(lambda: bvh.save(out, m))
+    t_load = median(lambda: bvh.load(clip))
+    t_save = median(lambda: bvh.save(out, m))
     from jointlimits.bvh import _euler_to_quat
 
     ang = np.random.default_rng(0).uniform(-180, 180, (m.num_frames, m.num_joints, 3))
-    t_euler = median_time(lambda: _euler_to_quat(ang, "zxy"))
-    t_fk = median_time(lambda: forward_kinematics(m), repeat=50)
+    t_euler = median(lambda: _euler_to_quat(ang, "zxy"))
+    t_fk = median(lambda: forward_kinematics(m), repeat=50)
     rows = [("load (text -> local quaternions)", t_load), ("save (atomic, exact values)", t_save),
             ("Euler -> quaternion (all joints)", t_euler), ("forward kinematics", t_fk)]
     for name, t in rows:
@@ -72,7 +60,7 @@ def main() -> None:
             b.load(str(clip))
             b.get_data()
 
-        t_pm = median_time(pm, repeat=7)
+        t_pm = median(pm, repeat=7)
         print(f"  pymotion load + get_data: {t_pm * 1e3:8.2f} ms  -> ours is {t_pm / t_load:.1f}x faster "
               f"(target >= 3x)")
         try:
@@ -84,7 +72,7 @@ def main() -> None:
     try:
         import bvhio
 
-        t_bh = median_time(lambda: bvhio.readAsBvh(str(clip)), repeat=5)
+        t_bh = median(lambda: bvhio.readAsBvh(str(clip)), repeat=5)
         print(f"  bvhio readAsBvh:          {t_bh * 1e3:8.2f} ms  -> ours is {t_bh / t_load:.1f}x faster")
     except ImportError:
         print("  bvhio not installed")

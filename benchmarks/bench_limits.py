@@ -22,22 +22,13 @@ import numpy as np  # noqa: E402
 from jointlimits import JointLimits, bvh, quat  # noqa: E402
 from jointlimits.fused import PHASED_MIN_ROWS, _fitted_kernel  # noqa: E402
 from jointlimits.model import FittedLimit, fit_shape  # noqa: E402
+from _timing import best  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 LAFAN = ROOT.parent / "shared" / "data" / "mocap" / "lafan1"
 # reference C++ -O2, ns per rotation: quaternion -> limited quaternion (relative to reference,
 # log, project, soften, exp), without and with swing-twist
 TARGET_STEP = {"box": (148, 203), "ellipsoid": (233, 301), "kdop": (213, 313)}
-
-
-def best(fn, repeat: int = 5) -> float:
-    fn()
-    ts = []
-    for _ in range(repeat):
-        t = time.perf_counter()
-        fn()
-        ts.append(time.perf_counter() - t)
-    return min(ts)
 
 
 def step_benchmark(n: int = 1_000_000) -> None:

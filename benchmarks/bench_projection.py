@@ -24,6 +24,7 @@ import numpy as np  # noqa: E402
 
 from jointlimits import limits as L  # noqa: E402
 from jointlimits.limits import _subsample_naive_kernel  # noqa: E402
+from _timing import best  # noqa: E402
 
 TARGETS_NS = {  # C++ reference, -O2, per rotation, in limit space
     "box (axis-aligned)": 6.1,
@@ -31,15 +32,6 @@ TARGETS_NS = {  # C++ reference, -O2, per rotation, in limit space
     "ellipsoid": 99.0,
     "k-DOP (slab clamps)": 74.0,
 }
-
-
-def _best(fn, repeats: int) -> float:
-    best = float("inf")
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t0)
-    return best
 
 
 def _limits(rng):
@@ -93,8 +85,8 @@ def bench_projections(n: int, repeats: int) -> None:
     print(f"{'function':30s} {'ns/pt':>8s} {'ns/pt out=':>11s} {'C++ -O2':>8s} {'ratio':>7s}")
     for name, fn in cases.items():
         fn()  # compile / warm up
-        t_new = _best(fn, repeats) / n * 1e9
-        t_out = _best(lambda: fn(out=out), repeats) / n * 1e9
+        t_new = best(fn, repeats, warmup=0) / n * 1e9
+        t_out = best(lambda: fn(out=out), repeats, warmup=0) / n * 1e9
         target = TARGETS_NS.get(name)
         if target is None:
             print(f"{name:30s} {t_new:8.1f} {t_out:11.1f} {'-':>8s} {'-':>7s}")
@@ -121,7 +113,7 @@ def bench_subsample(n: int, naive_n: int, distance: float) -> None:
     _subsample_naive_kernel(clouds["mocap-like trajectory"][:100], distance)
     print(f"\nsubsample: N = {n:,}, distance = {distance}")
     for name, pts in clouds.items():
-        t_grid = _best(lambda: L.subsample(pts, distance), 3)
+        t_grid = best(lambda: L.subsample(pts, distance), 3, warmup=0)
         kept = len(L.subsample(pts, distance))
         m = min(naive_n, n)
         t0 = time.perf_counter()

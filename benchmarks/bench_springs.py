@@ -15,7 +15,6 @@ for _v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMEXP
            "VECLIB_MAXIMUM_THREADS", "NUMBA_NUM_THREADS"):
     os.environ[_v] = "1"
 
-import time  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
@@ -24,20 +23,11 @@ from jointlimits import quat  # noqa: E402
 from jointlimits import springs as S  # noqa: E402
 from jointlimits import tracking as TR  # noqa: E402
 from jointlimits.skeleton import Motion, Skeleton  # noqa: E402
+from _timing import best  # noqa: E402
 
 TARGET_S = 0.5
 SHARED = Path(__file__).resolve().parents[1].parent / "shared"
 CLIP = SHARED / "data" / "mocap" / "lafan1" / "walk4_subject1.bvh"
-
-
-def best_of(fn, repeat: int = 5) -> float:
-    fn()  # warm-up (numba compile, caches)
-    best = float("inf")
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t0)
-    return best
 
 
 def bench_updates(n: int = 1_000_000) -> None:
@@ -56,12 +46,12 @@ def bench_updates(n: int = 1_000_000) -> None:
     }
     print(f"one step on {n:.0e} channels (numpy, 1 thread):")
     for name, fn in cases.items():
-        t = best_of(fn, 3)
+        t = best(fn, 3)
         print(f"  {name:40s} {t * 1e3:8.1f} ms  {n / t / 1e6:8.1f} M channel-updates/s")
     # whole-signal kernel (error form, numba): 600 frames x 1e4 channels
     T, C = 600, 10_000
     goal = np.cumsum(rng.normal(size=(T, C)), axis=0)
-    t = best_of(lambda: S.track_signal(goal, 1 / 60, method="improved", cuts=[150, 300]), 3)
+    t = best(lambda: S.track_signal(goal, 1 / 60, method="improved", cuts=[150, 300]), 3)
     print(f"  {'track_signal improved (600 x 1e4)':40s} {t * 1e3:8.1f} ms  {T * C / t / 1e6:8.1f} M channel-updates/s")
 
 
@@ -95,7 +85,7 @@ def bench_filter() -> None:
         "detect=True": lambda: TR.filter_motion(popped, detect=True),
         "clipping (v_max, a_max)": lambda: TR.filter_motion(popped, v_max=10.0, a_max=300.0),
     }.items():
-        t = best_of(fn)
+        t = best(fn)
         print(f"  {name:28s} {t:7.4f} s   target < {TARGET_S} s  ratio {t / TARGET_S:6.3f}"
               f"  {'OK' if t < TARGET_S else 'TOO SLOW'}")
 
