@@ -40,7 +40,7 @@ def main() -> None:
     out = tmpdir / "out.bvh"
     t_load = median(lambda: bvh.load(clip))
     t_save = median(lambda: bvh.save(out, m))
-    from jointlimits.bvh import _euler_to_quat
+    from jointlimits.io.bvh import _euler_to_quat
 
     ang = np.random.default_rng(0).uniform(-180, 180, (m.num_frames, m.num_joints, 3))
     t_euler = median(lambda: _euler_to_quat(ang, "zxy"))

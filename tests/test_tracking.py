@@ -200,7 +200,7 @@ def bvh_files(tmp_path: Path) -> tuple[Path, Path]:
 
 def test_cli_splice_and_filter(bvh_files, tmp_path: Path) -> None:
     from jointlimits import bvh
-    from jointlimits.cli_springs import filter_command, splice_command
+    from jointlimits.cli.filters import filter_command, splice_command
 
     a, b = bvh_files
     runner = CliRunner()
@@ -223,7 +223,7 @@ def test_cli_splice_and_filter(bvh_files, tmp_path: Path) -> None:
 
 
 def test_cli_errors_exit_2_and_never_overwrite_input(bvh_files, tmp_path: Path) -> None:
-    from jointlimits.cli_springs import filter_command, splice_command
+    from jointlimits.cli.filters import filter_command, splice_command
 
     a, b = bvh_files
     before = a.read_bytes()
@@ -242,7 +242,7 @@ def test_cli_errors_exit_2_and_never_overwrite_input(bvh_files, tmp_path: Path) 
 
 
 def test_plot_channel_before_after(tmp_path: Path) -> None:
-    from jointlimits.cli_springs import plot_channel_before_after
+    from jointlimits.cli.filters import plot_channel_before_after
 
     m = _with_pop(_synthetic(), 150)
     out = TR.filter_motion(m, cuts=[150])

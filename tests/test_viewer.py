@@ -380,7 +380,7 @@ def test_bad_input_raises_and_writes_nothing(tmp_path, clips, fitted):
 
 
 def test_demo_writes_the_page(tmp_path):
-    from jointlimits.cli_limits import run_demo
+    from jointlimits.cli.limits import run_demo
 
     rep = run_demo(None, tmp_path, "ellipsoid", False, 0.5, quiet=True)
     page = Path(rep["files"]["limits_html"])

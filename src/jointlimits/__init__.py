@@ -9,7 +9,7 @@ from .skeleton import Motion, Skeleton, forward_kinematics
 __version__ = "0.1.0"
 
 __all__ = [
-    "quat", "Motion", "Skeleton", "forward_kinematics", "JointLimits",
+    "quat", "bvh", "Motion", "Skeleton", "forward_kinematics", "JointLimits",
     "JointLimitsError", "BVHError", "LimitsError", "SkeletonError", "IKError", "__version__",
 ]
 
@@ -20,4 +20,8 @@ def __getattr__(name: str):
         from .model import JointLimits
 
         return JointLimits
+    if name == "bvh":  # the BVH module's historical place: jointlimits.bvh
+        from .io import bvh
+
+        return bvh
     raise AttributeError(f"module 'jointlimits' has no attribute {name!r}")

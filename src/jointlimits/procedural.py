@@ -26,7 +26,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from . import quat
-from .bvh import _euler_to_quat
+from .io.bvh import _euler_to_quat
 from .errors import JointLimitsError, SkeletonError
 from .skeleton import POSITION_CHANNELS, Motion, Skeleton
 

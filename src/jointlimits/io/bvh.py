@@ -19,10 +19,10 @@ from typing import Sequence
 import numpy as np
 from numpy.typing import NDArray
 
-from . import quat
-from ._atomic import atomic_write
-from .errors import BVHError
-from .skeleton import POSITION_CHANNELS, ROTATION_CHANNELS, Motion, Skeleton
+from .. import quat
+from .._atomic import atomic_write
+from ..errors import BVHError
+from ..skeleton import POSITION_CHANNELS, ROTATION_CHANNELS, Motion, Skeleton
 
 __all__ = ["load", "loads", "save", "dumps", "channel_data", "CHANNEL_NAMES"]
 

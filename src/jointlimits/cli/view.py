@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from .cli import BadInput, check_output_path, friendly_errors
+from ._common import BadInput, check_output_path, friendly_errors
 
 __all__ = ["view_command"]
 
@@ -26,9 +26,9 @@ def view_command(limits_file: Path, clips: tuple[Path, ...], output: Path, joint
     """Write an interactive page of the limits: per joint, the clips' rotations in limit space
     (red where outside) and the limit surface, turnable in 3D, with a dropdown to switch joints.
     Without CLIP only the limit surfaces are shown. The page works offline (plotly.js inline)."""
-    from . import bvh
-    from .model import JointLimits
-    from .viewer import write_limits_page
+    from ..io import bvh
+    from ..model import JointLimits
+    from ..viewer import write_limits_page
 
     if output.suffix.lower() not in (".html", ".htm"):
         raise BadInput(f"{output}: the page is written as HTML; give a .html path")

@@ -14,10 +14,10 @@ from typing import Sequence
 import click
 import numpy as np
 
-from .cli import BadInput, check_output_path, friendly_errors
-from .errors import JointLimitsError
-from .skeleton import Motion
-from .tracking import DEFAULT_HALFLIFE, DEFAULT_THRESHOLD, DEFAULT_VELOCITY_HALFLIFE
+from ._common import BadInput, check_output_path, friendly_errors
+from ..errors import JointLimitsError
+from ..skeleton import Motion
+from ..tracking import DEFAULT_HALFLIFE, DEFAULT_THRESHOLD, DEFAULT_VELOCITY_HALFLIFE
 
 __all__ = ["filter_command", "splice_command", "plot_channel_before_after", "parse_cuts"]
 
@@ -42,7 +42,7 @@ def parse_cuts(text: str | None) -> list[int]:
 
 
 def _unrolled_angle_axis(q: np.ndarray) -> np.ndarray:
-    from . import quat
+    from .. import quat
 
     return quat.to_scaled_angle_axis(quat.unroll(quat.normalize(q)[:, None], axis=0)[:, 0])
 
@@ -57,7 +57,7 @@ def plot_channel_before_after(before: Motion, after: Motion, joint: str, path: s
     matplotlib.use("Agg", force=False)
     import matplotlib.pyplot as plt
 
-    from .tracking import angular_speeds
+    from ..tracking import angular_speeds
 
     if before.num_frames != after.num_frames:
         raise JointLimitsError(f"before has {before.num_frames} frames, after {after.num_frames}")
@@ -140,8 +140,8 @@ def filter_command(clip: Path, out: Path, cuts: str | None, detect: bool, thresh
                    velocity_halflife: float, v_max: float | None, a_max: float | None, plot_path: Path | None,
                    joint: str | None, force: bool, quiet: bool) -> None:
     """Remove pops from CLIP with a tracking spring; clean frames are written unchanged."""
-    from . import bvh
-    from .tracking import detect_discontinuities, filter_motion
+    from ..io import bvh
+    from ..tracking import detect_discontinuities, filter_motion
 
     check_output_path(out, [clip], force)
     given = parse_cuts(cuts)
@@ -188,8 +188,8 @@ def filter_command(clip: Path, out: Path, cuts: str | None, detect: bool, thresh
 def splice_command(clip_a: Path, clip_b: Path, out: Path, at: int | None, smooth: bool, align: bool,
                    halflife: float, plot_path: Path | None, joint: str | None, force: bool, quiet: bool) -> None:
     """Join CLIP_A and CLIP_B (same skeleton) and smooth the pop at the join."""
-    from . import bvh
-    from .tracking import splice
+    from ..io import bvh
+    from ..tracking import splice
 
     check_output_path(out, [clip_a, clip_b], force)
     a = bvh.load(clip_a)

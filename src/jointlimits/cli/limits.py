@@ -10,8 +10,8 @@ from typing import Any
 import click
 import numpy as np
 
-from .cli import BadInput, check_output_path, friendly_errors
-from .model import SHAPES
+from ._common import BadInput, check_output_path, friendly_errors
+from ..model import SHAPES
 
 __all__ = ["fit_command", "apply_command", "report_command", "plot_command", "demo_command"]
 
@@ -25,7 +25,7 @@ def _progress(total: int, label: str, quiet: bool = False):
 
 
 def _load_clips(paths: list[Path], quiet: bool = False) -> list:
-    from . import bvh
+    from ..io import bvh
 
     out = []
     with _progress(len(paths), "loading", quiet) as bar:
@@ -36,7 +36,7 @@ def _load_clips(paths: list[Path], quiet: bool = False) -> list:
 
 
 def _parse_reference(value: str) -> Any:
-    from . import bvh
+    from ..io import bvh
 
     if value in ("mean", "first"):
         return value
@@ -67,7 +67,7 @@ def fit_limits(clips: list, shape: str, swing_twist: bool, padding: float, refer
     """Fit with a progress bar over joints."""
     from tqdm import tqdm
 
-    from .model import JointLimits
+    from ..model import JointLimits
 
     bar = tqdm(desc="fitting", unit="joint", file=sys.stderr, disable=quiet, leave=False)
 
@@ -124,8 +124,8 @@ def fit_command(clips: tuple[Path, ...], output: Path, shape: str, swing_twist: 
 def apply_command(limits_file: Path, clip: Path, output: Path, soften: tuple[float, float] | None,
                   smooth: bool, force: bool) -> None:
     """Project every frame of CLIP into the limits and write the result."""
-    from . import bvh
-    from .model import JointLimits
+    from ..io import bvh
+    from ..model import JointLimits
 
     check_output_path(output, [clip, limits_file], force)
     lim = JointLimits.load(limits_file)
@@ -152,7 +152,7 @@ def _report_table(rows: list[dict]) -> str:
 @friendly_errors
 def report_command(limits_file: Path, clips: tuple[Path, ...], as_json: bool) -> None:
     """Per joint: frames outside the limits, fraction, mean and max violation in degrees."""
-    from .model import JointLimits
+    from ..model import JointLimits
 
     lim = JointLimits.load(limits_file)
     ms = _load_clips(list(clips), quiet=as_json)
@@ -175,14 +175,14 @@ def plot_command(inputs: tuple[Path, ...], joint: str, output: Path, after: Path
     """Plot a joint: ``plot LIMITS.json CLIP`` draws its point cloud in limit space with the limit
     surface and the quaternions before/after unrolling; ``plot CLIP --after OUT.bvh`` draws the
     joint's rotation before/after filtering."""
-    from . import bvh
+    from ..io import bvh
 
     if output.suffix.lower() != ".png":
         raise BadInput(f"{output}: the figure is written as PNG; give a .png path")
     if after is not None:
         if len(inputs) != 1:
             raise BadInput("with --after give exactly one CLIP (the original)")
-        from .cli_springs import plot_channel_before_after
+        from .filters import plot_channel_before_after
 
         before_m, after_m = bvh.load(inputs[0]), bvh.load(after)
         before_m.skeleton.index(joint)
@@ -191,8 +191,8 @@ def plot_command(inputs: tuple[Path, ...], joint: str, output: Path, after: Path
         if len(inputs) != 2 or inputs[0].suffix.lower() != ".json":
             raise BadInput("usage: jointlimits plot LIMITS.json CLIP --joint NAME -o FIG.png "
                            "(or CLIP --after OUT.bvh for a before/after channel plot)")
-        from .model import JointLimits
-        from .plots import plot_joint_limit
+        from ..model import JointLimits
+        from ..plots import plot_joint_limit
 
         lim = JointLimits.load(inputs[0])
         m = bvh.load(inputs[1])
@@ -205,10 +205,11 @@ def run_demo(input_clip: Path | None, out_dir: Path, shape: str, swing_twist: bo
              quiet: bool = False) -> dict[str, Any]:
     """The main job: fit limits, limit an over-rotated copy, write BVHs, a report, figures and an
     interactive page (``limits.html``) of the joints the figures show."""
-    from . import bvh, procedural
-    from ._atomic import atomic_write
-    from .plots import plot_joint_limit, plot_violation_report
-    from .viewer import write_limits_page
+    from .. import procedural
+    from ..io import bvh
+    from .._atomic import atomic_write
+    from ..plots import plot_joint_limit, plot_violation_report
+    from ..viewer import write_limits_page
 
     out_dir.mkdir(parents=True, exist_ok=True)
     files: dict[str, str] = {}

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import click
 
-from .cli import BadInput, check_output_path, friendly_errors
-from .footlock import DEFAULT_BLEND_FRAMES, DEFAULT_HEIGHT_THRESHOLD, DEFAULT_MIN_FRAMES, DEFAULT_VELOCITY_THRESHOLD
+from ._common import BadInput, check_output_path, friendly_errors
+from ..footlock import DEFAULT_BLEND_FRAMES, DEFAULT_HEIGHT_THRESHOLD, DEFAULT_MIN_FRAMES, DEFAULT_VELOCITY_THRESHOLD
 
 __all__ = ["footlock_command"]
 
@@ -36,9 +36,9 @@ def footlock_command(clip: Path, out: Path, limits_path: Path | None, height_thr
                      velocity_threshold: float, min_frames: int, blend_frames: int, as_json: bool, force: bool) -> None:
     """Remove foot skating from CLIP: detect contacts, lock each planted foot with two-bone leg IK
     (inside --limits when given) and write OUT; prints skating before/after."""
-    from . import bvh
-    from .footlock import footlock
-    from .model import JointLimits
+    from ..io import bvh
+    from ..footlock import footlock
+    from ..model import JointLimits
 
     check_output_path(out, [clip] + ([limits_path] if limits_path else []), force)
     if blend_frames < 0:

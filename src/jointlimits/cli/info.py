@@ -1,0 +1,51 @@
+"""``jointlimits info``: what a clip holds."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+from ._common import friendly_errors
+
+__all__ = ["info_command"]
+
+
+@click.command("info")
+@click.argument("clip", type=click.Path(path_type=Path))
+@click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")
+@friendly_errors
+def info_command(clip: Path, as_json: bool) -> None:
+    """Print a BVH clip's joints, channels, frames, fps, duration, units and up axis."""
+    from ..io import bvh
+    from ..units import guess_units, guess_up_axis
+
+    m = bvh.load(clip)
+    sk = m.skeleton
+    units = guess_units(m)
+    up = guess_up_axis(m)
+    joints = [
+        {"name": n, "parent": (sk.names[p] if p >= 0 else None), "channels": sk.channels[j],
+         "offset": sk.offsets[j].tolist()}
+        for j, (n, p) in enumerate(zip(sk.names, sk.parents))
+    ]
+    data = {
+        "file": str(clip), "joints": sk.num_joints, "end_sites": len(sk.end_sites),
+        "channels": int(sum(len(c) for c in sk.channels)), "frames": m.num_frames,
+        "frame_time": m.frame_time, "fps": m.fps, "duration": m.duration,
+        "units_guess": units.name, "metres_per_unit": units.metres_per_unit,
+        "body_height": units.height, "up_axis_guess": up, "skeleton": joints,
+    }
+    if as_json:
+        click.echo(json.dumps(data, indent=2))
+        return
+    click.echo(f"{clip}")
+    click.echo(f"  {m.num_frames} frames at {m.fps:.4g} fps ({m.duration:.2f} s), "
+               f"{data['joints']} joints, {data['end_sites']} end sites, {data['channels']} channels")
+    click.echo(f"  up axis guess {up}; units guess {units.name} "
+               f"(body height {units.height:.4g} -> {units.height * units.metres_per_unit:.2f} m)")
+    depth = sk.depth()
+    for j, n in enumerate(sk.names):
+        chans = " ".join(c[0] + c[1:4].replace("pos", "p").replace("rot", "r") for c in sk.channels[j])
+        click.echo(f"  {'  ' * int(depth[j])}{n}  [{chans}]")
