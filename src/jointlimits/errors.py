@@ -32,3 +32,7 @@ class SkeletonError(JointLimitsError, ValueError):
 
 class IKError(JointLimitsError, ValueError):
     """An IK problem is malformed (chain not in skeleton, zero-length bones, NaN targets)."""
+
+
+class FormatError(JointLimitsError, ValueError):
+    """A motion file of a non-BVH format (glTF, AMASS npz) could not be read or written."""

@@ -18,6 +18,8 @@ __all__ = ["FORMATS", "format_for", "load", "save"]
 #: File extension (lower case) -> module of this package with ``load(path)`` and ``save(path, motion)``.
 FORMATS: dict[str, str] = {
     ".bvh": "bvh",
+    ".gltf": "gltf",
+    ".glb": "gltf",
 }
 
 
