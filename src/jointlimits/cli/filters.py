@@ -140,14 +140,14 @@ def filter_command(clip: Path, out: Path, cuts: str | None, detect: bool, thresh
                    velocity_halflife: float, v_max: float | None, a_max: float | None, plot_path: Path | None,
                    joint: str | None, force: bool, quiet: bool) -> None:
     """Remove pops from CLIP with a tracking spring; clean frames are written unchanged."""
-    from ..io import bvh
+    from .. import io as motion_io
     from ..tracking import detect_discontinuities, filter_motion
 
     check_output_path(out, [clip], force)
     given = parse_cuts(cuts)
     if cuts is not None and detect:
         raise BadInput("give either --cuts or --detect, not both")
-    m = bvh.load(clip)
+    m = motion_io.load(clip)
     with _progress(4, not quiet and m.num_frames > PROGRESS_MIN_FRAMES, "filter") as bar:
         bar.update(1)
         found = detect_discontinuities(m, threshold).tolist() if detect else []
@@ -156,7 +156,7 @@ def filter_command(clip: Path, out: Path, cuts: str | None, detect: bool, thresh
         res = filter_motion(m, cuts=all_cuts, halflife=halflife, velocity_halflife=velocity_halflife,
                             v_max=v_max, a_max=a_max)
         bar.update(1)
-        bvh.save(out, res)
+        motion_io.save(out, res)
         bar.update(1)
     changed = np.count_nonzero(np.any(res.rotations != m.rotations, axis=(1, 2))
                                | np.any(res.positions != m.positions, axis=(1, 2)))
@@ -188,18 +188,18 @@ def filter_command(clip: Path, out: Path, cuts: str | None, detect: bool, thresh
 def splice_command(clip_a: Path, clip_b: Path, out: Path, at: int | None, smooth: bool, align: bool,
                    halflife: float, plot_path: Path | None, joint: str | None, force: bool, quiet: bool) -> None:
     """Join CLIP_A and CLIP_B (same skeleton) and smooth the pop at the join."""
-    from ..io import bvh
+    from .. import io as motion_io
     from ..tracking import splice
 
     check_output_path(out, [clip_a, clip_b], force)
-    a = bvh.load(clip_a)
-    b = bvh.load(clip_b)
+    a = motion_io.load(clip_a)
+    b = motion_io.load(clip_b)
     total = a.num_frames + b.num_frames
     with _progress(3, not quiet and total > PROGRESS_MIN_FRAMES, "splice") as bar:
         bar.update(1)
         res = splice(a, b, at=at, smooth=smooth, align=align, halflife=halflife)
         bar.update(1)
-        bvh.save(out, res)
+        motion_io.save(out, res)
         bar.update(1)
     join = a.num_frames if at is None else at
     click.echo(f"{out}: {res.num_frames} frames, B starts at frame {join}", err=True)

@@ -36,7 +36,7 @@ def footlock_command(clip: Path, out: Path, limits_path: Path | None, height_thr
                      velocity_threshold: float, min_frames: int, blend_frames: int, as_json: bool, force: bool) -> None:
     """Remove foot skating from CLIP: detect contacts, lock each planted foot with two-bone leg IK
     (inside --limits when given) and write OUT; prints skating before/after."""
-    from ..io import bvh
+    from .. import io as motion_io
     from ..footlock import footlock
     from ..model import JointLimits
 
@@ -45,11 +45,11 @@ def footlock_command(clip: Path, out: Path, limits_path: Path | None, height_thr
         raise BadInput(f"--blend-frames must be >= 0, got {blend_frames}")
     if min_frames < 1:
         raise BadInput(f"--min-frames must be >= 1, got {min_frames}")
-    motion = bvh.load(clip)
+    motion = motion_io.load(clip)
     limits = JointLimits.load(limits_path) if limits_path else None
     result, rep = footlock(motion, limits, height_threshold=height_threshold, velocity_threshold=velocity_threshold,
                            min_frames=min_frames, blend_frames=blend_frames)
-    bvh.save(out, result)
+    motion_io.save(out, result)
     if as_json:
         d = rep.to_dict()
         d.update({"input": str(clip), "output": str(out), "limits": str(limits_path) if limits_path else None})

@@ -18,10 +18,10 @@ __all__ = ["info_command"]
 @friendly_errors
 def info_command(clip: Path, as_json: bool) -> None:
     """Print a BVH clip's joints, channels, frames, fps, duration, units and up axis."""
-    from ..io import bvh
+    from .. import io as motion_io
     from ..units import guess_units, guess_up_axis
 
-    m = bvh.load(clip)
+    m = motion_io.load(clip)
     sk = m.skeleton
     units = guess_units(m)
     up = guess_up_axis(m)

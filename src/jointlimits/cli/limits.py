@@ -25,18 +25,18 @@ def _progress(total: int, label: str, quiet: bool = False):
 
 
 def _load_clips(paths: list[Path], quiet: bool = False) -> list:
-    from ..io import bvh
+    from .. import io as motion_io
 
     out = []
     with _progress(len(paths), "loading", quiet) as bar:
         for p in paths:
-            out.append(bvh.load(p))
+            out.append(motion_io.load(p))
             bar.update(1)
     return out
 
 
 def _parse_reference(value: str) -> Any:
-    from ..io import bvh
+    from .. import io as motion_io
 
     if value in ("mean", "first"):
         return value
@@ -45,9 +45,9 @@ def _parse_reference(value: str) -> Any:
     except ValueError:
         pass
     p = Path(value)
-    if p.suffix.lower() == ".bvh":
-        return bvh.load(p)
-    raise BadInput(f"--reference must be 'mean', 'first', a frame index or a BVH file, not {value!r}")
+    if p.suffix.lower() in motion_io.FORMATS:
+        return motion_io.load(p)
+    raise BadInput(f"--reference must be 'mean', 'first', a frame index or a motion file, not {value!r}")
 
 
 def _parse_joint_shapes(items: tuple[str, ...]) -> dict[str, str]:
@@ -124,14 +124,14 @@ def fit_command(clips: tuple[Path, ...], output: Path, shape: str, swing_twist: 
 def apply_command(limits_file: Path, clip: Path, output: Path, soften: tuple[float, float] | None,
                   smooth: bool, force: bool) -> None:
     """Project every frame of CLIP into the limits and write the result."""
-    from ..io import bvh
+    from .. import io as motion_io
     from ..model import JointLimits
 
     check_output_path(output, [clip, limits_file], force)
     lim = JointLimits.load(limits_file)
-    m = bvh.load(clip)
+    m = motion_io.load(clip)
     out = lim.apply(m, soften=soften, smooth=smooth)
-    bvh.save(output, out)
+    motion_io.save(output, out)
     v = lim.violation(m.rotations)
     changed = int(np.any(v > 1e-6, axis=1).sum())
     click.echo(f"limited {changed}/{m.num_frames} frames (max violation {np.degrees(v.max()):.1f} deg) -> {output}")
@@ -175,7 +175,7 @@ def plot_command(inputs: tuple[Path, ...], joint: str, output: Path, after: Path
     """Plot a joint: ``plot LIMITS.json CLIP`` draws its point cloud in limit space with the limit
     surface and the quaternions before/after unrolling; ``plot CLIP --after OUT.bvh`` draws the
     joint's rotation before/after filtering."""
-    from ..io import bvh
+    from .. import io as motion_io
 
     if output.suffix.lower() != ".png":
         raise BadInput(f"{output}: the figure is written as PNG; give a .png path")
@@ -184,7 +184,7 @@ def plot_command(inputs: tuple[Path, ...], joint: str, output: Path, after: Path
             raise BadInput("with --after give exactly one CLIP (the original)")
         from .filters import plot_channel_before_after
 
-        before_m, after_m = bvh.load(inputs[0]), bvh.load(after)
+        before_m, after_m = motion_io.load(inputs[0]), motion_io.load(after)
         before_m.skeleton.index(joint)
         path = plot_channel_before_after(before_m, after_m, joint, output)
     else:
@@ -195,7 +195,7 @@ def plot_command(inputs: tuple[Path, ...], joint: str, output: Path, after: Path
         from ..plots import plot_joint_limit
 
         lim = JointLimits.load(inputs[0])
-        m = bvh.load(inputs[1])
+        m = motion_io.load(inputs[1])
         lim.check_skeleton(m.skeleton)
         path = plot_joint_limit(lim, m, joint, output)
     click.echo(f"wrote {path or output}")
@@ -206,7 +206,7 @@ def run_demo(input_clip: Path | None, out_dir: Path, shape: str, swing_twist: bo
     """The main job: fit limits, limit an over-rotated copy, write BVHs, a report, figures and an
     interactive page (``limits.html``) of the joints the figures show."""
     from .. import procedural
-    from ..io import bvh
+    from .. import io as motion_io
     from .._atomic import atomic_write
     from ..plots import plot_joint_limit, plot_violation_report
     from ..viewer import write_limits_page
@@ -216,10 +216,10 @@ def run_demo(input_clip: Path | None, out_dir: Path, shape: str, swing_twist: bo
     if input_clip is None:
         motion = procedural.range_of_motion()
         src = out_dir / "range_of_motion.bvh"
-        bvh.save(src, motion)
+        motion_io.save(src, motion)
         files["range_of_motion"] = str(src)
     else:
-        motion = bvh.load(input_clip)
+        motion = motion_io.load(input_clip)
     lim = fit_limits([motion], shape, swing_twist, 0.05, "mean", 0.05, {}, quiet)
     lim_path = out_dir / "limits.json"
     lim.save(lim_path)
@@ -228,7 +228,7 @@ def run_demo(input_clip: Path | None, out_dir: Path, shape: str, swing_twist: bo
     limited = lim.apply(wild, smooth=True)
     for key, m in (("over_rotated", wild), ("limited", limited)):
         p = out_dir / f"{key}.bvh"
-        bvh.save(p, m)
+        motion_io.save(p, m)
         files[key] = str(p)
     before = lim.report(wild)
     after = lim.report(limited)

@@ -26,7 +26,7 @@ def view_command(limits_file: Path, clips: tuple[Path, ...], output: Path, joint
     """Write an interactive page of the limits: per joint, the clips' rotations in limit space
     (red where outside) and the limit surface, turnable in 3D, with a dropdown to switch joints.
     Without CLIP only the limit surfaces are shown. The page works offline (plotly.js inline)."""
-    from ..io import bvh
+    from .. import io as motion_io
     from ..model import JointLimits
     from ..viewer import write_limits_page
 
@@ -36,7 +36,7 @@ def view_command(limits_file: Path, clips: tuple[Path, ...], output: Path, joint
     if output.exists() and not force:
         raise BadInput(f"{output}: file exists; pass --force to replace it")
     lim = JointLimits.load(limits_file)
-    ms = [bvh.load(c) for c in clips]
+    ms = [motion_io.load(c) for c in clips]
     try:  # the page's checks name each clip by its file name (LimitsError -> one line via friendly_errors)
         path = write_limits_page(lim, ms or None, output, joints=list(joints) or None, max_points=max_points,
                                  overwrite=force, clip_names=[c.name for c in clips] or None)

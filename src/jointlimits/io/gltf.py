@@ -160,6 +160,13 @@ def _joint_nodes(gltf: Any, anim: Any, skin_index: int | None, path: Path) -> tu
                 joint_set.discard(r)
             else:
                 break
+        # and every node below it that is not a mesh or a camera (joints that are not animated)
+        stack = [n for n in joint_set]
+        while stack:
+            for c in gltf.nodes[stack.pop()].children or []:
+                if c not in joint_set and gltf.nodes[c].mesh is None and gltf.nodes[c].camera is None:
+                    joint_set.add(c)
+                    stack.append(c)
     roots = [n for n in joint_set if parent_of.get(n) not in joint_set]
     if len(roots) != 1:
         names = [gltf.nodes[r].name or f"node {r}" for r in roots]
