@@ -20,6 +20,7 @@ FORMATS: dict[str, str] = {
     ".bvh": "bvh",
     ".gltf": "gltf",
     ".glb": "gltf",
+    ".npz": "amass",
 }
 
 

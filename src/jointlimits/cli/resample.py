@@ -1,0 +1,84 @@
+"""``jointlimits resample | rename``: another frame rate; joint names of another convention, or a
+clip re-expressed on the skeleton a limits file was fitted on."""
+
+from __future__ import annotations
+
+import warnings
+from pathlib import Path
+
+import click
+
+from ._common import BadInput, check_output_path, friendly_errors
+
+__all__ = ["resample_command", "rename_command"]
+
+
+@click.command("resample")
+@click.argument("clip", type=click.Path(path_type=Path))
+@click.option("--fps", type=float, required=True, help="Frame rate of the result.")
+@click.option("-o", "--output", type=click.Path(path_type=Path), required=True,
+              help="Motion file to write (.bvh, .glb, .gltf).")
+@click.option("--force", is_flag=True, help="Allow the output to overwrite the input clip.")
+@friendly_errors
+def resample_command(clip: Path, fps: float, output: Path, force: bool) -> None:
+    """Resample CLIP to FPS frames per second (slerp for rotations, linear for positions)."""
+    from .. import io as motion_io
+    from ..resample import resample
+
+    check_output_path(output, [clip], force)
+    m = motion_io.load(clip)
+    out = resample(m, fps)
+    motion_io.save(output, out)
+    click.echo(f"{m.num_frames} frames at {m.fps:g} fps -> {out.num_frames} frames at {out.fps:g} fps -> {output}")
+
+
+@click.command("rename")
+@click.argument("clip", type=click.Path(path_type=Path))
+@click.option("--to", "target", required=True, metavar="CONVENTION|LIMITS.json|CLIP",
+              help="A naming convention (lafan1, cmu, cmu_max, bandai, mixamo, smpl): rename the joints; or a "
+                   "limits file or clip: re-express the motion on that skeleton (rest poses must agree).")
+@click.option("--from", "source", default=None, help="CLIP's convention (default: detected from its names).")
+@click.option("--tolerance", type=float, default=None, metavar="DEG",
+              help="Largest angle between mapped bones at rest (default 30).")
+@click.option("-o", "--output", type=click.Path(path_type=Path), required=True, help="Motion file to write.")
+@click.option("--force", is_flag=True, help="Allow the output to overwrite the input clip.")
+@friendly_errors
+def rename_command(clip: Path, target: str, source: str | None, tolerance: float | None, output: Path,
+                   force: bool) -> None:
+    """Rename CLIP's joints into another convention, or map it onto the skeleton of a limits file
+    (or another clip) so that limits fitted there can be applied to it or reported on it."""
+    from .. import io as motion_io
+    from .. import naming
+
+    check_output_path(output, [clip], force)
+    m = motion_io.load(clip)
+    if source is not None:
+        naming.canonical(m.skeleton, source)  # checks the name
+    if target in naming.CONVENTIONS:
+        out = naming.rename_motion(m, target, source)
+        changed = sum(a != b for a, b in zip(m.skeleton.names, out.skeleton.names))
+        motion_io.save(output, out)
+        click.echo(f"renamed {changed} of {m.num_joints} joints into {target} -> {output}")
+        return
+    tp = Path(target)
+    if tp.suffix.lower() == ".json":
+        from ..model import JointLimits
+
+        sk = JointLimits.load(tp).skeleton
+    elif tp.suffix.lower() in motion_io.FORMATS:
+        sk = motion_io.load(tp).skeleton
+    else:
+        raise BadInput(f"--to {target!r}: not a convention ({', '.join(naming.CONVENTIONS)}), "
+                       f"a limits file (.json) or a motion file")
+    if source is not None:
+        m = naming.rename_motion(m, source, source)
+    tol = naming.DEFAULT_TOLERANCE_DEG if tolerance is None else tolerance
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        out = naming.map_motion(m, sk, tol)
+    for w in caught:
+        click.echo(f"warning: {w.message}", err=True)
+    motion_io.save(output, out)
+    ang = naming.rest_pose_angles(m.skeleton, sk)
+    click.echo(f"mapped {m.num_joints} joints onto {sk.num_joints} of {tp.name} "
+               f"(rest bones within {max(ang.values()):.1f} deg) -> {output}")
