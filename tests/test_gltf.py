@@ -93,7 +93,7 @@ def test_save_is_atomic_and_refuses_bad_input(tmp_path, clip):
 
 # --------------------------------------------------------------------------- foreign files
 def _foreign(tmp_path: Path, interp: str, keys: np.ndarray, rot_values: np.ndarray, trans_values: np.ndarray,
-             skin: bool = True, name: str = "foreign.gltf") -> Path:
+             skin: bool = True, name: str = "foreign.gltf", wrapper: dict | None = None) -> Path:
     """A 3-joint chain (root has a non-identity rest rotation) written with pygltflib by hand."""
     import base64
 
@@ -111,7 +111,7 @@ def _foreign(tmp_path: Path, interp: str, keys: np.ndarray, rot_values: np.ndarr
         g.accessors.append(ac)
         return len(g.accessors) - 1
 
-    g.nodes = [pygltflib.Node(name="wrapper", children=[1]),
+    g.nodes = [pygltflib.Node(name="wrapper", children=[1], **(wrapper or {})),
                pygltflib.Node(name="pelvis", children=[2], translation=[0, 1, 0], rotation=[0, 0, 0.6, 0.8]),
                pygltflib.Node(name="spine", children=[3], translation=[0, 0.2, 0]),
                pygltflib.Node(name="head", translation=[0, 0.3, 0])]
@@ -161,6 +161,22 @@ def test_linear_samplers_resampled_with_slerp(tmp_path, skin):
     assert rot_err(m.rotations[:, 0], np.array([0.8, 0, 0, 0.6])) < 1e-6
     assert np.allclose(m.positions[:, 2], [0, 0.3, 0])
     assert np.allclose(m.skeleton.offsets, [[0, 1, 0], [0, 0.2, 0], [0, 0.3, 0]])
+
+
+def test_transforms_above_the_skeleton_are_folded_into_the_root(tmp_path):
+    # an armature node turning Z-up into Y-up with a centimetre scale, as exporters write
+    wrapper = {"rotation": [-np.sqrt(0.5), 0, 0, np.sqrt(0.5)], "scale": [0.01] * 3, "translation": [1, 2, 3]}
+    plain = gltf.load(_foreign(tmp_path, "LINEAR", KEYS, ROTS[:, [1, 2, 3, 0]], TRANS, name="a.gltf"), fps=10)
+    m = gltf.load(_foreign(tmp_path, "LINEAR", KEYS, ROTS[:, [1, 2, 3, 0]], TRANS, name="b.gltf", wrapper=wrapper),
+                  fps=10)
+    from jointlimits import forward_kinematics
+
+    gr0, gp0 = forward_kinematics(plain)
+    gr, gp = forward_kinematics(m)
+    w = quat.from_angle_axis(-np.pi / 2, np.array([1.0, 0, 0]))
+    assert np.allclose(gp, np.array([1, 2, 3]) + 0.01 * quat.mul_vec(w, gp0), atol=1e-9)
+    assert rot_err(gr, quat.mul(w, gr0)) < 1e-9
+    assert rot_err(m.rotations[:, 1:], plain.rotations[:, 1:]) < 1e-12  # local rotations below the root unchanged
 
 
 def test_default_rate_comes_from_the_key_times(tmp_path):

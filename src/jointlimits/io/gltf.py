@@ -309,6 +309,8 @@ def load(path: str | os.PathLike, fps: float | None = None, animation: int = 0) 
         else:
             positions[:, j] = s
 
+    if not extras:
+        _fold_ancestors(gltf, order[0], rotations, positions, offsets, p)
     names = [gltf.nodes[n].name or f"joint{k}" for k, n in enumerate(order)]
     channels = [(list(POSITION_CHANNELS) if (j == 0 or (j, "translation") in tracks) else []) + _ROT_ZYX
                 for j in range(J)]
@@ -328,6 +330,32 @@ def load(path: str | os.PathLike, fps: float | None = None, animation: int = 0) 
     # glTF nodes outside the skeleton (our End Site markers) are not joints
     sk = Skeleton(names, parents, offsets / scale, channels, end_sites)
     return Motion(sk, quat.normalize(rotations), positions / scale, 1.0 / fps)
+
+
+def _fold_ancestors(gltf: Any, root: int, rotations: NDArray, positions: NDArray, offsets: NDArray,
+                    path: Path) -> None:
+    """Apply the transforms of the nodes above the root joint (an armature node's axis change
+    or centimetre scale) to the root, and their uniform scale to every length, in place."""
+    parent_of = {c: i for i, n in enumerate(gltf.nodes) for c in (n.children or [])}
+    rot, trans, scale = quat.identity(()), np.zeros(3), 1.0
+    n = parent_of.get(root)
+    while n is not None:
+        t, r, s = _node_trs(gltf.nodes[n])
+        if np.ptp(s) > 1e-6 * max(1.0, float(np.abs(s).max())):
+            warnings.warn(f"{path}: node {gltf.nodes[n].name or n} above the skeleton has a non-uniform scale; "
+                          f"using its mean", stacklevel=3)
+        # parent transform (t, r, s) applied after the one gathered so far
+        trans = t + float(np.mean(s)) * quat.mul_vec(r, trans)
+        rot = quat.mul(r, rot)
+        scale *= float(np.mean(s))
+        n = parent_of.get(n)
+    if np.allclose(rot, [1, 0, 0, 0]) and not trans.any() and scale == 1.0:
+        return
+    positions *= scale
+    offsets *= scale
+    rotations[:, 0] = quat.mul(rot, rotations[:, 0])
+    positions[:, 0] = trans + quat.mul_vec(rot, positions[:, 0])
+    offsets[0] = trans + quat.mul_vec(rot, offsets[0])
 
 
 # ---------------------------------------------------------------------------------------- writing
