@@ -66,6 +66,9 @@ def test_smplh_poses_become_local_rotations(smplh):
     assert m.skeleton.names == names and np.array_equal(m.skeleton.parents, parents)
     assert names[20] == "left_wrist" and names[22] == "left_index1" and parents[22] == 20
     assert names[37] == "right_index1" and parents[37] == 21 and parents[38] == 37
+    from jointlimits import naming
+
+    assert naming.detect(m.skeleton) == "smpl"
     assert rot_err(m.rotations, from_rotvec(d["poses"].reshape(F, 52, 3))) < 1e-9
     # the root moves with trans (plus the pelvis rest position)
     assert np.allclose(m.positions[:, 0] - m.positions[0, 0], d["trans"] - d["trans"][0])
@@ -206,3 +209,20 @@ def test_fit_apply_report_through_the_cli(tmp_path, smplh, smplx, layout):
     assert lim.violation(out.rotations).max() < 1e-5
     res = r.invoke(main, ["apply", str(lim_path), str(p), "-o", str(tmp_path / "out.npz")])
     assert res.exit_code == 2 and "not supported" in res.output
+
+
+@pytest.mark.filterwarnings("ignore:.*generic humanoid")
+def test_smplh_clip_reported_on_limits_of_another_convention(tmp_path, smplh, clips):
+    p, d = smplh
+    lim = JointLimits.fit(clips[0])  # the built-in humanoid, LAFAN1 names, Y-up T-pose
+    lim.save(tmp_path / "lim.json")
+    r = CliRunner()
+    res = r.invoke(main, ["rename", str(p), "--to", str(tmp_path / "lim.json"), "-o", str(tmp_path / "m.bvh")])
+    assert res.exit_code == 0, res.output
+    mapped = bvh.load(tmp_path / "m.bvh")
+    assert mapped.skeleton.names == lim.skeleton.names
+    # the knee's local rotation is SMPL's left_knee axis-angle (hip -> knee -> ankle chains match)
+    knee = from_rotvec(d["poses"].reshape(F, 52, 3)[:, 4])
+    assert rot_err(mapped.rotations[:, lim.skeleton.names.index("LeftLeg")], knee) < 1e-6
+    res = r.invoke(main, ["report", str(tmp_path / "lim.json"), str(tmp_path / "m.bvh"), "--json"])
+    assert res.exit_code == 0 and len(json.loads(res.output)["joints"]) == len(lim.joints)

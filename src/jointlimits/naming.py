@@ -87,7 +87,8 @@ def _bare(name: str) -> str:
 
 def detect(skeleton: Skeleton) -> str:
     """The convention whose names cover the most of the skeleton's joints (ties: the one with fewer
-    names left unmatched in its own table). Raises SkeletonError when fewer than half match."""
+    names left unmatched in its own table). Raises SkeletonError when fewer than half of the joints
+    (or than 12, for skeletons with fingers) match."""
     names = {_bare(n) for n in skeleton.names}
     best, score = None, (-1, 0)
     for conv, table in CONVENTIONS.items():
@@ -95,7 +96,7 @@ def detect(skeleton: Skeleton) -> str:
         s = (hit, -len(set(table.values()) - names))
         if s > score:
             best, score = conv, s
-    if best is None or score[0] < max(3, skeleton.num_joints // 2):
+    if best is None or score[0] < max(3, min(12, skeleton.num_joints // 2)):
         raise SkeletonError(f"joint names match no known convention ({', '.join(CONVENTIONS)}); "
                             f"first joints: {', '.join(skeleton.names[:6])}")
     return best
