@@ -394,8 +394,9 @@ def _matrix(q: NDArray, t: NDArray) -> NDArray:
     return m
 
 
-def to_gltf(motion: Motion, metres_per_unit: float | None = None, up: str | None = None) -> Any:
-    """A pygltflib document (one skin, one animation) of ``motion``, in metres and Y-up."""
+def to_gltf(motion: Motion, metres_per_unit: float | None = None, up: str | None = None) -> tuple[Any, bytes]:
+    """A pygltflib document (one skin, one animation) of ``motion``, in metres and Y-up, and the
+    bytes of its one buffer."""
     import pygltflib
 
     from ..units import guess_units, guess_up_axis
@@ -487,8 +488,7 @@ def to_gltf(motion: Motion, metres_per_unit: float | None = None, up: str | None
         "metres_per_unit": s, "up": up, "frame_time": float(motion.frame_time), "skin": 0,
         "channels": sk.channels, "end_sites": [[int(pj), [float(x) for x in o * s]] for pj, o in sk.end_sites],
     }}
-    gltf._jl_blob = bytes(blob.data)
-    return gltf
+    return gltf, bytes(blob.data)
 
 
 def _raw_accessor(gltf: Any, blob: _Blob, arr: NDArray, component: int, kind: str, target: int | None = None) -> int:
@@ -513,9 +513,7 @@ def save(path: str | os.PathLike, motion: Motion, *, metres_per_unit: float | No
     ext = p.suffix.lower()
     if ext not in (".gltf", ".glb"):
         raise FormatError(f"{p}: a glTF file name ends in .gltf or .glb")
-    gltf = to_gltf(motion, metres_per_unit, up)
-    data: bytes = gltf._jl_blob
-    del gltf._jl_blob
+    gltf, data = to_gltf(motion, metres_per_unit, up)
     if ext == ".glb":
         gltf.set_binary_blob(data)
         payload = b"".join(bytes(x) for x in gltf.save_to_bytes())
