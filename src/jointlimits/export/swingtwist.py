@@ -202,7 +202,7 @@ def swing_point(swing: Array, metric: str) -> Array:
         return 4.0 * np.stack([np.arctan2(y, 1.0 + w), np.arctan2(z, 1.0 + w)], axis=-1)
     if metric == "angle":
         v = quat.to_scaled_angle_axis(swing)
-        return v[..., 2:4]
+        return v[..., 1:3]
     raise ValueError(f"unknown swing metric {metric!r}")
 
 
@@ -381,8 +381,8 @@ def cover_hinges(r: Array) -> HingeBox:
 # --------------------------------------------------------------------------- conservative
 
 
-def shrink_inside(limit, frame: JointFrame, contains, rng: np.random.Generator, samples: int = 3000,
-                  outside_share: float = 1e-3, steps: int = 10):
+def shrink_inside(limit, frame: JointFrame, contains, rng: np.random.Generator, samples: int = 2000,
+                  outside_share: float = 1e-3, steps: int = 8, axis_steps: int = 5):
     """A limit inside the fitted one: ``limit.scaled(k)`` with per-parameter factors ``k`` in
     [0, 1]. First the largest common factor whose samples (rim-heavy) the fitted limit contains
     but for a share ``outside_share``, then each parameter in turn grown as far as that still
@@ -407,7 +407,7 @@ def shrink_inside(limit, frame: JointFrame, contains, rng: np.random.Generator, 
     k = np.full(3, lo)
     for i in range(3):
         a, b = k[i], 1.0
-        for _ in range(steps - 3):
+        for _ in range(axis_steps):
             mid = 0.5 * (a + b)
             trial = k.copy()
             trial[i] = mid
