@@ -354,13 +354,25 @@ def run(*args):
     return CliRunner().invoke(main, [str(a) for a in args], catch_exceptions=False)
 
 
+def _chain_clip(seed: int, frames: int = 300) -> Motion:
+    """A root and a three-bone chain (bones along x) moving smoothly through wide rotations."""
+    sk = Skeleton(["root", "upper", "lower", "hand"], [-1, 0, 1, 2],
+                  [[0, 90.0, 0], [0, 0, 0], [30.0, 0, 0], [25.0, 0, 0]], end_sites=[(3, np.array([8.0, 0, 0]))])
+    rng = np.random.default_rng(seed)
+    t = np.linspace(0, 2 * np.pi, frames)[:, None]
+    rot = np.empty((frames, 4, 4))
+    for j in range(4):
+        amp, ph = rng.uniform(0.2, 0.9, 3), rng.uniform(0, 2 * np.pi, 3)
+        rot[:, j] = quat.from_scaled_angle_axis(amp * np.sin(t * (1 + j % 2) + ph))
+    return Motion(sk, rot, np.repeat(sk.offsets[None], frames, axis=0), 1 / 30)
+
+
 @pytest.fixture(scope="module")
 def limits_and_clips(tmp_path_factory):
     from jointlimits.io import bvh
-    from jointlimits.procedural import range_of_motion
 
     tmp = tmp_path_factory.mktemp("exp")
-    a, b = range_of_motion(seconds=4.0, seed=1), range_of_motion(seconds=4.0, seed=2)
+    a, b = _chain_clip(1), _chain_clip(2)
     pa, pb = tmp / "a.bvh", tmp / "b.bvh"
     bvh.save(pa, a)
     bvh.save(pb, b)

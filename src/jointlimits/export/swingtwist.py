@@ -64,12 +64,13 @@ def haar_ball(n: int, radius: float, rng: np.random.Generator) -> Array:
     return quat.from_angle_axis(theta, axis)
 
 
-def sample_inside(limit, reference: Array, n: int, rng: np.random.Generator, batch: int = 20000,
+def sample_inside(limit, reference: Array, n: int, rng: np.random.Generator, batch: int | None = None,
                   max_batches: int = 60) -> Array:
     """About ``n`` rotations the limit contains: rejection sampling of Haar-uniform rotations in a
     ball around ``reference``, the ball grown until no accepted sample comes near its rim (so the
     result is uniform over the limit's volume). Returns fewer when the limit is tiny."""
     ref = quat.normalize(np.asarray(reference, np.float64))
+    batch = batch or min(20000, max(2000, 4 * n))
     radius = 0.3
     got: list[Array] = []
     count = 0
