@@ -388,6 +388,7 @@ def test_cli_export_writes_json_and_mjcf_and_prints_the_report(limits_and_clips)
     res = run("export", pl, "--to", "mujoco", "--clips", pa, pb, "--holdout", pb, "-o", out, "-q", "--random", 3000)
     assert res.exit_code == 0, res.output
     assert "train eng" in res.output and "held eng" in res.output and "ALL JOINTS" in res.output
+    assert "holdout_engine" in json.loads(out.read_text())["report"]["summary"]["covering"]["whole_pose"]
     d = json.loads(out.read_text())
     assert d["engine"] == "mujoco" and d["clips"] == [str(pa), str(pb)] and d["holdout"] == [str(pb)]
     assert set(d["report"]["summary"]) == {"conservative", "covering"}

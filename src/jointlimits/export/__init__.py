@@ -160,8 +160,10 @@ class Export:
             lines.append(row("MEAN", v, self.summary[v]["mean"]))
             w = self.summary[v].get("whole_pose")
             if w:
+                held = (f" {100 * w['holdout_engine']:>9.2f} {100 * w['holdout_fitted']:>9.2f}"
+                        if "holdout_engine" in w else "")
                 lines.append(f"{'ALL JOINTS':<18} {v:<12} {100 * w['train_engine']:>9.2f} {100 * w['train_fitted']:>9.2f}"
-                             "   (training frames with every exported joint admitted)")
+                             f"{held}   (frames with every exported joint admitted)")
         return "\n".join(lines)
 
 
@@ -225,6 +227,8 @@ def export_limits(limits, engine: str | Engine, clips: Sequence[Motion] | None =
     out: list[JointExport] = []
     train_masks: dict[str, list[np.ndarray]] = {v: [] for v in variants}
     fit_masks: list[np.ndarray] = []
+    hold_masks: dict[str, list[np.ndarray]] = {v: [] for v in variants}
+    fit_hold_masks: list[np.ndarray] = []
     body_quats: dict[int, np.ndarray] = {0: ref_pose[0]}
     for j in range(1, sk.num_joints):
         body_quats[j] = ref_pose[j]
@@ -263,6 +267,7 @@ def export_limits(limits, engine: str | Engine, clips: Sequence[Motion] | None =
         r_rand = frame.to_engine(rand)
         if hold_all is not None:
             fit_hold = np.asarray(lim.contains(hold_all[:, j]), bool)
+            fit_hold_masks.append(fit_hold)
             r_hold = frame.to_engine(hold_all[:, j])
         for v in variants:
             el = je.limits[v]
@@ -278,6 +283,7 @@ def export_limits(limits, engine: str | Engine, clips: Sequence[Motion] | None =
                    "false_reject": float(np.mean(~eng_rand & fit_rand))}
             if hold_all is not None:
                 eng_hold = np.asarray(el.admits(r_hold), bool)
+                hold_masks[v].append(eng_hold)
                 rep.update(holdout_frames=int(hold_all.shape[0]), holdout_engine=float(eng_hold.mean()),
                            holdout_fitted=float(fit_hold.mean()))
             je.report[v] = rep
@@ -292,6 +298,9 @@ def export_limits(limits, engine: str | Engine, clips: Sequence[Motion] | None =
         if train_all is not None:
             summary[v]["whole_pose"] = {"train_engine": float(np.all(train_masks[v], axis=0).mean()),
                                         "train_fitted": float(np.all(fit_masks, axis=0).mean())}
+            if hold_all is not None:
+                summary[v]["whole_pose"].update(holdout_engine=float(np.all(hold_masks[v], axis=0).mean()),
+                                                holdout_fitted=float(np.all(fit_hold_masks, axis=0).mean()))
     # root height above the lowest joint of the reference pose (metres), for the MJCF body
     _, gp = forward_kinematics(pose)
     h = (gp[0] @ up_vec) * mpu
