@@ -20,7 +20,6 @@ from jointlimits.export.swingtwist import (JointFrame, SwingTwistLimit, covering
 from conftest import MOCAP, needs_shared
 
 X = np.array([1.0, 0.0, 0.0])
-SWING_ENGINES = [e for e in ENGINES if e != "mujoco"]
 
 
 # --------------------------------------------------------------------------- a limit with analytic answers
@@ -122,6 +121,9 @@ def engine_admits(engine: str, p: dict, r: np.ndarray, tol: float = 1e-9) -> np.
         lim2 = 1 / np.sqrt(ax[..., 0] ** 2 / deg(p["Swing2LimitDegrees"]) ** 2
                            + ax[..., 1] ** 2 / deg(p["Swing1LimitDegrees"]) ** 2)
         return (theta <= lim2 + tol) & (np.abs(tau) <= deg(p["TwistLimitDegrees"]) + tol)
+    if engine == "mujoco-ball":  # the rotation angle within [0, range]
+        ang = 2 * np.arctan2(np.linalg.norm(r[..., 1:], axis=-1), np.abs(r[..., 0]))
+        return ang <= p["ball"]["range"][1] + tol
     if engine == "mujoco":  # hinges y, z, x composed on the right: intrinsic yzx angles in their ranges
         from scipy.spatial.transform import Rotation
 
@@ -345,6 +347,35 @@ def test_mujoco_ragdoll_lies_on_the_floor_finite_and_within_ranges(humanoid_expo
     assert np.all(np.isfinite(d.qpos)) and np.all(np.isfinite(d.qvel))
     assert worst < 0.05
     assert 0.0 < d.qpos[2] < 0.5  # lying on the floor, not fallen through it or flown off
+
+
+def test_mujoco_ball_export_matches_mujocos_own_limit_check(humanoid_export):
+    """With ball joints, MuJoCo's own check: a joint-limit constraint row is active for a joint
+    exactly when its pose is outside (mj_fwdPosition builds the constraints)."""
+    mujoco = pytest.importorskip("mujoco")
+    clip, lim, _ = humanoid_export
+    ex = export_limits(lim, "mujoco-ball", clips=[clip], random=3000)
+    for v in ("covering", "conservative"):
+        m = mujoco.MjModel.from_xml_string(ex.mjcf(v))
+        d = mujoco.MjData(m)
+        qp = ex.qpos(m, clip.rotations, clip.positions[:, 0])
+        ids = {je.info.name: mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_JOINT, f"{je.info.name}_ball") for je in ex.joints}
+        assert min(ids.values()) >= 0
+        frames = range(0, clip.num_frames, 7)
+        out = {n: 0 for n in ids}
+        for f in frames:
+            d.qpos[:] = qp[f]
+            mujoco.mj_fwdPosition(m, d)
+            limit_rows = d.efc_type[:d.nefc] == mujoco.mjtConstraint.mjCNSTR_LIMIT_JOINT
+            active = set(d.efc_id[:d.nefc][limit_rows].tolist())
+            for n, i in ids.items():
+                out[n] += i in active
+        for je in ex.joints:
+            r = je.info.frame.to_engine(clip.rotations[list(frames), je.index])
+            expect = 1.0 - je.limits[v].admits(r).mean()
+            assert out[je.info.name] / len(frames) == pytest.approx(expect, abs=1e-12), je.info.name
+        if v == "covering":
+            assert sum(out.values()) == 0
 
 
 # --------------------------------------------------------------------------- command line

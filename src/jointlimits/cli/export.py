@@ -10,6 +10,7 @@ from typing import Any
 import click
 
 from ._common import BadInput, check_output_path, friendly_errors
+from ..export import ENGINES
 
 __all__ = ["export_command"]
 
@@ -42,11 +43,12 @@ class _Greedy(click.Option):
 def _outputs(output: Path, engine: str, variants: tuple[str, ...]) -> tuple[Path, dict[str, Path]]:
     """(JSON path, {variant: MJCF path}) from ``-o``."""
     suffix = output.suffix.lower()
-    if suffix not in (".json", ".xml") or (suffix == ".xml" and engine != "mujoco"):
-        raise BadInput(f"{output}: give a .json path" + (" (or .xml for the MJCF model)" if engine == "mujoco" else ""))
+    mj = engine.startswith("mujoco")
+    if suffix not in (".json", ".xml") or (suffix == ".xml" and not mj):
+        raise BadInput(f"{output}: give a .json path" + (" (or .xml for the MJCF model)" if mj else ""))
     js = output if suffix == ".json" else output.with_suffix(".json")
     xml: dict[str, Path] = {}
-    if engine == "mujoco":
+    if mj:
         base = output.with_suffix(".xml")
         if len(variants) == 1:
             xml[variants[0]] = base
@@ -58,7 +60,7 @@ def _outputs(output: Path, engine: str, variants: tuple[str, ...]) -> tuple[Path
 @click.command("export")
 @click.argument("limits_file", metavar="LIMITS.json", type=click.Path(path_type=Path))
 @click.option("--to", "engine", required=True,
-              type=click.Choice(["mujoco", "physx", "jolt", "bullet", "godot", "unity", "unreal"]),
+              type=click.Choice(list(ENGINES)),
               help="Target engine.")
 @click.option("--clips", cls=_Greedy, multiple=True, type=click.Path(path_type=Path), metavar="CLIP...",
               help="Clips whose rotations the engine limits are fitted to (default: rotations sampled inside "

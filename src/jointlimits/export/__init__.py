@@ -33,6 +33,7 @@ __all__ = ["ENGINES", "VARIANTS", "ExportError", "get_engine", "export_limits", 
 #: engine name -> "module:Class" (adding an engine = one module + one line here)
 ENGINES = {
     "mujoco": "mujoco:MuJoCo",
+    "mujoco-ball": "mujoco:MuJoCoBall",
     "physx": "physx:PhysX",
     "jolt": "jolt:Jolt",
     "bullet": "bullet:Bullet",
@@ -123,7 +124,7 @@ class Export:
         """The whole MJCF model with the ``variant``'s hinges (MuJoCo export only)."""
         from .mujoco import write_mjcf
 
-        if self.engine.name != "mujoco":
+        if not self.engine.name.startswith("mujoco"):
             raise ExportError("an MJCF model is written by the mujoco export only")
         hinges = {je.index: je.parameters[variant] for je in self.joints}
         return write_mjcf(self.skeleton, self.metres_per_unit, self.up_quat, self.root_height, self.body_quats,

@@ -26,7 +26,7 @@ from xml.sax.saxutils import quoteattr
 import numpy as np
 
 from .base import Engine, JointInfo, frames_block, vec
-from .swingtwist import HingeBox, cover_hinges, hinge_angles
+from .swingtwist import BallCone, HingeBox, cover_ball, cover_hinges, hinge_angles
 from .. import quat
 
 HINGES = (("y", 1), ("z", 2), ("twist", 0))  # (suffix, basis column) in qpos order
@@ -52,6 +52,24 @@ class MuJoCo(Engine):
                        for k, (suffix, col) in enumerate(HINGES)],
             "axes": frames_block(joint),
         }
+
+
+class MuJoCoBall(Engine):
+    """MuJoCo ball joint with a limited rotation angle: ``range="0 angle"`` (radians); MuJoCo
+    limits the angle of the joint's quaternion, here taken from the body's ``quat`` = the centre.
+    https://mujoco.readthedocs.io/en/stable/XMLreference.html#body-joint"""
+
+    name = "mujoco-ball"
+    docs = ("https://mujoco.readthedocs.io/en/stable/XMLreference.html#body-joint",)
+    conventions = "one ball joint per joint, body quat = centre, range [0, angle] radians (rotation angle); metres"
+
+    def cover(self, r) -> BallCone:
+        return cover_ball(r)
+
+    def parameters(self, limit: BallCone, joint: JointInfo) -> dict:
+        return {"type": "ball", "body_quat": vec(joint.frame.centre),
+                "ball": {"name": f"{joint.name}_ball", "range": [0.0, float(limit.angle)]},
+                "axes": frames_block(joint)}
 
 
 def _f(x: Any) -> str:
@@ -98,6 +116,10 @@ def write_mjcf(skeleton, metres_per_unit: float, up_quat, root_height: float, bo
         out.append(f'{pad}<body name={quoteattr(name)} pos="{_f(pos)}" quat="{_f(quat.normalize(q))}">')
         if j == 0:
             out.append(f'{pad}  <freejoint name={quoteattr(name + "_free")}/>')
+        elif j in hinge_joints and "ball" in hinge_joints[j]:
+            b = hinge_joints[j]["ball"]
+            out.append(f'{pad}  <joint name={quoteattr(b["name"])} type="ball" limited="true" '
+                       f'range="0 {b["range"][1]!r}"/>')
         elif j in hinge_joints:
             for h in hinge_joints[j]["hinges"]:
                 out.append(f'{pad}  <joint name={quoteattr(h["name"])} type="hinge" axis="{_f(h["axis"])}" '
@@ -147,7 +169,7 @@ def qpos_from_rotations(model, skeleton, rotations, root_positions, metres_per_u
         out[:, a + 3:a + 7] = quat.mul(up_quat, q[:, 0])
     for j in range(1, sk.num_joints):
         name = sk.names[j]
-        if j in frames:
+        if j in frames and adr(f"{name}_{HINGES[0][0]}") is not None:
             e = hinge_angles(frames[j].to_engine(q[:, j]))
             for k, (suffix, _col) in enumerate(HINGES):
                 b = adr(f"{name}_{suffix}")

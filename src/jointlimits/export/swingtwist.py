@@ -245,6 +245,7 @@ class SwingTwistLimit:
     twist_hi: float
     metric: str
     circular: bool = False
+    n_params = 3  # swing_y, swing_z, twist range
 
     def admits(self, r: Array, tol: float = 1e-9) -> NDArray[np.bool_]:
         """The engine's limit test on engine-frame rotations ``[..., 4]``."""
@@ -349,6 +350,7 @@ class HingeBox:
 
     lo: tuple[float, float, float]
     hi: tuple[float, float, float]
+    n_params = 3  # one range per hinge
 
     def admits(self, r: Array, tol: float = 1e-9) -> NDArray[np.bool_]:
         e = hinge_angles(r)
@@ -379,6 +381,36 @@ def cover_hinges(r: Array) -> HingeBox:
     return HingeBox(tuple((e.min(axis=0) - 1e-9).tolist()), tuple((e.max(axis=0) + 1e-9).tolist()))
 
 
+# --------------------------------------------------------------------------- ball (MuJoCo)
+
+
+@dataclass(frozen=True)
+class BallCone:
+    """A ball joint's limit: the rotation angle (from the centre) at most ``angle`` radians."""
+
+    angle: float
+    n_params = 1
+
+    def admits(self, r: Array, tol: float = 1e-9) -> NDArray[np.bool_]:
+        return quat.angle(np.asarray(r, np.float64)) <= self.angle + tol
+
+    def sample(self, n: int, rng: np.random.Generator, rim: float = 0.5) -> Array:
+        q = haar_ball(n, self.angle, rng)
+        k = int(rim * n)
+        ax = rng.normal(size=(k, 3))
+        ax /= np.linalg.norm(ax, axis=-1, keepdims=True)
+        q[:k] = quat.from_angle_axis(np.full(k, self.angle), ax)
+        return q
+
+    def scaled(self, k: float | Sequence[float]) -> "BallCone":
+        return BallCone(float(np.atleast_1d(k)[0] * self.angle))
+
+
+def cover_ball(r: Array) -> BallCone:
+    a = quat.angle(np.asarray(r, np.float64))
+    return BallCone(float(a.max()) + 1e-9 if a.size else 0.0)
+
+
 # --------------------------------------------------------------------------- conservative
 
 
@@ -396,8 +428,9 @@ def shrink_inside(limit, frame: JointFrame, contains, rng: np.random.Generator, 
         inside = np.asarray(contains(frame.from_engine(r)), bool)
         return float(1.0 - inside.mean()) <= outside_share
 
+    n = int(getattr(limit, "n_params", 3))
     if ok(1.0):
-        return limit, np.ones(3)
+        return limit, np.ones(n)
     lo, hi = 0.0, 1.0
     for _ in range(steps):
         mid = 0.5 * (lo + hi)
@@ -405,8 +438,8 @@ def shrink_inside(limit, frame: JointFrame, contains, rng: np.random.Generator, 
             lo = mid
         else:
             hi = mid
-    k = np.full(3, lo)
-    for i in range(3):
+    k = np.full(n, lo)
+    for i in range(n if n > 1 else 0):
         a, b = k[i], 1.0
         for _ in range(axis_steps):
             mid = 0.5 * (a + b)
