@@ -16,7 +16,6 @@ when present, ``reference`` and ``twist_axis``.
 from __future__ import annotations
 
 import importlib
-import math
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
