@@ -325,12 +325,10 @@ def test_mujoco_model_poses_match_and_report_the_admitted_share(humanoid_export)
             assert ex.summary[v]["whole_pose"]["train_engine"] == 1.0
 
 
-def test_mujoco_ragdoll_lies_on_the_floor_finite_and_within_ranges(humanoid_export):
-    """1.5 s under gravity from lying just above the floor. MuJoCo's limits are soft constraints
-    (solreflimit 0.01 s), so a joint may pass its range by a little under load: 0.05 rad allowed."""
-    mujoco = pytest.importorskip("mujoco")
-    _clip, _lim, ex = humanoid_export
-    m = mujoco.MjModel.from_xml_string(ex.mjcf("covering"))
+def _lie_down_and_simulate(mujoco, xml: str, seconds: float = 1.5) -> tuple[float, float]:
+    """Drop the model lying just above the floor; (worst range excess in radians, root height)
+    after ``seconds``, asserting everything stays finite."""
+    m = mujoco.MjModel.from_xml_string(xml)
     d = mujoco.MjData(m)
     d.qpos[2] = 0.25
     d.qpos[3:7] = quat.mul(quat.from_angle_axis(math.pi / 2, X), d.qpos[3:7])
@@ -338,13 +336,22 @@ def test_mujoco_ragdoll_lies_on_the_floor_finite_and_within_ranges(humanoid_expo
     adr, rng = m.jnt_qposadr[hinge], m.jnt_range[hinge]
     assert np.all((d.qpos[adr] >= rng[:, 0]) & (d.qpos[adr] <= rng[:, 1]))  # the centre pose is inside
     worst = 0.0
-    while d.time < 1.5:
+    while d.time < seconds:
         mujoco.mj_step(m, d)
         a = d.qpos[adr]
         worst = max(worst, float(np.max(np.maximum(rng[:, 0] - a, a - rng[:, 1]))))
     assert np.all(np.isfinite(d.qpos)) and np.all(np.isfinite(d.qvel))
+    return worst, float(d.qpos[2])
+
+
+def test_mujoco_ragdoll_lies_on_the_floor_finite_and_within_ranges(humanoid_export):
+    """1.5 s under gravity from lying just above the floor. MuJoCo's limits are soft constraints
+    (solreflimit 0.01 s), so a joint may pass its range by a little under load: 0.05 rad allowed."""
+    mujoco = pytest.importorskip("mujoco")
+    _clip, _lim, ex = humanoid_export
+    worst, z = _lie_down_and_simulate(mujoco, ex.mjcf("covering"))
     assert worst < 0.05
-    assert 0.0 < d.qpos[2] < 0.5  # lying on the floor, not fallen through it or flown off
+    assert 0.0 < z < 0.5  # lying on the floor, not fallen through it or flown off
 
 
 def test_mujoco_ball_export_matches_mujocos_own_limit_check(humanoid_export):
@@ -446,6 +453,13 @@ def test_cli_export_refuses_to_overwrite_inputs_and_bad_paths(limits_and_clips):
     assert res.exit_code == 2 and "give a .json path" in res.output
     res = run("export", pl, "--to", "jolt", "--clips", tmp / "missing.bvh", "-o", tmp / "y.json")
     assert res.exit_code == 2 and not (tmp / "y.json").exists()
+    from jointlimits.io import bvh
+
+    other = tmp / "other.bvh"
+    bvh.save(other, Motion.rest(Skeleton(["a", "b"], [-1, 0], [[0, 0, 0], [1.0, 0, 0]]), 5))
+    res = run("export", pl, "--to", "physx", "--clips", other, "-o", tmp / "z.json")
+    assert res.exit_code == 2 and "other.bvh" in res.output and len(res.output.strip().splitlines()) == 1
+    assert not (tmp / "z.json").exists()
 
 
 # --------------------------------------------------------------------------- real clips
@@ -472,3 +486,5 @@ def test_lafan1_mujoco_export_loads_and_covering_admits_the_training_frames(tmp_
     a, rng = qp[:, m.jnt_qposadr[lim_j]], m.jnt_range[lim_j]
     share = np.all((a >= rng[:, 0]) & (a <= rng[:, 1]), axis=1).mean()
     assert share == pytest.approx(cov["whole_pose"]["train_engine"], abs=1e-12)
+    worst, z = _lie_down_and_simulate(mujoco, ex.mjcf("covering"), seconds=1.0)
+    assert worst < 0.05 and 0.0 < z < 0.5

@@ -86,6 +86,7 @@ def export_command(limits_file: Path, engine: str, clips: tuple[Path, ...], hold
     from tqdm import tqdm
 
     from .._atomic import atomic_write
+    from ..errors import JointLimitsError
     from ..export import export_limits
     from ..io import load
     from ..model import JointLimits
@@ -98,6 +99,11 @@ def export_command(limits_file: Path, engine: str, clips: tuple[Path, ...], hold
     lim = JointLimits.load(limits_file)
     ms = [load(p) for p in clips]
     hs = [load(p) for p in holdout]
+    for p, m in zip([*clips, *holdout], [*ms, *hs]):
+        try:
+            lim.check_skeleton(m.skeleton)
+        except JointLimitsError as e:
+            raise BadInput(f"{p}: {e}") from None
     bar = tqdm(total=1, desc=f"export {engine}", unit="joint", file=sys.stderr, disable=quiet, leave=False)
 
     def progress(k: int, n: int, name: str) -> None:
