@@ -22,6 +22,7 @@ COMMANDS = [
     ("footlock", ["footlock_command"]),
     ("view", ["view_command"]),
     ("resample", ["resample_command", "rename_command"]),
+    ("export", ["export_command"]),
 ]
 
 

@@ -1,0 +1,133 @@
+"""``jointlimits export``: limits to physics and game engines, with a loss report."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from ._common import BadInput, check_output_path, friendly_errors
+from ..export import ENGINES
+
+__all__ = ["export_command"]
+
+VARIANT_CHOICE = click.Choice(["conservative", "covering", "both"])
+
+
+class _Greedy(click.Option):
+    """An option taking every following argument up to the next option: ``--clips A B C``
+    (repeating the option works too)."""
+
+    def add_to_parser(self, parser: Any, ctx: click.Context) -> None:
+        super().add_to_parser(parser, ctx)
+        for name in self.opts:
+            opt = getattr(parser, "_long_opt", {}).get(name) or getattr(parser, "_short_opt", {}).get(name)
+            if opt is None or not hasattr(opt, "process"):
+                continue
+            orig = opt.process
+
+            def process(value: Any, state: Any, _orig=orig) -> None:
+                values = [value]
+                rargs = getattr(state, "rargs", [])
+                while rargs and not (rargs[0].startswith("-") and len(rargs[0]) > 1):
+                    values.append(rargs.pop(0))
+                for v in values:
+                    _orig(v, state)
+
+            opt.process = process
+
+
+def _outputs(output: Path, engine: str, variants: tuple[str, ...]) -> tuple[Path, dict[str, Path]]:
+    """(JSON path, {variant: MJCF path}) from ``-o``."""
+    suffix = output.suffix.lower()
+    mj = engine.startswith("mujoco")
+    if suffix not in (".json", ".xml") or (suffix == ".xml" and not mj):
+        raise BadInput(f"{output}: give a .json path" + (" (or .xml for the MJCF model)" if mj else ""))
+    js = output if suffix == ".json" else output.with_suffix(".json")
+    xml: dict[str, Path] = {}
+    if mj:
+        base = output.with_suffix(".xml")
+        if len(variants) == 1:
+            xml[variants[0]] = base
+        else:
+            xml = {v: base.with_name(f"{base.stem}-{v}.xml") for v in variants}
+    return js, xml
+
+
+@click.command("export")
+@click.argument("limits_file", metavar="LIMITS.json", type=click.Path(path_type=Path))
+@click.option("--to", "engine", required=True,
+              type=click.Choice(list(ENGINES)),
+              help="Target engine.")
+@click.option("--clips", cls=_Greedy, multiple=True, type=click.Path(path_type=Path), metavar="CLIP...",
+              help="Clips whose rotations the engine limits are fitted to (default: rotations sampled inside "
+                   "the fitted limits).")
+@click.option("--holdout", cls=_Greedy, multiple=True, type=click.Path(path_type=Path), metavar="CLIP...",
+              help="Other clips, only measured in the report.")
+@click.option("--variant", type=VARIANT_CHOICE, default="both", show_default=True,
+              help="conservative: inside the fitted limit; covering: containing the training data.")
+@click.option("-o", "--output", type=click.Path(path_type=Path), required=True,
+              help="JSON file to write (mujoco: also OUT.xml, or OUT-<variant>.xml for both variants; "
+                   "an .xml path works too).")
+@click.option("--samples", type=click.IntRange(100), default=4000, show_default=True,
+              help="Rotations sampled per joint when no clips are given.")
+@click.option("--random", "n_random", type=click.IntRange(1000), default=40000, show_default=True,
+              help="Haar-uniform random rotations per joint for the false-accept figures.")
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--force", is_flag=True, help="Allow an output to overwrite an input file.")
+@click.option("-q", "--quiet", is_flag=True, help="No progress bar.")
+@friendly_errors
+def export_command(limits_file: Path, engine: str, clips: tuple[Path, ...], holdout: tuple[Path, ...], variant: str,
+                   output: Path, samples: int, n_random: int, seed: int, force: bool, quiet: bool) -> None:
+    """Export fitted limits to an engine's joint parameters, print and store the loss report."""
+    from tqdm import tqdm
+
+    from .._atomic import atomic_write
+    from ..errors import JointLimitsError
+    from ..export import export_limits
+    from ..io import load
+    from ..model import JointLimits
+
+    variants = ("conservative", "covering") if variant == "both" else (variant,)
+    js, xml = _outputs(output, engine, variants)
+    inputs = [limits_file, *clips, *holdout]
+    for p in [js, *xml.values()]:
+        check_output_path(p, inputs, force)
+    lim = JointLimits.load(limits_file)
+    ms = [load(p) for p in clips]
+    hs = [load(p) for p in holdout]
+    for p, m in zip([*clips, *holdout], [*ms, *hs]):
+        try:
+            lim.check_skeleton(m.skeleton)
+        except JointLimitsError as e:
+            raise BadInput(f"{p}: {e}") from None
+    bar = tqdm(total=1, desc=f"export {engine}", unit="joint", file=sys.stderr, disable=quiet, leave=False)
+
+    def progress(k: int, n: int, name: str) -> None:
+        bar.total = n
+        bar.n = k
+        bar.set_postfix_str(name)
+        bar.refresh()
+
+    try:
+        ex = export_limits(lim, engine, clips=ms or None, holdout=hs or None, variants=variants, samples=samples,
+                           random=n_random, seed=seed, progress=progress)
+    finally:
+        bar.close()
+    doc = ex.to_dict()
+    doc["limits"] = str(limits_file)
+    doc["clips"] = [str(p) for p in clips]
+    doc["holdout"] = [str(p) for p in holdout]
+    texts = {v: ex.mjcf(v) for v in xml}
+    doc["files"] = {v: str(p) for v, p in xml.items()}
+    text = json.dumps(doc, indent=1)
+    with atomic_write(js) as fh:
+        fh.write(text)
+    for v, p in xml.items():
+        with atomic_write(p) as fh:
+            fh.write(texts[v])
+    click.echo(ex.table())
+    click.echo(f"wrote {js}" + "".join(f", {p}" for p in xml.values()))
