@@ -82,44 +82,46 @@ class WholeBodyResult:
 
 
 # --------------------------------------------------------------------------- compiled step
-@numba.njit(cache=True, nogil=True)
-def _cholesky_solve(A, b, x):  # pragma: no cover - compiled
-    """Solve A x = b for a symmetric positive definite A (overwritten by its factor)."""
+@numba.njit(cache=True, nogil=True, fastmath=True)
+def _envelope_cholesky_solve(A, first, b, x):  # pragma: no cover - compiled
+    """Solve A x = b for a symmetric positive definite A whose row i is zero left of
+    ``first[i]`` (overwritten by its Cholesky factor, which keeps that envelope)."""
     n = A.shape[0]
-    for j in range(n):
-        s = A[j, j]
-        for k in range(j):
-            s -= A[j, k] * A[j, k]
-        if s <= 1e-300:
-            s = 1e-300
-        d = np.sqrt(s)
-        A[j, j] = d
-        for i in range(j + 1, n):
+    for i in range(n):
+        fi = first[i]
+        for j in range(fi, i):
+            k0 = max(fi, first[j])
             s = A[i, j]
-            for k in range(j):
+            for k in range(k0, j):
                 s -= A[i, k] * A[j, k]
-            A[i, j] = s / d
+            A[i, j] = s / A[j, j]
+        s = A[i, i]
+        for k in range(fi, i):
+            s -= A[i, k] * A[i, k]
+        A[i, i] = np.sqrt(s if s > 1e-300 else 1e-300)
     for i in range(n):
         s = b[i]
-        for k in range(i):
+        for k in range(first[i], i):
             s -= A[i, k] * x[k]
         x[i] = s / A[i, i]
     for i in range(n - 1, -1, -1):
-        s = x[i]
-        for k in range(i + 1, n):
-            s -= A[k, i] * x[k]
-        x[i] = s / A[i, i]
+        x[i] /= A[i, i]
+        xi = x[i]
+        for k in range(first[i], i):
+            x[k] -= A[i, k] * xi
 
 
-@numba.njit(cache=True, nogil=True)
-def _dls_normal_step(gp, tgt, wp, ro, wo, rp, wr, nrm, lam, chain, chain_len, free, dx, push):  # pragma: no cover
+@numba.njit(cache=True, nogil=True, fastmath=True)
+def _dls_normal_step(gp, tgt, wp, ro, wo, rp, wr, nrm, lam, chain, chain_len, off, first, free, dx, push):  # pragma: no cover
     """One damped least-squares step per pose f (see the module docstring).
 
     gp [F, J, 3] current global positions, tgt/wp targets and weights (0 = none), ro/wo
     orientation residuals (world rotation vectors) and weights, rp/wr posture residuals (world
     rotation vectors at each joint) and weights, nrm [F, J, 3] blocked directions of clamped
     joints (0 = free), lam [F] damping, chain [J, D] joint k then its ancestors up to the root,
-    free [3 + 3J] 1 for free unknowns. Writes dx [F, 3 + 3J] (translation, then w per joint) and
+    off [J] where each joint's unknowns sit in the system (leaves first, root, then the
+    translation at 3J: the Cholesky factor then has no fill outside the envelope ``first``),
+    free [3 + 3J] 1 for free unknowns (in the caller's order: translation, then joints). Writes dx [F, 3 + 3J] (translation, then w per joint) and
     push [F, J]: for clamped joints, the descent direction along the blocked one (> 0: the tasks
     still push the joint out of its limit; < 0: they pull it back in, so it can be released)."""
     F, J = gp.shape[0], gp.shape[1]
@@ -127,6 +129,13 @@ def _dls_normal_step(gp, tgt, wp, ro, wo, rp, wr, nrm, lam, chain, chain_len, fr
     A = np.empty((N, N))
     b = np.empty(N)
     x = np.empty(N)
+    ot = 3 * J
+    fr = np.empty(N, np.uint8)
+    for i in range(3):
+        fr[ot + i] = free[i]
+    for a in range(J):
+        for r in range(3):
+            fr[off[a] + r] = free[3 + 3 * a + r]
     for f in range(F):
         A[:, :] = 0.0
         b[:] = 0.0
@@ -137,15 +146,15 @@ def _dls_normal_step(gp, tgt, wp, ro, wo, rp, wr, nrm, lam, chain, chain_len, fr
                 ex = tgt[f, k, 0] - gp[f, k, 0]
                 ey = tgt[f, k, 1] - gp[f, k, 1]
                 ez = tgt[f, k, 2] - gp[f, k, 2]
-                A[0, 0] += w
-                A[1, 1] += w
-                A[2, 2] += w
-                b[0] += w * ex
-                b[1] += w * ey
-                b[2] += w * ez
+                A[ot, ot] += w
+                A[ot + 1, ot + 1] += w
+                A[ot + 2, ot + 2] += w
+                b[ot] += w * ex
+                b[ot + 1] += w * ey
+                b[ot + 2] += w * ez
                 for ia in range(1, L):
                     a = chain[k, ia]
-                    oa = 3 + 3 * a
+                    oa = off[a]
                     dax = gp[f, k, 0] - gp[f, a, 0]
                     day = gp[f, k, 1] - gp[f, a, 1]
                     daz = gp[f, k, 2] - gp[f, a, 2]
@@ -153,21 +162,21 @@ def _dls_normal_step(gp, tgt, wp, ro, wo, rp, wr, nrm, lam, chain, chain_len, fr
                     b[oa] += w * (day * ez - daz * ey)
                     b[oa + 1] += w * (daz * ex - dax * ez)
                     b[oa + 2] += w * (dax * ey - day * ex)
-                    A[0, oa + 1] += w * daz
-                    A[0, oa + 2] -= w * day
-                    A[1, oa] -= w * daz
-                    A[1, oa + 2] += w * dax
-                    A[2, oa] += w * day
-                    A[2, oa + 1] -= w * dax
-                    A[oa + 1, 0] += w * daz
-                    A[oa + 2, 0] -= w * day
-                    A[oa, 1] -= w * daz
-                    A[oa + 2, 1] += w * dax
-                    A[oa, 2] += w * day
-                    A[oa + 1, 2] -= w * dax
+                    A[ot + 0, oa + 1] += w * daz
+                    A[ot + 0, oa + 2] -= w * day
+                    A[ot + 1, oa] -= w * daz
+                    A[ot + 1, oa + 2] += w * dax
+                    A[ot + 2, oa] += w * day
+                    A[ot + 2, oa + 1] -= w * dax
+                    A[oa + 1, ot + 0] += w * daz
+                    A[oa + 2, ot + 0] -= w * day
+                    A[oa, ot + 1] -= w * daz
+                    A[oa + 2, ot + 1] += w * dax
+                    A[oa, ot + 2] += w * day
+                    A[oa + 1, ot + 2] -= w * dax
                     for ib in range(1, L):
                         c = chain[k, ib]
-                        oc = 3 + 3 * c
+                        oc = off[c]
                         dcx = gp[f, k, 0] - gp[f, c, 0]
                         dcy = gp[f, k, 1] - gp[f, c, 1]
                         dcz = gp[f, k, 2] - gp[f, c, 2]
@@ -185,17 +194,17 @@ def _dls_normal_step(gp, tgt, wp, ro, wo, rp, wr, nrm, lam, chain, chain_len, fr
             w = wo[f, k]
             if w > 0.0:
                 for ia in range(L):
-                    oa = 3 + 3 * chain[k, ia]
+                    oa = off[chain[k, ia]]
                     b[oa] += w * ro[f, k, 0]
                     b[oa + 1] += w * ro[f, k, 1]
                     b[oa + 2] += w * ro[f, k, 2]
                     for ib in range(L):
-                        oc = 3 + 3 * chain[k, ib]
+                        oc = off[chain[k, ib]]
                         A[oa, oc] += w
                         A[oa + 1, oc + 1] += w
                         A[oa + 2, oc + 2] += w
         for a in range(J):
-            oa = 3 + 3 * a
+            oa = off[a]
             w = wr[f, a]
             for r in range(3):
                 A[oa + r, oa + r] += w
@@ -208,7 +217,7 @@ def _dls_normal_step(gp, tgt, wp, ro, wo, rp, wr, nrm, lam, chain, chain_len, fr
             nx, ny, nz = nrm[f, a, 0], nrm[f, a, 1], nrm[f, a, 2]
             if nx * nx + ny * ny + nz * nz == 0.0:
                 continue
-            oa = 3 + 3 * a
+            oa = off[a]
             for r in range(N):
                 s = A[r, oa] * nx + A[r, oa + 1] * ny + A[r, oa + 2] * nz
                 A[r, oa] -= s * nx
@@ -229,15 +238,18 @@ def _dls_normal_step(gp, tgt, wp, ro, wo, rp, wr, nrm, lam, chain, chain_len, fr
                 for c in range(3):
                     A[oa + r, oa + c] += n3[r] * n3[c]
         for i in range(N):
-            if free[i] == 0:
+            if fr[i] == 0:
                 for c in range(N):
                     A[i, c] = 0.0
                     A[c, i] = 0.0
                 A[i, i] = 1.0
                 b[i] = 0.0
-        _cholesky_solve(A, b, x)
-        for i in range(N):
-            dx[f, i] = x[i] if free[i] != 0 else 0.0
+        _envelope_cholesky_solve(A, first, b, x)
+        for i in range(3):
+            dx[f, i] = x[ot + i] if fr[ot + i] != 0 else 0.0
+        for a in range(J):
+            for r in range(3):
+                dx[f, 3 + 3 * a + r] = x[off[a] + r] if fr[off[a] + r] != 0 else 0.0
 
 
 # --------------------------------------------------------------------------- the solver
@@ -325,6 +337,24 @@ class WholeBodyIK:
                 a, n = int(parents[a]), n + 1
             self._chain_len[k] = n
         self._children = [skeleton.children(j) for j in range(J)]
+        # unknowns in reverse depth-first preorder (leaves before their parents), translation
+        # last: a joint's descendants then sit in one contiguous run just before it
+        pre: list[int] = []
+        stack = [0] + [j for j in range(J) if parents[j] < 0 and j != 0][::-1]
+        while stack:
+            a = stack.pop()
+            pre.append(a)
+            stack.extend(self._children[a][::-1])
+        if len(pre) != J:
+            raise IKError("the skeleton is not a single tree rooted at joint 0")
+        order = pre[::-1]
+        pos = np.empty(J, np.int64)
+        pos[order] = np.arange(J)
+        ndesc = np.array([len(skeleton.descendants(a)) for a in range(J)])
+        self._off = 3 * pos
+        self._first = np.zeros(3 * J + 3, np.int64)
+        for a in range(J):
+            self._first[3 * pos[a]:3 * pos[a] + 3] = 3 * (pos[a] - ndesc[a])
 
     # ------------------------------------------------------------------ inputs
     def _targets(self, positions: Any, weights: Any, F: int | None) -> tuple[Array, Array]:
@@ -663,7 +693,7 @@ class WholeBodyIK:
                 dxi = np.empty((idx.size, 3 + 3 * J))
                 pi = np.zeros((idx.size, J))
                 _dls_normal_step(gp[idx], tgt[idx], wp[idx], ro_arr[idx], wo[idx], rp[idx], wr[idx], nrm, lam[idx],
-                                 self._chain, self._chain_len, free, dxi, pi)
+                                 self._chain, self._chain_len, self._off, self._first, free, dxi, pi)
                 push[idx] = pi
                 omega = dxi[:, 3:].reshape(idx.size, J, 3)
                 Li = quat.normalize(quat.mul(quat.from_scaled_angle_axis(quat.inv_mul_vec(gpar[idx], omega)), L[idx]))
