@@ -277,8 +277,8 @@ class WholeBodyIK:
     """
 
     def __init__(self, skeleton: Skeleton, limits: Any = None, *, local_positions: ArrayLike | None = None,
-                 rest: ArrayLike | None = None, posture_weight: float = 1e-5, iterations: int = 8,
-                 damping: float = 0.1, fix_root_position: bool = False, fix_root_rotation: bool = False,
+                 rest: ArrayLike | None = None, posture_weight: float = 1e-7, iterations: int = 8,
+                 damping: float = 0.01, fix_root_position: bool = False, fix_root_rotation: bool = False,
                  clamp_passes: int = 3):
         self.skeleton = skeleton
         J = skeleton.num_joints
@@ -320,6 +320,8 @@ class WholeBodyIK:
         self.damping = float(damping)
         #: the floor adaptive damping comes down to (poorly observed directions stay damped)
         self.min_damping = 0.3 * self.damping
+        #: a pose stops iterating once a step lowers its task error by less than this fraction
+        self.tolerance = 1e-6
         self.iterations = int(iterations)
         self.fix_root_position = bool(fix_root_position)
         self.fix_root_rotation = bool(fix_root_rotation)
@@ -673,17 +675,20 @@ class WholeBodyIK:
         ro_arr = np.zeros((F, J, 3)) if ro is None else ro
         dx = np.empty((F, 3 + 3 * J))
         push = np.zeros((F, J))
+        active = np.ones(F, bool)
         for _it in range(n_it):
+            idx = np.nonzero(active)[0]
+            if idx.size == 0:
+                break
             gpar = np.empty_like(gr)
             gpar[:, 0] = quat.identity(())
             gpar[:, 1:] = gr[:, parents[1:]]
-            Lc = np.empty_like(L)
-            rootc = np.empty_like(root)
+            Lc = L.copy()
+            rootc = root.copy()
             cl = clamped.copy()
             bl = blocked.copy()
             moved = np.zeros((F, J), bool)
             push[:] = 0.0
-            idx = np.arange(F)
             # the clamping loop: solve, project, and re-solve the poses whose step pushed new
             # joints into their limits with those joints clamped too
             for _pass in range(self.clamp_passes if self.limits is not None else 1):
@@ -718,6 +723,8 @@ class WholeBodyIK:
             grc, gpc = self._fk(Lc, rootc)
             Ec, rpc, roc, _ = self._energy(Lc, grc, gpc, tgt, wp, ori, post)
             ok = Ec <= E * (1 + 1e-12)
+            # poses whose accepted step no longer lowers their error are done
+            active &= ~(ok & (E - Ec <= self.tolerance * E + 1e-300))
             lam = np.where(ok, np.maximum(lam / 3.0, self.min_damping), np.minimum(lam * 4.0, 1e6))
             okv = ok[:, None, None]
             L = np.where(okv, Lc, L)
