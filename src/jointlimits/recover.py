@@ -81,6 +81,19 @@ def smooth_positions(positions: ArrayLike, frame_time: float, halflife: float) -
     return sweep(fwd[::-1], seen[::-1])[::-1]
 
 
+def _fill_gaps(rotations: Array, roots: Array, observed: NDArray[np.int64], empty: NDArray[np.int64]) -> None:
+    """Frames without any observation: interpolate the solution between the nearest observed
+    frames before and after (slerp, lerp; held at the ends). In place."""
+    k = np.searchsorted(observed, empty)
+    lo = observed[np.clip(k - 1, 0, observed.size - 1)]
+    hi = observed[np.clip(k, 0, observed.size - 1)]
+    lo = np.where(k == 0, hi, lo)
+    hi = np.where(k == observed.size, lo, hi)
+    t = np.where(hi > lo, (empty - lo) / np.maximum(hi - lo, 1), 0.0)
+    rotations[empty] = quat.slerp(rotations[lo], rotations[hi], np.broadcast_to(t[:, None], rotations[lo].shape[:2]))
+    roots[empty] = roots[lo] + t[:, None] * (roots[hi] - roots[lo])
+
+
 def _joint_frames_outside(limits: Any, rotations: Array) -> NDArray[np.bool_]:
     if limits is None:
         return np.zeros(rotations.shape[:2], bool)
@@ -97,6 +110,7 @@ def recover(positions: ArrayLike, skeleton: Skeleton | Motion, limits: Any = Non
     ``skeleton``: a Skeleton, or a Motion (e.g. a BVH of the rig) whose first frame's local
     positions give the bone offsets and whose frame time is the default. ``limits``: a
     JointLimits model (or any object with ``project`` / ``contains`` on ``[F, J, 4]``) or None.
+    Frames with no observation at all are interpolated from their neighbours.
     ``rest``: the posture ``[J, 4]`` the weak pull goes to (default: the limits' reference
     rotations, else the skeleton's rest pose). ``smooth``: half-life (s) of the zero-lag damper
     applied to the positions first. ``robust``: down-weight outliers in the second pass (by
@@ -133,17 +147,6 @@ def recover(positions: ArrayLike, skeleton: Skeleton | Motion, limits: Any = Non
     if smooth is not None:
         p = smooth_positions(p, ft, smooth)
     p = np.where(seen[..., None], p, np.nan)
-    # frames with no observation at all: fill from the nearest observed frame's root (the
-    # warm start then carries the posture over)
-    root_hint = None
-    if empty.size:
-        obs_idx = np.nonzero(seen.any(axis=1))[0]
-        centre = np.array([np.nanmean(p[f][seen[f]], axis=0) for f in obs_idx])
-        nearest = obs_idx[np.clip(np.searchsorted(obs_idx, np.arange(p.shape[0])), 0, obs_idx.size - 1)]
-        root_hint = np.zeros((p.shape[0], 3))
-        root_hint[obs_idx] = centre
-        root_hint[empty] = centre[np.searchsorted(obs_idx, nearest[empty])]
-
     ik = WholeBodyIK(sk, limits, local_positions=local, rest=rest, iterations=iterations)
     free = WholeBodyIK(sk, None, local_positions=local, rest=ik.rest)
     # "before": the closed-form guess without limits (what a limit-free fit gives at once)
@@ -152,8 +155,11 @@ def recover(positions: ArrayLike, skeleton: Skeleton | Motion, limits: Any = Non
     _, g_pos = free._fk(g_rot, g_root)
 
     first_scale = 0.0 if robust else None  # 0: twice the median residual of the first pass
-    res = ik.solve_sequence(p, warm_start=warm_start, robust=first_scale, chunk=chunk, progress=progress,
-                            root_positions=root_hint)
+    res = ik.solve_sequence(p, warm_start=warm_start, robust=first_scale, chunk=chunk, progress=progress)
+    if empty.size:
+        _fill_gaps(res.rotations, res.root_positions, np.nonzero(seen.any(axis=1))[0], empty)
+        if limits is not None:  # an interpolated pose is projected like every other one
+            res.rotations[empty] = limits.project(res.rotations[empty])
     out_pos = np.repeat(np.asarray(local, np.float64)[None], p.shape[0], axis=0)
     out_pos[:, 0] = res.root_positions
     motion = Motion(sk, quat.normalize(res.rotations), out_pos, ft)
