@@ -748,7 +748,7 @@ class WholeBodyIK:
 
 def whole_body_ik(motion: Motion, targets: Mapping[str, ArrayLike], *, limits: Any = None,
                   orientations: Mapping[str, ArrayLike] | None = None, weights: Mapping[str, float] | None = None,
-                  posture_weight: float = 1e-3, iterations: int = 10, fix_root_position: bool = False,
+                  posture_weight: float = 1e-5, iterations: int = 30, fix_root_position: bool = False,
                   fix_root_rotation: bool = False) -> Motion:
     """Move ``motion`` (every frame at once) so the named joints reach ``targets`` (name ->
     global position ``[F, 3]`` or ``[3]``), optionally with global ``orientations``, inside
