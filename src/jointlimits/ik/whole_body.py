@@ -292,6 +292,12 @@ class WholeBodyIK:
                 except Exception as e:
                     raise IKError(f"limits: {e}") from None
         self.limits = limits
+        # a plain JointLimits projects each joint on its own: the start can then project one
+        # level of joints at a time; any other model (coupled ones) gets whole poses
+        from ..model import JointLimits
+
+        plain = type(limits) is JointLimits and not getattr(limits, "settings", {}).get("coupled")
+        self._per_joint = set(limits.active()) if plain else None
         lp = skeleton.offsets if local_positions is None else np.asarray(local_positions, np.float64)
         if lp.shape != (J, 3) or not np.all(np.isfinite(lp)):
             raise IKError(f"local_positions must be finite [{J}, 3], got {lp.shape}")
@@ -490,13 +496,18 @@ class WholeBodyIK:
         them. Whole poses go to ``limits.project`` (joints not solved yet are the identity), so
         a coupled model projects each joint under its final parent."""
         depth = self.skeleton.depth()
-        todo = np.zeros(L.shape[1], bool)
-        todo[done] = True
-        proj = self.limits.project(np.where(todo[None, :, None], L, quat.identity(())))
-        for k in done:
-            if depth[k] != d:
-                continue
-            L[:, k] = proj[:, k]
+        level = [int(k) for k in done if depth[k] == d]
+        if self._per_joint is not None:
+            # independent per-joint limits: project just this level's joints
+            for k in level:
+                if k in self._per_joint:
+                    L[:, k] = self.limits.joint(k).project(L[:, k])
+        else:
+            todo = np.zeros(L.shape[1], bool)
+            todo[done] = True
+            proj = self.limits.project(np.where(todo[None, :, None], L, quat.identity(())))
+            L[:, level] = proj[:, level]
+        for k in level:
             p = int(self.skeleton.parents[k])
             G[:, k] = L[:, k] if p < 0 else quat.mul(G[:, p], L[:, k])
 
@@ -723,8 +734,9 @@ class WholeBodyIK:
             grc, gpc = self._fk(Lc, rootc)
             Ec, rpc, roc, _ = self._energy(Lc, grc, gpc, tgt, wp, ori, post)
             ok = Ec <= E * (1 + 1e-12)
-            # poses whose accepted step no longer lowers their error are done
-            active &= ~(ok & (E - Ec <= self.tolerance * E + 1e-300))
+            # poses whose accepted, lightly damped step no longer lowers their error are done
+            # (a heavily damped step is small for another reason: the damping is still adapting)
+            active &= ~(ok & (E - Ec <= self.tolerance * E + 1e-300) & (lam <= 10.0 * self.min_damping))
             lam = np.where(ok, np.maximum(lam / 3.0, self.min_damping), np.minimum(lam * 4.0, 1e6))
             okv = ok[:, None, None]
             L = np.where(okv, Lc, L)
