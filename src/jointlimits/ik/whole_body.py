@@ -273,13 +273,17 @@ class WholeBodyIK:
     weak pull goes to (default: the limits' reference rotations when they have them, else the
     identity); ``posture_weight``: its weight relative to a position error of one mean bone
     length. ``fix_root_position`` / ``fix_root_rotation`` keep the root where the initial pose
-    has it. ``iterations``: DLS iterations; ``damping``: initial Levenberg-Marquardt lambda.
+    has it. ``iterations``: most DLS iterations (a pose stops once converged); ``damping``:
+    initial Levenberg-Marquardt lambda (it adapts per pose, down to 0.3 times this);
+    ``clamp_passes``: re-solves per iteration for poses whose step pushed new joints into their
+    limits. Position errors are measured in mean bone lengths, so the weights do not depend on
+    the file's units.
     """
 
     def __init__(self, skeleton: Skeleton, limits: Any = None, *, local_positions: ArrayLike | None = None,
                  rest: ArrayLike | None = None, posture_weight: float = 1e-7, iterations: int = 8,
                  damping: float = 0.01, fix_root_position: bool = False, fix_root_rotation: bool = False,
-                 clamp_passes: int = 3):
+                 clamp_passes: int = 2):
         self.skeleton = skeleton
         J = skeleton.num_joints
         if limits is not None:
@@ -679,12 +683,10 @@ class WholeBodyIK:
         gr, gp = self._fk(L, root)
         E, rp, ro, wr = self._energy(L, gr, gp, tgt, wp, ori, post)
         lam = np.full(F, self.damping)
-        nrm = np.zeros((F, J, 3))
         blocked = np.zeros((F, J, 3))  # parent-frame directions the projection pushed back
         clamped = np.zeros((F, J), bool)
         wo = np.zeros((F, J)) if ori is None else ori[1]
         ro_arr = np.zeros((F, J, 3)) if ro is None else ro
-        dx = np.empty((F, 3 + 3 * J))
         push = np.zeros((F, J))
         active = np.ones(F, bool)
         for _it in range(n_it):
