@@ -763,7 +763,7 @@ class WholeBodyIK:
 def whole_body_ik(motion: Motion, targets: Mapping[str, ArrayLike], *, limits: Any = None,
                   orientations: Mapping[str, ArrayLike] | None = None, weights: Mapping[str, float] | None = None,
                   posture_weight: float = 1e-5, iterations: int = 30, fix_root_position: bool = False,
-                  fix_root_rotation: bool = False) -> Motion:
+                  fix_root_rotation: bool = False, clamp_passes: int = 3) -> Motion:
     """Move ``motion`` (every frame at once) so the named joints reach ``targets`` (name ->
     global position ``[F, 3]`` or ``[3]``), optionally with global ``orientations``, inside
     ``limits``; each frame starts from its own pose, which is also the low-priority posture."""
@@ -771,7 +771,7 @@ def whole_body_ik(motion: Motion, targets: Mapping[str, ArrayLike], *, limits: A
         raise IKError("no targets given")
     ik = WholeBodyIK(motion.skeleton, limits, local_positions=motion.positions[0], posture_weight=posture_weight,
                      iterations=iterations, fix_root_position=fix_root_position, fix_root_rotation=fix_root_rotation,
-                     rest=None)
+                     rest=None, clamp_passes=clamp_passes)
     res = ik.solve(targets, weights, orientations=orientations, init=motion.rotations,
                    root_positions=motion.positions[:, 0], posture=motion.rotations)
     out = motion.copy()
