@@ -211,3 +211,30 @@ def test_bad_inputs_give_precise_errors(clip, limits):
         WholeBodyIK(sk, limits=other)
     with pytest.raises(IKError, match="no targets"):
         whole_body_ik(clip[:2], {})
+
+
+class _ParentFirstCone:
+    """A stand-in for a coupled model: only ``project`` on whole poses ``[F, J, 4]``; each
+    joint's cone (30 deg about the identity) is applied parent before child."""
+
+    def __init__(self, skeleton):
+        self.skeleton = skeleton
+        self.calls = []
+
+    def project(self, q):
+        self.calls.append(q.shape)
+        out = quat.abs(np.array(q, np.float64))
+        v = quat.to_scaled_angle_axis(out)
+        n = np.linalg.norm(v, axis=-1, keepdims=True)
+        v = np.where(n > np.radians(30), v * np.radians(30) / np.maximum(n, 1e-300), v)
+        return quat.from_scaled_angle_axis(v)
+
+
+def test_any_whole_pose_limit_model_plugs_in(clip):
+    over = over_rotate(clip, 0.6, seed=4)[:40]
+    _, gp = forward_kinematics(over)
+    model = _ParentFirstCone(clip.skeleton)
+    res = WholeBodyIK(clip.skeleton, model).solve(gp)
+    assert model.calls and all(len(s) == 3 and s[1:] == (22, 4) for s in model.calls)
+    assert np.degrees(quat.angle(res.rotations)).max() <= 30.0 + 1e-6
+    assert res.clamped.any()
