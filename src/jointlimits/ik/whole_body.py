@@ -557,6 +557,12 @@ class WholeBodyIK:
         for arr in (init, posture):
             if arr is not None and np.ndim(arr) == 3:
                 F = int(np.shape(arr)[0])
+        if orientations is not None:
+            rows = [np.shape(v) for v in orientations.values()] if isinstance(orientations, Mapping) \
+                else [np.shape(orientations)[:1] + (4,)] if np.ndim(orientations) == 3 else []
+            for shp in rows:
+                if len(shp) == 2 and shp[0] > 1:
+                    F = int(shp[0])
         if positions is None:
             positions = {}
         if not isinstance(positions, Mapping):
