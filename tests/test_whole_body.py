@@ -238,3 +238,15 @@ def test_any_whole_pose_limit_model_plugs_in(clip):
     assert model.calls and all(len(s) == 3 and s[1:] == (22, 4) for s in model.calls)
     assert np.degrees(quat.angle(res.rotations)).max() <= 30.0 + 1e-6
     assert res.clamped.any()
+
+
+def test_orientation_only_targets_set_the_batch(clip):
+    gr, _ = forward_kinematics(clip[:30])
+    sk = clip.skeleton
+    ik = WholeBodyIK(sk, fix_root_position=True)
+    res = ik.solve(orientations={"Head": gr[:, 5], "LeftHand": gr[:, 9]}, init=clip.rotations[0],
+                   root_positions=clip.positions[:30, 0], iterations=20)
+    assert res.rotations.shape == (30, 22, 4) and np.isnan(res.error).all()
+    g2, _ = forward_kinematics(res.to_motion(sk))
+    for j in (5, 9):
+        assert np.degrees(quat.angle(g2[:, j], gr[:, j])).max() < 1e-3
