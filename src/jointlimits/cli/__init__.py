@@ -23,6 +23,7 @@ COMMANDS = [
     ("view", ["view_command"]),
     ("resample", ["resample_command", "rename_command"]),
     ("export", ["export_command"]),
+    ("recover", ["recover_command"]),
 ]
 
 

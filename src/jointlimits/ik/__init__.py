@@ -6,10 +6,13 @@
   from precomputed start poses.
 * :mod:`~jointlimits.ik.look_at`: look-at over a spine-to-head chain, lower joints first
   (and the demo's single-bone ``ik_look_at``).
+* :mod:`~jointlimits.ik.whole_body`: whole-body damped least squares toward position and
+  orientation targets on any joints, batched over poses, joint limits as the top priority.
 """
 
 from .ccd import CCDResult, CCDSolver, StartPoses, ccd, precompute_start_poses, solve_ccd
 from .look_at import ik_look_at, look_at_chain
+from .whole_body import WholeBodyIK, WholeBodyResult, whole_body_ik
 from .two_bone import (REACHABLE, TOO_CLOSE, TOO_FAR, TwoBonePositions, TwoBoneSolution, ik_two_bone,
                        solve_two_bone, two_bone, two_bone_positions)
 
@@ -18,4 +21,5 @@ __all__ = [
     "solve_two_bone", "two_bone", "two_bone_positions",
     "CCDResult", "CCDSolver", "StartPoses", "ccd", "precompute_start_poses", "solve_ccd",
     "ik_look_at", "look_at_chain",
+    "WholeBodyIK", "WholeBodyResult", "whole_body_ik",
 ]

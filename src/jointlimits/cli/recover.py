@@ -1,0 +1,93 @@
+"""``jointlimits recover``: 3D joint positions -> a BVH motion inside the joint limits.
+
+Registered on the main group by ``jointlimits.cli``. Bad input is one line on stderr, exit 2.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import click
+
+from ._common import BadInput, check_output_path, friendly_errors
+
+__all__ = ["recover_command"]
+
+
+@click.command("recover")
+@click.argument("positions", type=click.Path(path_type=Path))
+@click.option("--skeleton", "skeleton_path", type=click.Path(path_type=Path), required=True,
+              help="BVH file of the rig (its hierarchy and bone offsets; its frame rate is the default).")
+@click.option("--limits", "limits_path", type=click.Path(path_type=Path), default=None,
+              help="Joint limits JSON (from `jointlimits fit`); without it the recovery is unconstrained.")
+@click.option("-o", "--output", "out", type=click.Path(path_type=Path), required=True, help="Output BVH file.")
+@click.option("--fps", type=float, default=None, help="Frame rate of the positions (default: the file's, else the rig's).")
+@click.option("--smooth", type=float, default=None, metavar="HALFLIFE",
+              help="Smooth the positions first with a zero-lag damper of this half-life (seconds).")
+@click.option("--iterations", type=int, default=8, show_default=True, help="Damped least-squares iterations per pass.")
+@click.option("--no-warm-start", is_flag=True, help="Solve every frame on its own (no second pass from the previous frame).")
+@click.option("--robust", is_flag=True, help="Down-weight outlying observations in the second pass.")
+@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
+@click.option("--quiet", is_flag=True, help="No progress bar.")
+@click.option("--force", is_flag=True, help="Allow overwriting an input file.")
+@friendly_errors
+def recover_command(positions: Path, skeleton_path: Path, limits_path: Path | None, out: Path, fps: float | None,
+                    smooth: float | None, iterations: int, no_warm_start: bool, robust: bool, as_json: bool,
+                    quiet: bool, force: bool) -> None:
+    """Recover rotations from 3D joint POSITIONS (.npz, .npy, .csv or the FK of a .bvh; NaN or
+    empty = not observed) on the --skeleton rig, inside --limits, and write OUT as BVH; prints the
+    fit error and the frames outside the limits before (limit-free closed-form fit) and after."""
+    from tqdm import tqdm
+
+    from ..io import bvh
+    from ..io.positions import load_positions
+    from ..recover import load_limits_for, recover
+
+    inputs = [positions, skeleton_path] + ([limits_path] if limits_path else [])
+    check_output_path(out, inputs, force)
+    if out.suffix.lower() != ".bvh":
+        raise BadInput(f"{out}: the output is written as BVH; give it a .bvh name")
+    if iterations < 0:
+        raise BadInput(f"--iterations must be >= 0, got {iterations}")
+    if fps is not None and not fps > 0:
+        raise BadInput(f"--fps must be positive, got {fps}")
+    if smooth is not None and not smooth > 0:
+        raise BadInput(f"--smooth must be a positive half-life in seconds, got {smooth}")
+    rig = bvh.load(skeleton_path)
+    jp = load_positions(positions, rig.skeleton)
+    target = jp.for_skeleton(rig.skeleton)
+    limits = load_limits_for(limits_path, rig.skeleton) if limits_path else None
+    rate = fps or jp.fps or rig.fps
+    bar = tqdm(total=1, desc="recovering", unit="frame", file=sys.stderr, disable=quiet, leave=False)
+
+    def progress(done: int, total: int) -> None:
+        bar.total = total
+        bar.n = done
+        bar.refresh()
+
+    try:
+        motion, rep = recover(target, rig, limits, frame_time=1.0 / rate, smooth=smooth, warm_start=not no_warm_start,
+                              robust=robust, iterations=iterations, progress=progress)
+    finally:
+        bar.close()
+    bvh.save(out, motion)
+    if as_json:
+        d = rep.to_dict()
+        d.update({"input": str(positions), "skeleton": str(skeleton_path), "output": str(out),
+                  "limits": str(limits_path) if limits_path else None})
+        click.echo(json.dumps(d, indent=2))
+        return
+    n = rep.frames * rep.joints
+    click.echo(f"{positions} -> {out}")
+    click.echo(f"  {rep.frames} frames x {rep.joints} joints, {100 * rep.observed_fraction:.1f}% observed, "
+               f"{rep.frames / max(rep.seconds, 1e-9):.0f} frames/s")
+    click.echo(f"  fit error (RMS, file units): before {rep.error_before:.3f} (limit-free closed form), "
+               f"after {rep.error_after:.3f}")
+    if rep.limited:
+        click.echo(f"  outside the limits: before {rep.outside_before} joint-frames ({100 * rep.outside_before / n:.1f}%) "
+                   f"in {rep.frames_outside_before} frames; after {rep.outside_after} joint-frames in "
+                   f"{rep.frames_outside_after} frames")
+    else:
+        click.echo("  no limits given: unconstrained recovery")

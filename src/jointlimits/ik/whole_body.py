@@ -1,0 +1,786 @@
+"""Whole-body IK: damped least squares over a whole skeleton, joint limits first.
+
+The task-priority scheme of the hierarchical joint-limits work (Herda et al., after Baerlocher and
+Boulic): joint limits are the task of highest priority, the observed data come next, and a weak
+pull toward a rest (or previous) posture comes last; it decides what the data cannot, such as
+the twist of a bone about itself, which joint positions do not observe.
+
+Unknowns per pose: the root translation and one rotation increment per joint, expressed as a
+rotation vector ``w_a`` in world space about the joint's pivot (it turns the joint's whole
+subtree). For a position target on joint k the Jacobian block of joint a (an ancestor of k) is
+``w_a x (p_k - p_a)``; for an orientation target on joint k it is the identity for k and every
+ancestor. One step solves the damped normal equations
+
+    (J^T W J + mu P + lambda I) dx = J^T W e + mu P r_posture
+
+per pose in a small compiled kernel (:func:`_dls_normal_step`, a flat loop over poses with a
+Cholesky solve); everything else is numpy over the whole batch.
+
+Limits (top priority) by the clamping loop: after each step the pose is projected into the
+limits with ``limits.project`` on whole poses (so a coupled model projects parent before child);
+a joint the projection moved is clamped, and in the next step its motion along the blocked
+direction is removed from the problem (its Jacobian columns are projected onto the rest of its
+freedom), so the other joints solve the remaining tasks in what is left. Every pose the solver
+accepts has been projected: the result is always inside the limits.
+
+Adaptive damping (Levenberg-Marquardt): each pose keeps its own ``lambda``; a step that does not
+lower the pose's task error is rejected and ``lambda`` raised, an accepted one lowers it. Near
+singularities (a stretched limb, an unreachable target) steps fail and the damping grows there
+only, so those poses stay stable while the others converge at full speed.
+
+Start: when no initial pose is given, a closed-form guess per bone from the observed bone
+directions (top down, vectorised over poses): a bone with one observed child takes the swing
+``between`` its posture direction and the observed one (the posture keeps its twist); a joint
+with several observed children (hips, chest) is fitted to all of them at once (Kabsch with a
+pull toward the posture). The DLS iterations then refine the whole body jointly.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, Mapping
+
+import numba
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from .. import quat
+from ..errors import IKError
+from ..skeleton import Motion, Skeleton, forward_kinematics_arrays
+
+__all__ = ["WholeBodyIK", "WholeBodyResult", "whole_body_ik"]
+
+Array = NDArray[np.float64]
+
+
+@dataclass
+class WholeBodyResult:
+    """Solved poses of a batch.
+
+    ``rotations``: local rotations ``[F, J, 4]``; ``root_positions``: ``[F, 3]``; ``positions``:
+    global joint positions ``[F, J, 3]`` of the solution; ``error``: per pose, the RMS distance
+    between solved and target positions over the observed joints (file units, NaN where a pose
+    has no position target); ``clamped``: ``[F, J]`` joints whose limit was active in the last
+    step; ``iterations``: DLS iterations run."""
+
+    rotations: Array
+    root_positions: Array
+    positions: Array
+    error: Array
+    clamped: NDArray[np.bool_]
+    iterations: int
+
+    def to_motion(self, skeleton: Skeleton, frame_time: float = 1 / 30,
+                  local_positions: Array | None = None) -> Motion:
+        """The solution as a Motion (local positions from ``local_positions`` [J, 3] or the
+        skeleton's offsets, the root's from the solve)."""
+        F, J = self.rotations.shape[:2]
+        lp = skeleton.offsets if local_positions is None else np.asarray(local_positions, np.float64)
+        pos = np.repeat(lp[None], F, axis=0)
+        pos[:, 0] = self.root_positions
+        return Motion(skeleton, self.rotations.copy(), pos, frame_time)
+
+
+# --------------------------------------------------------------------------- compiled step
+@numba.njit(cache=True, nogil=True, fastmath=True)
+def _envelope_cholesky_solve(A, first, b, x):  # pragma: no cover - compiled
+    """Solve A x = b for a symmetric positive definite A whose row i is zero left of
+    ``first[i]`` (overwritten by its Cholesky factor, which keeps that envelope)."""
+    n = A.shape[0]
+    for i in range(n):
+        fi = first[i]
+        for j in range(fi, i):
+            k0 = max(fi, first[j])
+            s = A[i, j]
+            for k in range(k0, j):
+                s -= A[i, k] * A[j, k]
+            A[i, j] = s / A[j, j]
+        s = A[i, i]
+        for k in range(fi, i):
+            s -= A[i, k] * A[i, k]
+        A[i, i] = np.sqrt(s if s > 1e-300 else 1e-300)
+    for i in range(n):
+        s = b[i]
+        for k in range(first[i], i):
+            s -= A[i, k] * x[k]
+        x[i] = s / A[i, i]
+    for i in range(n - 1, -1, -1):
+        x[i] /= A[i, i]
+        xi = x[i]
+        for k in range(first[i], i):
+            x[k] -= A[i, k] * xi
+
+
+@numba.njit(cache=True, nogil=True, fastmath=True)
+def _dls_normal_step(gp, tgt, wp, ro, wo, rp, wr, nrm, lam, chain, chain_len, off, first, free, dx, push):  # pragma: no cover
+    """One damped least-squares step per pose f (see the module docstring).
+
+    gp [F, J, 3] current global positions, tgt/wp targets and weights (0 = none), ro/wo
+    orientation residuals (world rotation vectors) and weights, rp/wr posture residuals (world
+    rotation vectors at each joint) and weights, nrm [F, J, 3] blocked directions of clamped
+    joints (0 = free), lam [F] damping, chain [J, D] joint k then its ancestors up to the root,
+    off [J] where each joint's unknowns sit in the system (leaves first, root, then the
+    translation at 3J: the Cholesky factor then has no fill outside the envelope ``first``),
+    free [3 + 3J] 1 for free unknowns (in the caller's order: translation, then joints). Writes dx [F, 3 + 3J] (translation, then w per joint) and
+    push [F, J]: for clamped joints, the descent direction along the blocked one (> 0: the tasks
+    still push the joint out of its limit; < 0: they pull it back in, so it can be released)."""
+    F, J = gp.shape[0], gp.shape[1]
+    N = 3 + 3 * J
+    A = np.empty((N, N))
+    b = np.empty(N)
+    x = np.empty(N)
+    ot = 3 * J
+    fr = np.empty(N, np.uint8)
+    for i in range(3):
+        fr[ot + i] = free[i]
+    for a in range(J):
+        for r in range(3):
+            fr[off[a] + r] = free[3 + 3 * a + r]
+    for f in range(F):
+        A[:, :] = 0.0
+        b[:] = 0.0
+        for k in range(J):
+            L = chain_len[k]
+            w = wp[f, k]
+            if w > 0.0:
+                ex = tgt[f, k, 0] - gp[f, k, 0]
+                ey = tgt[f, k, 1] - gp[f, k, 1]
+                ez = tgt[f, k, 2] - gp[f, k, 2]
+                A[ot, ot] += w
+                A[ot + 1, ot + 1] += w
+                A[ot + 2, ot + 2] += w
+                b[ot] += w * ex
+                b[ot + 1] += w * ey
+                b[ot + 2] += w * ez
+                for ia in range(1, L):
+                    a = chain[k, ia]
+                    oa = off[a]
+                    dax = gp[f, k, 0] - gp[f, a, 0]
+                    day = gp[f, k, 1] - gp[f, a, 1]
+                    daz = gp[f, k, 2] - gp[f, a, 2]
+                    # column block of a is -[d_a]x: rhs gets d_a x e, translation coupling -[d_a]x
+                    b[oa] += w * (day * ez - daz * ey)
+                    b[oa + 1] += w * (daz * ex - dax * ez)
+                    b[oa + 2] += w * (dax * ey - day * ex)
+                    A[ot + 0, oa + 1] += w * daz
+                    A[ot + 0, oa + 2] -= w * day
+                    A[ot + 1, oa] -= w * daz
+                    A[ot + 1, oa + 2] += w * dax
+                    A[ot + 2, oa] += w * day
+                    A[ot + 2, oa + 1] -= w * dax
+                    A[oa + 1, ot + 0] += w * daz
+                    A[oa + 2, ot + 0] -= w * day
+                    A[oa, ot + 1] -= w * daz
+                    A[oa + 2, ot + 1] += w * dax
+                    A[oa, ot + 2] += w * day
+                    A[oa + 1, ot + 2] -= w * dax
+                    for ib in range(1, L):
+                        c = chain[k, ib]
+                        oc = off[c]
+                        dcx = gp[f, k, 0] - gp[f, c, 0]
+                        dcy = gp[f, k, 1] - gp[f, c, 1]
+                        dcz = gp[f, k, 2] - gp[f, c, 2]
+                        dot = dax * dcx + day * dcy + daz * dcz
+                        # [d_a]x^T [d_c]x = (d_a . d_c) I - d_c d_a^T
+                        A[oa, oc] += w * (dot - dcx * dax)
+                        A[oa, oc + 1] -= w * dcx * day
+                        A[oa, oc + 2] -= w * dcx * daz
+                        A[oa + 1, oc] -= w * dcy * dax
+                        A[oa + 1, oc + 1] += w * (dot - dcy * day)
+                        A[oa + 1, oc + 2] -= w * dcy * daz
+                        A[oa + 2, oc] -= w * dcz * dax
+                        A[oa + 2, oc + 1] -= w * dcz * day
+                        A[oa + 2, oc + 2] += w * (dot - dcz * daz)
+            w = wo[f, k]
+            if w > 0.0:
+                for ia in range(L):
+                    oa = off[chain[k, ia]]
+                    b[oa] += w * ro[f, k, 0]
+                    b[oa + 1] += w * ro[f, k, 1]
+                    b[oa + 2] += w * ro[f, k, 2]
+                    for ib in range(L):
+                        oc = off[chain[k, ib]]
+                        A[oa, oc] += w
+                        A[oa + 1, oc + 1] += w
+                        A[oa + 2, oc + 2] += w
+        for a in range(J):
+            oa = off[a]
+            w = wr[f, a]
+            for r in range(3):
+                A[oa + r, oa + r] += w
+                b[oa + r] += w * rp[f, a, r]
+        for i in range(N):
+            A[i, i] += lam[f]
+        # clamped joints: project their columns and rows onto the plane normal to the blocked
+        # direction n (P = I - n n^T), then pin the motion along n to zero
+        for a in range(J):
+            nx, ny, nz = nrm[f, a, 0], nrm[f, a, 1], nrm[f, a, 2]
+            if nx * nx + ny * ny + nz * nz == 0.0:
+                continue
+            oa = off[a]
+            for r in range(N):
+                s = A[r, oa] * nx + A[r, oa + 1] * ny + A[r, oa + 2] * nz
+                A[r, oa] -= s * nx
+                A[r, oa + 1] -= s * ny
+                A[r, oa + 2] -= s * nz
+            for c in range(N):
+                s = A[oa, c] * nx + A[oa + 1, c] * ny + A[oa + 2, c] * nz
+                A[oa, c] -= s * nx
+                A[oa + 1, c] -= s * ny
+                A[oa + 2, c] -= s * nz
+            s = b[oa] * nx + b[oa + 1] * ny + b[oa + 2] * nz
+            push[f, a] = s
+            b[oa] -= s * nx
+            b[oa + 1] -= s * ny
+            b[oa + 2] -= s * nz
+            n3 = (nx, ny, nz)
+            for r in range(3):
+                for c in range(3):
+                    A[oa + r, oa + c] += n3[r] * n3[c]
+        for i in range(N):
+            if fr[i] == 0:
+                for c in range(N):
+                    A[i, c] = 0.0
+                    A[c, i] = 0.0
+                A[i, i] = 1.0
+                b[i] = 0.0
+        _envelope_cholesky_solve(A, first, b, x)
+        for i in range(3):
+            dx[f, i] = x[ot + i] if fr[ot + i] != 0 else 0.0
+        for a in range(J):
+            for r in range(3):
+                dx[f, 3 + 3 * a + r] = x[off[a] + r] if fr[off[a] + r] != 0 else 0.0
+
+
+# --------------------------------------------------------------------------- the solver
+def _as_batch(name: str, x: Any, F: int | None, tail: tuple[int, ...]) -> Array:
+    a = np.asarray(x, np.float64)
+    if a.shape == tail:
+        a = a[None]
+    if a.ndim != len(tail) + 1 or a.shape[1:] != tail or (F is not None and a.shape[0] not in (1, F)):
+        want = f"[{F if F is not None else 'F'}, {', '.join(map(str, tail))}]"
+        raise IKError(f"{name} must be {want} or [{', '.join(map(str, tail))}], got {a.shape}")
+    return a
+
+
+class WholeBodyIK:
+    """Damped least-squares IK over a whole skeleton, batched over poses, joint limits first.
+
+    ``skeleton``: the hierarchy; ``local_positions`` ``[J, 3]`` bone offsets (default the
+    skeleton's OFFSETs; pass ``motion.positions[0]`` when position channels override them).
+    ``limits``: a :class:`~jointlimits.JointLimits` (or any object with ``project(q [F, J, 4])``)
+    whose projection is the top-priority task, or None. ``rest``: the posture ``[J, 4]`` the
+    weak pull goes to (default: the limits' reference rotations when they have them, else the
+    identity); ``posture_weight``: its weight relative to a position error of one mean bone
+    length. ``fix_root_position`` / ``fix_root_rotation`` keep the root where the initial pose
+    has it. ``iterations``: most DLS iterations (a pose stops once converged); ``damping``:
+    initial Levenberg-Marquardt lambda (it adapts per pose, down to 0.3 times this);
+    ``clamp_passes``: re-solves per iteration for poses whose step pushed new joints into their
+    limits. Position errors are measured in mean bone lengths, so the weights do not depend on
+    the file's units.
+    """
+
+    def __init__(self, skeleton: Skeleton, limits: Any = None, *, local_positions: ArrayLike | None = None,
+                 rest: ArrayLike | None = None, posture_weight: float = 1e-7, iterations: int = 8,
+                 damping: float = 0.01, fix_root_position: bool = False, fix_root_rotation: bool = False,
+                 clamp_passes: int = 2):
+        self.skeleton = skeleton
+        J = skeleton.num_joints
+        if limits is not None:
+            if not callable(getattr(limits, "project", None)):
+                raise IKError("limits must be a JointLimits model (or have project(rotations [F, J, 4]))")
+            check = getattr(limits, "check_skeleton", None)
+            if callable(check):
+                try:
+                    check(skeleton)
+                except Exception as e:
+                    raise IKError(f"limits: {e}") from None
+        self.limits = limits
+        # a plain JointLimits projects each joint on its own: the start can then project one
+        # level of joints at a time; any other model (coupled ones) gets whole poses
+        from ..model import JointLimits
+
+        plain = type(limits) is JointLimits and not getattr(limits, "settings", {}).get("coupled")
+        self._per_joint = set(limits.active()) if plain else None
+        lp = skeleton.offsets if local_positions is None else np.asarray(local_positions, np.float64)
+        if lp.shape != (J, 3) or not np.all(np.isfinite(lp)):
+            raise IKError(f"local_positions must be finite [{J}, 3], got {lp.shape}")
+        self.local_positions = lp.copy()
+        lengths = np.linalg.norm(lp[1:], axis=-1) if J > 1 else np.ones(1)
+        lengths = lengths[lengths > 0]
+        #: length unit of the position residuals: the mean bone length
+        self.scale = float(lengths.mean()) if lengths.size else 1.0
+        if rest is None:
+            rest = quat.identity(J)
+            if limits is not None and hasattr(limits, "joints"):
+                for j, lim in getattr(limits, "joints").items():
+                    ref = getattr(lim, "reference", None)
+                    if ref is not None and np.shape(ref) == (4,):
+                        rest[j] = ref
+        rest = np.asarray(rest, np.float64)
+        if rest.shape != (J, 4) or not np.all(np.isfinite(rest)):
+            raise IKError(f"rest must be finite [{J}, 4] rotations, got {rest.shape}")
+        self.rest = quat.normalize(rest)
+        for name, v in (("posture_weight", posture_weight), ("damping", damping)):
+            if not (np.isfinite(v) and v >= 0):
+                raise IKError(f"{name} must be a finite number >= 0, got {v!r}")
+        if int(iterations) < 0:
+            raise IKError(f"iterations must be >= 0, got {iterations!r}")
+        self.posture_weight = float(posture_weight)
+        self.damping = float(damping)
+        #: the floor adaptive damping comes down to (poorly observed directions stay damped)
+        self.min_damping = 0.3 * self.damping
+        #: a pose stops iterating once a step lowers its task error by less than this fraction
+        self.tolerance = 1e-6
+        self.iterations = int(iterations)
+        self.fix_root_position = bool(fix_root_position)
+        self.fix_root_rotation = bool(fix_root_rotation)
+        #: re-solves per iteration for poses whose step pushed new joints into their limits
+        self.clamp_passes = int(clamp_passes)
+        parents = skeleton.parents
+        depth = skeleton.depth()
+        D = int(depth.max()) + 1
+        self._chain = np.zeros((J, D), np.int64)
+        self._chain_len = np.zeros(J, np.int64)
+        for k in range(J):
+            a, n = k, 0
+            while a >= 0:
+                self._chain[k, n] = a
+                a, n = int(parents[a]), n + 1
+            self._chain_len[k] = n
+        self._children = [skeleton.children(j) for j in range(J)]
+        # unknowns in reverse depth-first preorder (leaves before their parents), translation
+        # last: a joint's descendants then sit in one contiguous run just before it
+        pre: list[int] = []
+        stack = [0] + [j for j in range(J) if parents[j] < 0 and j != 0][::-1]
+        while stack:
+            a = stack.pop()
+            pre.append(a)
+            stack.extend(self._children[a][::-1])
+        if len(pre) != J:
+            raise IKError("the skeleton is not a single tree rooted at joint 0")
+        order = pre[::-1]
+        pos = np.empty(J, np.int64)
+        pos[order] = np.arange(J)
+        ndesc = np.array([len(skeleton.descendants(a)) for a in range(J)])
+        self._off = 3 * pos
+        self._first = np.zeros(3 * J + 3, np.int64)
+        for a in range(J):
+            self._first[3 * pos[a]:3 * pos[a] + 3] = 3 * (pos[a] - ndesc[a])
+
+    # ------------------------------------------------------------------ inputs
+    def _targets(self, positions: Any, weights: Any, F: int | None) -> tuple[Array, Array]:
+        sk = self.skeleton
+        J = sk.num_joints
+        if isinstance(positions, Mapping):
+            rows = {sk.index(n) if not isinstance(n, (int, np.integer)) else sk.index(int(n)):
+                    _as_batch(f"target of {n!r}", v, F, (3,)) for n, v in positions.items()}
+            if F is None:
+                F = max((v.shape[0] for v in rows.values()), default=1)
+            tgt = np.full((F, J, 3), np.nan)
+            for j, v in rows.items():
+                if v.shape[0] not in (1, F):
+                    raise IKError(f"target of {sk.names[j]!r} has {v.shape[0]} poses, expected {F}")
+                tgt[:, j] = v
+        else:
+            tgt = _as_batch("positions", positions, F, (J, 3))
+            if F is not None:
+                tgt = np.broadcast_to(tgt, (F, J, 3))
+        if np.any(np.isinf(tgt)):
+            raise IKError("target positions contain infinite values (use NaN for no observation)")
+        F = tgt.shape[0]
+        seen = np.all(np.isfinite(tgt), axis=-1)
+        w = np.ones((F, J))
+        if weights is not None:
+            if isinstance(weights, Mapping):
+                wj = np.ones(J)
+                for n, v in weights.items():
+                    wj[sk.index(n)] = float(v)
+                w = w * wj
+            else:
+                wa = np.asarray(weights, np.float64)
+                if wa.shape not in ((J,), (F, J)):
+                    raise IKError(f"weights must be [{J}] or [{F}, {J}], got {wa.shape}")
+                w = w * wa
+            if not np.all(np.isfinite(w)) or np.any(w < 0):
+                raise IKError("weights must be finite and >= 0")
+        w = np.where(seen, w, 0.0)
+        return np.where(seen[..., None], tgt, 0.0), w
+
+    def _orientations(self, orientations: Any, weights: Any, F: int) -> tuple[Array, Array] | None:
+        if orientations is None:
+            return None
+        sk = self.skeleton
+        J = sk.num_joints
+        if isinstance(orientations, Mapping):
+            tq = np.full((F, J, 4), np.nan)
+            for n, v in orientations.items():
+                tq[:, sk.index(n)] = _as_batch(f"orientation of {n!r}", v, F, (4,))
+        else:
+            tq = np.broadcast_to(_as_batch("orientations", orientations, F, (J, 4)), (F, J, 4)).copy()
+        seen = np.all(np.isfinite(tq), axis=-1)
+        if np.any(np.isinf(tq)):
+            raise IKError("orientation targets contain infinite values (use NaN for none)")
+        w = np.ones(J) if weights is None else np.asarray(weights, np.float64)
+        if isinstance(weights, Mapping):
+            w = np.ones(J)
+            for n, v in weights.items():
+                w[sk.index(n)] = float(v)
+        w = np.broadcast_to(w, (F, J)) if w.shape in ((J,), (F, J)) else None
+        if w is None or not np.all(np.isfinite(w)) or np.any(w < 0):
+            raise IKError(f"orientation_weights must be finite, >= 0, [{J}] or [{F}, {J}]")
+        w = np.where(seen, w, 0.0)
+        return quat.normalize(np.where(seen[..., None], tq, quat.identity(()))), w
+
+    # ------------------------------------------------------------------ closed-form guess
+    def initial_guess(self, targets: Array, weights: Array, posture: Array, root_positions: Array | None = None,
+                      orientations: tuple[Array, Array] | None = None) -> tuple[Array, Array]:
+        """Closed-form start ``(rotations [F, J, 4], root positions [F, 3])`` from observed bone
+        directions, top down, vectorised over poses (a Python loop over joints only)."""
+        F, J = targets.shape[:2]
+        lp = self.local_positions
+        G = np.empty((F, J, 4))
+        P = np.empty((F, J, 3))
+        L = np.empty((F, J, 4))
+        root = self._root_guess(targets, weights, posture, root_positions)
+        depth = self.skeleton.depth()
+        order = np.argsort(depth, kind="stable")  # level by level: still parents first
+        for i, j in enumerate(order):
+            if self.limits is not None and i > 0 and depth[j] != depth[order[i - 1]]:
+                self._project_level(L, G, order[:i], depth[order[i - 1]])
+            p = int(self.skeleton.parents[j])
+            if p < 0:
+                gpar = quat.identity(F)
+                pj = root
+            else:
+                gpar = G[:, p]
+                pj = P[:, p] + quat.mul_vec(gpar, lp[j])
+            gprior = quat.mul(gpar, posture[:, j])
+            kids = self._children[j]
+            gj = gprior
+            if p < 0 and self.fix_root_rotation:
+                kids = []
+            if len(kids) == 1:
+                c = kids[0]
+                u = quat.mul_vec(gprior, lp[c])
+                v = targets[:, c] - pj
+                ok = (weights[:, c] > 0) & (np.linalg.norm(v, axis=-1) > 1e-9 * self.scale) \
+                    & (np.linalg.norm(u, axis=-1) > 1e-12)
+                if np.any(ok):
+                    gj = np.where(ok[:, None], quat.mul(quat.between(u, v), gprior), gprior)
+            elif len(kids) > 1:
+                B = 1e-6 * np.eye(3) * np.ones((F, 1, 1))  # the posture decides what the data leave open
+                for c in kids:
+                    u = quat.mul_vec(gprior, lp[c])
+                    v = targets[:, c] - pj
+                    nu = np.linalg.norm(u, axis=-1)
+                    nv = np.linalg.norm(v, axis=-1)
+                    ok = (weights[:, c] > 0) & (nv > 1e-9 * self.scale) & (nu > 1e-12)
+                    wc = np.where(ok, weights[:, c] * nu / self.scale, 0.0)
+                    uh = u / np.maximum(nu, 1e-300)[:, None]
+                    vh = v / np.maximum(nv, 1e-300)[:, None]
+                    B = B + wc[:, None, None] * vh[:, :, None] * uh[:, None, :]
+                U, _, Vt = np.linalg.svd(B)
+                d = np.sign(np.linalg.det(U @ Vt))
+                U[:, :, 2] *= d[:, None]
+                gj = quat.normalize(quat.mul(quat.from_matrix(U @ Vt), gprior))
+            if orientations is not None:
+                tq, wo = orientations
+                gj = np.where((wo[:, j] > 0)[:, None], tq[:, j], gj)
+            G[:, j] = gj
+            P[:, j] = pj
+            L[:, j] = quat.inv_mul(gpar, gj)
+        if self.limits is not None:
+            self._project_level(L, G, order, depth[order[-1]])
+        return quat.normalize(L), root
+
+    def _project_level(self, L: Array, G: Array, done: NDArray[np.int64], d: int) -> None:
+        """Project the joints of level ``d`` (the last of the ``done`` joints) and update their
+        global rotations, so the bones below are fitted from where their limited parents put
+        them. Whole poses go to ``limits.project`` (joints not solved yet are the identity), so
+        a coupled model projects each joint under its final parent."""
+        depth = self.skeleton.depth()
+        level = [int(k) for k in done if depth[k] == d]
+        if self._per_joint is not None:
+            # independent per-joint limits: project just this level's joints
+            for k in level:
+                if k in self._per_joint:
+                    L[:, k] = self.limits.joint(k).project(L[:, k])
+        else:
+            todo = np.zeros(L.shape[1], bool)
+            todo[done] = True
+            proj = self.limits.project(np.where(todo[None, :, None], L, quat.identity(())))
+            L[:, level] = proj[:, level]
+        for k in level:
+            p = int(self.skeleton.parents[k])
+            G[:, k] = L[:, k] if p < 0 else quat.mul(G[:, p], L[:, k])
+
+    def _root_guess(self, targets: Array, weights: Array, posture: Array, root_positions: Array | None) -> Array:
+        F = targets.shape[0]
+        if root_positions is not None:
+            base = np.broadcast_to(root_positions, (F, 3)).copy()
+        else:
+            base = np.broadcast_to(self.local_positions[0], (F, 3)).copy()
+        if self.fix_root_position:
+            return base
+        seen = weights[:, 0] > 0
+        root = np.where(seen[:, None], targets[:, 0], base)
+        todo = ~seen & np.any(weights > 0, axis=1)
+        if np.any(todo):
+            # from the other observed joints, placed as in the posture
+            lp = np.repeat(self.local_positions[None], F, axis=0)
+            lp[:, 0] = 0.0
+            _, rel = forward_kinematics_arrays(posture, lp, self.skeleton.parents)
+            w = weights[todo]
+            est = (w[..., None] * (targets[todo] - rel[todo])).sum(1) / w.sum(1)[:, None]
+            root[todo] = est
+        return root
+
+    # ------------------------------------------------------------------ solve
+    def solve(self, positions: Any = None, weights: Any = None, *, orientations: Any = None,
+              orientation_weights: Any = None, init: ArrayLike | None = None,
+              root_positions: ArrayLike | None = None, posture: ArrayLike | None = None,
+              iterations: int | None = None) -> WholeBodyResult:
+        """Solve a batch of poses.
+
+        ``positions``: targets ``[F, J, 3]`` (NaN = no observation) or a mapping joint name ->
+        ``[F, 3]`` / ``[3]``; ``weights``: ``[J]``, ``[F, J]`` or name -> weight.
+        ``orientations``: optional global rotation targets ``[F, J, 4]`` (NaN = none) or name ->
+        ``[F, 4]`` / ``[4]``, with ``orientation_weights`` (radians weigh like mean bone lengths).
+        ``init``: start rotations ``[F, J, 4]`` / ``[J, 4]`` (default: the closed-form guess);
+        ``root_positions``: start (or, when fixed, kept) root positions ``[F, 3]`` / ``[3]``;
+        ``posture``: the low-priority posture ``[F, J, 4]`` / ``[J, 4]`` (default ``rest``).
+        """
+        sk = self.skeleton
+        J = sk.num_joints
+        F = None
+        for arr in (init, posture):
+            if arr is not None and np.ndim(arr) == 3:
+                F = int(np.shape(arr)[0])
+        if orientations is not None:
+            rows = [np.shape(v) for v in orientations.values()] if isinstance(orientations, Mapping) \
+                else [np.shape(orientations)[:1] + (4,)] if np.ndim(orientations) == 3 else []
+            for shp in rows:
+                if len(shp) == 2 and shp[0] > 1:
+                    F = int(shp[0])
+        if positions is None:
+            positions = {}
+        if not isinstance(positions, Mapping):
+            F = int(np.shape(positions)[0]) if np.ndim(positions) == 3 else F
+        tgt, w = self._targets(positions, weights, F)
+        F = tgt.shape[0]
+        ori = self._orientations(orientations, orientation_weights, F)
+        post = self.rest if posture is None else np.asarray(posture, np.float64)
+        post = np.broadcast_to(quat.normalize(_as_batch("posture", post, F, (J, 4))), (F, J, 4))
+        root0 = None if root_positions is None else np.broadcast_to(_as_batch("root_positions", root_positions, F, (3,)),
+                                                                    (F, 3))
+        if root0 is not None and not np.all(np.isfinite(root0)):
+            raise IKError("root_positions must be finite")
+        if init is None:
+            L, root = self.initial_guess(tgt, w, post, root0, ori)
+        else:
+            L = quat.normalize(np.broadcast_to(_as_batch("init", init, F, (J, 4)), (F, J, 4)).copy())
+            if not np.all(np.isfinite(L)):
+                raise IKError("init rotations must be finite")
+            root = root0.copy() if root0 is not None else self._root_guess(tgt, w, post, None)
+        if self.limits is not None:
+            L = self.limits.project(L)
+        n_it = self.iterations if iterations is None else int(iterations)
+        return self._iterate(L, root, tgt, w / self.scale**2, ori, post, n_it)
+
+    def solve_sequence(self, positions: Any, weights: Any = None, *, warm_start: bool = True,
+                       robust: float | None = None, chunk: int = 2048, root_positions: ArrayLike | None = None,
+                       progress: Callable[[int, int], None] | None = None) -> WholeBodyResult:
+        """Solve the frames of a sequence ``positions [F, J, 3]`` (NaN = no observation), in
+        batches of ``chunk`` frames.
+
+        Pass 1 solves every frame from the closed-form guess. With ``warm_start`` a second pass
+        restarts each frame from its predecessor's solution, so what the data leave open (the
+        twist of bones, occluded limbs) carries over from frame to frame. With ``robust`` (a
+        distance in file units) the second pass also down-weights each observation by the Cauchy
+        weight ``1 / (1 + (r / robust)^2)`` of its pass-1 residual r (``robust=0``: twice the
+        median residual), so outliers (a joint detected 20 cm away) stop pulling the body. ``progress(done, total)`` is called after
+        each batch.
+        """
+        tgt, w = self._targets(positions, weights, None)
+        F, J = tgt.shape[:2]
+        tgt = np.where((w > 0)[..., None], tgt, np.nan)
+        chunk = max(1, int(chunk))
+        two = warm_start or robust is not None
+        total = F * (2 if two else 1)
+        done = 0
+        root0 = None if root_positions is None else np.broadcast_to(
+            _as_batch("root_positions", root_positions, F, (3,)), (F, 3))
+
+        def run(init: Array | None, roots: Array | None, wts: Array) -> WholeBodyResult:
+            nonlocal done
+            parts = []
+            for a in range(0, F, chunk):
+                b = min(F, a + chunk)
+                parts.append(self.solve(tgt[a:b], wts[a:b], init=None if init is None else init[a:b],
+                                        root_positions=None if roots is None else roots[a:b]))
+                done += b - a
+                if progress is not None:
+                    progress(done, total)
+            return WholeBodyResult(np.concatenate([r.rotations for r in parts]),
+                                   np.concatenate([r.root_positions for r in parts]),
+                                   np.concatenate([r.positions for r in parts]),
+                                   np.concatenate([r.error for r in parts]),
+                                   np.concatenate([r.clamped for r in parts]), parts[0].iterations)
+
+        first = run(None, root0, w)
+        if not two:
+            return first
+        wts = w
+        if robust is not None:
+            if not (np.isfinite(robust) and robust >= 0):
+                raise IKError(f"robust must be a distance >= 0 (0: twice the median residual), got {robust!r}")
+            r = np.linalg.norm(np.nan_to_num(tgt) - first.positions, axis=-1)
+            if robust == 0:
+                robust = max(2.0 * float(np.median(r[w > 0])), 1e-6 * self.scale) if np.any(w > 0) else 1.0
+            wts = w / (1.0 + (r / robust) ** 2)
+        init, roots = first.rotations, first.root_positions
+        if warm_start and F > 1:
+            init = np.concatenate([init[:1], init[:-1]])
+            roots = np.concatenate([roots[:1], roots[:-1]])
+        if self.fix_root_position and root0 is not None:
+            roots = root0
+        second = run(init, roots, wts)
+        # the error is reported against the observations with their given weights
+        seen = w > 0
+        d2 = np.einsum("fjk,fjk->fj", np.nan_to_num(tgt) - second.positions, np.nan_to_num(tgt) - second.positions)
+        cnt = seen.sum(1)
+        second.error = np.where(cnt > 0, np.sqrt((d2 * seen).sum(1) / np.maximum(cnt, 1)), np.nan)
+        return second
+
+    def _energy(self, L: Array, gr: Array, gp: Array, tgt: Array, wp: Array, ori, post: Array
+                ) -> tuple[Array, Array, Array | None, Array]:
+        """(energy [F], posture residual in world [F, J, 3], orientation residual, wr [F, J])."""
+        e = tgt - gp
+        E = np.einsum("fj,fj->f", wp, np.einsum("fjk,fjk->fj", e, e))
+        rl = quat.to_scaled_angle_axis(quat.abs(quat.mul_inv(post, L)))
+        gpar = np.empty_like(gr)
+        gpar[:, 0] = quat.identity(())
+        gpar[:, 1:] = gr[:, self.skeleton.parents[1:]]
+        rp = quat.mul_vec(gpar, rl)
+        wr = np.full(wp.shape, self.posture_weight)
+        E = E + self.posture_weight * np.einsum("fjk,fjk->f", rl, rl)
+        ro = None
+        if ori is not None:
+            tq, wo = ori
+            ro = quat.to_scaled_angle_axis(quat.abs(quat.mul_inv(tq, gr)))
+            E = E + np.einsum("fj,fj->f", wo, np.einsum("fjk,fjk->fj", ro, ro))
+        return E, rp, ro, wr
+
+    def _fk(self, L: Array, root: Array) -> tuple[Array, Array]:
+        lp = np.repeat(self.local_positions[None], L.shape[0], axis=0)
+        lp[:, 0] = root
+        return forward_kinematics_arrays(L, lp, self.skeleton.parents)
+
+    def _iterate(self, L: Array, root: Array, tgt: Array, wp: Array, ori, post: Array, n_it: int) -> WholeBodyResult:
+        sk = self.skeleton
+        F, J = L.shape[:2]
+        parents = sk.parents
+        free = np.ones(3 + 3 * J, np.uint8)
+        if self.fix_root_position:
+            free[:3] = 0
+        if self.fix_root_rotation:
+            free[3:6] = 0
+        gr, gp = self._fk(L, root)
+        E, rp, ro, wr = self._energy(L, gr, gp, tgt, wp, ori, post)
+        lam = np.full(F, self.damping)
+        blocked = np.zeros((F, J, 3))  # parent-frame directions the projection pushed back
+        clamped = np.zeros((F, J), bool)
+        wo = np.zeros((F, J)) if ori is None else ori[1]
+        ro_arr = np.zeros((F, J, 3)) if ro is None else ro
+        push = np.zeros((F, J))
+        active = np.ones(F, bool)
+        for _it in range(n_it):
+            idx = np.nonzero(active)[0]
+            if idx.size == 0:
+                break
+            gpar = np.empty_like(gr)
+            gpar[:, 0] = quat.identity(())
+            gpar[:, 1:] = gr[:, parents[1:]]
+            Lc = L.copy()
+            rootc = root.copy()
+            cl = clamped.copy()
+            bl = blocked.copy()
+            moved = np.zeros((F, J), bool)
+            push[:] = 0.0
+            # the clamping loop: solve, project, and re-solve the poses whose step pushed new
+            # joints into their limits with those joints clamped too
+            for _pass in range(self.clamp_passes if self.limits is not None else 1):
+                n = quat.mul_vec(gpar[idx], bl[idx])
+                nn = np.linalg.norm(n, axis=-1, keepdims=True)
+                nrm = np.where(cl[idx][..., None] & (nn > 1e-12), n / np.maximum(nn, 1e-300), 0.0)
+                dxi = np.empty((idx.size, 3 + 3 * J))
+                pi = np.zeros((idx.size, J))
+                _dls_normal_step(gp[idx], tgt[idx], wp[idx], ro_arr[idx], wo[idx], rp[idx], wr[idx], nrm, lam[idx],
+                                 self._chain, self._chain_len, self._off, self._first, free, dxi, pi)
+                push[idx] = pi
+                omega = dxi[:, 3:].reshape(idx.size, J, 3)
+                Li = quat.normalize(quat.mul(quat.from_scaled_angle_axis(quat.inv_mul_vec(gpar[idx], omega)), L[idx]))
+                rootc[idx] = root[idx] + dxi[:, :3]
+                if self.limits is None:
+                    Lc[idx] = Li
+                    break
+                Lp = self.limits.project(Li)
+                mv = quat.angle(Li, Lp) > 1e-9
+                Lc[idx] = Lp
+                moved[idx] = mv
+                if not mv.any():
+                    break
+                bk = quat.to_scaled_angle_axis(quat.abs(quat.mul_inv(Li, Lp)))
+                bl[idx] = np.where(mv[..., None], bk, bl[idx])
+                new = mv & ~cl[idx]
+                cl[idx] |= mv
+                redo = np.any(new, axis=1)
+                idx = idx[redo]
+                if idx.size == 0:
+                    break
+            grc, gpc = self._fk(Lc, rootc)
+            Ec, rpc, roc, _ = self._energy(Lc, grc, gpc, tgt, wp, ori, post)
+            ok = Ec <= E * (1 + 1e-12)
+            # poses whose accepted, lightly damped step no longer lowers their error are done
+            # (a heavily damped step is small for another reason: the damping is still adapting)
+            active &= ~(ok & (E - Ec <= self.tolerance * E + 1e-300) & (lam <= 10.0 * self.min_damping))
+            lam = np.where(ok, np.maximum(lam / 3.0, self.min_damping), np.minimum(lam * 4.0, 1e6))
+            okv = ok[:, None, None]
+            L = np.where(okv, Lc, L)
+            root = np.where(ok[:, None], rootc, root)
+            gr = np.where(okv, grc, gr)
+            gp = np.where(okv, gpc, gp)
+            E = np.where(ok, Ec, E)
+            rp = np.where(okv, rpc, rp)
+            if ori is not None:
+                ro_arr = np.where(okv, roc, ro_arr)
+            # after a step, clamps stay on joints the tasks still push outward (or that the
+            # projection just stopped); a rejected step is retried with all the clamps it found
+            clamped = np.where(ok[:, None], cl & (moved | (push > 0)), cl)
+            blocked = bl
+        seen = wp > 0
+        d2 = np.einsum("fjk,fjk->fj", tgt - gp, tgt - gp)
+        cnt = seen.sum(1)
+        err = np.where(cnt > 0, np.sqrt((d2 * seen).sum(1) / np.maximum(cnt, 1)), np.nan)
+        return WholeBodyResult(L, root, gp, err, clamped, n_it)
+
+
+def whole_body_ik(motion: Motion, targets: Mapping[str, ArrayLike], *, limits: Any = None,
+                  orientations: Mapping[str, ArrayLike] | None = None, weights: Mapping[str, float] | None = None,
+                  posture_weight: float = 1e-5, iterations: int = 30, fix_root_position: bool = False,
+                  fix_root_rotation: bool = False, clamp_passes: int = 3) -> Motion:
+    """Move ``motion`` (every frame at once) so the named joints reach ``targets`` (name ->
+    global position ``[F, 3]`` or ``[3]``), optionally with global ``orientations``, inside
+    ``limits``; each frame starts from its own pose, which is also the low-priority posture."""
+    if not targets and not orientations:
+        raise IKError("no targets given")
+    ik = WholeBodyIK(motion.skeleton, limits, local_positions=motion.positions[0], posture_weight=posture_weight,
+                     iterations=iterations, fix_root_position=fix_root_position, fix_root_rotation=fix_root_rotation,
+                     rest=None, clamp_passes=clamp_passes)
+    res = ik.solve(targets, weights, orientations=orientations, init=motion.rotations,
+                   root_positions=motion.positions[:, 0], posture=motion.rotations)
+    out = motion.copy()
+    out.rotations = res.rotations
+    out.positions[:, 0] = res.root_positions
+    return out
