@@ -1,17 +1,25 @@
-"""Foot locking: find the frames where a foot is planted and pin it there with two-bone leg IK.
+"""Foot locking: find the frames where a heel or a toe is planted and pin it there with two-bone leg IK.
 
 * :func:`detect_contacts`: a foot is planted while its joint is low (within ``height_threshold``
   metres of the clip's ground level for that joint, a low percentile of its heights) and slow
   (horizontal speed at most ``velocity_threshold`` m/s); runs shorter than ``min_frames`` are
   dropped and gaps shorter than it are filled. Thresholds are in metres and converted with
   :func:`jointlimits.units.guess_units`.
+  The same test on the toe (ball) joint gives the toe contacts (:func:`find_toes`).
 * :func:`measure_skating`: horizontal foot displacement between consecutive contact frames.
-* :func:`footlock`: per contact segment the foot is locked where it was at the start of the
-  contact (mean of the first ``lock_frames`` frames); the offset ``lock - foot`` is ramped in
-  before and out after the segment over ``blend_frames`` (smoothstep), and the legs (UpLeg, Leg,
-  Foot) are solved for all frames of all contacts in one batch with :func:`~jointlimits.ik.two_bone`
-  (the knee moves least), projected into the joint limits, refined with limited CCD where the
-  projection pulled the foot off its target, and the foot keeps its global orientation.
+* :func:`foot_skating`: the *independent* measure: horizontal motion (cm) of the ankle and toe
+  joints on frames where that joint is low and slow, with thresholds taken from the clip's body
+  height (not from the contact detector); see its docstring.
+* :func:`footlock`: per foot and frame the planted point is the heel (ankle) while the ankle is in
+  contact, else the toe while the toe is in contact. Each run of one planted point keeps that point
+  where it was when the run began (where the previous run had put it, so switching from heel to
+  toe does not jump): the whole foot is moved by ``o = lock - point`` (horizontally), so in a toe
+  run the toe stays put while the animated foot lifts its heel about it. The offset is ramped in
+  before and out after each planted stretch over ``blend_frames`` (smoothstep); the legs (UpLeg,
+  Leg, Foot) are solved for all frames in one batch with :func:`~jointlimits.ik.two_bone` (the
+  knee moves least), projected into the joint limits, refined with limited CCD where the projection
+  pulled the ankle off its target; the foot keeps its global orientation (then, with limits, its
+  local rotation is projected into the ankle's limit).
 """
 
 from __future__ import annotations
@@ -30,19 +38,26 @@ from .ik.two_bone import two_bone
 from .skeleton import Motion, Skeleton, forward_kinematics
 from .units import guess_units, guess_up_axis
 
-__all__ = ["find_feet", "detect_contacts", "contact_segments", "measure_skating", "footlock", "FootlockReport",
+__all__ = ["find_feet", "find_toes", "detect_contacts", "contact_segments", "measure_skating", "foot_skating",
+           "footlock", "FootlockReport", "SKATE_LOW", "SKATE_SLOW",
            "DEFAULT_HEIGHT_THRESHOLD", "DEFAULT_VELOCITY_THRESHOLD", "DEFAULT_MIN_FRAMES", "DEFAULT_BLEND_FRAMES"]
 
 Array = NDArray[np.float64]
 
 #: metres above the clip's ground level (per foot joint) under which a foot may be planted
-DEFAULT_HEIGHT_THRESHOLD = 0.05
+DEFAULT_HEIGHT_THRESHOLD = 0.07
 #: horizontal speed (m/s) under which a low foot counts as planted
-DEFAULT_VELOCITY_THRESHOLD = 0.2
+DEFAULT_VELOCITY_THRESHOLD = 0.4
 #: shortest contact (frames); shorter gaps between contacts are filled
 DEFAULT_MIN_FRAMES = 3
 #: frames over which the lock offset is ramped in before and out after each contact
 DEFAULT_BLEND_FRAMES = 6
+#: largest turn (degrees) of a foot whose heel and toe are both held; beyond it the toe slips
+MAX_TURN_DEGREES = 60.0
+#: a foot turn that is let go fades by at most this many degrees per frame
+MAX_FADE_DEGREES = 3.0
+#: frames added to both ends of each detected contact when locking (the landing and take-off frames)
+DEFAULT_MARGIN = 1
 #: percentile of a foot joint's heights taken as its ground level
 GROUND_PERCENTILE = 2.0
 
@@ -61,6 +76,18 @@ def find_feet(skeleton: Skeleton) -> list[int]:
             if p >= 0 and skeleton.parents[p] >= 0:
                 out.append(j)
     return sorted(out, key=lambda j: (0 if re.search(r"(left|^l_|^l[A-Z])", skeleton.names[j], re.I) else 1, j))
+
+
+_TOE = re.compile(r"(toe|ball)", re.I)
+
+
+def find_toes(skeleton: Skeleton, feet: Sequence[int]) -> list[int | None]:
+    """Per foot joint, its toe (ball) joint: a child named toe/ball, else None."""
+    out: list[int | None] = []
+    for j in feet:
+        kids = [c for c in skeleton.children(j) if _TOE.search(skeleton.names[c])]
+        out.append(int(kids[0]) if kids else None)
+    return out
 
 
 def _resolve_feet(motion: Motion, feet: Sequence[str | int] | None) -> list[int]:
@@ -188,6 +215,54 @@ def measure_skating(motion: Motion, contacts: NDArray[np.bool_], feet: Sequence[
             "mean_cm": 100.0 * tot / n if n else 0.0, "per_foot": per}
 
 
+#: independent skating measure: a joint is low within this fraction of body height of its own
+#: lowest level (2nd percentile) ...
+SKATE_LOW = 0.04
+#: ... and slow below this many body heights per second (horizontal)
+SKATE_SLOW = 0.25
+
+
+def foot_skating(motion: Motion, reference: Motion | None = None, feet: Sequence[str | int] | None = None,
+                 low: float = SKATE_LOW, slow: float = SKATE_SLOW) -> dict:
+    """Independent foot skating (cm): per ankle and toe joint, the horizontal distance it travels
+    between consecutive frames on which it is *low and slow*.
+
+    Low: within ``low`` x body height of the joint's own ground level (2nd percentile of its
+    height); slow: horizontal speed below ``slow`` body heights per second. Both are judged on
+    ``reference`` (default: ``motion``), so a locked clip is measured on the frames of its input;
+    distances are measured on ``motion``. Body height is :func:`jointlimits.units.body_height` of
+    the reference, so the thresholds follow the clip's own size and units; nothing here uses the
+    contact detector. Returns ``{"total_cm", "ankle_cm", "toe_cm", "frames", "per_joint": {name:
+    {"cm", "frames", "kind"}}}``.
+    """
+    from .units import body_height
+
+    ref = motion if reference is None else reference
+    if ref.num_frames != motion.num_frames or ref.skeleton.names != motion.skeleton.names:
+        raise IKError("reference must be the same clip (same joints and frame count)")
+    idx = _resolve_feet(ref, feet)
+    toes = find_toes(ref.skeleton, idx)
+    joints = [(j, "ankle") for j in idx] + [(t, "toe") for t in toes if t is not None]
+    ids = [j for j, _ in joints]
+    k, sign = _up_index(ref)
+    H = body_height(ref)
+    mpu = guess_units(ref).metres_per_unit
+    _, gr = forward_kinematics(ref)
+    _, gm = forward_kinematics(motion)
+    pr, pm = gr[:, ids], gm[:, ids]
+    h = sign * pr[..., k]
+    is_low = h - np.percentile(h, 2.0, axis=0) <= low * H
+    dr = np.linalg.norm(np.diff(_horizontal(pr, k), axis=0), axis=-1)
+    dm = np.linalg.norm(np.diff(_horizontal(pm, k), axis=0), axis=-1)
+    use = is_low[1:] & is_low[:-1] & (dr <= slow * H * ref.frame_time)
+    cm = (dm * use).sum(axis=0) * mpu * 100.0
+    per = {ref.skeleton.names[j]: {"cm": float(cm[i]), "frames": int(use[:, i].sum()), "kind": kind}
+           for i, (j, kind) in enumerate(joints)}
+    ank = float(sum(v["cm"] for v in per.values() if v["kind"] == "ankle"))
+    toe = float(sum(v["cm"] for v in per.values() if v["kind"] == "toe"))
+    return {"total_cm": ank + toe, "ankle_cm": ank, "toe_cm": toe, "frames": int(use.sum()), "per_joint": per}
+
+
 # --------------------------------------------------------------------------- locking
 @dataclass
 class FootlockReport:
@@ -207,11 +282,32 @@ class FootlockReport:
     limited: int
     refined: int
     max_target_error_cm: float
+    #: toe contacts ``bool[F, n_feet]`` (all False for a foot without a toe joint)
+    toe_contacts: NDArray[np.bool_] | None = None
+    #: :func:`foot_skating` of the input and of the result (on the input's low-and-slow frames)
+    independent_before: dict | None = None
+    independent_after: dict | None = None
+
+    @property
+    def independent_reduction(self) -> dict:
+        """Percent less independent skating, ``{"ankle", "toe", "total"}`` (None where there was none)."""
+        out: dict = {}
+        b, a = self.independent_before or {}, self.independent_after or {}
+        for key in ("ankle", "toe", "total"):
+            x, y = b.get(f"{key}_cm", 0.0), a.get(f"{key}_cm", 0.0)
+            out[key] = 100.0 * (1.0 - y / x) if x > 0 else None
+        return out
 
     def to_dict(self) -> dict:
+        tc = self.toe_contacts
         return {"feet": self.feet, "segments": self.segments, "contact_frames": [int(x) for x in self.contacts.sum(0)],
+                "toe_contact_frames": [int(x) for x in tc.sum(0)] if tc is not None else None,
                 "skating_before": self.skating_before, "skating_after": self.skating_after,
-                "reduction_percent": self.reduction_percent, "frames_changed": self.frames_changed,
+                "reduction_percent": self.reduction_percent,
+                "independent_skating_before": self.independent_before,
+                "independent_skating_after": self.independent_after,
+                "independent_reduction_percent": self.independent_reduction,
+                "frames_changed": self.frames_changed,
                 "solves": self.solves, "limited": self.limited, "refined": self.refined,
                 "max_target_error_cm": self.max_target_error_cm}
 
@@ -259,20 +355,133 @@ def _lock_targets(p: Array, contact: NDArray[np.bool_], blend_frames: int, lock_
     return t, inside | out
 
 
+def _planted_offsets(pa: Array, pt: Array | None, heel: NDArray[np.bool_], toe: NDArray[np.bool_],
+                     blend_frames: int, lock_frames: int, up: int | None) -> tuple[Array, Array, NDArray[np.bool_]]:
+    """How to move one foot so that what is planted stays put -> (ankle offsets ``o [F, 3]``, global
+    foot rotations ``R [F, 4]`` applied about the ankle, frames that need a solve).
+
+    The moved foot has its ankle at ``pa + o`` and its toe at ``pa + o + R (pt - pa)``. Per run of
+    one state: *heel* (ankle in contact, toe not): the ankle stays at its lock; *both*: the ankle
+    stays and ``R`` turns the foot about it (shortest arc, keeping its length) so that the toe
+    stays at its lock too; *toe*: the toe
+    stays and the ankle follows the animated foot about it (the heel lifts about the toe). Locks are taken where
+    the point *is* when its run begins (with the previous run's correction, so a switch between
+    states does not jump); a correction a state no longer holds fades over ``blend_frames``, and
+    outside contacts the edge corrections fade out the same way. ``up``: that offset component is 0
+    (heights follow the animation)."""
+    F = pa.shape[0]
+    o = np.zeros((F, 3))
+    R = quat.identity(F)
+    st = np.where(heel, 1, 0) + (np.where(toe, 2, 0) if pt is not None else 0)  # 0 none, 1 heel, 2 toe, 3 both
+    B = max(int(blend_frames), 0)
+    # a gap of a frame or two between two contacts keeps the state before it (no release and re-lock)
+    for g0, g1 in _runs(st == 0):
+        if g0 > 0 and g1 < F and g1 - g0 <= 2:
+            st[g0:g1] = st[g0 - 1]
+    planted = st > 0
+    if not planted.any():
+        return o, R, planted
+    hz = np.ones(3)
+    if up is not None:
+        hz[up] = 0.0
+    edges = np.nonzero(np.diff(st))[0] + 1
+    starts = np.concatenate([[0], edges]).tolist()
+    stops = np.concatenate([edges, [F]]).tolist()
+    for s0, e0 in zip(starts, stops):
+        k = int(st[s0])
+        if k == 0:
+            continue
+        fresh = s0 == 0 or st[s0 - 1] == 0
+        o_prev = np.zeros(3) if fresh else o[s0 - 1]
+        r_prev = quat.identity() if fresh else R[s0 - 1]
+        # where the previous frame left the ankle and the toe (the locks of a switch: no motion on it)
+        ankle_prev = None if fresh else pa[s0 - 1] + o_prev
+        toe_prev = None if fresh or pt is None else ankle_prev + quat.mul_vec(r_prev, pt[s0 - 1] - pa[s0 - 1])
+        n = e0 - s0
+        # a correction no longer held fades over the blend, slower when large (at most MAX_FADE per frame)
+        nb = max(B, int(np.ceil(np.degrees(quat.angle(r_prev)) / MAX_FADE_DEGREES)))
+        fade = 1.0 - _smoothstep(np.arange(1, n + 1) / (nb + 1.0)) if nb else np.zeros(n)
+        r_fade = quat.slerp(np.broadcast_to(quat.identity(), (n, 4)), np.broadcast_to(r_prev, (n, 4)), fade)
+        lf = max(int(lock_frames), 1)
+        if k == 1:  # the heel alone is planted: the ankle stays
+            lock = pa[s0:min(e0, s0 + lf)].mean(axis=0) if fresh else ankle_prev
+            o[s0:e0] = (lock - pa[s0:e0]) * hz
+            R[s0:e0] = r_fade
+        elif k == 3:  # both: heel and toe stay, the foot turned about the ankle to reach both locks
+            v0 = pt[s0:e0] - pa[s0:e0]
+            lock = pa[s0:min(e0, s0 + lf)].mean(axis=0) if fresh else ankle_prev
+            toe_lock = pt[s0:min(e0, s0 + lf)].mean(axis=0) if fresh else toe_prev
+            cur = quat.mul_vec(r_prev, v0)
+            o[s0:e0] = (lock - pa[s0:e0]) * hz
+            d = np.broadcast_to((toe_lock - lock) * hz, cur.shape)
+            if up is None:
+                want = d
+            else:  # the up component keeps the foot's length (and the side it points to)
+                cu = cur[:, up]
+                rest = np.sqrt(np.maximum(np.sum(cur * cur, -1) - np.sum(d * d, -1), 0.0))
+                want = d.copy()
+                want[:, up] = np.where(cu >= 0, rest, -rest)
+            turn = quat.between(cur, want)
+            a = quat.angle(turn)
+            big = a > np.radians(MAX_TURN_DEGREES)  # a foot that really pivots is let pivot
+            if np.any(big):
+                turn[big] = quat.slerp(quat.identity(int(big.sum())), turn[big], np.radians(MAX_TURN_DEGREES) / a[big])
+            R[s0:e0] = quat.mul(turn, r_prev)
+        else:  # the toe alone is planted: the foot pivots about it
+            v0 = pt[s0:e0] - pa[s0:e0]
+            toe_lock = pt[s0:min(e0, s0 + lf)].mean(axis=0) if fresh else toe_prev
+            R[s0:e0] = r_fade
+            ankle = toe_lock - quat.mul_vec(r_fade, v0)
+            o[s0:e0] = (ankle - pa[s0:e0]) * hz
+    if B == 0:
+        return o, R, planted
+    acc = np.zeros((F, 3))
+    wsum = np.zeros(F)
+    racc = np.zeros((F, 4))
+    f = np.arange(F)
+    for s0, e0 in _runs(planted):
+        for sel, w, edge in (((f < s0) & (f >= s0 - B), None, s0), ((f >= e0) & (f < e0 + B), None, e0 - 1)):
+            w = 1.0 - _smoothstep(np.abs(f[sel] - edge) / (B + 1.0))
+            acc[sel] += w[:, None] * o[edge]
+            wsum[sel] += w
+            racc[sel] += w[:, None] * quat.abs(R[edge])
+    out = ~planted & (wsum > 0)
+    o[out] = acc[out] / np.maximum(1.0, wsum[out])[:, None]
+    # the rotation fades like the offset: towards identity by the same weight
+    wr = np.minimum(wsum[out], 1.0)
+    mean = quat.normalize(racc[out] / np.maximum(wsum[out], 1e-12)[:, None])
+    R[out] = quat.slerp(quat.identity(int(out.sum())), mean, wr)
+    return o, R, planted | out
+
+
+def _widen(c: NDArray[np.bool_], margin: int) -> NDArray[np.bool_]:
+    """Contacts grown by ``margin`` frames at both ends (the landing and the take-off frame)."""
+    out = c.copy()
+    for k in range(1, int(margin) + 1):
+        out[k:] |= c[:-k]
+        out[:-k] |= c[k:]
+    return out
+
+
 def footlock(motion: Motion, limits: Any = None, contacts: NDArray[np.bool_] | None = None,
              feet: Sequence[str | int] | None = None, *, height_threshold: float = DEFAULT_HEIGHT_THRESHOLD,
              velocity_threshold: float = DEFAULT_VELOCITY_THRESHOLD, min_frames: int = DEFAULT_MIN_FRAMES,
              blend_frames: int = DEFAULT_BLEND_FRAMES, lock_frames: int = 1, lock_height: bool = False,
-             refine: bool = True, tolerance: float = 0.001) -> tuple[Motion, FootlockReport]:
-    """Pin planted feet with two-bone leg IK; returns the new motion and a :class:`FootlockReport`.
+             refine: bool = True, tolerance: float = 0.001, toe_contacts: NDArray[np.bool_] | None = None,
+             toes: bool = True, margin: int = DEFAULT_MARGIN) -> tuple[Motion, FootlockReport]:
+    """Pin planted heels and toes with two-bone leg IK; returns the new motion and a :class:`FootlockReport`.
 
-    Per foot the chain is (grandparent, parent, foot) = (UpLeg, Leg, Foot). Targets come from
-    :func:`_lock_targets`; all frames of all feet are solved as one batch, ``hip' , knee' =
+    Per foot the chain is (grandparent, parent, foot) = (UpLeg, Leg, Foot). ``contacts`` are the
+    heel (ankle) contacts, ``toe_contacts`` those of the toe joints (:func:`find_toes`; detected the
+    same way when not given; ``toes=False`` locks the ankle only). Ankle targets come from
+    :func:`_planted_offsets`; all frames of all feet are solved as one batch, ``hip', knee' =
     two_bone(...)`` with the knee moving least, then ``limits.joint(j).project`` (a
     :class:`~jointlimits.model.JointLimits`) is applied to the hip and knee; with ``refine`` the
     solves the projection pulled more than ``tolerance`` metres off target are re-solved by CCD
-    inside the limits. The foot keeps its global rotation: ``foot' = inv(G_knee') G_foot``.
-    Frames outside contacts and their blend windows are returned unchanged.
+    inside the limits. The foot keeps its global rotation: ``foot' = inv(G_knee') G_foot``, then
+    with limits it is projected into the ankle's limit. Frames outside contacts and their blend
+    windows are returned unchanged. The report carries both the contact-based skating and the
+    independent :func:`foot_skating` before and after.
     """
     idx = _resolve_feet(motion, feet)
     motion.check_finite()
@@ -280,23 +489,39 @@ def footlock(motion: Motion, limits: Any = None, contacts: NDArray[np.bool_] | N
     F = motion.num_frames
     if int(blend_frames) < 0:
         raise IKError(f"blend_frames must be >= 0, got {blend_frames}")
+    if int(margin) < 0:
+        raise IKError(f"margin must be >= 0, got {margin}")
     if contacts is None:
-        contacts = detect_contacts(motion, idx, height_threshold, velocity_threshold, min_frames)
+        contacts = _widen(detect_contacts(motion, idx, height_threshold, velocity_threshold, min_frames), margin)
     c = _check_contacts(contacts, F, len(idx))
+    toe_idx = find_toes(sk, idx) if toes else [None] * len(idx)
+    if toe_contacts is None:
+        tc = np.zeros((F, len(idx)), bool)
+        have = [i for i, t in enumerate(toe_idx) if t is not None]
+        if have and F:
+            tc[:, have] = _widen(detect_contacts(motion, [toe_idx[i] for i in have], height_threshold,
+                                                 velocity_threshold, min_frames), margin)
+    else:
+        tc = _check_contacts(toe_contacts, F, len(idx))
     if limits is not None and hasattr(limits, "check_skeleton"):
         limits.check_skeleton(sk)
     mpu = guess_units(motion).metres_per_unit
     up, _ = _up_index(motion)
     before = measure_skating(motion, c, idx)
+    ind_before = foot_skating(motion, feet=idx)
     gr, gp = forward_kinematics(motion)
     rot = motion.rotations.copy()
     chains = [(int(sk.parents[sk.parents[j]]), int(sk.parents[j]), j) for j in idx]
 
     # one batch over (frame, foot)
-    fs, ks, tg = [], [], []
+    fs, ks, tg, rs = [], [], [], []
     for i, (h, k_, j) in enumerate(chains):
-        t, need = _lock_targets(gp[:, j], c[:, i], blend_frames, lock_frames, None if lock_height else up)
+        pt = gp[:, toe_idx[i]] if toe_idx[i] is not None else None
+        o, Rf, need = _planted_offsets(gp[:, j], pt, c[:, i], tc[:, i], blend_frames, lock_frames,
+                                       None if lock_height else up)
+        t = gp[:, j] + o
         fr = np.nonzero(need)[0]
+        rs.append(Rf[fr])
         fs.append(fr)
         ks.append(np.full(fr.size, i))
         tg.append(t[fr])
@@ -311,6 +536,7 @@ def footlock(motion: Motion, limits: Any = None, contacts: NDArray[np.bool_] | N
         J = np.array([ch[2] for ch in chains])[which]
         Pp = sk.parents[H]
         par = np.where((Pp >= 0)[:, None], gr[fr, np.maximum(Pp, 0)], quat.identity(fr.size))
+        targets = _soft_reach(gp[fr, H], gp[fr, K], gp[fr, J], targets)
         sol = two_bone(gp[fr, H], gp[fr, K], gp[fr, J], targets, par, rot[fr, H], rot[fr, K])
         hip, knee = sol.root_local, sol.mid_local
         if limits is not None:
@@ -351,18 +577,51 @@ def footlock(motion: Motion, limits: Any = None, contacts: NDArray[np.bool_] | N
                 err[bb] = res.error[improve]
                 refined += int(improve.sum())
         max_err = float(err.max()) * mpu * 100.0
-        # foot keeps its global rotation
+        # the foot keeps its global rotation, turned about the ankle where heel and toe are both planted
         gk = quat.mul(par, quat.mul(hip, knee))
         rot[fr, H] = hip
         rot[fr, K] = knee
-        rot[fr, J] = quat.normalize(quat.inv_mul(gk, gr[fr, J]))
+        turn = np.concatenate(rs) if rs else quat.identity(0)
+        foot = quat.normalize(quat.inv_mul(gk, quat.mul(turn, gr[fr, J])))
+        if limits is not None:
+            for i, (_, _, jj) in enumerate(chains):
+                lim = _joint_limit(limits, jj)
+                sel = which == i
+                if lim is None or not np.any(sel):
+                    continue
+                pq = lim.project(foot[sel])
+                limited += int((quat.angle(pq, foot[sel]) > 1e-9).sum())
+                foot[sel] = pq
+        rot[fr, J] = foot
     out = motion.with_rotations(rot)
     after = measure_skating(out, c, idx)
     red = 100.0 * (1.0 - after["total_m"] / before["total_m"]) if before["total_m"] > 0 else 0.0
     changed = int(np.any(rot != motion.rotations, axis=(1, 2)).sum())
     report = FootlockReport([sk.names[j] for j in idx], c, sum(len(s) for s in contact_segments(c)), before, after,
-                            red, changed, int(fr.size), limited, refined, max_err)
+                            red, changed, int(fr.size), limited, refined, max_err, toe_contacts=tc,
+                            independent_before=ind_before,
+                            independent_after=foot_skating(out, reference=motion, feet=idx))
     return out, report
+
+
+#: targets farther from the hip than this fraction of the leg's length are pulled in smoothly, so
+#: that a held foot never straightens the knee into its singular (snapping) pose
+SOFT_REACH = 0.92
+
+
+def _soft_reach(hip: Array, knee: Array, ankle: Array, target: Array) -> Array:
+    """Targets with their distance ``d`` from the hip softly limited below the leg's length ``L``:
+    beyond ``a L`` (``a = SOFT_REACH``) ``d' = a L + (1 - a) L tanh((d - a L) / ((1 - a) L))``, never
+    farther than the animated ankle already is."""
+    L = np.linalg.norm(knee - hip, axis=-1) + np.linalg.norm(ankle - knee, axis=-1)
+    cur = np.linalg.norm(ankle - hip, axis=-1)
+    v = target - hip
+    d = np.linalg.norm(v, axis=-1)
+    a = SOFT_REACH * L
+    span = np.maximum((1.0 - SOFT_REACH) * L, 1e-12)
+    soft = np.where(d > a, a + span * np.tanh((d - a) / span), d)
+    soft = np.maximum(soft, np.minimum(d, cur))
+    return hip + v * (soft / np.maximum(d, 1e-12))[:, None]
 
 
 def _joint_limit(limits: Any, j: int) -> Any:
