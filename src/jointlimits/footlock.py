@@ -56,6 +56,9 @@ DEFAULT_BLEND_FRAMES = 6
 MAX_TURN_DEGREES = 60.0
 #: a foot turn that is let go fades by at most this many degrees per frame
 MAX_FADE_DEGREES = 3.0
+#: largest distance (m) a locked heel or toe is held away from its animation; beyond it the lock
+#: slides (off by default: on LAFAN1 any finite value traded more skating for few fewer pops)
+MAX_OFFSET = float("inf")
 #: frames added to both ends of each detected contact when locking (the landing and take-off frames)
 DEFAULT_MARGIN = 1
 #: percentile of a foot joint's heights taken as its ground level
@@ -356,102 +359,94 @@ def _lock_targets(p: Array, contact: NDArray[np.bool_], blend_frames: int, lock_
 
 
 def _planted_offsets(pa: Array, pt: Array | None, heel: NDArray[np.bool_], toe: NDArray[np.bool_],
-                     blend_frames: int, lock_frames: int, up: int | None) -> tuple[Array, Array, NDArray[np.bool_]]:
+                     blend_frames: int, lock_frames: int, up: int | None,
+                     max_offset: float = np.inf) -> tuple[Array, Array, NDArray[np.bool_]]:
     """How to move one foot so that what is planted stays put -> (ankle offsets ``o [F, 3]``, global
     foot rotations ``R [F, 4]`` applied about the ankle, frames that need a solve).
 
-    The moved foot has its ankle at ``pa + o`` and its toe at ``pa + o + R (pt - pa)``. Per run of
-    one state: *heel* (ankle in contact, toe not): the ankle stays at its lock; *both*: the ankle
-    stays and ``R`` turns the foot about it (shortest arc, keeping its length) so that the toe
-    stays at its lock too; *toe*: the toe
-    stays and the ankle follows the animated foot about it (the heel lifts about the toe). Locks are taken where
-    the point *is* when its run begins (with the previous run's correction, so a switch between
-    states does not jump); a correction a state no longer holds fades over ``blend_frames``, and
-    outside contacts the edge corrections fade out the same way. ``up``: that offset component is 0
-    (heights follow the animation)."""
+    The moved foot has its ankle at ``pa + o`` and its toe at ``pa + o + R (pt - pa)``. Frames are
+    taken run by run of one state: *heel* (ankle in contact, toe not): the ankle stays at its lock;
+    *both*: the ankle stays and ``R`` turns the foot about it (shortest arc, keeping its length, at
+    most ``MAX_TURN_DEGREES``) so that the toe stays at its lock too; *toe*: the toe stays and the
+    ankle follows the animated foot about it (the heel lifts about the toe); *none*: the corrections
+    fade out. Each run starts from the previous frame's moved foot, so locks are taken where the
+    point is when its run begins and nothing jumps at a switch. Offsets fade over ``blend_frames``
+    and rotations at most ``MAX_FADE_DEGREES`` per frame (smoothstep). A planted point whose
+    animation drifts farther than ``max_offset`` from its lock drags the lock along (it is sliding,
+    and a long drift would be released as a pop). ``up``: that offset component
+    is 0 (heights follow the animation). ``lock_frames``: a lock taken from rest averages that many
+    frames."""
     F = pa.shape[0]
     o = np.zeros((F, 3))
     R = quat.identity(F)
     st = np.where(heel, 1, 0) + (np.where(toe, 2, 0) if pt is not None else 0)  # 0 none, 1 heel, 2 toe, 3 both
-    B = max(int(blend_frames), 0)
     # a gap of a frame or two between two contacts keeps the state before it (no release and re-lock)
     for g0, g1 in _runs(st == 0):
         if g0 > 0 and g1 < F and g1 - g0 <= 2:
             st[g0:g1] = st[g0 - 1]
-    planted = st > 0
-    if not planted.any():
-        return o, R, planted
+    if not (st > 0).any():
+        return o, R, st > 0
+    B = max(int(blend_frames), 0)
     hz = np.ones(3)
     if up is not None:
         hz[up] = 0.0
     edges = np.nonzero(np.diff(st))[0] + 1
     starts = np.concatenate([[0], edges]).tolist()
     stops = np.concatenate([edges, [F]]).tolist()
+    lf = max(int(lock_frames), 1)
     for s0, e0 in zip(starts, stops):
         k = int(st[s0])
-        if k == 0:
-            continue
-        fresh = s0 == 0 or st[s0 - 1] == 0
-        o_prev = np.zeros(3) if fresh else o[s0 - 1]
-        r_prev = quat.identity() if fresh else R[s0 - 1]
-        # where the previous frame left the ankle and the toe (the locks of a switch: no motion on it)
-        ankle_prev = None if fresh else pa[s0 - 1] + o_prev
-        toe_prev = None if fresh or pt is None else ankle_prev + quat.mul_vec(r_prev, pt[s0 - 1] - pa[s0 - 1])
+        o_prev = np.zeros(3) if s0 == 0 else o[s0 - 1]
+        r_prev = quat.identity() if s0 == 0 else R[s0 - 1]
+        rest = not np.any(o_prev) and quat.angle(r_prev) == 0.0
         n = e0 - s0
-        # a correction no longer held fades over the blend, slower when large (at most MAX_FADE per frame)
         nb = max(B, int(np.ceil(np.degrees(quat.angle(r_prev)) / MAX_FADE_DEGREES)))
-        fade = 1.0 - _smoothstep(np.arange(1, n + 1) / (nb + 1.0)) if nb else np.zeros(n)
-        r_fade = quat.slerp(np.broadcast_to(quat.identity(), (n, 4)), np.broadcast_to(r_prev, (n, 4)), fade)
-        lf = max(int(lock_frames), 1)
+        fade_r = 1.0 - _smoothstep(np.arange(1, n + 1) / (nb + 1.0)) if nb else np.zeros(n)
+        r_fade = quat.slerp(np.broadcast_to(quat.identity(), (n, 4)), np.broadcast_to(r_prev, (n, 4)), fade_r)
+        if k == 0:
+            fade_o = 1.0 - _smoothstep(np.arange(1, n + 1) / (B + 1.0)) if B else np.zeros(n)
+            o[s0:e0] = fade_o[:, None] * o_prev
+            R[s0:e0] = r_fade
+            continue
+        # where the previous frame left the ankle and the toe
+        if rest:
+            ankle_prev = pa[s0:min(e0, s0 + lf)].mean(axis=0)
+            toe_prev = pt[s0:min(e0, s0 + lf)].mean(axis=0) if pt is not None else None
+        else:
+            ankle_prev = pa[s0 - 1] + o_prev
+            toe_prev = ankle_prev + quat.mul_vec(r_prev, pt[s0 - 1] - pa[s0 - 1]) if pt is not None else None
         if k == 1:  # the heel alone is planted: the ankle stays
-            lock = pa[s0:min(e0, s0 + lf)].mean(axis=0) if fresh else ankle_prev
-            o[s0:e0] = (lock - pa[s0:e0]) * hz
+            o[s0:e0] = (ankle_prev - pa[s0:e0]) * hz
             R[s0:e0] = r_fade
         elif k == 3:  # both: heel and toe stay, the foot turned about the ankle to reach both locks
             v0 = pt[s0:e0] - pa[s0:e0]
-            lock = pa[s0:min(e0, s0 + lf)].mean(axis=0) if fresh else ankle_prev
-            toe_lock = pt[s0:min(e0, s0 + lf)].mean(axis=0) if fresh else toe_prev
             cur = quat.mul_vec(r_prev, v0)
-            o[s0:e0] = (lock - pa[s0:e0]) * hz
-            d = np.broadcast_to((toe_lock - lock) * hz, cur.shape)
+            o[s0:e0] = (ankle_prev - pa[s0:e0]) * hz
+            d = np.broadcast_to((toe_prev - ankle_prev) * hz, cur.shape)
             if up is None:
                 want = d
-            else:  # the up component keeps the foot's length (and the side it points to)
-                cu = cur[:, up]
-                rest = np.sqrt(np.maximum(np.sum(cur * cur, -1) - np.sum(d * d, -1), 0.0))
+            else:  # the up component keeps the foot's length, on the side it pointed to when the run began
+                rem = np.sqrt(np.maximum(np.sum(cur * cur, -1) - np.sum(d * d, -1), 0.0))
                 want = d.copy()
-                want[:, up] = np.where(cu >= 0, rest, -rest)
+                want[:, up] = rem if cur[0, up] >= 0 else -rem
             turn = quat.between(cur, want)
-            a = quat.angle(turn)
-            big = a > np.radians(MAX_TURN_DEGREES)  # a foot that really pivots is let pivot
+            ang = quat.angle(turn)
+            big = ang > np.radians(MAX_TURN_DEGREES)  # a foot that really pivots is let pivot
             if np.any(big):
-                turn[big] = quat.slerp(quat.identity(int(big.sum())), turn[big], np.radians(MAX_TURN_DEGREES) / a[big])
+                turn[big] = quat.slerp(quat.identity(int(big.sum())), turn[big], np.radians(MAX_TURN_DEGREES) / ang[big])
             R[s0:e0] = quat.mul(turn, r_prev)
         else:  # the toe alone is planted: the foot pivots about it
             v0 = pt[s0:e0] - pa[s0:e0]
-            toe_lock = pt[s0:min(e0, s0 + lf)].mean(axis=0) if fresh else toe_prev
             R[s0:e0] = r_fade
-            ankle = toe_lock - quat.mul_vec(r_fade, v0)
-            o[s0:e0] = (ankle - pa[s0:e0]) * hz
-    if B == 0:
-        return o, R, planted
-    acc = np.zeros((F, 3))
-    wsum = np.zeros(F)
-    racc = np.zeros((F, 4))
-    f = np.arange(F)
-    for s0, e0 in _runs(planted):
-        for sel, w, edge in (((f < s0) & (f >= s0 - B), None, s0), ((f >= e0) & (f < e0 + B), None, e0 - 1)):
-            w = 1.0 - _smoothstep(np.abs(f[sel] - edge) / (B + 1.0))
-            acc[sel] += w[:, None] * o[edge]
-            wsum[sel] += w
-            racc[sel] += w[:, None] * quat.abs(R[edge])
-    out = ~planted & (wsum > 0)
-    o[out] = acc[out] / np.maximum(1.0, wsum[out])[:, None]
-    # the rotation fades like the offset: towards identity by the same weight
-    wr = np.minimum(wsum[out], 1.0)
-    mean = quat.normalize(racc[out] / np.maximum(wsum[out], 1e-12)[:, None])
-    R[out] = quat.slerp(quat.identity(int(out.sum())), mean, wr)
-    return o, R, planted | out
+            o[s0:e0] = (toe_prev - quat.mul_vec(r_fade, v0) - pa[s0:e0]) * hz
+        if np.isfinite(max_offset):
+            # a lock the animation drifts away from is dragged along (its drift beyond max_offset)
+            seg = o[s0:e0]
+            ln = np.linalg.norm(seg, axis=-1)
+            excess = np.maximum.accumulate(np.maximum(ln - max_offset, 0.0))
+            seg *= (np.maximum(ln - excess, 0.0) / np.maximum(ln, 1e-300))[:, None]
+    need = np.any(o != 0.0, axis=-1) | (quat.angle(R) > 0.0) | (st > 0)
+    return o, R, need
 
 
 def _widen(c: NDArray[np.bool_], margin: int) -> NDArray[np.bool_]:
@@ -468,7 +463,8 @@ def footlock(motion: Motion, limits: Any = None, contacts: NDArray[np.bool_] | N
              velocity_threshold: float = DEFAULT_VELOCITY_THRESHOLD, min_frames: int = DEFAULT_MIN_FRAMES,
              blend_frames: int = DEFAULT_BLEND_FRAMES, lock_frames: int = 1, lock_height: bool = False,
              refine: bool = True, tolerance: float = 0.001, toe_contacts: NDArray[np.bool_] | None = None,
-             toes: bool = True, margin: int = DEFAULT_MARGIN) -> tuple[Motion, FootlockReport]:
+             toes: bool = True, margin: int = DEFAULT_MARGIN, limit_ankle: bool = True,
+             toe_first: bool = False) -> tuple[Motion, FootlockReport]:
     """Pin planted heels and toes with two-bone leg IK; returns the new motion and a :class:`FootlockReport`.
 
     Per foot the chain is (grandparent, parent, foot) = (UpLeg, Leg, Foot). ``contacts`` are the
@@ -480,7 +476,9 @@ def footlock(motion: Motion, limits: Any = None, contacts: NDArray[np.bool_] | N
     solves the projection pulled more than ``tolerance`` metres off target are re-solved by CCD
     inside the limits. The foot keeps its global rotation: ``foot' = inv(G_knee') G_foot``, then
     with limits it is projected into the ankle's limit. Frames outside contacts and their blend
-    windows are returned unchanged. The report carries both the contact-based skating and the
+    windows are returned unchanged. ``limit_ankle=False`` leaves the ankle's rotation unlimited
+    (hip and knee still are); with ``toe_first`` a planted toe that the ankle's limit moved is put
+    back by moving the ankle (a second leg solve), trading ankle for toe skating. The report carries both the contact-based skating and the
     independent :func:`foot_skating` before and after.
     """
     idx = _resolve_feet(motion, feet)
@@ -514,14 +512,15 @@ def footlock(motion: Motion, limits: Any = None, contacts: NDArray[np.bool_] | N
     chains = [(int(sk.parents[sk.parents[j]]), int(sk.parents[j]), j) for j in idx]
 
     # one batch over (frame, foot)
-    fs, ks, tg, rs = [], [], [], []
+    fs, ks, tg, rs, tps = [], [], [], [], []
     for i, (h, k_, j) in enumerate(chains):
         pt = gp[:, toe_idx[i]] if toe_idx[i] is not None else None
         o, Rf, need = _planted_offsets(gp[:, j], pt, c[:, i], tc[:, i], blend_frames, lock_frames,
-                                       None if lock_height else up)
+                                       None if lock_height else up, MAX_OFFSET / mpu)
         t = gp[:, j] + o
         fr = np.nonzero(need)[0]
         rs.append(Rf[fr])
+        tps.append(tc[fr, i] if toe_idx[i] is not None else np.zeros(fr.size, bool))
         fs.append(fr)
         ks.append(np.full(fr.size, i))
         tg.append(t[fr])
@@ -537,61 +536,87 @@ def footlock(motion: Motion, limits: Any = None, contacts: NDArray[np.bool_] | N
         Pp = sk.parents[H]
         par = np.where((Pp >= 0)[:, None], gr[fr, np.maximum(Pp, 0)], quat.identity(fr.size))
         targets = _soft_reach(gp[fr, H], gp[fr, K], gp[fr, J], targets)
-        sol = two_bone(gp[fr, H], gp[fr, K], gp[fr, J], targets, par, rot[fr, H], rot[fr, K])
-        hip, knee = sol.root_local, sol.mid_local
-        if limits is not None:
-            for i, (h, k_, _) in enumerate(chains):
-                sel = which == i
-                if not np.any(sel):
-                    continue
-                for col, jj in ((0, h), (1, k_)):
-                    lim = _joint_limit(limits, jj)
-                    if lim is None:
-                        continue
-                    q = hip[sel] if col == 0 else knee[sel]
-                    p = lim.project(q)
-                    changed = quat.angle(p, q) > 1e-9
-                    limited += int(changed.sum())
-                    if col == 0:
-                        hip[sel] = p
-                    else:
-                        knee[sel] = p
-        # where the foot ended (positions of the chain in its parent's frame)
         off = np.stack([motion.positions[fr, H], motion.positions[fr, K], motion.positions[fr, J]], axis=1)
         base_p = np.where((Pp >= 0)[:, None], gp[fr, np.maximum(Pp, 0)], 0.0)
-        foot = _leg_fk(par, base_p, off, hip, knee)
-        err = np.linalg.norm(foot - targets, axis=-1)
+        turn = np.concatenate(rs) if rs else quat.identity(0)
+        want_foot = quat.mul(turn, gr[fr, J])
         tol_u = tolerance / mpu
-        if refine and limits is not None:
-            bad = np.nonzero(err > tol_u)[0]
-            for i, (h, k_, _) in enumerate(chains):
-                b = bad[which[bad] == i]
-                if b.size == 0:
-                    continue
-                lims = [_joint_limit(limits, h), _joint_limit(limits, k_)]
-                res = ccd(par[b], base_p[b], off[b], targets[b], np.stack([hip[b], knee[b]], axis=1), lims,
-                          tolerance=tol_u, max_iterations=60, max_restarts=0)
-                improve = res.error < err[b]
-                bb = b[improve]
-                hip[bb], knee[bb] = res.rotations[improve, 0], res.rotations[improve, 1]
-                err[bb] = res.error[improve]
-                refined += int(improve.sum())
+
+        def solve(tg: Array) -> tuple[Array, Array, Array, Array, Array, int, int]:
+            nlim = nref = 0
+            sol = two_bone(gp[fr, H], gp[fr, K], gp[fr, J], tg, par, rot[fr, H], rot[fr, K])
+            hip, knee = sol.root_local, sol.mid_local
+            if limits is not None:
+                for i, (h, k_, _) in enumerate(chains):
+                    sel = which == i
+                    if not np.any(sel):
+                        continue
+                    for col, jj in ((0, h), (1, k_)):
+                        lim = _joint_limit(limits, jj)
+                        if lim is None:
+                            continue
+                        q = hip[sel] if col == 0 else knee[sel]
+                        pq = lim.project(q)
+                        nlim += int((quat.angle(pq, q) > 1e-9).sum())
+                        if col == 0:
+                            hip[sel] = pq
+                        else:
+                            knee[sel] = pq
+            ankle = _leg_fk(par, base_p, off, hip, knee)
+            err = np.linalg.norm(ankle - tg, axis=-1)
+            if refine and limits is not None:
+                bad = np.nonzero(err > tol_u)[0]
+                for i, (h, k_, _) in enumerate(chains):
+                    b = bad[which[bad] == i]
+                    if b.size == 0:
+                        continue
+                    lims = [_joint_limit(limits, h), _joint_limit(limits, k_)]
+                    res = ccd(par[b], base_p[b], off[b], tg[b], np.stack([hip[b], knee[b]], axis=1), lims,
+                              tolerance=tol_u, max_iterations=60, max_restarts=0)
+                    improve = res.error < err[b]
+                    bb = b[improve]
+                    hip[bb], knee[bb] = res.rotations[improve, 0], res.rotations[improve, 1]
+                    err[bb] = res.error[improve]
+                    nref += int(improve.sum())
+                ankle = _leg_fk(par, base_p, off, hip, knee)
+            # the foot keeps its global rotation, turned about the ankle where heel and toe are both planted
+            gk = quat.mul(par, quat.mul(hip, knee))
+            foot = quat.normalize(quat.inv_mul(gk, want_foot))
+            if limits is not None and limit_ankle:
+                for i, (_, _, jj) in enumerate(chains):
+                    lim = _joint_limit(limits, jj)
+                    sel = which == i
+                    if lim is None or not np.any(sel):
+                        continue
+                    pq = lim.project(foot[sel])
+                    nlim += int((quat.angle(pq, foot[sel]) > 1e-9).sum())
+                    foot[sel] = pq
+            return hip, knee, foot, ankle, err, nlim, nref
+
+        hip, knee, foot, ankle, err, nlim, nref = solve(targets)
+        TT = np.array([-1 if t is None else t for t in toe_idx])[which]
+        toe_rows = np.nonzero((TT >= 0) & np.concatenate(tps))[0] if tps else np.zeros(0, np.int64)
+        if toe_first and toe_rows.size and limits is not None and limit_ankle:
+            # the ankle's limit turned the foot: move the ankle so that a planted toe stays put
+            r = toe_rows
+            gk = quat.mul(par[r], quat.mul(hip[r], knee[r]))
+            toe_off = motion.positions[fr[r], TT[r]]
+            toe_now = ankle[r] + quat.mul_vec(quat.mul(gk, foot[r]), toe_off)
+            toe_want = targets[r] + quat.mul_vec(turn[r], gp[fr[r], TT[r]] - gp[fr[r], J[r]])
+            e = toe_want - toe_now
+            if not lock_height:
+                e[:, up] = 0.0
+            if np.any(np.linalg.norm(e, axis=-1) > tol_u):
+                t2 = targets.copy()
+                t2[r] += e
+                t2 = _soft_reach(gp[fr, H], gp[fr, K], gp[fr, J], t2)
+                hip, knee, foot, ankle, err, nlim2, nref2 = solve(t2)
+                nlim, nref = nlim2, nref + nref2
+        limited += nlim
+        refined += nref
         max_err = float(err.max()) * mpu * 100.0
-        # the foot keeps its global rotation, turned about the ankle where heel and toe are both planted
-        gk = quat.mul(par, quat.mul(hip, knee))
         rot[fr, H] = hip
         rot[fr, K] = knee
-        turn = np.concatenate(rs) if rs else quat.identity(0)
-        foot = quat.normalize(quat.inv_mul(gk, quat.mul(turn, gr[fr, J])))
-        if limits is not None:
-            for i, (_, _, jj) in enumerate(chains):
-                lim = _joint_limit(limits, jj)
-                sel = which == i
-                if lim is None or not np.any(sel):
-                    continue
-                pq = lim.project(foot[sel])
-                limited += int((quat.angle(pq, foot[sel]) > 1e-9).sum())
-                foot[sel] = pq
         rot[fr, J] = foot
     out = motion.with_rotations(rot)
     after = measure_skating(out, c, idx)
@@ -606,7 +631,7 @@ def footlock(motion: Motion, limits: Any = None, contacts: NDArray[np.bool_] | N
 
 #: targets farther from the hip than this fraction of the leg's length are pulled in smoothly, so
 #: that a held foot never straightens the knee into its singular (snapping) pose
-SOFT_REACH = 0.92
+SOFT_REACH = 0.97
 
 
 def _soft_reach(hip: Array, knee: Array, ankle: Array, target: Array) -> Array:
