@@ -114,6 +114,19 @@ def describe(m, f: int) -> str:
     return f"frame {f} {m.skeleton.names[j]} ({np.degrees(a[j]):.1f} deg/frame change)"
 
 
+#: a change of joint velocity faster than this (deg/s per frame) is no human motion: a glitch in the data
+IMPOSSIBLE_DEG_PER_S = 5000.0
+
+
+def change_deg(m, f: int) -> float:
+    """The largest two-sided velocity change (degrees per frame) over joints at frame f."""
+    w, _, _ = channel_velocities(m)
+    g = min(max(f, 2), m.num_frames - 1)
+    a = np.linalg.norm(w[g] - w[g - 1], axis=-1)
+    b = np.linalg.norm(w[g + 1] - w[g], axis=-1) if g + 1 < m.num_frames else a
+    return float(np.degrees((np.minimum(a, b) if f > 1 else b).max()))
+
+
 def start_pose_jump(m) -> bool:
     """Frame 0 is another pose (e.g. the T-pose some converters prepend): two or more joints turn
     by over 30 degrees between frames 0 and 1, which no captured motion does in one frame."""
@@ -137,6 +150,7 @@ def main() -> None:
     prec: dict = defaultdict(lambda: [0, 0])  # group -> [correct cuts, cuts]
     sign_cuts = [0, 0]
     start_cuts: list[str] = []
+    glitches = 0
     t0 = time.perf_counter()
     det_time = 0.0
     det_frames = 0
@@ -155,6 +169,8 @@ def main() -> None:
         clean[grp][1] += cuts.size
         for c in cuts.tolist():
             listed.append(f"  {rel}: {describe(m, c)}")
+            if change_deg(m, c) / m.frame_time > IMPOSSIBLE_DEG_PER_S:
+                glitches += 1
         for _ in range(args.repeats):
             n = max(1, m.num_frames // 300)
             mm, pops = inject(m, rng, n)
@@ -208,6 +224,8 @@ def main() -> None:
         tc += c
         print(f"  {g}: {c} cuts in {f} frames = {1e4 * c / max(f, 1):.2f} per 10,000 frames")
     print(f"  all: {tc} cuts in {tf} frames = {1e4 * tc / max(tf, 1):.2f} per 10,000 frames")
+    print(f"  of these, {glitches} at changes faster than {IMPOSSIBLE_DEG_PER_S:.0f} deg/s (glitches in the data, e.g. "
+          f"180-degree thumb flips): the rest is {1e4 * (tc - glitches) / max(tf, 1):.2f} per 10,000 frames")
     for line in listed:
         print(line)
 

@@ -404,9 +404,13 @@ def _planted_offsets(pa: Array, pt: Array | None, heel: NDArray[np.bool_], toe: 
         fade_r = 1.0 - _smoothstep(np.arange(1, n + 1) / (nb + 1.0)) if nb else np.zeros(n)
         r_fade = quat.slerp(np.broadcast_to(quat.identity(), (n, 4)), np.broadcast_to(r_prev, (n, 4)), fade_r)
         if k == 0:
-            fade_o = 1.0 - _smoothstep(np.arange(1, n + 1) / (B + 1.0)) if B else np.zeros(n)
+            # released: the corrections are gone by the end of the gap (the next contact starts afresh)
+            last = n if e0 < F else n + 1
+            bo = min(B + 1, last)
+            fade_o = 1.0 - _smoothstep(np.arange(1, n + 1) / bo)
+            fr_ = 1.0 - _smoothstep(np.arange(1, n + 1) / min(nb + 1, last))
             o[s0:e0] = fade_o[:, None] * o_prev
-            R[s0:e0] = r_fade
+            R[s0:e0] = quat.slerp(np.broadcast_to(quat.identity(), (n, 4)), np.broadcast_to(r_prev, (n, 4)), fr_)
             continue
         # where the previous frame left the ankle and the toe
         if rest:
