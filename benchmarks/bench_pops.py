@@ -147,6 +147,7 @@ def main() -> None:
     listed = []
     # per (group, kind, magnitude): [found, total]
     found: dict = defaultdict(lambda: [0, 0])
+    found_any: dict = defaultdict(int)  # a cut near the start or the end
     prec: dict = defaultdict(lambda: [0, 0])  # group -> [correct cuts, cuts]
     sign_cuts = [0, 0]
     start_cuts: list[str] = []
@@ -187,10 +188,11 @@ def main() -> None:
                 if kind == "sign":
                     sign_cuts[1] += 1
                     continue
-                ok = all(np.any(np.abs(cuts - e) <= WINDOW) for e in events)
+                hit = [bool(np.any(np.abs(cuts - e) <= WINDOW)) for e in events]
                 for g in (grp, "all"):
-                    found[(g, kind, mag)][0] += int(ok)
+                    found[(g, kind, mag)][0] += int(all(hit))
                     found[(g, kind, mag)][1] += 1
+                    found_any[(g, kind, mag)] += int(any(hit))
     elapsed = time.perf_counter() - t0
     print(f"pop detector on {len(files)} clips, {args.repeats} injections per clip, window +-{WINDOW} frames "
           f"({elapsed:.1f} s; detection {1e6 * det_time / det_frames:.1f} us/frame)")
@@ -208,7 +210,10 @@ def main() -> None:
         big = [found[(g, k, mg)] for (k, mg) in keys if (k.startswith("root") and mg >= 10) or
                (not k.startswith("root") and mg >= 20)]
         f, n = sum(x[0] for x in big), sum(x[1] for x in big)
-        print(f"  {g}: recall of rotation pops >= 20 deg and root pops >= 10 cm: {100.0 * f / max(n, 1):.1f}% ({f}/{n})")
+        fa = sum(found_any[(g, k, mg)] for (k, mg) in keys if (k.startswith("root") and mg >= 10) or
+                 (not k.startswith("root") and mg >= 20))
+        print(f"  {g}: recall of rotation pops >= 20 deg and root pops >= 10 cm: {100.0 * f / max(n, 1):.1f}% ({f}/{n}) "
+              f"with every event cut; {100.0 * fa / max(n, 1):.1f}% with a cut at its start or end")
     print("\nprecision on injected clips (cuts within the window of an injected event / all cuts)")
     for g in ("tuning", "held-out"):
         c, n = prec[g]

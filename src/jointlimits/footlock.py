@@ -320,44 +320,6 @@ def _smoothstep(x: Array) -> Array:
     return x * x * (3.0 - 2.0 * x)
 
 
-def _lock_targets(p: Array, contact: NDArray[np.bool_], blend_frames: int, lock_frames: int,
-                  up: int | None = None) -> tuple[Array, NDArray[np.bool_]]:
-    """IK targets of one foot ``[F, 3]`` and which frames need a solve.
-
-    In a contact ``[s, e)``: ``t = lock``. Outside, the offsets at the nearest contact edges decay:
-    ``t_f = p_f + Σ w_i o_i / max(1, Σ w_i)`` with ``w = 1 - smoothstep(distance / (B + 1))``."""
-    F = p.shape[0]
-    t = p.copy()
-    segs = _runs(contact)
-    if not segs:
-        return t, np.zeros(F, bool)
-    B = max(int(blend_frames), 0)
-    acc = np.zeros((F, 3))
-    wsum = np.zeros(F)
-    inside = np.zeros(F, bool)
-    f = np.arange(F)
-    for s, e in segs:
-        lock = p[s:min(e, s + max(lock_frames, 1))].mean(axis=0)
-        t[s:e] = lock
-        if up is not None:  # the height follows the animation
-            t[s:e, up] = p[s:e, up]
-        inside[s:e] = True
-        if B == 0:
-            continue
-        o_in, o_out = t[s] - p[s], t[e - 1] - p[e - 1]
-        before = (f < s) & (f >= s - B)
-        after = (f >= e) & (f < e + B)
-        w_b = 1.0 - _smoothstep((s - f[before]) / (B + 1.0))
-        w_a = 1.0 - _smoothstep((f[after] - (e - 1)) / (B + 1.0))
-        acc[before] += w_b[:, None] * o_in
-        wsum[before] += w_b
-        acc[after] += w_a[:, None] * o_out
-        wsum[after] += w_a
-    out = ~inside & (wsum > 0)
-    t[out] = p[out] + acc[out] / np.maximum(1.0, wsum[out])[:, None]
-    return t, inside | out
-
-
 def _planted_offsets(pa: Array, pt: Array | None, heel: NDArray[np.bool_], toe: NDArray[np.bool_],
                      blend_frames: int, lock_frames: int, up: int | None,
                      max_offset: float = np.inf) -> tuple[Array, Array, NDArray[np.bool_]]:
