@@ -1,17 +1,25 @@
-"""Foot locking: find the frames where a foot is planted and pin it there with two-bone leg IK.
+"""Foot locking: find the frames where a heel or a toe is planted and pin it there with two-bone leg IK.
 
 * :func:`detect_contacts`: a foot is planted while its joint is low (within ``height_threshold``
   metres of the clip's ground level for that joint, a low percentile of its heights) and slow
   (horizontal speed at most ``velocity_threshold`` m/s); runs shorter than ``min_frames`` are
   dropped and gaps shorter than it are filled. Thresholds are in metres and converted with
   :func:`jointlimits.units.guess_units`.
+  The same test on the toe (ball) joint gives the toe contacts (:func:`find_toes`).
 * :func:`measure_skating`: horizontal foot displacement between consecutive contact frames.
-* :func:`footlock`: per contact segment the foot is locked where it was at the start of the
-  contact (mean of the first ``lock_frames`` frames); the offset ``lock - foot`` is ramped in
-  before and out after the segment over ``blend_frames`` (smoothstep), and the legs (UpLeg, Leg,
-  Foot) are solved for all frames of all contacts in one batch with :func:`~jointlimits.ik.two_bone`
-  (the knee moves least), projected into the joint limits, refined with limited CCD where the
-  projection pulled the foot off its target, and the foot keeps its global orientation.
+* :func:`foot_skating`: the *independent* measure: horizontal motion (cm) of the ankle and toe
+  joints on frames where that joint is low and slow, with thresholds taken from the clip's body
+  height (not from the contact detector); see its docstring.
+* :func:`footlock`: per foot and frame the planted point is the heel (ankle) while the ankle is in
+  contact, else the toe while the toe is in contact. Each run of one planted point keeps that point
+  where it was when the run began (where the previous run had put it, so switching from heel to
+  toe does not jump): the whole foot is moved by ``o = lock - point`` (horizontally), so in a toe
+  run the toe stays put while the animated foot lifts its heel about it. The offset is ramped in
+  before and out after each planted stretch over ``blend_frames`` (smoothstep); the legs (UpLeg,
+  Leg, Foot) are solved for all frames in one batch with :func:`~jointlimits.ik.two_bone` (the
+  knee moves least), projected into the joint limits, refined with limited CCD where the projection
+  pulled the ankle off its target; the foot keeps its global orientation (then, with limits, its
+  local rotation is projected into the ankle's limit).
 """
 
 from __future__ import annotations
@@ -30,19 +38,29 @@ from .ik.two_bone import two_bone
 from .skeleton import Motion, Skeleton, forward_kinematics
 from .units import guess_units, guess_up_axis
 
-__all__ = ["find_feet", "detect_contacts", "contact_segments", "measure_skating", "footlock", "FootlockReport",
+__all__ = ["find_feet", "find_toes", "detect_contacts", "contact_segments", "measure_skating", "foot_skating",
+           "footlock", "FootlockReport", "SKATE_LOW", "SKATE_SLOW",
            "DEFAULT_HEIGHT_THRESHOLD", "DEFAULT_VELOCITY_THRESHOLD", "DEFAULT_MIN_FRAMES", "DEFAULT_BLEND_FRAMES"]
 
 Array = NDArray[np.float64]
 
 #: metres above the clip's ground level (per foot joint) under which a foot may be planted
-DEFAULT_HEIGHT_THRESHOLD = 0.05
+DEFAULT_HEIGHT_THRESHOLD = 0.07
 #: horizontal speed (m/s) under which a low foot counts as planted
-DEFAULT_VELOCITY_THRESHOLD = 0.2
+DEFAULT_VELOCITY_THRESHOLD = 0.4
 #: shortest contact (frames); shorter gaps between contacts are filled
 DEFAULT_MIN_FRAMES = 3
 #: frames over which the lock offset is ramped in before and out after each contact
 DEFAULT_BLEND_FRAMES = 6
+#: largest turn (degrees) of a foot whose heel and toe are both held; beyond it the toe slips
+MAX_TURN_DEGREES = 60.0
+#: a foot turn that is let go fades by at most this many degrees per frame
+MAX_FADE_DEGREES = 3.0
+#: largest distance (m) a locked heel or toe is held away from its animation; beyond it the lock
+#: slides (off by default: on LAFAN1 any finite value traded more skating for few fewer pops)
+MAX_OFFSET = float("inf")
+#: frames added to both ends of each detected contact when locking (the landing and take-off frames)
+DEFAULT_MARGIN = 1
 #: percentile of a foot joint's heights taken as its ground level
 GROUND_PERCENTILE = 2.0
 
@@ -61,6 +79,18 @@ def find_feet(skeleton: Skeleton) -> list[int]:
             if p >= 0 and skeleton.parents[p] >= 0:
                 out.append(j)
     return sorted(out, key=lambda j: (0 if re.search(r"(left|^l_|^l[A-Z])", skeleton.names[j], re.I) else 1, j))
+
+
+_TOE = re.compile(r"(toe|ball)", re.I)
+
+
+def find_toes(skeleton: Skeleton, feet: Sequence[int]) -> list[int | None]:
+    """Per foot joint, its toe (ball) joint: a child named toe/ball, else None."""
+    out: list[int | None] = []
+    for j in feet:
+        kids = [c for c in skeleton.children(j) if _TOE.search(skeleton.names[c])]
+        out.append(int(kids[0]) if kids else None)
+    return out
 
 
 def _resolve_feet(motion: Motion, feet: Sequence[str | int] | None) -> list[int]:
@@ -188,6 +218,54 @@ def measure_skating(motion: Motion, contacts: NDArray[np.bool_], feet: Sequence[
             "mean_cm": 100.0 * tot / n if n else 0.0, "per_foot": per}
 
 
+#: independent skating measure: a joint is low within this fraction of body height of its own
+#: lowest level (2nd percentile) ...
+SKATE_LOW = 0.04
+#: ... and slow below this many body heights per second (horizontal)
+SKATE_SLOW = 0.25
+
+
+def foot_skating(motion: Motion, reference: Motion | None = None, feet: Sequence[str | int] | None = None,
+                 low: float = SKATE_LOW, slow: float = SKATE_SLOW) -> dict:
+    """Independent foot skating (cm): per ankle and toe joint, the horizontal distance it travels
+    between consecutive frames on which it is *low and slow*.
+
+    Low: within ``low`` x body height of the joint's own ground level (2nd percentile of its
+    height); slow: horizontal speed below ``slow`` body heights per second. Both are judged on
+    ``reference`` (default: ``motion``), so a locked clip is measured on the frames of its input;
+    distances are measured on ``motion``. Body height is :func:`jointlimits.units.body_height` of
+    the reference, so the thresholds follow the clip's own size and units; nothing here uses the
+    contact detector. Returns ``{"total_cm", "ankle_cm", "toe_cm", "frames", "per_joint": {name:
+    {"cm", "frames", "kind"}}}``.
+    """
+    from .units import body_height
+
+    ref = motion if reference is None else reference
+    if ref.num_frames != motion.num_frames or ref.skeleton.names != motion.skeleton.names:
+        raise IKError("reference must be the same clip (same joints and frame count)")
+    idx = _resolve_feet(ref, feet)
+    toes = find_toes(ref.skeleton, idx)
+    joints = [(j, "ankle") for j in idx] + [(t, "toe") for t in toes if t is not None]
+    ids = [j for j, _ in joints]
+    k, sign = _up_index(ref)
+    H = body_height(ref)
+    mpu = guess_units(ref).metres_per_unit
+    _, gr = forward_kinematics(ref)
+    _, gm = forward_kinematics(motion)
+    pr, pm = gr[:, ids], gm[:, ids]
+    h = sign * pr[..., k]
+    is_low = h - np.percentile(h, 2.0, axis=0) <= low * H
+    dr = np.linalg.norm(np.diff(_horizontal(pr, k), axis=0), axis=-1)
+    dm = np.linalg.norm(np.diff(_horizontal(pm, k), axis=0), axis=-1)
+    use = is_low[1:] & is_low[:-1] & (dr <= slow * H * ref.frame_time)
+    cm = (dm * use).sum(axis=0) * mpu * 100.0
+    per = {ref.skeleton.names[j]: {"cm": float(cm[i]), "frames": int(use[:, i].sum()), "kind": kind}
+           for i, (j, kind) in enumerate(joints)}
+    ank = float(sum(v["cm"] for v in per.values() if v["kind"] == "ankle"))
+    toe = float(sum(v["cm"] for v in per.values() if v["kind"] == "toe"))
+    return {"total_cm": ank + toe, "ankle_cm": ank, "toe_cm": toe, "frames": int(use.sum()), "per_joint": per}
+
+
 # --------------------------------------------------------------------------- locking
 @dataclass
 class FootlockReport:
@@ -207,11 +285,32 @@ class FootlockReport:
     limited: int
     refined: int
     max_target_error_cm: float
+    #: toe contacts ``bool[F, n_feet]`` (all False for a foot without a toe joint)
+    toe_contacts: NDArray[np.bool_] | None = None
+    #: :func:`foot_skating` of the input and of the result (on the input's low-and-slow frames)
+    independent_before: dict | None = None
+    independent_after: dict | None = None
+
+    @property
+    def independent_reduction(self) -> dict:
+        """Percent less independent skating, ``{"ankle", "toe", "total"}`` (None where there was none)."""
+        out: dict = {}
+        b, a = self.independent_before or {}, self.independent_after or {}
+        for key in ("ankle", "toe", "total"):
+            x, y = b.get(f"{key}_cm", 0.0), a.get(f"{key}_cm", 0.0)
+            out[key] = 100.0 * (1.0 - y / x) if x > 0 else None
+        return out
 
     def to_dict(self) -> dict:
+        tc = self.toe_contacts
         return {"feet": self.feet, "segments": self.segments, "contact_frames": [int(x) for x in self.contacts.sum(0)],
+                "toe_contact_frames": [int(x) for x in tc.sum(0)] if tc is not None else None,
                 "skating_before": self.skating_before, "skating_after": self.skating_after,
-                "reduction_percent": self.reduction_percent, "frames_changed": self.frames_changed,
+                "reduction_percent": self.reduction_percent,
+                "independent_skating_before": self.independent_before,
+                "independent_skating_after": self.independent_after,
+                "independent_reduction_percent": self.independent_reduction,
+                "frames_changed": self.frames_changed,
                 "solves": self.solves, "limited": self.limited, "refined": self.refined,
                 "max_target_error_cm": self.max_target_error_cm}
 
@@ -221,58 +320,132 @@ def _smoothstep(x: Array) -> Array:
     return x * x * (3.0 - 2.0 * x)
 
 
-def _lock_targets(p: Array, contact: NDArray[np.bool_], blend_frames: int, lock_frames: int,
-                  up: int | None = None) -> tuple[Array, NDArray[np.bool_]]:
-    """IK targets of one foot ``[F, 3]`` and which frames need a solve.
+def _planted_offsets(pa: Array, pt: Array | None, heel: NDArray[np.bool_], toe: NDArray[np.bool_],
+                     blend_frames: int, lock_frames: int, up: int | None,
+                     max_offset: float = np.inf) -> tuple[Array, Array, NDArray[np.bool_]]:
+    """How to move one foot so that what is planted stays put -> (ankle offsets ``o [F, 3]``, global
+    foot rotations ``R [F, 4]`` applied about the ankle, frames that need a solve).
 
-    In a contact ``[s, e)``: ``t = lock``. Outside, the offsets at the nearest contact edges decay:
-    ``t_f = p_f + Σ w_i o_i / max(1, Σ w_i)`` with ``w = 1 - smoothstep(distance / (B + 1))``."""
-    F = p.shape[0]
-    t = p.copy()
-    segs = _runs(contact)
-    if not segs:
-        return t, np.zeros(F, bool)
+    The moved foot has its ankle at ``pa + o`` and its toe at ``pa + o + R (pt - pa)``. Frames are
+    taken run by run of one state: *heel* (ankle in contact, toe not): the ankle stays at its lock;
+    *both*: the ankle stays and ``R`` turns the foot about it (shortest arc, keeping its length, at
+    most ``MAX_TURN_DEGREES``) so that the toe stays at its lock too; *toe*: the toe stays and the
+    ankle follows the animated foot about it (the heel lifts about the toe); *none*: the corrections
+    fade out. Each run starts from the previous frame's moved foot, so locks are taken where the
+    point is when its run begins and nothing jumps at a switch. Offsets fade over ``blend_frames``
+    and rotations at most ``MAX_FADE_DEGREES`` per frame (smoothstep). A planted point whose
+    animation drifts farther than ``max_offset`` from its lock drags the lock along (it is sliding,
+    and a long drift would be released as a pop). ``up``: that offset component
+    is 0 (heights follow the animation). ``lock_frames``: a lock taken from rest averages that many
+    frames."""
+    F = pa.shape[0]
+    o = np.zeros((F, 3))
+    R = quat.identity(F)
+    st = np.where(heel, 1, 0) + (np.where(toe, 2, 0) if pt is not None else 0)  # 0 none, 1 heel, 2 toe, 3 both
+    # a gap of a frame or two between two contacts keeps the state before it (no release and re-lock)
+    for g0, g1 in _runs(st == 0):
+        if g0 > 0 and g1 < F and g1 - g0 <= 2:
+            st[g0:g1] = st[g0 - 1]
+    if not (st > 0).any():
+        return o, R, st > 0
     B = max(int(blend_frames), 0)
-    acc = np.zeros((F, 3))
-    wsum = np.zeros(F)
-    inside = np.zeros(F, bool)
-    f = np.arange(F)
-    for s, e in segs:
-        lock = p[s:min(e, s + max(lock_frames, 1))].mean(axis=0)
-        t[s:e] = lock
-        if up is not None:  # the height follows the animation
-            t[s:e, up] = p[s:e, up]
-        inside[s:e] = True
-        if B == 0:
+    hz = np.ones(3)
+    if up is not None:
+        hz[up] = 0.0
+    edges = np.nonzero(np.diff(st))[0] + 1
+    starts = np.concatenate([[0], edges]).tolist()
+    stops = np.concatenate([edges, [F]]).tolist()
+    lf = max(int(lock_frames), 1)
+    for s0, e0 in zip(starts, stops):
+        k = int(st[s0])
+        o_prev = np.zeros(3) if s0 == 0 else o[s0 - 1]
+        r_prev = quat.identity() if s0 == 0 else R[s0 - 1]
+        rest = not np.any(o_prev) and quat.angle(r_prev) == 0.0
+        n = e0 - s0
+        nb = max(B, int(np.ceil(np.degrees(quat.angle(r_prev)) / MAX_FADE_DEGREES)))
+        fade_r = 1.0 - _smoothstep(np.arange(1, n + 1) / (nb + 1.0)) if nb else np.zeros(n)
+        r_fade = quat.slerp(np.broadcast_to(quat.identity(), (n, 4)), np.broadcast_to(r_prev, (n, 4)), fade_r)
+        if k == 0:
+            # released: the corrections are gone by the end of the gap (the next contact starts afresh)
+            last = n if e0 < F else n + 1
+            bo = min(B + 1, last)
+            fade_o = 1.0 - _smoothstep(np.arange(1, n + 1) / bo)
+            fr_ = 1.0 - _smoothstep(np.arange(1, n + 1) / min(nb + 1, last))
+            o[s0:e0] = fade_o[:, None] * o_prev
+            R[s0:e0] = quat.slerp(np.broadcast_to(quat.identity(), (n, 4)), np.broadcast_to(r_prev, (n, 4)), fr_)
             continue
-        o_in, o_out = t[s] - p[s], t[e - 1] - p[e - 1]
-        before = (f < s) & (f >= s - B)
-        after = (f >= e) & (f < e + B)
-        w_b = 1.0 - _smoothstep((s - f[before]) / (B + 1.0))
-        w_a = 1.0 - _smoothstep((f[after] - (e - 1)) / (B + 1.0))
-        acc[before] += w_b[:, None] * o_in
-        wsum[before] += w_b
-        acc[after] += w_a[:, None] * o_out
-        wsum[after] += w_a
-    out = ~inside & (wsum > 0)
-    t[out] = p[out] + acc[out] / np.maximum(1.0, wsum[out])[:, None]
-    return t, inside | out
+        # where the previous frame left the ankle and the toe
+        if rest:
+            ankle_prev = pa[s0:min(e0, s0 + lf)].mean(axis=0)
+            toe_prev = pt[s0:min(e0, s0 + lf)].mean(axis=0) if pt is not None else None
+        else:
+            ankle_prev = pa[s0 - 1] + o_prev
+            toe_prev = ankle_prev + quat.mul_vec(r_prev, pt[s0 - 1] - pa[s0 - 1]) if pt is not None else None
+        if k == 1:  # the heel alone is planted: the ankle stays
+            o[s0:e0] = (ankle_prev - pa[s0:e0]) * hz
+            R[s0:e0] = r_fade
+        elif k == 3:  # both: heel and toe stay, the foot turned about the ankle to reach both locks
+            v0 = pt[s0:e0] - pa[s0:e0]
+            cur = quat.mul_vec(r_prev, v0)
+            o[s0:e0] = (ankle_prev - pa[s0:e0]) * hz
+            d = np.broadcast_to((toe_prev - ankle_prev) * hz, cur.shape)
+            if up is None:
+                want = d
+            else:  # the up component keeps the foot's length, on the side it pointed to when the run began
+                rem = np.sqrt(np.maximum(np.sum(cur * cur, -1) - np.sum(d * d, -1), 0.0))
+                want = d.copy()
+                want[:, up] = rem if cur[0, up] >= 0 else -rem
+            turn = quat.between(cur, want)
+            ang = quat.angle(turn)
+            big = ang > np.radians(MAX_TURN_DEGREES)  # a foot that really pivots is let pivot
+            if np.any(big):
+                turn[big] = quat.slerp(quat.identity(int(big.sum())), turn[big], np.radians(MAX_TURN_DEGREES) / ang[big])
+            R[s0:e0] = quat.mul(turn, r_prev)
+        else:  # the toe alone is planted: the foot pivots about it
+            v0 = pt[s0:e0] - pa[s0:e0]
+            R[s0:e0] = r_fade
+            o[s0:e0] = (toe_prev - quat.mul_vec(r_fade, v0) - pa[s0:e0]) * hz
+        if np.isfinite(max_offset):
+            # a lock the animation drifts away from is dragged along (its drift beyond max_offset)
+            seg = o[s0:e0]
+            ln = np.linalg.norm(seg, axis=-1)
+            excess = np.maximum.accumulate(np.maximum(ln - max_offset, 0.0))
+            seg *= (np.maximum(ln - excess, 0.0) / np.maximum(ln, 1e-300))[:, None]
+    need = np.any(o != 0.0, axis=-1) | (quat.angle(R) > 0.0) | (st > 0)
+    return o, R, need
+
+
+def _widen(c: NDArray[np.bool_], margin: int) -> NDArray[np.bool_]:
+    """Contacts grown by ``margin`` frames at both ends (the landing and the take-off frame)."""
+    out = c.copy()
+    for k in range(1, int(margin) + 1):
+        out[k:] |= c[:-k]
+        out[:-k] |= c[k:]
+    return out
 
 
 def footlock(motion: Motion, limits: Any = None, contacts: NDArray[np.bool_] | None = None,
              feet: Sequence[str | int] | None = None, *, height_threshold: float = DEFAULT_HEIGHT_THRESHOLD,
              velocity_threshold: float = DEFAULT_VELOCITY_THRESHOLD, min_frames: int = DEFAULT_MIN_FRAMES,
              blend_frames: int = DEFAULT_BLEND_FRAMES, lock_frames: int = 1, lock_height: bool = False,
-             refine: bool = True, tolerance: float = 0.001) -> tuple[Motion, FootlockReport]:
-    """Pin planted feet with two-bone leg IK; returns the new motion and a :class:`FootlockReport`.
+             refine: bool = True, tolerance: float = 0.001, toe_contacts: NDArray[np.bool_] | None = None,
+             toes: bool = True, margin: int = DEFAULT_MARGIN, limit_ankle: bool = True,
+             toe_first: bool = False) -> tuple[Motion, FootlockReport]:
+    """Pin planted heels and toes with two-bone leg IK; returns the new motion and a :class:`FootlockReport`.
 
-    Per foot the chain is (grandparent, parent, foot) = (UpLeg, Leg, Foot). Targets come from
-    :func:`_lock_targets`; all frames of all feet are solved as one batch, ``hip' , knee' =
+    Per foot the chain is (grandparent, parent, foot) = (UpLeg, Leg, Foot). ``contacts`` are the
+    heel (ankle) contacts, ``toe_contacts`` those of the toe joints (:func:`find_toes`; detected the
+    same way when not given; ``toes=False`` locks the ankle only). Ankle targets come from
+    :func:`_planted_offsets`; all frames of all feet are solved as one batch, ``hip', knee' =
     two_bone(...)`` with the knee moving least, then ``limits.joint(j).project`` (a
     :class:`~jointlimits.model.JointLimits`) is applied to the hip and knee; with ``refine`` the
     solves the projection pulled more than ``tolerance`` metres off target are re-solved by CCD
-    inside the limits. The foot keeps its global rotation: ``foot' = inv(G_knee') G_foot``.
-    Frames outside contacts and their blend windows are returned unchanged.
+    inside the limits. The foot keeps its global rotation: ``foot' = inv(G_knee') G_foot``, then
+    with limits it is projected into the ankle's limit. Frames outside contacts and their blend
+    windows are returned unchanged. ``limit_ankle=False`` leaves the ankle's rotation unlimited
+    (hip and knee still are); with ``toe_first`` a planted toe that the ankle's limit moved is put
+    back by moving the ankle (a second leg solve), trading ankle for toe skating. The report carries both the contact-based skating and the
+    independent :func:`foot_skating` before and after.
     """
     idx = _resolve_feet(motion, feet)
     motion.check_finite()
@@ -280,23 +453,40 @@ def footlock(motion: Motion, limits: Any = None, contacts: NDArray[np.bool_] | N
     F = motion.num_frames
     if int(blend_frames) < 0:
         raise IKError(f"blend_frames must be >= 0, got {blend_frames}")
+    if int(margin) < 0:
+        raise IKError(f"margin must be >= 0, got {margin}")
     if contacts is None:
-        contacts = detect_contacts(motion, idx, height_threshold, velocity_threshold, min_frames)
+        contacts = _widen(detect_contacts(motion, idx, height_threshold, velocity_threshold, min_frames), margin)
     c = _check_contacts(contacts, F, len(idx))
+    toe_idx = find_toes(sk, idx) if toes else [None] * len(idx)
+    if toe_contacts is None:
+        tc = np.zeros((F, len(idx)), bool)
+        have = [i for i, t in enumerate(toe_idx) if t is not None]
+        if have and F:
+            tc[:, have] = _widen(detect_contacts(motion, [toe_idx[i] for i in have], height_threshold,
+                                                 velocity_threshold, min_frames), margin)
+    else:
+        tc = _check_contacts(toe_contacts, F, len(idx))
     if limits is not None and hasattr(limits, "check_skeleton"):
         limits.check_skeleton(sk)
     mpu = guess_units(motion).metres_per_unit
     up, _ = _up_index(motion)
     before = measure_skating(motion, c, idx)
+    ind_before = foot_skating(motion, feet=idx)
     gr, gp = forward_kinematics(motion)
     rot = motion.rotations.copy()
     chains = [(int(sk.parents[sk.parents[j]]), int(sk.parents[j]), j) for j in idx]
 
     # one batch over (frame, foot)
-    fs, ks, tg = [], [], []
+    fs, ks, tg, rs, tps = [], [], [], [], []
     for i, (h, k_, j) in enumerate(chains):
-        t, need = _lock_targets(gp[:, j], c[:, i], blend_frames, lock_frames, None if lock_height else up)
+        pt = gp[:, toe_idx[i]] if toe_idx[i] is not None else None
+        o, Rf, need = _planted_offsets(gp[:, j], pt, c[:, i], tc[:, i], blend_frames, lock_frames,
+                                       None if lock_height else up, MAX_OFFSET / mpu)
+        t = gp[:, j] + o
         fr = np.nonzero(need)[0]
+        rs.append(Rf[fr])
+        tps.append(tc[fr, i] if toe_idx[i] is not None else np.zeros(fr.size, bool))
         fs.append(fr)
         ks.append(np.full(fr.size, i))
         tg.append(t[fr])
@@ -311,58 +501,118 @@ def footlock(motion: Motion, limits: Any = None, contacts: NDArray[np.bool_] | N
         J = np.array([ch[2] for ch in chains])[which]
         Pp = sk.parents[H]
         par = np.where((Pp >= 0)[:, None], gr[fr, np.maximum(Pp, 0)], quat.identity(fr.size))
-        sol = two_bone(gp[fr, H], gp[fr, K], gp[fr, J], targets, par, rot[fr, H], rot[fr, K])
-        hip, knee = sol.root_local, sol.mid_local
-        if limits is not None:
-            for i, (h, k_, _) in enumerate(chains):
-                sel = which == i
-                if not np.any(sel):
-                    continue
-                for col, jj in ((0, h), (1, k_)):
-                    lim = _joint_limit(limits, jj)
-                    if lim is None:
-                        continue
-                    q = hip[sel] if col == 0 else knee[sel]
-                    p = lim.project(q)
-                    changed = quat.angle(p, q) > 1e-9
-                    limited += int(changed.sum())
-                    if col == 0:
-                        hip[sel] = p
-                    else:
-                        knee[sel] = p
-        # where the foot ended (positions of the chain in its parent's frame)
+        targets = _soft_reach(gp[fr, H], gp[fr, K], gp[fr, J], targets)
         off = np.stack([motion.positions[fr, H], motion.positions[fr, K], motion.positions[fr, J]], axis=1)
         base_p = np.where((Pp >= 0)[:, None], gp[fr, np.maximum(Pp, 0)], 0.0)
-        foot = _leg_fk(par, base_p, off, hip, knee)
-        err = np.linalg.norm(foot - targets, axis=-1)
+        turn = np.concatenate(rs) if rs else quat.identity(0)
+        want_foot = quat.mul(turn, gr[fr, J])
         tol_u = tolerance / mpu
-        if refine and limits is not None:
-            bad = np.nonzero(err > tol_u)[0]
-            for i, (h, k_, _) in enumerate(chains):
-                b = bad[which[bad] == i]
-                if b.size == 0:
-                    continue
-                lims = [_joint_limit(limits, h), _joint_limit(limits, k_)]
-                res = ccd(par[b], base_p[b], off[b], targets[b], np.stack([hip[b], knee[b]], axis=1), lims,
-                          tolerance=tol_u, max_iterations=60, max_restarts=0)
-                improve = res.error < err[b]
-                bb = b[improve]
-                hip[bb], knee[bb] = res.rotations[improve, 0], res.rotations[improve, 1]
-                err[bb] = res.error[improve]
-                refined += int(improve.sum())
+
+        def solve(tg: Array) -> tuple[Array, Array, Array, Array, Array, int, int]:
+            nlim = nref = 0
+            sol = two_bone(gp[fr, H], gp[fr, K], gp[fr, J], tg, par, rot[fr, H], rot[fr, K])
+            hip, knee = sol.root_local, sol.mid_local
+            if limits is not None:
+                for i, (h, k_, _) in enumerate(chains):
+                    sel = which == i
+                    if not np.any(sel):
+                        continue
+                    for col, jj in ((0, h), (1, k_)):
+                        lim = _joint_limit(limits, jj)
+                        if lim is None:
+                            continue
+                        q = hip[sel] if col == 0 else knee[sel]
+                        pq = lim.project(q)
+                        nlim += int((quat.angle(pq, q) > 1e-9).sum())
+                        if col == 0:
+                            hip[sel] = pq
+                        else:
+                            knee[sel] = pq
+            ankle = _leg_fk(par, base_p, off, hip, knee)
+            err = np.linalg.norm(ankle - tg, axis=-1)
+            if refine and limits is not None:
+                bad = np.nonzero(err > tol_u)[0]
+                for i, (h, k_, _) in enumerate(chains):
+                    b = bad[which[bad] == i]
+                    if b.size == 0:
+                        continue
+                    lims = [_joint_limit(limits, h), _joint_limit(limits, k_)]
+                    res = ccd(par[b], base_p[b], off[b], tg[b], np.stack([hip[b], knee[b]], axis=1), lims,
+                              tolerance=tol_u, max_iterations=60, max_restarts=0)
+                    improve = res.error < err[b]
+                    bb = b[improve]
+                    hip[bb], knee[bb] = res.rotations[improve, 0], res.rotations[improve, 1]
+                    err[bb] = res.error[improve]
+                    nref += int(improve.sum())
+                ankle = _leg_fk(par, base_p, off, hip, knee)
+            # the foot keeps its global rotation, turned about the ankle where heel and toe are both planted
+            gk = quat.mul(par, quat.mul(hip, knee))
+            foot = quat.normalize(quat.inv_mul(gk, want_foot))
+            if limits is not None and limit_ankle:
+                for i, (_, _, jj) in enumerate(chains):
+                    lim = _joint_limit(limits, jj)
+                    sel = which == i
+                    if lim is None or not np.any(sel):
+                        continue
+                    pq = lim.project(foot[sel])
+                    nlim += int((quat.angle(pq, foot[sel]) > 1e-9).sum())
+                    foot[sel] = pq
+            return hip, knee, foot, ankle, err, nlim, nref
+
+        hip, knee, foot, ankle, err, nlim, nref = solve(targets)
+        TT = np.array([-1 if t is None else t for t in toe_idx])[which]
+        toe_rows = np.nonzero((TT >= 0) & np.concatenate(tps))[0] if tps else np.zeros(0, np.int64)
+        if toe_first and toe_rows.size and limits is not None and limit_ankle:
+            # the ankle's limit turned the foot: move the ankle so that a planted toe stays put
+            r = toe_rows
+            gk = quat.mul(par[r], quat.mul(hip[r], knee[r]))
+            toe_off = motion.positions[fr[r], TT[r]]
+            toe_now = ankle[r] + quat.mul_vec(quat.mul(gk, foot[r]), toe_off)
+            toe_want = targets[r] + quat.mul_vec(turn[r], gp[fr[r], TT[r]] - gp[fr[r], J[r]])
+            e = toe_want - toe_now
+            if not lock_height:
+                e[:, up] = 0.0
+            if np.any(np.linalg.norm(e, axis=-1) > tol_u):
+                t2 = targets.copy()
+                t2[r] += e
+                t2 = _soft_reach(gp[fr, H], gp[fr, K], gp[fr, J], t2)
+                hip, knee, foot, ankle, err, nlim2, nref2 = solve(t2)
+                nlim, nref = nlim2, nref + nref2
+        limited += nlim
+        refined += nref
         max_err = float(err.max()) * mpu * 100.0
-        # foot keeps its global rotation
-        gk = quat.mul(par, quat.mul(hip, knee))
         rot[fr, H] = hip
         rot[fr, K] = knee
-        rot[fr, J] = quat.normalize(quat.inv_mul(gk, gr[fr, J]))
+        rot[fr, J] = foot
     out = motion.with_rotations(rot)
     after = measure_skating(out, c, idx)
     red = 100.0 * (1.0 - after["total_m"] / before["total_m"]) if before["total_m"] > 0 else 0.0
     changed = int(np.any(rot != motion.rotations, axis=(1, 2)).sum())
     report = FootlockReport([sk.names[j] for j in idx], c, sum(len(s) for s in contact_segments(c)), before, after,
-                            red, changed, int(fr.size), limited, refined, max_err)
+                            red, changed, int(fr.size), limited, refined, max_err, toe_contacts=tc,
+                            independent_before=ind_before,
+                            independent_after=foot_skating(out, reference=motion, feet=idx))
     return out, report
+
+
+#: targets farther from the hip than this fraction of the leg's length are pulled in smoothly, so
+#: that a held foot never straightens the knee into its singular (snapping) pose
+SOFT_REACH = 0.97
+
+
+def _soft_reach(hip: Array, knee: Array, ankle: Array, target: Array) -> Array:
+    """Targets with their distance ``d`` from the hip softly limited below the leg's length ``L``:
+    beyond ``a L`` (``a = SOFT_REACH``) ``d' = a L + (1 - a) L tanh((d - a L) / ((1 - a) L))``, never
+    farther than the animated ankle already is."""
+    L = np.linalg.norm(knee - hip, axis=-1) + np.linalg.norm(ankle - knee, axis=-1)
+    cur = np.linalg.norm(ankle - hip, axis=-1)
+    v = target - hip
+    d = np.linalg.norm(v, axis=-1)
+    a = SOFT_REACH * L
+    span = np.maximum((1.0 - SOFT_REACH) * L, 1e-12)
+    soft = np.where(d > a, a + span * np.tanh((d - a) / span), d)
+    soft = np.maximum(soft, np.minimum(d, cur))
+    return hip + v * (soft / np.maximum(d, 1e-12))[:, None]
 
 
 def _joint_limit(limits: Any, j: int) -> Any:

@@ -14,7 +14,8 @@ Rotations are tracked in the tangent space: the target angular velocity of a joi
 Discontinuities are frame indices ``c`` where a new segment starts (``q[c]`` does not follow from
 ``q[c-1]``). On frame ``c`` only the position target is used, on ``c + 1`` position and velocity
 (the seed's ``*_no_velocity_acceleration`` / ``*_no_acceleration`` variants). They can be given,
-detected with :func:`detect_discontinuities`, or tamed by clipping target velocity/acceleration.
+detected with :func:`detect_discontinuities` (:mod:`jointlimits.pops`: spikes the clip's own
+motion makes implausible), or tamed by clipping target velocity/acceleration.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from . import quat
 from .errors import SkeletonError
+from .pops import PopParams, pop_scores
 from .skeleton import Motion
 from .springs import SpringError, halflife_to_gain, tracking_modes, track_errors
 
@@ -42,8 +44,9 @@ Array = NDArray[np.float64]
 DEFAULT_HALFLIFE = 0.25
 #: Half-life (s) of the pull toward the input velocity.
 DEFAULT_VELOCITY_HALFLIFE = 0.05
-#: Robust z-score above which :func:`detect_discontinuities` reports a jump.
-DEFAULT_THRESHOLD = 25.0
+#: Pop score (spike / plausible bound, see :mod:`jointlimits.pops`) above which
+#: :func:`detect_discontinuities` reports a jump.
+DEFAULT_THRESHOLD = 1.0
 #: Offsets below this (radians / file units) are set to exactly zero.
 DEFAULT_SNAP = 1e-10
 
@@ -180,60 +183,29 @@ def varying_position_joints(motion: Motion) -> NDArray[np.int64]:
     return np.nonzero(np.any(p != p[:1], axis=(0, 2)))[0]
 
 
-def _spike_scores(s: Array, floor: float) -> Array:
-    # s: [T, C] per-frame speeds (row 0 unused). A jump at frame t makes s[t] large compared with
-    # both neighbours; score = (s[t] - max(s[t-1], s[t+1])) / robust scale of the channel.
-    T = s.shape[0]
-    out = np.zeros(T)
-    if T < 3:
-        return out
-    x = s[1:]
-    prev = np.concatenate([x[:1], x[:-1]], axis=0)
-    nxt = np.concatenate([x[1:], x[-1:]], axis=0)
-    prev[0] = nxt[0]
-    nxt[-1] = prev[-1]
-    excess = x - np.maximum(prev, nxt)
-    med = np.median(x, axis=0)
-    mad = np.median(np.abs(x - med), axis=0)
-    scale = 1.4826 * mad + 0.1 * med + floor
-    out[1:] = np.max(excess / scale, axis=1)
-    return out
-
-
-def discontinuity_scores(motion: Motion, angle_floor: float = 1e-3, position_floor: float | None = None) -> Array:
-    """Per-frame jump score [T]: max over joints of the robust z-score of a one-frame spike in angular
-    speed (and positional speed of moving joints) against its neighbours, scaled by median/MAD."""
+def discontinuity_scores(motion: Motion, params: PopParams | None = None) -> Array:
+    """Per-frame pop score [T]: the largest over joints (rotations and moving positions) of the
+    two-sided velocity spike divided by what the clip's own motion makes plausible for that joint
+    at that time (:func:`jointlimits.pops.pop_scores`). Above 1 is implausible."""
     if motion.num_frames < 3:
         return np.zeros(motion.num_frames)
-    sp = angular_speeds(motion.rotations)
-    score = _spike_scores(sp, angle_floor)
-    vj = varying_position_joints(motion)
-    if vj.size:
-        p = motion.positions[:, vj]
-        d = np.zeros(p.shape[:2])
-        d[1:] = np.linalg.norm(p[1:] - p[:-1], axis=-1)
-        if position_floor is None:
-            position_floor = 1e-6 * max(1.0, float(np.max(np.abs(p))))
-        score = np.maximum(score, _spike_scores(d, position_floor))
-    return score
+    rs, ps = pop_scores(motion, params)
+    return np.maximum(rs.max(axis=1, initial=0.0), ps.max(axis=1, initial=0.0))
 
 
-def detect_discontinuities(motion: Motion, threshold: float = DEFAULT_THRESHOLD, *, min_gap: int = 2,
-                           angle_floor: float = 1e-3) -> NDArray[np.int64]:
-    """Frames t where q[t] jumps away from q[t-1]: :func:`discontinuity_scores` > ``threshold``.
+def detect_discontinuities(motion: Motion, threshold: float = DEFAULT_THRESHOLD, *,
+                           params: PopParams | None = None) -> NDArray[np.int64]:
+    """Frames t where a pop enters or leaves (``q[t]`` does not follow from ``q[t-1]``):
+    :func:`discontinuity_scores` > ``threshold`` (1 = the plausible bound; larger is more lenient).
 
-    Of several detections closer than ``min_gap`` frames only the strongest is kept.
+    A burst of ``k`` frames starting at ``s`` gives cuts at ``s`` and ``s + k``; a jump that stays,
+    one cut. Clean capture gives none (see ``benchmarks/bench_pops.py`` for measured rates).
     """
     if not (np.isfinite(threshold) and threshold > 0):
         raise TrackingError(f"threshold must be > 0, got {threshold!r}")
     motion.check_finite()
-    score = discontinuity_scores(motion, angle_floor)
-    cand = np.nonzero(score > threshold)[0]
-    keep: list[int] = []
-    for c in cand[np.argsort(-score[cand], kind="stable")]:
-        if all(abs(int(c) - k) >= min_gap for k in keep):
-            keep.append(int(c))
-    return np.array(sorted(keep), dtype=np.int64)
+    score = discontinuity_scores(motion, params)
+    return np.nonzero(score > threshold)[0].astype(np.int64)
 
 
 # ----------------------------------------------------------------------------------------------

@@ -147,6 +147,8 @@ def filter_command(clip: Path, out: Path, cuts: str | None, detect: bool, thresh
     given = parse_cuts(cuts)
     if cuts is not None and detect:
         raise BadInput("give either --cuts or --detect, not both")
+    if cuts is None and not detect and v_max is None and a_max is None:
+        raise BadInput("nothing to filter: give --cuts F1,F2,... or --detect (or --v-max/--a-max to clip)")
     m = motion_io.load(clip)
     with _progress(4, not quiet and m.num_frames > PROGRESS_MIN_FRAMES, "filter") as bar:
         bar.update(1)

@@ -22,9 +22,9 @@ __all__ = ["footlock_command"]
 @click.option("--limits", "limits_path", type=click.Path(path_type=Path), default=None,
               help="Joint limits JSON (from `jointlimits fit`); hip and knee rotations are kept inside.")
 @click.option("--height-threshold", type=float, default=DEFAULT_HEIGHT_THRESHOLD, show_default=True,
-              help="Metres above the clip's ground level under which a foot may be planted.")
+              help="Metres above the clip's ground level under which a heel or toe may be planted.")
 @click.option("--velocity-threshold", type=float, default=DEFAULT_VELOCITY_THRESHOLD, show_default=True,
-              help="Horizontal foot speed (m/s) under which a low foot counts as planted.")
+              help="Horizontal speed (m/s) under which a low heel or toe counts as planted.")
 @click.option("--min-frames", type=int, default=DEFAULT_MIN_FRAMES, show_default=True,
               help="Shortest contact in frames.")
 @click.option("--blend-frames", type=int, default=DEFAULT_BLEND_FRAMES, show_default=True,
@@ -34,8 +34,9 @@ __all__ = ["footlock_command"]
 @friendly_errors
 def footlock_command(clip: Path, out: Path, limits_path: Path | None, height_threshold: float,
                      velocity_threshold: float, min_frames: int, blend_frames: int, as_json: bool, force: bool) -> None:
-    """Remove foot skating from CLIP: detect contacts, lock each planted foot with two-bone leg IK
-    (inside --limits when given) and write OUT; prints skating before/after."""
+    """Remove foot skating from CLIP: detect heel and toe contacts, lock what is planted with two-bone
+    leg IK (inside --limits when given) and write OUT; prints skating before/after, on the detected
+    contacts and by the independent measure (ankle and toe joints on low-and-slow frames)."""
     from .. import io as motion_io
     from ..footlock import footlock
     from ..model import JointLimits
@@ -63,3 +64,11 @@ def footlock_command(clip: Path, out: Path, limits_path: Path | None, height_thr
     click.echo(f"  skating after  {a['mean_cm']:.4f} cm/frame ({a['total_cm']:.2f} cm total)")
     click.echo(f"  reduction {rep.reduction_percent:.1f}%  ({rep.solves} leg solves, {rep.limited} limited, "
                f"{rep.refined} refined by CCD; {rep.frames_changed} frames changed)")
+    ib, ia, red = rep.independent_before, rep.independent_after, rep.independent_reduction
+    if ib is not None and ia is not None:
+        def pct(x):
+            return "n/a" if x is None else f"{x:.1f}% less"
+
+        click.echo(f"  independent skating (ankle and toe joints on low-and-slow frames): "
+                   f"ankles {ib['ankle_cm']:.1f} -> {ia['ankle_cm']:.1f} cm ({pct(red['ankle'])}), "
+                   f"toes {ib['toe_cm']:.1f} -> {ia['toe_cm']:.1f} cm ({pct(red['toe'])})")
