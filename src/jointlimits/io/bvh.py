@@ -39,7 +39,7 @@ _ROW_BYTES = b"0123456789+-.eE \t\r\n"
 #: shortest Frame Time accepted (1 MHz): below it the frame rate is meaningless or infinite
 MIN_FRAME_TIME = 1e-6
 #: file bytes read per block of frame rows (bounds the memory of parsing and the cost of a bad row)
-_BLOCK_BYTES = 1 << 22
+_BLOCK_BYTES = 1 << 18
 
 
 def _euler_to_quat(angles_deg: NDArray[np.float64], axes: str) -> NDArray[np.float64]:
@@ -722,8 +722,9 @@ def _hierarchy_lines(sk: Skeleton) -> list[str]:
     return out
 
 
-def _write(fh: IO[str], motion: Motion) -> None:
-    data = channel_data(motion)
+def _write(fh: IO[str], motion: Motion, data: NDArray[np.float64] | None = None) -> None:
+    if data is None:
+        data = channel_data(motion)
     out = _hierarchy_lines(motion.skeleton)
     out.append("MOTION")
     out.append(f"Frames: {motion.num_frames}")
@@ -749,6 +750,6 @@ def save(path: str | os.PathLike, motion: Motion, *, overwrite: bool = True) -> 
     p = Path(path)
     if not overwrite and p.exists():
         raise BVHError("file exists (not overwriting it)", None, str(p))
-    channel_data(motion)  # raises before a file is opened if the motion cannot be written
+    data = channel_data(motion)  # raises before a file is opened if the motion cannot be written
     with atomic_write(p) as fh:
-        _write(fh, motion)
+        _write(fh, motion, data)
