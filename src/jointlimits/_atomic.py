@@ -85,8 +85,7 @@ def _install_handlers() -> None:
 
 def _os_error(e: OSError, target: Path) -> OSError:
     """The same error, naming the target instead of the temporary file."""
-    code = e.errno or errno.EIO
-    return type(e)(code, e.strerror or os.strerror(code), str(target))
+    return type(e)(e.errno, e.strerror or os.strerror(e.errno), str(target))
 
 
 def check_writable(path: str | os.PathLike) -> None:
@@ -192,7 +191,7 @@ def atomic_write(path: str | os.PathLike, binary: bool = False) -> Iterator[IO]:
                 pass
             with _lock:
                 _live.discard(tmp)
-        if isinstance(e, OSError) and (e.filename is None or str(e.filename) == folder
+        if isinstance(e, OSError) and e.errno is not None and (e.filename is None or str(e.filename) == folder
                                        or os.path.basename(str(e.filename)).startswith(".jl-")):
             raise _os_error(e, p) from None  # about our temporary file: name the target
         raise

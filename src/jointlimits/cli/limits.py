@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
 import click
 import numpy as np
 
-from ._common import BadInput, check_output_path, friendly_errors
+from ._common import BadInput, check_output_path, friendly_errors, progress as progress_bar
 from ..model import SHAPES
 
 __all__ = ["fit_command", "apply_command", "report_command", "plot_command", "demo_command"]
@@ -19,9 +18,12 @@ SHAPE_CHOICE = click.Choice(list(SHAPES))
 
 
 def _progress(total: int, label: str, quiet: bool = False):
-    from tqdm import tqdm
+    return progress_bar(total, label, "clip", disable=quiet or total < 2)
 
-    return tqdm(total=total, desc=label, unit="clip", file=sys.stderr, disable=quiet or total < 2, leave=False)
+
+def _require_frames(m: Any, path: Path) -> None:
+    if m.num_frames == 0:
+        raise BadInput(f"{path}: the clip has no frames")
 
 
 def _load_clips(paths: list[Path], quiet: bool = False) -> list:
@@ -65,11 +67,9 @@ def _parse_joint_shapes(items: tuple[str, ...]) -> dict[str, str]:
 def fit_limits(clips: list, shape: str, swing_twist: bool, padding: float, reference: Any,
                subsample: float, joint_shapes: dict[str, str], quiet: bool = False):
     """Fit with a progress bar over joints."""
-    from tqdm import tqdm
-
     from ..model import JointLimits
 
-    bar = tqdm(desc="fitting", unit="joint", file=sys.stderr, disable=quiet, leave=False)
+    bar = progress_bar(None, "fitting", "joint", disable=quiet)
 
     def progress(k: int, n: int, name: str) -> None:
         bar.total = n
@@ -130,6 +130,7 @@ def apply_command(limits_file: Path, clip: Path, output: Path, soften: tuple[flo
     check_output_path(output, [clip, limits_file], force)
     lim = JointLimits.load(limits_file)
     m = bvh.load(clip)
+    _require_frames(m, clip)
     out = lim.apply(m, soften=soften, smooth=smooth)
     bvh.save(output, out)
     v = lim.violation(m.rotations)
@@ -177,14 +178,14 @@ def plot_command(inputs: tuple[Path, ...], joint: str, output: Path, after: Path
     joint's rotation before/after filtering."""
     from ..io import bvh
 
-    if output.suffix.lower() != ".png":
-        raise BadInput(f"{output}: the figure is written as PNG; give a .png path")
+    check_output_path(output, [*inputs, after], False, suffixes=(".png",), what="figure")
     if after is not None:
         if len(inputs) != 1:
             raise BadInput("with --after give exactly one CLIP (the original)")
         from .filters import plot_channel_before_after
 
         before_m, after_m = bvh.load(inputs[0]), bvh.load(after)
+        _require_frames(before_m, inputs[0])
         before_m.skeleton.index(joint)
         path = plot_channel_before_after(before_m, after_m, joint, output)
     else:
@@ -196,6 +197,7 @@ def plot_command(inputs: tuple[Path, ...], joint: str, output: Path, after: Path
 
         lim = JointLimits.load(inputs[0])
         m = bvh.load(inputs[1])
+        _require_frames(m, inputs[1])
         lim.check_skeleton(m.skeleton)
         path = plot_joint_limit(lim, m, joint, output)
     click.echo(f"wrote {path or output}")
@@ -208,6 +210,7 @@ def run_demo(input_clip: Path | None, out_dir: Path, shape: str, swing_twist: bo
     from .. import procedural
     from ..io import bvh
     from .._atomic import atomic_write
+    from .._names import safe_filename
     from ..plots import plot_joint_limit, plot_violation_report
     from ..viewer import write_limits_page
 
@@ -251,7 +254,7 @@ def run_demo(input_clip: Path | None, out_dir: Path, shape: str, swing_twist: bo
     mean_violation = lim.violation(wild.rotations).mean(axis=0)
     worst = [motion.skeleton.names[j] for j in sorted(lim.active(), key=lambda j: -mean_violation[j])[:3]]
     for name in worst:
-        p = out_dir / f"joint_{name}.png"
+        p = out_dir / f"joint_{safe_filename(name)}.png"  # names come from the clip: never a path
         plot_joint_limit(lim, motion, name, p, projected=limited, over_rotated=wild)
         files[f"joint_{name}"] = str(p)
     # the same joints on an interactive page: the fitted clip and the over-rotated copy in limit space
@@ -278,6 +281,10 @@ def demo_command(input_clip: Path | None, out_dir: Path, shape: str, swing_twist
                  quiet: bool) -> None:
     """Fit limits, apply them to an over-rotated copy, write BVHs, a report, PNG figures and an
     interactive HTML page of the worst joints' limits."""
+    if out_dir.exists() and not out_dir.is_dir():
+        raise BadInput(f"{out_dir}: --out must be a folder, and this is a file")
+    if not out_dir.exists():
+        check_output_path(out_dir, [])
     if input_clip is not None and out_dir.exists() and out_dir.resolve() == input_clip.resolve().parent \
             and (out_dir / input_clip.name).exists() and input_clip.name in ("limited.bvh", "over_rotated.bvh"):
         raise BadInput(f"{input_clip}: the demo would overwrite its own input; choose another --out")
