@@ -23,7 +23,7 @@ def safe_filename(name: str, max_len: int = 80) -> str:
     if s == name and s and len(s) <= max_len:
         return s
     tag = hashlib.sha1(name.encode("utf-8", "surrogatepass")).hexdigest()[:8]
-    s = s[: max(1, max_len - 9)].strip("_") or "joint"
+    s = s[: max(1, max_len - 9)].lstrip("._").rstrip("_") or "joint"
     return f"{s}_{tag}"
 
 

@@ -32,3 +32,7 @@ class SkeletonError(JointLimitsError, ValueError):
 
 class IKError(JointLimitsError, ValueError):
     """An IK problem is malformed (chain not in skeleton, zero-length bones, NaN targets)."""
+
+
+class QuatError(JointLimitsError, ValueError):
+    """A quaternion or vector argument cannot give a rotation (zero length, NaN or infinite)."""

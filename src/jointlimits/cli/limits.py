@@ -214,16 +214,14 @@ def run_demo(input_clip: Path | None, out_dir: Path, shape: str, swing_twist: bo
     from ..plots import plot_joint_limit, plot_violation_report
     from ..viewer import write_limits_page
 
-    out_dir.mkdir(parents=True, exist_ok=True)
     files: dict[str, str] = {}
+    motion = procedural.range_of_motion() if input_clip is None else bvh.load(input_clip)
+    lim = fit_limits([motion], shape, swing_twist, 0.05, "mean", 0.05, {}, quiet)
+    out_dir.mkdir(parents=True, exist_ok=True)  # only once the input has loaded and fitted
     if input_clip is None:
-        motion = procedural.range_of_motion()
         src = out_dir / "range_of_motion.bvh"
         bvh.save(src, motion)
         files["range_of_motion"] = str(src)
-    else:
-        motion = bvh.load(input_clip)
-    lim = fit_limits([motion], shape, swing_twist, 0.05, "mean", 0.05, {}, quiet)
     lim_path = out_dir / "limits.json"
     lim.save(lim_path)
     files["limits"] = str(lim_path)

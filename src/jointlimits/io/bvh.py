@@ -433,7 +433,12 @@ def _parse_rows(block: bytes, first_line: int, first_frame: int, n_ch: int, path
                            e.line, path) from None
         raise
     if bad is not None:
-        raise _strict_error(lines[stop], first_line + stop, first_frame + data.shape[0], n_ch, path)
+        raw = block.split(b"\n")[stop]
+        try:
+            line = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            line = raw.decode("latin-1")
+        raise _strict_error(line, first_line + stop, first_frame + data.shape[0], n_ch, path)
     return data
 
 
