@@ -27,13 +27,40 @@ EULER_ORDERS = ("xyz", "xzy", "yxz", "yzx", "zxy", "zyx")
 _AXIS_INDEX = {"x": 0, "y": 1, "z": 2}
 
 
+_SAFE_LO, _SAFE_HI = 1e-150, 1e150  # plain norms are exact enough in between
+
+
+def _plain_norm(x: Array, keepdims: bool) -> Array:
+    with np.errstate(over="ignore", under="ignore"):  # out-of-range norms take the scaled path
+        return np.linalg.norm(x, axis=-1, keepdims=keepdims)
+
+
+def _plain_ok(n: Array) -> bool:
+    return bool(np.all((n > _SAFE_LO) & (n < _SAFE_HI)))
+
+
 def _norm(x: Array, keepdims: bool = False) -> Array:
     """Euclidean norm over the last axis without overflow or underflow (1e200 and 1e-200 work)."""
+    n = _plain_norm(x, keepdims)
+    if _plain_ok(n):
+        return n
     m = np.max(np.abs(x), axis=-1, keepdims=True)
     safe = np.where(m > 0, m, 1.0)
     with np.errstate(invalid="ignore"):
         n = m * np.linalg.norm(x / safe, axis=-1, keepdims=True)
     return n if keepdims else n[..., 0]
+
+
+def _unit(x: Array) -> tuple[Array, NDArray[np.bool_]]:
+    """x / |x| over the last axis (scaled by the largest component first, so subnormal and huge
+    vectors work) and where x is zero (left zero)."""
+    n = _plain_norm(x, True)
+    if _plain_ok(n):
+        return x / n, np.zeros(n.shape[:-1], bool)
+    m = np.max(np.abs(x), axis=-1, keepdims=True)
+    s = x / np.where(m > 0, m, 1.0)
+    n = np.linalg.norm(s, axis=-1, keepdims=True)
+    return s / np.where(n > 0, n, 1.0), m[..., 0] == 0
 
 
 def _f(x: ArrayLike) -> Array:
@@ -96,11 +123,15 @@ def inv_mul_vec(q: ArrayLike, v: ArrayLike) -> Array:
 def normalize(q: ArrayLike, eps: float = 0.0) -> Array:
     """q / |q|; zero quaternions become the identity instead of NaN."""
     q = _f(q)
+    n = _plain_norm(q, True)
+    if _plain_ok(n) and eps < _SAFE_LO:
+        return q / n
     # scaled first, so huge (1e200) and tiny (1e-200) quaternions keep their direction
     m = np.max(np.abs(q), axis=-1, keepdims=True)
     s = q / np.where(m > 0, m, 1.0)
     ns = np.linalg.norm(s, axis=-1, keepdims=True)
-    n = m * ns
+    with np.errstate(over="ignore"):  # only compared with eps: inf is fine
+        n = m * ns
     out = s / np.where(n > eps, ns, 1.0)
     zero = (n <= eps)[..., 0]
     if np.any(zero):
@@ -184,7 +215,10 @@ def from_scaled_angle_axis(v: ArrayLike) -> Array:
     v = _f(v)
     h = 0.5 * v
     a = _norm(h, keepdims=True)
-    return np.concatenate([np.cos(a), h * np.sinc(a / np.pi)], axis=-1)
+    # sin(a)/a; sinc's own pi*(a/pi) drifts from a for huge angles, breaking the unit length
+    big = a >= 1.0
+    s = np.where(big, np.sin(a) / np.where(big, a, 1.0), np.sinc(a / np.pi))
+    return np.concatenate([np.cos(a), h * s], axis=-1)
 
 
 def log(q: ArrayLike, eps: float = 1e-8) -> Array:
@@ -292,12 +326,13 @@ def between(u: ArrayLike, v: ArrayLike) -> Array:
     u, v = _f(u), _f(v)
     # unit directions first (scaled, so 1e-200 and 1e200 long vectors work); a zero vector has
     # no direction: the identity
-    nu, nv = _norm(u, keepdims=True), _norm(v, keepdims=True)
-    zero = (nu[..., 0] == 0) | (nv[..., 0] == 0)
-    u = u / np.where(nu > 0, nu, 1.0)
-    v = v / np.where(nv > 0, nv, 1.0)
+    u, zu = _unit(u)
+    v, zv = _unit(v)
+    zero = zu | zv
+    # w = 1 + u.v written as |u + v|^2 / 2: no cancellation near antiparallel
     c = np.cross(u, v)
-    w = 1.0 + np.sum(u * v, -1)
+    h = u + v
+    w = 0.5 * np.sum(h * h, -1)
     q = np.concatenate([w[..., None], c], axis=-1)
     n = np.linalg.norm(q, axis=-1)
     bad = (n <= 1e-12) & ~np.broadcast_to(zero, n.shape)
