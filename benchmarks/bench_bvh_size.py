@@ -24,7 +24,7 @@ CHILD = r"""
 import json, os, sys, time
 sys.path.insert(0, sys.argv[1])
 from jointlimits.io import bvh
-bvh.loads(open(sys.argv[2], 'rb').read(4096).decode('latin-1').split('MOTION')[0] + 'MOTION\nFrames: 0\nFrame Time: 0.1\n')  # imports
+bvh.loads('HIERARCHY\nROOT a\n{\nOFFSET 0 0 0\nCHANNELS 1 Xrotation\n}\nMOTION\nFrames: 1\nFrame Time: 0.1\n1\n')  # imports
 from jointlimits import procedural
 bvh.dumps(procedural.range_of_motion(seconds=0.2))  # compiled writer: loaded from cache (or compiled) now
 def status(key):
@@ -69,6 +69,7 @@ def main() -> None:
     ap.add_argument("--anchor", type=Path, default=ROOT.parent / "main" / "src",
                     help="another source tree measured in the same run (default: ../main/src if present)")
     ap.add_argument("--keep", action="store_true", help="keep the synthetic clip in /tmp")
+    ap.add_argument("--clips", nargs="*", type=Path, default=[], help="more clips to measure")
     args = ap.parse_args()
     clips = sorted(MOCAP.glob("*/*.bvh"), key=lambda p: p.stat().st_size)
     if not clips:
@@ -79,7 +80,7 @@ def main() -> None:
     if args.anchor.is_dir() and args.anchor.resolve() != (ROOT / "src").resolve():
         trees.append((f"anchor {args.anchor}", args.anchor))
     try:
-        for name, path in ((largest.relative_to(MOCAP), largest), (big.name, big)):
+        for name, path in [(largest.relative_to(MOCAP), largest), (big.name, big)] + [(c.name, c) for c in args.clips]:
             size = path.stat().st_size
             print(f"{name}: {size / 1e6:.1f} MB")
             for label, tree in trees:

@@ -39,7 +39,7 @@ _ROW_BYTES = b"0123456789+-.eE \t\r\n"
 #: shortest Frame Time accepted (1 MHz): below it the frame rate is meaningless or infinite
 MIN_FRAME_TIME = 1e-6
 #: file bytes read per block of frame rows (bounds the memory of parsing and the cost of a bad row)
-_BLOCK_BYTES = 1 << 18
+_BLOCK_BYTES = 1 << 17
 
 
 def _euler_to_quat(angles_deg: NDArray[np.float64], axes: str) -> NDArray[np.float64]:
@@ -624,7 +624,7 @@ def _fmt(x: float) -> str:
 
 _MINUS_ZERO = re.compile(r"(?<![0-9.e+-])-0(?=[,\n])")
 _ROWS_PER_WRITE = 4096
-_POW10 = 10.0 ** np.arange(10)
+_POW10 = 10.0 ** np.arange(23)  # exact doubles
 _DIGITS = 16  # fixed-point values written by the fast path have fewer than 10**15 units
 
 
@@ -640,16 +640,16 @@ def _format_repr(data: NDArray[np.float64]) -> str:
 
 @numba.njit(cache=True, nogil=True)
 def _fixed_kernel(flat, n_ch, pow10, out):  # pragma: no cover - compiled
-    """Write each value as the shortest decimal with at most 9 places that is exactly it
+    """Write each value as the shortest decimal with at most 22 places that is exactly it
     (n / 10**k, correctly rounded like the parse), space separated, a newline every n_ch values.
     Returns the bytes written, or -1 if some value is not such a decimal."""
     pos = 0
-    digits = np.empty(24, np.uint8)
+    digits = np.empty(40, np.uint8)
     for i in range(flat.size):
         v = flat[i]
         k = -1
         n = 0.0
-        for kk in range(10):
+        for kk in range(pow10.size):
             n = np.rint(v * pow10[kk])
             if abs(n) >= 1e15:
                 break
@@ -679,10 +679,10 @@ def _fixed_kernel(flat, n_ch, pow10, out):  # pragma: no cover - compiled
 
 
 def _format_fixed(data: NDArray[np.float64]) -> str | None:
-    """Rows as BVH text when every value is a decimal with at most 9 places (what files hold),
+    """Rows as BVH text when every value is a decimal with at most 22 places (what files hold),
     in compiled code; each value parses back to the same double. None otherwise."""
     flat = np.ascontiguousarray(data).reshape(-1)
-    out = np.empty(flat.size * 20 + 1, np.uint8)
+    out = np.empty(flat.size * 42 + 1, np.uint8)
     n = _fixed_kernel(flat, data.shape[1], _POW10, out)
     return None if n < 0 else out[:n].tobytes().decode("ascii")
 
