@@ -231,3 +231,13 @@ def test_demo_joint_file_names_stay_inside_out(tmp_path):
     assert safe_filename("a/b") != safe_filename("a_b")
     assert html_text("<a href=x>") == "&lt;a href=x&gt;"
     assert plot_label("$x$") == r"\$x\$"
+
+
+def test_deeply_nested_limits_file_is_one_line(work, tmp_path):
+    deep = tmp_path / "deep.json"
+    deep.write_text("[" * 100000 + "]" * 100000)
+    for argv in (["report", str(deep), str(work["clip"])],
+                 ["apply", str(deep), str(work["clip"]), "-o", str(tmp_path / "o.bvh")]):
+        r = CliRunner().invoke(main, argv)
+        assert r.exit_code == 2 and len(r.stderr.splitlines()) == 1 and r.stderr.startswith("error: "), r.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["deep.json"]

@@ -160,7 +160,7 @@ def atomic_write(path: str | os.PathLike, binary: bool = False) -> Iterator[IO]:
         with os.fdopen(fd, "wb" if binary else "w", **({} if binary else {"newline": "\n", "encoding": "utf-8"})) as fh:
             yield fh
             fh.flush()
-            if mode is not None:
+            if mode is not None and hasattr(os, "fchmod"):
                 os.fchmod(fh.fileno(), mode)
             if tmp is None:  # anonymous file: give it a short name, then rename over the target
                 for _ in range(100):
@@ -180,6 +180,8 @@ def atomic_write(path: str | os.PathLike, binary: bool = False) -> Iterator[IO]:
                         _live.discard(name)
                 else:  # pragma: no cover
                     raise FileExistsError(errno.EEXIST, "no free temporary name", str(p))
+        if mode is not None and not hasattr(os, "fchmod"):  # pragma: no cover - Windows before 3.13
+            os.chmod(tmp, mode)
         os.replace(tmp, p)
         with _lock:
             _live.discard(tmp)
