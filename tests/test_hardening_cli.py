@@ -241,3 +241,30 @@ def test_deeply_nested_limits_file_is_one_line(work, tmp_path):
         r = CliRunner().invoke(main, argv)
         assert r.exit_code == 2 and len(r.stderr.splitlines()) == 1 and r.stderr.startswith("error: "), r.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == ["deep.json"]
+
+
+def test_json_outputs_are_strict(work, tmp_path, monkeypatch):
+    import json
+
+    from jointlimits.model import JointLimits
+
+    def strict(text):
+        return json.loads(text, parse_constant=lambda c: (_ for _ in ()).throw(ValueError(c)))
+
+    m = bvh.load(work["clip"])
+    z = tmp_path / "zero.bvh"
+    bvh.save(z, m[:0])
+    r = CliRunner().invoke(main, ["info", str(z), "--json"])
+    assert r.exit_code == 0 and strict(r.stdout)["frames"] == 0
+    r = CliRunner().invoke(main, ["report", str(work["limits"]), str(work["clip"]), "--json"])
+    assert r.exit_code == 0 and strict(r.stdout)["joints"]
+    real = JointLimits.report
+
+    def nan_report(self, *a, **k):
+        rows = real(self, *a, **k)
+        rows[0]["max_violation_deg"] = float("nan")
+        return rows
+
+    monkeypatch.setattr(JointLimits, "report", nan_report)
+    r = CliRunner().invoke(main, ["report", str(work["limits"]), str(work["clip"]), "--json"])
+    assert r.exit_code == 2 and r.stdout == "" and "NaN" in r.stderr and len(r.stderr.splitlines()) == 1

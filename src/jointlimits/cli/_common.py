@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import errno
 import functools
+import json
+import math
 import os
 import sys
 import warnings
@@ -89,6 +91,28 @@ def check_output_path(out: Path, inputs: Iterable[Path | None], force: bool = Fa
         check_writable(out)
     except OSError as e:
         raise BadInput(os_error_message(e)) from None
+
+
+def _nulls(obj: Any) -> Any:
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return None
+    if isinstance(obj, dict):
+        return {k: _nulls(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_nulls(v) for v in obj]
+    return obj
+
+
+def strict_json(obj: Any, unknown_as_null: bool = False) -> str:
+    """JSON that every parser accepts: NaN and infinity are an error (a result that should be a
+    number is not), or ``null`` where ``unknown_as_null`` (a quantity that may be unknown)."""
+    if unknown_as_null:
+        obj = _nulls(obj)
+    try:
+        return json.dumps(obj, indent=2, allow_nan=False)
+    except ValueError:
+        raise BadInput("the result holds NaN or infinity (the limits file has extreme or "
+                       "invalid values?); no JSON written") from None
 
 
 def check_distinct_outputs(*outs: Path | None) -> None:

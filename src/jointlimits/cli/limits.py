@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 import click
 import numpy as np
 
-from ._common import BadInput, check_output_path, friendly_errors, progress as progress_bar
+from ._common import BadInput, check_output_path, friendly_errors, progress as progress_bar, strict_json
 from ..model import SHAPES
 
 __all__ = ["fit_command", "apply_command", "report_command", "plot_command", "demo_command"]
@@ -159,8 +158,7 @@ def report_command(limits_file: Path, clips: tuple[Path, ...], as_json: bool) ->
     ms = _load_clips(list(clips), quiet=as_json)
     rows = lim.report(ms)
     if as_json:
-        click.echo(json.dumps({"limits": str(limits_file), "clips": [str(c) for c in clips], "joints": rows},
-                              indent=2))
+        click.echo(strict_json({"limits": str(limits_file), "clips": [str(c) for c in clips], "joints": rows}))
     else:
         click.echo(_report_table(rows))
 
@@ -240,7 +238,7 @@ def run_demo(input_clip: Path | None, out_dir: Path, shape: str, swing_twist: bo
               "over_rotation": over, "over_rotated": before, "limited": after, "projected": hard}
     rp = out_dir / "report.json"
     with atomic_write(rp) as fh:
-        fh.write(json.dumps(report, indent=2))
+        fh.write(strict_json(report))
     files["report"] = str(rp)
     with atomic_write(out_dir / "report.txt") as fh:
         fh.write("over-rotated copy:\n" + _report_table(before) + "\n\nprojected onto the limits:\n"
