@@ -1,39 +1,199 @@
-"""Atomic file output: write to a temporary file beside the target, then rename over it."""
+"""Atomic file output: the one helper every writer uses (BVH, limits JSON, PNG, HTML, reports).
+
+The data goes to an anonymous file in the target's folder (``O_TMPFILE`` where the file system
+has it, so nothing is left behind even on SIGKILL) or else to a short hidden temporary name
+(``.jl-XXXXXXXX.tmp``, so any valid target name works). On success it replaces the target in one
+rename; on any error, and on SIGINT or SIGTERM, the temporary file is removed and the target is
+left as it was. Files get the mode a plain ``open`` would give (0o666 minus the umask, applied
+by the kernel; the umask is never changed) or the mode of the file they replace. Errors name the
+target, never the temporary file.
+"""
 
 from __future__ import annotations
 
+import errno
 import os
-import tempfile
+import secrets
+import signal
+import threading
 from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Iterator
 
+__all__ = ["atomic_write", "check_writable", "current_umask"]
 
-def _default_mode(target: Path) -> int:
-    """The mode a plain ``open`` would give: the target's if it exists, else 0o666 minus the umask
-    (mkstemp's files are 0o600, which would hide results from other users and web servers)."""
+_live: set[str] = set()  # temporary names that exist (or are about to) and must not outlive us
+_lock = threading.Lock()
+_installed = False
+_NAME_MAX = 255
+
+
+def current_umask() -> int:
+    """The process umask, read without changing it (from /proc where available).
+
+    The fallback creates nothing and changes nothing: it assumes the common 0o022.
+    """
     try:
-        return target.stat().st_mode & 0o7777
-    except OSError:
-        mask = os.umask(0)
-        os.umask(mask)
-        return 0o666 & ~mask
+        with open("/proc/self/status", "rb") as fh:
+            for line in fh:
+                if line.startswith(b"Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    return 0o022
+
+
+def _cleanup() -> None:
+    for name in list(_live):
+        try:
+            os.unlink(name)
+        except OSError:
+            pass
+        _live.discard(name)
+
+
+def _handler(signum: int, frame) -> None:  # pragma: no cover - exercised in a subprocess test
+    _cleanup()
+    prev = _previous.get(signum, signal.SIG_DFL)
+    if callable(prev):
+        prev(signum, frame)  # e.g. Python's SIGINT handler raises KeyboardInterrupt
+        return
+    # default action: restore it and deliver the signal again so the exit status says so
+    signal.signal(signum, signal.SIG_DFL)
+    os.kill(os.getpid(), signum)
+
+
+_previous: dict[int, object] = {}
+
+
+def _install_handlers() -> None:
+    """Remove live temporary files on SIGINT/SIGTERM, then behave as before (once, main thread)."""
+    global _installed
+    if _installed or threading.current_thread() is not threading.main_thread():
+        return
+    _installed = True
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        try:
+            prev = signal.getsignal(sig)
+            if prev is signal.SIG_IGN or prev is None:
+                continue  # ignored signals stay ignored; handlers set outside Python stay
+            _previous[sig] = prev
+            signal.signal(sig, _handler)
+        except (ValueError, OSError):  # not the main interpreter, or an exotic platform
+            pass
+
+
+def _os_error(e: OSError, target: Path) -> OSError:
+    """The same error, naming the target instead of the temporary file."""
+    return type(e)(e.errno, e.strerror or os.strerror(e.errno), str(target))
+
+
+def check_writable(path: str | os.PathLike) -> None:
+    """Raise the ``OSError`` writing ``path`` would raise, before any work is done (best effort):
+    a name too long, a parent that is missing or not a folder, a target that is a folder, a
+    folder that is not writable (read-only file system included)."""
+    p = Path(path)
+    name_len = len(os.fsencode(p.name))
+    if name_len > _NAME_MAX:
+        raise OSError(errno.ENAMETOOLONG, os.strerror(errno.ENAMETOOLONG), str(p))
+    parent = p.parent if str(p.parent) else Path(".")
+    if p.is_dir():
+        raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), str(p))
+    for a in [parent, *parent.parents]:
+        if a.exists():
+            if not a.is_dir():
+                raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), str(p))
+            break
+    if not parent.exists():
+        raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), str(p))
+    # os.access answers EROFS and EACCES for the folder the temporary file goes to
+    if not os.access(parent, os.W_OK | os.X_OK):
+        ro = False
+        try:
+            ro = bool(os.statvfs(parent).f_flag & os.ST_RDONLY)
+        except (OSError, AttributeError):
+            pass
+        code = errno.EROFS if ro else errno.EACCES
+        raise (OSError if ro else PermissionError)(code, os.strerror(code), str(p))
+
+
+def _open_anonymous(folder: str) -> int | None:
+    flag = getattr(os, "O_TMPFILE", 0)
+    if not flag or not os.path.isdir("/proc/self/fd"):
+        return None
+    try:
+        return os.open(folder, flag | os.O_WRONLY | getattr(os, "O_CLOEXEC", 0), 0o666)
+    except OSError as e:
+        if e.errno in (errno.EOPNOTSUPP, errno.EISDIR, errno.EINVAL, errno.ENOENT):
+            return None  # file system or kernel without O_TMPFILE: use a named temporary file
+        raise
 
 
 @contextmanager
 def atomic_write(path: str | os.PathLike, binary: bool = False) -> Iterator[IO]:
     """Open a temporary file in ``path``'s folder; on success it replaces ``path``, on any error
-    it is removed and ``path`` is left as it was (never a half-written file)."""
+    (or SIGINT/SIGTERM) it is removed and ``path`` is left as it was (never a half-written file)."""
     p = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=p.parent if str(p.parent) else ".")
+    check_writable(p)
+    folder = str(p.parent) if str(p.parent) else "."
     try:
-        with os.fdopen(fd, "wb" if binary else "w", **({} if binary else {"newline": "\n"})) as fh:
+        mode = p.stat().st_mode & 0o7777
+    except OSError:
+        mode = None  # new file: the kernel applies the umask to 0o666
+    _install_handlers()
+    tmp: str | None = None
+    try:
+        fd = _open_anonymous(folder)
+        if fd is None:
+            for _ in range(100):
+                tmp = os.path.join(folder, f".jl-{secrets.token_hex(4)}.tmp")
+                with _lock:
+                    _live.add(tmp)  # registered before it exists: a signal in between still removes it
+                try:
+                    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o666)
+                    break
+                except FileExistsError:
+                    _live.discard(tmp)
+                    tmp = None
+            else:  # pragma: no cover
+                raise FileExistsError(errno.EEXIST, "no free temporary name", str(p))
+        with os.fdopen(fd, "wb" if binary else "w", **({} if binary else {"newline": "\n", "encoding": "utf-8"})) as fh:
             yield fh
-        os.chmod(tmp, _default_mode(p))
+            fh.flush()
+            if mode is not None and hasattr(os, "fchmod"):
+                os.fchmod(fh.fileno(), mode)
+            if tmp is None:  # anonymous file: give it a short name, then rename over the target
+                for _ in range(100):
+                    name = os.path.join(folder, f".jl-{secrets.token_hex(4)}.tmp")
+                    with _lock:
+                        _live.add(name)
+                    try:
+                        # an explicit src_dir_fd makes CPython call linkat(AT_SYMLINK_FOLLOW)
+                        dfd = os.open(folder, os.O_RDONLY)
+                        try:
+                            os.link(f"/proc/self/fd/{fh.fileno()}", name, src_dir_fd=dfd, follow_symlinks=True)
+                        finally:
+                            os.close(dfd)
+                        tmp = name
+                        break
+                    except FileExistsError:
+                        _live.discard(name)
+                else:  # pragma: no cover
+                    raise FileExistsError(errno.EEXIST, "no free temporary name", str(p))
+        if mode is not None and not hasattr(os, "fchmod"):  # pragma: no cover - Windows before 3.13
+            os.chmod(tmp, mode)
         os.replace(tmp, p)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
+        with _lock:
+            _live.discard(tmp)
+    except BaseException as e:
+        if tmp is not None:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+            with _lock:
+                _live.discard(tmp)
+        if isinstance(e, OSError) and e.errno is not None and (e.filename is None or str(e.filename) == folder
+                                       or os.path.basename(str(e.filename)).startswith(".jl-")):
+            raise _os_error(e, p) from None  # about our temporary file: name the target
         raise

@@ -36,3 +36,7 @@ class IKError(JointLimitsError, ValueError):
 
 class FormatError(JointLimitsError, ValueError):
     """A motion file of a non-BVH format (glTF, AMASS npz) could not be read or written."""
+
+
+class QuatError(JointLimitsError, ValueError):
+    """A quaternion or vector argument cannot give a rotation (zero length, NaN or infinite)."""

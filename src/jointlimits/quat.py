@@ -13,6 +13,8 @@ from typing import Sequence
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from .errors import QuatError
+
 __all__ = [
     "identity", "mul", "inv", "inv_mul", "mul_inv", "mul_vec", "inv_mul_vec", "normalize", "abs",
     "dot", "angle", "unroll", "to_scaled_angle_axis", "from_scaled_angle_axis", "log", "exp",
@@ -23,6 +25,42 @@ __all__ = [
 Array = NDArray[np.floating]
 EULER_ORDERS = ("xyz", "xzy", "yxz", "yzx", "zxy", "zyx")
 _AXIS_INDEX = {"x": 0, "y": 1, "z": 2}
+
+
+_SAFE_LO, _SAFE_HI = 1e-150, 1e150  # plain norms are exact enough in between
+
+
+def _plain_norm(x: Array, keepdims: bool) -> Array:
+    with np.errstate(over="ignore", under="ignore"):  # out-of-range norms take the scaled path
+        return np.linalg.norm(x, axis=-1, keepdims=keepdims)
+
+
+def _plain_ok(n: Array) -> bool:
+    return bool(np.all((n > _SAFE_LO) & (n < _SAFE_HI)))
+
+
+def _norm(x: Array, keepdims: bool = False) -> Array:
+    """Euclidean norm over the last axis without overflow or underflow (1e200 and 1e-200 work)."""
+    n = _plain_norm(x, keepdims)
+    if _plain_ok(n):
+        return n
+    m = np.max(np.abs(x), axis=-1, keepdims=True)
+    safe = np.where(m > 0, m, 1.0)
+    with np.errstate(invalid="ignore"):
+        n = m * np.linalg.norm(x / safe, axis=-1, keepdims=True)
+    return n if keepdims else n[..., 0]
+
+
+def _unit(x: Array) -> tuple[Array, NDArray[np.bool_]]:
+    """x / |x| over the last axis (scaled by the largest component first, so subnormal and huge
+    vectors work) and where x is zero (left zero)."""
+    n = _plain_norm(x, True)
+    if _plain_ok(n):
+        return x / n, np.zeros(n.shape[:-1], bool)
+    m = np.max(np.abs(x), axis=-1, keepdims=True)
+    s = x / np.where(m > 0, m, 1.0)
+    n = np.linalg.norm(s, axis=-1, keepdims=True)
+    return s / np.where(n > 0, n, 1.0), m[..., 0] == 0
 
 
 def _f(x: ArrayLike) -> Array:
@@ -85,8 +123,16 @@ def inv_mul_vec(q: ArrayLike, v: ArrayLike) -> Array:
 def normalize(q: ArrayLike, eps: float = 0.0) -> Array:
     """q / |q|; zero quaternions become the identity instead of NaN."""
     q = _f(q)
-    n = np.linalg.norm(q, axis=-1, keepdims=True)
-    out = q / np.where(n > eps, n, 1.0)
+    n = _plain_norm(q, True)
+    if _plain_ok(n) and eps < _SAFE_LO:
+        return q / n
+    # scaled first, so huge (1e200) and tiny (1e-200) quaternions keep their direction
+    m = np.max(np.abs(q), axis=-1, keepdims=True)
+    s = q / np.where(m > 0, m, 1.0)
+    ns = np.linalg.norm(s, axis=-1, keepdims=True)
+    with np.errstate(over="ignore"):  # only compared with eps: inf is fine
+        n = m * ns
+    out = s / np.where(n > eps, ns, 1.0)
     zero = (n <= eps)[..., 0]
     if np.any(zero):
         out = np.where(zero[..., None], identity((), q.dtype), out)
@@ -107,7 +153,7 @@ def dot(a: ArrayLike, b: ArrayLike) -> Array:
 def angle(a: ArrayLike, b: ArrayLike | None = None) -> Array:
     """Rotation angle of a (or between a and b) in radians, in [0, pi], cover independent."""
     q = _f(a) if b is None else inv_mul(a, b)
-    return 2.0 * np.arctan2(np.linalg.norm(q[..., 1:], axis=-1), np.abs(q[..., 0]))
+    return 2.0 * np.arctan2(_norm(q[..., 1:]), np.abs(q[..., 0]))
 
 
 def _unroll_flat(q: Array) -> Array:
@@ -158,7 +204,7 @@ def to_scaled_angle_axis(q: ArrayLike, eps: float = 1e-8) -> Array:
     """Scaled angle axis angle*axis = 2 log(q); no cover is chosen (w < 0 gives angles > pi)."""
     q = _f(q)
     v = q[..., 1:]
-    n = np.linalg.norm(v, axis=-1, keepdims=True)
+    n = _norm(v, keepdims=True)
     half = np.arctan2(n, q[..., :1])
     scale = np.where(n > eps, 2.0 * half / np.where(n > eps, n, 1.0), 2.0)
     return v * scale
@@ -168,8 +214,11 @@ def from_scaled_angle_axis(v: ArrayLike) -> Array:
     """Unit quaternion exp(v/2) of a scaled angle axis vector v = angle*axis."""
     v = _f(v)
     h = 0.5 * v
-    a = np.linalg.norm(h, axis=-1, keepdims=True)
-    return np.concatenate([np.cos(a), h * np.sinc(a / np.pi)], axis=-1)
+    a = _norm(h, keepdims=True)
+    # sin(a)/a; sinc's own pi*(a/pi) drifts from a for huge angles, breaking the unit length
+    big = a >= 1.0
+    s = np.where(big, np.sin(a) / np.where(big, a, 1.0), np.sinc(a / np.pi))
+    return np.concatenate([np.cos(a), h * s], axis=-1)
 
 
 def log(q: ArrayLike, eps: float = 1e-8) -> Array:
@@ -212,6 +261,10 @@ def from_euler(angles: ArrayLike, order: str = "xyz", degrees: bool = False) -> 
     return out
 
 
+def _where(i: int, q: Array) -> str:
+    return f" {tuple(int(k) for k in np.unravel_index(i, q.shape[:-1]))}" if q.ndim > 1 else ""
+
+
 def to_euler(q: ArrayLike, order: str = "xyz", degrees: bool = False) -> Array:
     """Quaternion -> intrinsic Euler angles [..., 3] (inverse of from_euler; middle angle in
     [-pi/2, pi/2], others in (-pi, pi])."""
@@ -222,6 +275,15 @@ def to_euler(q: ArrayLike, order: str = "xyz", degrees: bool = False) -> Array:
     flat = q.reshape(-1, 4)
     if flat.shape[0] == 0:
         return np.zeros(q.shape[:-1] + (3,), dtype=q.dtype)
+    bad = ~np.isfinite(flat).all(axis=-1)
+    if bad.any():
+        i = int(np.argmax(bad))
+        raise QuatError(f"to_euler: quaternion{_where(i, q)} is not finite: {flat[i].tolist()}")
+    zero = np.max(np.abs(flat), axis=-1) == 0.0
+    if zero.any():
+        i = int(np.argmax(zero))
+        raise QuatError(f"to_euler: quaternion{_where(i, q)} has zero length")
+    flat = normalize(flat)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)  # gimbal lock: scipy still returns a valid triple
         e = Rotation.from_quat(flat[:, [1, 2, 3, 0]]).as_euler(o.upper(), degrees=degrees)
@@ -262,12 +324,18 @@ def between(u: ArrayLike, v: ArrayLike) -> Array:
     """The simple (shortest-arc) rotation taking direction u to direction v; for antiparallel
     vectors a half turn about an axis perpendicular to u (the reference returns zeros there)."""
     u, v = _f(u), _f(v)
+    # unit directions first (scaled, so 1e-200 and 1e200 long vectors work); a zero vector has
+    # no direction: the identity
+    u, zu = _unit(u)
+    v, zv = _unit(v)
+    zero = zu | zv
+    # w = 1 + u.v written as |u + v|^2 / 2: no cancellation near antiparallel
     c = np.cross(u, v)
-    w = np.sqrt(np.sum(u * u, -1) * np.sum(v * v, -1)) + np.sum(u * v, -1)
+    h = u + v
+    w = 0.5 * np.sum(h * h, -1)
     q = np.concatenate([w[..., None], c], axis=-1)
     n = np.linalg.norm(q, axis=-1)
-    scale = np.sqrt(np.sum(u * u, -1) * np.sum(v * v, -1))
-    bad = n <= 1e-12 * np.maximum(scale, 1e-300)
+    bad = (n <= 1e-12) & ~np.broadcast_to(zero, n.shape)
     if np.any(bad):
         # antiparallel: rotate pi about the axis of u's smallest component crossed with u
         ub = np.broadcast_to(u, np.broadcast_shapes(u.shape, v.shape))
@@ -279,7 +347,10 @@ def between(u: ArrayLike, v: ArrayLike) -> Array:
         half = np.concatenate([np.zeros(perp.shape[:-1] + (1,), perp.dtype), perp], -1)
         q = np.where(bad[..., None], half, q)
         n = np.where(bad, 1.0, n)
-    return q / n[..., None]
+    out = q / np.where(n > 0, n, 1.0)[..., None]
+    if np.any(zero):
+        out = np.where(np.broadcast_to(zero, n.shape)[..., None], identity((), out.dtype), out)
+    return out
 
 
 def swing_twist(q: ArrayLike, axis: ArrayLike) -> tuple[Array, Array]:

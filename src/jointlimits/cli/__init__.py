@@ -10,7 +10,7 @@ import sys
 
 import click
 
-from ._common import EXIT_BAD_INPUT, BadInput, check_output_path, friendly_errors
+from ._common import EXIT_BAD_INPUT, BadInput, OneLineGroup, check_output_path, friendly_errors
 
 __all__ = ["main", "BadInput", "EXIT_BAD_INPUT", "check_output_path", "friendly_errors"]
 
@@ -27,7 +27,7 @@ COMMANDS = [
 ]
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=OneLineGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="jointlimits")
 def main() -> None:
     """Joint limits fitted from motion capture, IK that respects them, and pop-free filters."""

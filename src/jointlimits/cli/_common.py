@@ -1,16 +1,41 @@
-"""What every command shares: one-line errors with exit status 2, and the output-path check."""
+"""What every command shares: one-line errors with exit status 2, the output-path checks, progress
+bars that leave nothing behind, and the group class that puts click's usage errors on one line."""
 
 from __future__ import annotations
 
+import errno
 import functools
+import json
+import math
+import os
+import sys
+import warnings
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterable
 
 import click
 
+from .._atomic import check_writable
 from ..errors import JointLimitsError
 
 EXIT_BAD_INPUT = 2
+
+#: errno -> what to tell the user about the path (file system errors, one line each)
+_OS_REASONS = {
+    errno.EROFS: "read-only file system",
+    errno.ENOSPC: "no space left on the device",
+    errno.EDQUOT: "disk quota exceeded",
+    errno.ENOTDIR: "a parent of this path is a file, not a folder",
+    errno.EISDIR: "is a folder, not a file",
+    errno.ENAMETOOLONG: "file name too long",
+    errno.ENOENT: "no such file or folder",
+    errno.EACCES: "permission denied",
+    errno.EPERM: "operation not permitted",
+    errno.EEXIST: "file exists",
+    errno.ELOOP: "too many levels of symbolic links",
+    errno.EFBIG: "file too large",
+    errno.EIO: "input/output error",
+}
 
 
 class BadInput(click.ClickException):
@@ -19,27 +44,116 @@ class BadInput(click.ClickException):
     exit_code = EXIT_BAD_INPUT
 
     def show(self, file: Any = None) -> None:
-        click.echo(f"error: {self.format_message()}", err=True)
+        msg = " ".join(self.format_message().split("\n"))
+        click.echo(f"error: {msg}", err=True)
+
+
+def os_error_message(e: OSError) -> str:
+    """``path: reason`` for a file system error (never a temporary file's name)."""
+    reason = _OS_REASONS.get(e.errno or 0) or (e.strerror or str(e)).lower()
+    return f"{e.filename}: {reason}" if e.filename is not None else reason
 
 
 def friendly_errors(fn: Callable) -> Callable:
-    """Turn the library's precise exceptions (and missing files) into one-line CLI errors."""
+    """Turn the library's precise exceptions and file system errors into one-line CLI errors;
+    numpy's warnings do not reach the terminal."""
 
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
-            return fn(*args, **kwargs)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                return fn(*args, **kwargs)
         except JointLimitsError as e:
             raise BadInput(str(e)) from None
-        except (FileNotFoundError, IsADirectoryError, PermissionError) as e:
-            raise BadInput(f"{e.filename}: {e.strerror}") from None
+        except OSError as e:
+            raise BadInput(os_error_message(e)) from None
+        except RecursionError:
+            raise BadInput("input nested too deeply to process") from None
+        except MemoryError:
+            raise BadInput("not enough memory for this input") from None
 
     return wrapper
 
 
-def check_output_path(out: Path, inputs: list[Path], force: bool = False) -> None:
-    """Refuse to overwrite an input file unless ``--force`` was given."""
-    out_r = out.resolve()
-    for p in inputs:
-        if p.exists() and p.resolve() == out_r and not force:
-            raise BadInput(f"{out}: output would overwrite the input; pass --force to do that on purpose")
+def check_output_path(out: Path, inputs: Iterable[Path | None], force: bool = False,
+                      suffixes: tuple[str, ...] | None = None, what: str = "output") -> None:
+    """Before any work: refuse an output that would overwrite an input (unless ``--force``), that
+    has the wrong extension, or that cannot be written (folder, missing or read-only parent, name
+    too long)."""
+    if suffixes is not None and out.suffix.lower() not in suffixes:
+        raise BadInput(f"{out}: the {what} is written as {suffixes[0][1:].upper()}; give a {suffixes[0]} path")
+    try:
+        out_r = out.resolve()
+        for p in inputs:
+            if p is not None and p.exists() and p.resolve() == out_r and not force:
+                raise BadInput(f"{out}: {what} would overwrite the input; pass --force to do that on purpose")
+        check_writable(out)
+    except OSError as e:
+        raise BadInput(os_error_message(e)) from None
+
+
+def _nulls(obj: Any) -> Any:
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return None
+    if isinstance(obj, dict):
+        return {k: _nulls(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_nulls(v) for v in obj]
+    return obj
+
+
+def strict_json(obj: Any, unknown_as_null: bool = False) -> str:
+    """JSON that every parser accepts: NaN and infinity are an error (a result that should be a
+    number is not), or ``null`` where ``unknown_as_null`` (a quantity that may be unknown)."""
+    if unknown_as_null:
+        obj = _nulls(obj)
+    try:
+        return json.dumps(obj, indent=2, allow_nan=False)
+    except ValueError:
+        raise BadInput("the result holds NaN or infinity (the limits file has extreme or "
+                       "invalid values?); no JSON written") from None
+
+
+def check_distinct_outputs(*outs: Path | None) -> None:
+    """Two outputs of one command must not be the same file."""
+    seen: dict[str, Path] = {}
+    for o in outs:
+        if o is None:
+            continue
+        k = os.path.abspath(o)
+        if k in seen:
+            raise BadInput(f"{o}: given as two different outputs")
+        seen[k] = o
+
+
+def progress(total: int | None = None, desc: str = "", unit: str = "it", disable: bool = False):
+    """A tqdm bar on stderr, only on a terminal (so nothing is left before an error line in logs)."""
+    from tqdm import tqdm
+
+    tty = getattr(sys.stderr, "isatty", lambda: False)()
+    return tqdm(total=total, desc=desc, unit=unit, file=sys.stderr, disable=disable or not tty, leave=False)
+
+
+class OneLineGroup(click.Group):
+    """A group whose usage errors (unknown option, missing argument, bad value) are one line with
+    exit status 2, like every other error."""
+
+    @staticmethod
+    def _one_line(e: click.UsageError) -> BadInput:
+        path = e.ctx.command_path if e.ctx is not None else "jointlimits"
+        return BadInput(f"{e.format_message()} (see '{path} --help')")
+
+    def make_context(self, *args: Any, **kwargs: Any) -> click.Context:
+        try:
+            return super().make_context(*args, **kwargs)
+        except click.UsageError as e:
+            if type(e).__name__ == "NoArgsIsHelpError":  # bare `jointlimits`: the help text
+                raise
+            raise self._one_line(e) from None
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except click.UsageError as e:
+            raise self._one_line(e) from None

@@ -7,14 +7,13 @@ Register on the main group with ``main.add_command(filter_command)`` / ``main.ad
 from __future__ import annotations
 
 import os
-import sys
 from pathlib import Path
 from typing import Sequence
 
 import click
 import numpy as np
 
-from ._common import BadInput, check_output_path, friendly_errors
+from ._common import BadInput, check_distinct_outputs, check_output_path, friendly_errors, progress
 from ..errors import JointLimitsError
 from ..skeleton import Motion
 from ..tracking import DEFAULT_HALFLIFE, DEFAULT_THRESHOLD, DEFAULT_VELOCITY_HALFLIFE
@@ -57,6 +56,8 @@ def plot_channel_before_after(before: Motion, after: Motion, joint: str, path: s
     matplotlib.use("Agg", force=False)
     import matplotlib.pyplot as plt
 
+    from .._atomic import atomic_write
+    from .._names import plot_label
     from ..tracking import angular_speeds
 
     if before.num_frames != after.num_frames:
@@ -91,20 +92,29 @@ def plot_channel_before_after(before: Motion, after: Motion, joint: str, path: s
     axes[0].set_ylabel("rotation (scaled angle axis, deg)")
     axes[1].set_ylabel("angular speed (deg/frame)")
     axes[1].set_xlabel("frame")
-    axes[0].set_title(f"{before.skeleton.names[j]}: before (dashed) / after (solid) filtering")
+    axes[0].set_title(f"{plot_label(before.skeleton.names[j])}: before (dashed) / after (solid) filtering")
     axes[0].legend(ncol=3, fontsize=7)
     axes[1].legend(fontsize=7)
     fig.tight_layout()
     out = Path(path)
-    fig.savefig(out, dpi=100)
-    plt.close(fig)
+    try:
+        with atomic_write(out, binary=True) as fh:
+            fig.savefig(fh, format="png", dpi=100)
+    finally:
+        plt.close(fig)
     return out
 
 
 def _progress(total: int, show: bool, desc: str):
-    from tqdm import tqdm
+    return progress(total, desc, disable=not show)
 
-    return tqdm(total=total, desc=desc, disable=not show, file=sys.stderr, leave=False)
+
+def _check_outputs(out: Path, plot_path: Path | None, inputs: list[Path], force: bool) -> None:
+    """Every output checked before any work: -o, then --plot (a PNG, not an input, not -o)."""
+    check_output_path(out, inputs, force)
+    if plot_path is not None:
+        check_distinct_outputs(out, plot_path)
+        check_output_path(plot_path, inputs, False, suffixes=(".png",), what="--plot figure")
 
 
 def _pick_joint(motion: Motion, joint: str | None, changed: np.ndarray) -> str:
@@ -143,13 +153,17 @@ def filter_command(clip: Path, out: Path, cuts: str | None, detect: bool, thresh
     from .. import io as motion_io
     from ..tracking import detect_discontinuities, filter_motion
 
-    check_output_path(out, [clip], force)
+    _check_outputs(out, plot_path, [clip], force)
     given = parse_cuts(cuts)
     if cuts is not None and detect:
         raise BadInput("give either --cuts or --detect, not both")
     if cuts is None and not detect and v_max is None and a_max is None:
         raise BadInput("nothing to filter: give --cuts F1,F2,... or --detect (or --v-max/--a-max to clip)")
     m = motion_io.load(clip)
+    if m.num_frames == 0:
+        raise BadInput(f"{clip}: the clip has no frames")
+    if plot_path is not None and joint is not None:
+        m.skeleton.index(joint)  # an unknown --joint fails before anything is written
     with _progress(4, not quiet and m.num_frames > PROGRESS_MIN_FRAMES, "filter") as bar:
         bar.update(1)
         found = detect_discontinuities(m, threshold).tolist() if detect else []
@@ -193,9 +207,11 @@ def splice_command(clip_a: Path, clip_b: Path, out: Path, at: int | None, smooth
     from .. import io as motion_io
     from ..tracking import splice
 
-    check_output_path(out, [clip_a, clip_b], force)
+    _check_outputs(out, plot_path, [clip_a, clip_b], force)
     a = motion_io.load(clip_a)
     b = motion_io.load(clip_b)
+    if plot_path is not None and joint is not None:
+        a.skeleton.index(joint)  # an unknown --joint fails before anything is written
     total = a.num_frames + b.num_frames
     with _progress(3, not quiet and total > PROGRESS_MIN_FRAMES, "splice") as bar:
         bar.update(1)

@@ -5,12 +5,11 @@ Registered on the main group by ``jointlimits.cli``. Bad input is one line on st
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import click
 
-from ._common import BadInput, check_output_path, friendly_errors
+from ._common import BadInput, check_output_path, friendly_errors, strict_json
 from ..footlock import DEFAULT_BLEND_FRAMES, DEFAULT_HEIGHT_THRESHOLD, DEFAULT_MIN_FRAMES, DEFAULT_VELOCITY_THRESHOLD
 
 __all__ = ["footlock_command"]
@@ -54,7 +53,7 @@ def footlock_command(clip: Path, out: Path, limits_path: Path | None, height_thr
     if as_json:
         d = rep.to_dict()
         d.update({"input": str(clip), "output": str(out), "limits": str(limits_path) if limits_path else None})
-        click.echo(json.dumps(d, indent=2))
+        click.echo(strict_json(d, unknown_as_null=True))
         return
     b, a = rep.skating_before, rep.skating_after
     click.echo(f"{clip} -> {out}")

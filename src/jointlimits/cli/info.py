@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import click
 
-from ._common import friendly_errors
+from ._common import friendly_errors, strict_json
 
 __all__ = ["info_command"]
 
@@ -38,7 +37,7 @@ def info_command(clip: Path, as_json: bool) -> None:
         "body_height": units.height, "up_axis_guess": up, "skeleton": joints,
     }
     if as_json:
-        click.echo(json.dumps(data, indent=2))
+        click.echo(strict_json(data, unknown_as_null=True))
         return
     click.echo(f"{clip}")
     click.echo(f"  {m.num_frames} frames at {m.fps:.4g} fps ({m.duration:.2f} s), "

@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import json
-import sys
 from pathlib import Path
 from typing import Any
 
 import click
 import numpy as np
 
-from ._common import BadInput, check_output_path, friendly_errors
+from ._common import BadInput, check_output_path, friendly_errors, progress as progress_bar, strict_json
 from ..model import SHAPES
 
 __all__ = ["fit_command", "apply_command", "report_command", "plot_command", "demo_command"]
@@ -19,9 +17,12 @@ SHAPE_CHOICE = click.Choice(list(SHAPES))
 
 
 def _progress(total: int, label: str, quiet: bool = False):
-    from tqdm import tqdm
+    return progress_bar(total, label, "clip", disable=quiet or total < 2)
 
-    return tqdm(total=total, desc=label, unit="clip", file=sys.stderr, disable=quiet or total < 2, leave=False)
+
+def _require_frames(m: Any, path: Path) -> None:
+    if m.num_frames == 0:
+        raise BadInput(f"{path}: the clip has no frames")
 
 
 def _load_clips(paths: list[Path], quiet: bool = False) -> list:
@@ -65,11 +66,9 @@ def _parse_joint_shapes(items: tuple[str, ...]) -> dict[str, str]:
 def fit_limits(clips: list, shape: str, swing_twist: bool, padding: float, reference: Any,
                subsample: float, joint_shapes: dict[str, str], quiet: bool = False):
     """Fit with a progress bar over joints."""
-    from tqdm import tqdm
-
     from ..model import JointLimits
 
-    bar = tqdm(desc="fitting", unit="joint", file=sys.stderr, disable=quiet, leave=False)
+    bar = progress_bar(None, "fitting", "joint", disable=quiet)
 
     def progress(k: int, n: int, name: str) -> None:
         bar.total = n
@@ -130,6 +129,7 @@ def apply_command(limits_file: Path, clip: Path, output: Path, soften: tuple[flo
     check_output_path(output, [clip, limits_file], force)
     lim = JointLimits.load(limits_file)
     m = motion_io.load(clip)
+    _require_frames(m, clip)
     out = lim.apply(m, soften=soften, smooth=smooth)
     motion_io.save(output, out)
     v = lim.violation(m.rotations)
@@ -158,8 +158,7 @@ def report_command(limits_file: Path, clips: tuple[Path, ...], as_json: bool) ->
     ms = _load_clips(list(clips), quiet=as_json)
     rows = lim.report(ms)
     if as_json:
-        click.echo(json.dumps({"limits": str(limits_file), "clips": [str(c) for c in clips], "joints": rows},
-                              indent=2))
+        click.echo(strict_json({"limits": str(limits_file), "clips": [str(c) for c in clips], "joints": rows}))
     else:
         click.echo(_report_table(rows))
 
@@ -177,14 +176,14 @@ def plot_command(inputs: tuple[Path, ...], joint: str, output: Path, after: Path
     joint's rotation before/after filtering."""
     from .. import io as motion_io
 
-    if output.suffix.lower() != ".png":
-        raise BadInput(f"{output}: the figure is written as PNG; give a .png path")
+    check_output_path(output, [*inputs, after], False, suffixes=(".png",), what="figure")
     if after is not None:
         if len(inputs) != 1:
             raise BadInput("with --after give exactly one CLIP (the original)")
         from .filters import plot_channel_before_after
 
         before_m, after_m = motion_io.load(inputs[0]), motion_io.load(after)
+        _require_frames(before_m, inputs[0])
         before_m.skeleton.index(joint)
         path = plot_channel_before_after(before_m, after_m, joint, output)
     else:
@@ -196,6 +195,7 @@ def plot_command(inputs: tuple[Path, ...], joint: str, output: Path, after: Path
 
         lim = JointLimits.load(inputs[0])
         m = motion_io.load(inputs[1])
+        _require_frames(m, inputs[1])
         lim.check_skeleton(m.skeleton)
         path = plot_joint_limit(lim, m, joint, output)
     click.echo(f"wrote {path or output}")
@@ -208,19 +208,18 @@ def run_demo(input_clip: Path | None, out_dir: Path, shape: str, swing_twist: bo
     from .. import procedural
     from .. import io as motion_io
     from .._atomic import atomic_write
+    from .._names import safe_filename
     from ..plots import plot_joint_limit, plot_violation_report
     from ..viewer import write_limits_page
 
-    out_dir.mkdir(parents=True, exist_ok=True)
     files: dict[str, str] = {}
+    motion = procedural.range_of_motion() if input_clip is None else motion_io.load(input_clip)
+    lim = fit_limits([motion], shape, swing_twist, 0.05, "mean", 0.05, {}, quiet)
+    out_dir.mkdir(parents=True, exist_ok=True)  # only once the input has loaded and fitted
     if input_clip is None:
-        motion = procedural.range_of_motion()
         src = out_dir / "range_of_motion.bvh"
         motion_io.save(src, motion)
         files["range_of_motion"] = str(src)
-    else:
-        motion = motion_io.load(input_clip)
-    lim = fit_limits([motion], shape, swing_twist, 0.05, "mean", 0.05, {}, quiet)
     lim_path = out_dir / "limits.json"
     lim.save(lim_path)
     files["limits"] = str(lim_path)
@@ -239,7 +238,7 @@ def run_demo(input_clip: Path | None, out_dir: Path, shape: str, swing_twist: bo
               "over_rotation": over, "over_rotated": before, "limited": after, "projected": hard}
     rp = out_dir / "report.json"
     with atomic_write(rp) as fh:
-        fh.write(json.dumps(report, indent=2))
+        fh.write(strict_json(report))
     files["report"] = str(rp)
     with atomic_write(out_dir / "report.txt") as fh:
         fh.write("over-rotated copy:\n" + _report_table(before) + "\n\nprojected onto the limits:\n"
@@ -251,7 +250,7 @@ def run_demo(input_clip: Path | None, out_dir: Path, shape: str, swing_twist: bo
     mean_violation = lim.violation(wild.rotations).mean(axis=0)
     worst = [motion.skeleton.names[j] for j in sorted(lim.active(), key=lambda j: -mean_violation[j])[:3]]
     for name in worst:
-        p = out_dir / f"joint_{name}.png"
+        p = out_dir / f"joint_{safe_filename(name)}.png"  # names come from the clip: never a path
         plot_joint_limit(lim, motion, name, p, projected=limited, over_rotated=wild)
         files[f"joint_{name}"] = str(p)
     # the same joints on an interactive page: the fitted clip and the over-rotated copy in limit space
@@ -278,6 +277,10 @@ def demo_command(input_clip: Path | None, out_dir: Path, shape: str, swing_twist
                  quiet: bool) -> None:
     """Fit limits, apply them to an over-rotated copy, write BVHs, a report, PNG figures and an
     interactive HTML page of the worst joints' limits."""
+    if out_dir.exists() and not out_dir.is_dir():
+        raise BadInput(f"{out_dir}: --out must be a folder, and this is a file")
+    if not out_dir.exists():
+        check_output_path(out_dir, [])
     if input_clip is not None and out_dir.exists() and out_dir.resolve() == input_clip.resolve().parent \
             and (out_dir / input_clip.name).exists() and input_clip.name in ("limited.bvh", "over_rotated.bvh"):
         raise BadInput(f"{input_clip}: the demo would overwrite its own input; choose another --out")

@@ -30,9 +30,7 @@ def view_command(limits_file: Path, clips: tuple[Path, ...], output: Path, joint
     from ..model import JointLimits
     from ..viewer import write_limits_page
 
-    if output.suffix.lower() not in (".html", ".htm"):
-        raise BadInput(f"{output}: the page is written as HTML; give a .html path")
-    check_output_path(output, [limits_file, *clips], force)
+    check_output_path(output, [limits_file, *clips], force, suffixes=(".html", ".htm"), what="page")
     if output.exists() and not force:
         raise BadInput(f"{output}: file exists; pass --force to replace it")
     lim = JointLimits.load(limits_file)

@@ -9,13 +9,15 @@ rotations that were not changed since loading are written with the exact values 
 
 from __future__ import annotations
 
+import io
 import math
 import os
 import re
 import warnings
 from pathlib import Path
-from typing import Sequence
+from typing import IO, Sequence
 
+import numba
 import numpy as np
 from numpy.typing import NDArray
 
@@ -29,6 +31,15 @@ __all__ = ["load", "loads", "save", "dumps", "channel_data", "CHANNEL_NAMES"]
 CHANNEL_NAMES = POSITION_CHANNELS + ROTATION_CHANNELS
 _AX = {"x": 0, "y": 1, "z": 2}
 _TOKEN = re.compile(r"[{}]|[^\s{}]+")
+#: ASCII number syntax (``float`` alone would take '1_000', Arabic-Indic or fullwidth digits)
+_FLOAT = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?", re.ASCII)
+_UINT = re.compile(r"[0-9]+", re.ASCII)
+#: bytes a frame row may hold: anything else is reported before any number is parsed
+_ROW_BYTES = b"0123456789+-.eE \t\r\n"
+#: shortest Frame Time accepted (1 MHz): below it the frame rate is meaningless or infinite
+MIN_FRAME_TIME = 1e-6
+#: file bytes read per block of frame rows (bounds the memory of parsing and the cost of a bad row)
+_BLOCK_BYTES = 1 << 17
 
 
 def _euler_to_quat(angles_deg: NDArray[np.float64], axes: str) -> NDArray[np.float64]:
@@ -141,10 +152,11 @@ class _Tokens:
 
     def number(self, what: str) -> float:
         t, line = self.next(what)
-        try:
-            v = float(t)
-        except ValueError:
-            raise BVHError(f"expected a number for {what}, found {t!r}", line, self.path) from None
+        if not _FLOAT.fullmatch(t):
+            if t.lower().lstrip("+-") in ("nan", "inf", "infinity"):
+                raise BVHError(f"{what} is not finite ({t})", line, self.path)
+            raise BVHError(f"expected a number for {what}, found {t!r}", line, self.path)
+        v = float(t)
         if not math.isfinite(v):
             raise BVHError(f"{what} is not finite ({t})", line, self.path)
         return v
@@ -158,7 +170,9 @@ class _Tokens:
 
 
 def _parse_hierarchy(tk: _Tokens):
+    """The joint tree, read with an explicit stack (any nesting depth, no recursion)."""
     names: list[str] = []
+    seen: set[str] = set()
     parents: list[int] = []
     offsets: list[list[float]] = []
     channels: list[list[str]] = []
@@ -169,22 +183,21 @@ def _parse_hierarchy(tk: _Tokens):
     if t.upper() != "ROOT":
         raise BVHError(f"expected 'ROOT', found {t!r}", line, tk.path)
 
-    def joint(parent: int, line: int) -> None:
+    def open_joint(parent: int, line: int) -> int:
         name_parts = tk.rest_of_line(line)
         if not name_parts:
             raise BVHError("joint without a name", line, tk.path)
         name = " ".join(name_parts)
-        if name in names:
+        if name in seen:
             raise BVHError(f"duplicate joint name {name!r}", line, tk.path)
         tk.expect("{")
         tk.expect("OFFSET")
         off = [tk.number("OFFSET x"), tk.number("OFFSET y"), tk.number("OFFSET z")]
-        ch_line = tk.expect("CHANNELS")
+        tk.expect("CHANNELS")
         n_tok, n_line = tk.next("the channel count")
-        try:
-            n = int(n_tok)
-        except ValueError:
-            raise BVHError(f"expected a channel count, found {n_tok!r}", n_line, tk.path) from None
+        if not _UINT.fullmatch(n_tok):
+            raise BVHError(f"expected a channel count, found {n_tok!r}", n_line, tk.path)
+        n = int(n_tok)
         if not 0 <= n <= 6:
             raise BVHError(f"channel count must be 0..6, found {n}", n_line, tk.path)
         chans = []
@@ -196,35 +209,36 @@ def _parse_hierarchy(tk: _Tokens):
             if canon in chans:
                 raise BVHError(f"channel {canon} listed twice for joint {name!r}", cl, tk.path)
             chans.append(canon)
-        j = len(names)
         names.append(name)
+        seen.add(name)
         parents.append(parent)
         offsets.append(off)
         channels.append(chans)
-        del ch_line
-        while True:
-            t = tk.peek()
-            if t is None:
-                raise tk.err(f"unbalanced braces: joint {name!r} is not closed before MOTION")
-            tok, tl = tk.next("JOINT, End Site or '}'")
-            up = tok.upper()
-            if up == "}":
-                return
-            if up == "JOINT":
-                joint(j, tl)
-            elif up == "END":
-                site = tk.rest_of_line(tl)
-                if [s.upper() for s in site] != ["SITE"]:
-                    raise BVHError(f"expected 'End Site', found {' '.join(['End'] + site)!r}", tl, tk.path)
-                tk.expect("{")
-                tk.expect("OFFSET")
-                eo = np.array([tk.number("OFFSET x"), tk.number("OFFSET y"), tk.number("OFFSET z")])
-                tk.expect("}")
-                end_sites.append((j, eo))
-            else:
-                raise BVHError(f"expected JOINT, End Site or '}}', found {tok!r}", tl, tk.path)
+        return len(names) - 1
 
-    joint(-1, line)
+    stack = [open_joint(-1, line)]  # joints whose '}' is still to come
+    while stack:
+        j = stack[-1]
+        if tk.peek() is None:
+            raise tk.err(f"unbalanced braces: joint {names[j]!r} is not closed before MOTION")
+        tok, tl = tk.next("JOINT, End Site or '}'")
+        up = tok.upper()
+        if up == "}":
+            stack.pop()
+        elif up == "JOINT":
+            stack.append(open_joint(j, tl))
+        elif up == "END":
+            site = tk.rest_of_line(tl)
+            if [s.upper() for s in site] != ["SITE"]:
+                raise BVHError(f"expected 'End Site', found {' '.join(['End'] + site)!r}", tl, tk.path)
+            tk.expect("{")
+            tk.expect("OFFSET")
+            eo = np.array([tk.number("OFFSET x"), tk.number("OFFSET y"), tk.number("OFFSET z")])
+            tk.expect("}")
+            end_sites.append((j, eo))
+        else:
+            raise BVHError(f"expected JOINT, End Site or '}}', found {tok!r}", tl, tk.path)
+
     if tk.peek() is not None:
         tok, tl = tk.next("MOTION")
         if tok.upper() == "ROOT":
@@ -262,108 +276,303 @@ def _parse_rows_slow(lines: Sequence[str], first_line: int, n_ch: int, path: str
     return np.array(rows, dtype=np.float64).reshape(len(rows), n_ch)
 
 
-def loads(text: str, path: str | None = None) -> Motion:
-    """Parse BVH text into a Motion (see :func:`load`)."""
-    lines = text.splitlines()
+def _parse_block(lines: Sequence[str], first_line: int, n_ch: int, path: str | None) -> NDArray[np.float64]:
+    """The number-parsing hot path: rows of ``n_ch`` ASCII numbers (blank lines skipped) -> ``[rows, n_ch]``.
+
+    ``lines`` hold only the bytes in ``_ROW_BYTES`` (checked by the caller). Any malformed row
+    raises :class:`BVHError` with its line (1-based, ``first_line`` is ``lines[0]``'s) and its frame
+    (0-based within the block). A compiled parser may replace this body; the signature stays.
+    """
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # loadtxt warns on empty input; counts are checked by the caller
+            flat = np.loadtxt(lines, dtype=np.float64, comments=None, ndmin=2)
+        if flat.shape[1:] == (n_ch,) and np.isfinite(flat).all():
+            return flat
+        if flat.size == 0 and not any(l.strip() for l in lines):
+            return np.zeros((0, n_ch))
+    except ValueError:
+        pass
+    return _parse_rows_slow(lines, first_line, n_ch, path)
+
+
+class _EulerRotations:
+    """``source_euler[0]`` of a loaded clip: the rotations its Euler angles produced, computed when
+    asked for instead of stored (a stored copy would cost as much memory as the rotations).
+
+    Behaves like the ``[F, J, 4]`` array for what Motion and splicing do with it: ``shape``,
+    slicing frames, ``np.asarray``/``np.concatenate``.
+    """
+
+    ndim = 3
+    dtype = np.dtype(np.float64)
+
+    def __init__(self, orders: list[str], euler: NDArray[np.float64]):
+        self._orders = orders  # per joint: its rotation axes ('' for none)
+        self._euler = euler
+
+    @property
+    def shape(self) -> tuple[int, int, int]:
+        return (self._euler.shape[0], self._euler.shape[1], 4)
+
+    def __len__(self) -> int:
+        return self._euler.shape[0]
+
+    def joint(self, j: int) -> NDArray[np.float64]:
+        """``[F, 4]`` rotations of joint j, bit-identical to those computed when loading."""
+        axes = self._orders[j]
+        if not axes:
+            out = np.zeros((self._euler.shape[0], 4))
+            out[:, 0] = 1.0
+            return out
+        return _euler_to_quat(self._euler[:, j:j + 1, :len(axes)], axes)[:, 0]
+
+    def __array__(self, dtype=None, copy=None) -> NDArray[np.float64]:
+        out = np.empty(self.shape)
+        for j in range(self.shape[1]):
+            out[:, j] = self.joint(j)
+        return out if dtype is None else out.astype(dtype)
+
+    def copy(self) -> NDArray[np.float64]:
+        return np.asarray(self)
+
+    def __getitem__(self, key):
+        if isinstance(key, slice):
+            return _EulerRotations(self._orders, self._euler[key])
+        return np.asarray(self)[key]
+
+    def __eq__(self, other):  # elementwise, like the array it stands for
+        return np.asarray(self) == other
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+class _MotionBuilder:
+    """Fills a clip's arrays block by block of channel rows (no ``[F, C]`` copy of the whole data)."""
+
+    def __init__(self, skeleton: Skeleton, capacity: int):
+        J = skeleton.num_joints
+        self.skeleton = skeleton
+        self.positions = np.empty((capacity, J, 3))
+        self.positions[:] = skeleton.offsets[None]
+        self.rotations = np.zeros((capacity, J, 4))
+        self.rotations[..., 0] = 1.0
+        self.euler = np.zeros((capacity, J, 3))
+        self.pos_cols: list[tuple[int, int, int]] = []  # (joint, axis, column)
+        groups: dict[str, tuple[list[int], list[list[int]]]] = {}
+        self.orders: list[str] = []
+        col = 0
+        for j, chans in enumerate(skeleton.channels):
+            rot_cols = []
+            for c in chans:
+                if c in POSITION_CHANNELS:
+                    self.pos_cols.append((j, POSITION_CHANNELS.index(c), col))
+                else:
+                    rot_cols.append(col)
+                col += 1
+            axes = "".join(c[0].lower() for c in chans if c in ROTATION_CHANNELS)
+            self.orders.append(axes)
+            if axes:
+                g = groups.setdefault(axes, ([], []))
+                g[0].append(j)
+                g[1].append(rot_cols)
+        self.groups = [(axes, np.array(js), np.array(cols)) for axes, (js, cols) in groups.items()]
+        self.n = 0
+
+    def add(self, data: NDArray[np.float64]) -> None:
+        a, b = self.n, self.n + data.shape[0]
+        for j, k, col in self.pos_cols:
+            self.positions[a:b, j, k] = data[:, col]
+        for axes, js, cols in self.groups:
+            ang = data[:, cols]  # [rows, Jg, n]
+            self.rotations[a:b, js] = _euler_to_quat(ang, axes)
+            self.euler[a:b, js, :len(axes)] = ang
+        self.n = b
+
+    def motion(self, frame_time: float) -> Motion:
+        return Motion(self.skeleton, self.rotations, self.positions, frame_time,
+                      source_euler=(_EulerRotations(self.orders, self.euler), self.euler))
+
+
+def _first_bad_byte(block: bytes) -> int | None:
+    rest = block.translate(None, _ROW_BYTES)
+    if not rest:
+        return None
+    bad = rest[0]
+    return block.index(bytes([bad]))
+
+
+def _strict_error(line: str, lineno: int, frame: int, n_ch: int, path: str | None) -> BVHError:
+    """The error for a row holding a byte no ASCII number has."""
+    if "\x00" in line:
+        return BVHError("binary data (NUL byte) in file: not a BVH text file", lineno, path)
+    toks = line.split()
+    if len(toks) != n_ch:
+        return BVHError(f"expected {n_ch} channel values on frame {frame}, found {len(toks)}", lineno, path)
+    for t in toks:
+        if not _FLOAT.fullmatch(t):
+            if t.lower().lstrip("+-") in ("nan", "inf", "infinity"):
+                return BVHError(f"channel value {t!r} on frame {frame} is not finite", lineno, path)
+            return BVHError(f"non-numeric channel value {t!r} on frame {frame}", lineno, path)
+    return BVHError(f"unexpected character in frame {frame}: {line.strip()!r}", lineno, path)
+
+
+_FRAME_IN_MSG = re.compile(r"on frame (\d+)")
+
+
+def _parse_rows(block: bytes, first_line: int, first_frame: int, n_ch: int, path: str | None) -> NDArray[np.float64]:
+    """Check a block of rows for stray bytes, then parse it; errors give the file's line and frame."""
+    lines = block.decode("latin-1").split("\n")
+    bad = _first_bad_byte(block)
+    stop = len(lines) if bad is None else block.count(b"\n", 0, bad)
+    try:
+        data = _parse_block(lines[:stop], first_line, n_ch, path)
+    except BVHError as e:
+        if first_frame:
+            raise BVHError(_FRAME_IN_MSG.sub(lambda m: f"on frame {int(m.group(1)) + first_frame}", e.reason),
+                           e.line, path) from None
+        raise
+    if bad is not None:
+        raw = block.split(b"\n")[stop]
+        try:
+            line = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            line = raw.decode("latin-1")
+        raise _strict_error(line, first_line + stop, first_frame + data.shape[0], n_ch, path)
+    return data
+
+
+def _read_header(fh: IO[bytes], path: str | None) -> tuple[list[str], int]:
+    """The lines up to and including MOTION (split on \\n only, decoded as UTF-8 or else Latin-1)."""
+    raw: list[bytes] = []
+    for line in fh:
+        raw.append(line)
+        st = line.strip().upper()
+        if st == b"MOTION" or st.startswith(b"MOTION "):
+            break
+    if raw and raw[0].startswith(b"\xef\xbb\xbf"):
+        raw[0] = raw[0][3:]  # UTF-8 byte order mark
+    for i, line in enumerate(raw):
+        if b"\x00" in line:
+            raise BVHError("binary data (NUL byte) in file: not a BVH text file", i + 1, path)
+    head = b"".join(raw)
+    try:
+        text = head.decode("utf-8")
+    except UnicodeDecodeError:
+        text = head.decode("latin-1")
+    lines = [l[:-1] if l.endswith("\r") else l for l in text.split("\n")]
+    if lines and lines[-1] == "" and head.endswith(b"\n"):
+        lines.pop()
+    return lines, len(raw)
+
+
+def _next_nonblank(fh: IO[bytes], lineno: int) -> tuple[str | None, int]:
+    for line in fh:
+        lineno += 1
+        if line.strip():
+            return line.decode("latin-1"), lineno
+    return None, lineno
+
+
+def _read(fh: IO[bytes], size: int, path: str | None) -> Motion:
+    lines, n_head = _read_header(fh, path)
     tk = _Tokens(lines, path)
     if not tk.toks and tk.motion_line is None:
         raise BVHError("empty file: expected HIERARCHY", 1, path)
     skeleton = _parse_hierarchy(tk)
     if tk.motion_line is None:
-        raise BVHError("missing MOTION section (file truncated?)", len(lines), path)
-    i = tk.motion_line + 1
-    while i < len(lines) and not lines[i].strip():
-        i += 1
-    if i >= len(lines):
-        raise BVHError("truncated after MOTION: expected 'Frames: <count>'", len(lines), path)
-    fv = _header_value(lines[i], "Frames", i + 1, path)
-    try:
-        n_frames = int(fv)
-    except ValueError:
-        raise BVHError(f"Frames count must be an integer, found {fv!r}", i + 1, path) from None
-    if n_frames < 0:
-        raise BVHError(f"Frames count must not be negative, found {n_frames}", i + 1, path)
-    i += 1
-    while i < len(lines) and not lines[i].strip():
-        i += 1
-    if i >= len(lines):
-        raise BVHError("truncated: expected 'Frame Time: <seconds>'", len(lines), path)
-    tv = _header_value(lines[i], "Frame Time", i + 1, path)
-    try:
-        frame_time = float(tv)
-    except ValueError:
-        raise BVHError(f"Frame Time must be a number, found {tv!r}", i + 1, path) from None
+        raise BVHError("missing MOTION section (file truncated?)", max(1, len(lines)), path)
+    line, ln = _next_nonblank(fh, n_head)
+    if line is None:
+        raise BVHError("truncated after MOTION: expected 'Frames: <count>'", max(1, ln), path)
+    fv = _header_value(line, "Frames", ln, path)
+    if not _UINT.fullmatch(fv):
+        if fv.startswith("-") and _UINT.fullmatch(fv[1:]):
+            raise BVHError(f"Frames count must not be negative, found {fv}", ln, path)
+        raise BVHError(f"Frames count must be an integer, found {fv!r}", ln, path)
+    n_frames = int(fv)
+    line, ln = _next_nonblank(fh, ln)
+    if line is None:
+        raise BVHError("truncated: expected 'Frame Time: <seconds>'", max(1, ln), path)
+    tv = _header_value(line, "Frame Time", ln, path)
+    if not _FLOAT.fullmatch(tv):
+        raise BVHError(f"Frame Time must be a number, found {tv!r}", ln, path)
+    frame_time = float(tv)
     if not (math.isfinite(frame_time) and frame_time > 0):
-        raise BVHError(f"Frame Time must be positive and finite, found {tv!r}", i + 1, path)
-    data_lines = lines[i + 1:]
-    first_data_line = i + 2
+        raise BVHError(f"Frame Time must be positive and finite, found {tv!r}", ln, path)
+    if frame_time < MIN_FRAME_TIME:
+        raise BVHError(f"Frame Time {tv} is below {MIN_FRAME_TIME:g} s (more than a million frames per second)",
+                       ln, path)
     n_ch = sum(len(c) for c in skeleton.channels)
-
-    data = None
+    first_line = ln + 1
+    remaining = max(0, size - fh.tell()) if size >= 0 else 0
     if n_ch > 0:
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")  # loadtxt warns on empty input; counts are checked below
-                flat = np.loadtxt(data_lines, dtype=np.float64, comments=None, ndmin=2)
-            if flat.shape == (n_frames, n_ch) and np.isfinite(flat).all():
-                data = flat
-        except ValueError:
-            data = None
-        if data is None:
-            data = _parse_rows_slow(data_lines, first_data_line, n_ch, path)
-            if data.shape[0] != n_frames:
-                raise BVHError(f"header says Frames: {n_frames} but the file holds {data.shape[0]} frames "
-                               "(truncated or extra rows)", len(lines), path)
+        # each frame takes at least 2 bytes per channel: a header count beyond that cannot be right
+        capacity = min(n_frames, remaining // (2 * n_ch) + 1)
     else:
-        data = np.zeros((n_frames, 0))
-        extra = [k for k, l in enumerate(data_lines) if l.strip()]
-        if extra:
-            raise BVHError("frame data given but no joint has channels", first_data_line + extra[0], path)
-    return _motion_from_channels(skeleton, data, frame_time)
-
-
-def _motion_from_channels(skeleton: Skeleton, data: NDArray[np.float64], frame_time: float) -> Motion:
-    F, J = data.shape[0], skeleton.num_joints
-    positions = np.repeat(skeleton.offsets[None], F, axis=0)
-    rotations = np.zeros((F, J, 4))
-    rotations[..., 0] = 1.0
-    euler = np.zeros((F, J, 3))
-    groups: dict[str, tuple[list[int], list[list[int]]]] = {}
-    col = 0
-    for j, chans in enumerate(skeleton.channels):
-        rot_cols = []
-        for c in chans:
-            if c in POSITION_CHANNELS:
-                positions[:, j, POSITION_CHANNELS.index(c)] = data[:, col]
+        capacity = n_frames
+        if n_frames * max(1, skeleton.num_joints) > 10**8:
+            raise BVHError(f"Frames: {n_frames} is too many for a clip without channels", ln - 1, path)
+    builder = _MotionBuilder(skeleton, capacity)
+    held = 0  # rows found, also past the header's count
+    carry = b""
+    line_no = first_line
+    while True:
+        chunk = fh.read(_BLOCK_BYTES)
+        block = carry + chunk
+        if not chunk:
+            carry = b""
+        else:
+            cut = block.rfind(b"\n")
+            if cut < 0:
+                carry = block
+                continue
+            block, carry = block[:cut + 1], block[cut + 1:]
+        if block:
+            if n_ch == 0:
+                nz = [k for k, l in enumerate(block.split(b"\n")) if l.strip()]
+                if nz:
+                    raise BVHError("frame data given but no joint has channels", line_no + nz[0], path)
+            elif held >= n_frames:
+                held += sum(1 for l in block.split(b"\n") if l.strip())
             else:
-                rot_cols.append(col)
-            col += 1
-        axes = "".join(c[0].lower() for c in chans if c in ROTATION_CHANNELS)
-        if axes:
-            g = groups.setdefault(axes, ([], []))
-            g[0].append(j)
-            g[1].append(rot_cols)
-    for axes, (js, cols) in groups.items():
-        ang = data[:, np.array(cols)]  # [F, Jg, n]
-        rotations[:, js] = _euler_to_quat(ang, axes)
-        euler[:, js, :len(axes)] = ang
-    return Motion(skeleton, rotations, positions, frame_time, source_euler=(rotations.copy(), euler))
+                data = _parse_rows(block, line_no, held, n_ch, path)
+                take = min(data.shape[0], n_frames - held)
+                if take > capacity - builder.n:
+                    take = capacity - builder.n
+                builder.add(data[:take])
+                held += data.shape[0]
+            line_no += block.count(b"\n")
+        if not chunk:
+            break
+    if held != n_frames:
+        raise BVHError(f"header says Frames: {n_frames} but the file holds {held} frames "
+                       "(truncated or extra rows)", max(1, line_no - 1), path)
+    return builder.motion(frame_time)
+
+
+def loads(text: str, path: str | None = None) -> Motion:
+    """Parse BVH text into a Motion (see :func:`load`)."""
+    raw = text.encode("utf-8", "surrogateescape")
+    return _read(io.BytesIO(raw), len(raw), path)
 
 
 def load(path: str | os.PathLike) -> Motion:
-    """Read a BVH file into a :class:`Motion` (float64, local rotations as quaternions)."""
+    """Read a BVH file into a :class:`Motion` (float64, local rotations as quaternions).
+
+    Memory: the clip's arrays plus one block of rows; the file's text is never held whole.
+    """
     p = Path(path)
     try:
-        raw = p.read_bytes()
+        fh = open(p, "rb")
     except OSError as e:
         raise BVHError(f"cannot read file: {e.strerror or e}", None, str(p)) from None
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError:
-        text = raw.decode("latin-1")
-    if "\x00" in text:
-        raise BVHError("binary data (NUL byte) in file: not a BVH text file", text[: text.index("\x00")].count("\n") + 1, str(p))
-    return loads(text, str(p))
+    with fh:
+        try:
+            size = os.fstat(fh.fileno()).st_size
+            return _read(fh, size, str(p))
+        except OSError as e:
+            raise BVHError(f"cannot read file: {e.strerror or e}", None, str(p)) from None
 
 
 def channel_data(motion: Motion) -> NDArray[np.float64]:
@@ -392,7 +601,8 @@ def channel_data(motion: Motion) -> NDArray[np.float64]:
             exact = None
             if src is not None:
                 hint = src[1][:, j, :n].copy()
-                exact = np.all(src[0][:, j] == q, axis=-1)
+                src_q = src[0].joint(j) if isinstance(src[0], _EulerRotations) else src[0][:, j]
+                exact = np.all(src_q == q, axis=-1)
             if exact is not None and exact.all():
                 rot = hint
             else:
@@ -412,10 +622,81 @@ def _fmt(x: float) -> str:
     return "0" if r in ("0.0", "-0.0") else (r[:-2] if r.endswith(".0") else r)
 
 
-def dumps(motion: Motion) -> str:
-    """BVH text for a motion (same hierarchy and channel layout as its skeleton)."""
-    sk = motion.skeleton
-    data = channel_data(motion)
+_MINUS_ZERO = re.compile(r"(?<![0-9.e+-])-0(?=[,\n])")
+_ROWS_PER_WRITE = 4096
+_POW10 = 10.0 ** np.arange(23)  # exact doubles
+_DIGITS = 16  # fixed-point values written by the fast path have fewer than 10**15 units
+
+
+def _format_repr(data: NDArray[np.float64]) -> str:
+    """Rows as BVH text, each value exactly as :func:`_fmt` writes it (shortest repr, no '.0',
+    no '-0'), by Python's C float repr over whole rows at once."""
+    s = repr(data.tolist())[2:-2].replace("], [", "\n") + "\n"
+    s = s.replace(".0,", ",").replace(".0\n", "\n")
+    if "-0," in s or "-0\n" in s:
+        s = _MINUS_ZERO.sub("0", s)
+    return s.replace(", ", " ")
+
+
+@numba.njit(cache=True, nogil=True)
+def _fixed_kernel(flat, n_ch, pow10, out):  # pragma: no cover - compiled
+    """Write each value as the shortest decimal with at most 22 places that is exactly it
+    (n / 10**k, correctly rounded like the parse), space separated, a newline every n_ch values.
+    Returns the bytes written, or -1 if some value is not such a decimal."""
+    pos = 0
+    digits = np.empty(40, np.uint8)
+    for i in range(flat.size):
+        v = flat[i]
+        k = -1
+        n = 0.0
+        for kk in range(pow10.size):
+            n = np.rint(v * pow10[kk])
+            if abs(n) >= 1e15:
+                break
+            if n / pow10[kk] == v:
+                k = kk
+                break
+        if k < 0:
+            return -1
+        m = np.int64(abs(n))
+        if n < 0 and m != 0:
+            out[pos] = 45
+            pos += 1
+        nd = 0
+        while m > 0 or nd <= k:
+            digits[nd] = 48 + m % 10
+            m //= 10
+            nd += 1
+        for d in range(nd - 1, -1, -1):
+            out[pos] = digits[d]
+            pos += 1
+            if d == k and k > 0:
+                out[pos] = 46
+                pos += 1
+        out[pos] = 10 if (i + 1) % n_ch == 0 else 32
+        pos += 1
+    return pos
+
+
+def _format_fixed(data: NDArray[np.float64]) -> str | None:
+    """Rows as BVH text when every value is a decimal with at most 22 places (what files hold),
+    in compiled code; each value parses back to the same double. None otherwise."""
+    flat = np.ascontiguousarray(data).reshape(-1)
+    out = np.empty(flat.size * 42 + 1, np.uint8)
+    n = _fixed_kernel(flat, data.shape[1], _POW10, out)
+    return None if n < 0 else out[:n].tobytes().decode("ascii")
+
+
+def _format_rows(data: NDArray[np.float64]) -> str:
+    """Rows of channel values as BVH text that parses back to exactly the same values."""
+    if data.shape[0] == 0 or data.shape[1] == 0:
+        return ""
+    fixed = _format_fixed(data)
+    return fixed if fixed is not None else _format_repr(data)
+
+
+def _hierarchy_lines(sk: Skeleton) -> list[str]:
+    """The HIERARCHY section, written with an explicit stack (any nesting depth, no recursion)."""
     out = ["HIERARCHY"]
     kids: dict[int, list[int]] = {}
     for j, p in enumerate(sk.parents):
@@ -423,28 +704,46 @@ def dumps(motion: Motion) -> str:
     ends: dict[int, list[NDArray[np.float64]]] = {}
     for p, o in sk.end_sites:
         ends.setdefault(p, []).append(o)
-
-    def emit(j: int, depth: int) -> None:
+    # (joint, depth, opened): a joint is written when first met and closed when met again
+    stack: list[tuple[int, int, bool]] = [(0, 0, False)]
+    while stack:
+        j, depth, opened = stack.pop()
         ind = "\t" * depth
+        if opened:
+            for o in ends.get(j, []):
+                out.append(f"{ind}\tEnd Site")
+                out.append(f"{ind}\t{{")
+                out.append(f"{ind}\t\tOFFSET {' '.join(_fmt(v) for v in o)}")
+                out.append(f"{ind}\t}}")
+            out.append(f"{ind}}}")
+            continue
         out.append(f"{ind}{'ROOT' if sk.parents[j] < 0 else 'JOINT'} {sk.names[j]}")
         out.append(f"{ind}{{")
         out.append(f"{ind}\tOFFSET {' '.join(_fmt(v) for v in sk.offsets[j])}")
         out.append(f"{ind}\tCHANNELS {len(sk.channels[j])}{''.join(' ' + c for c in sk.channels[j])}")
-        for c in kids.get(j, []):
-            emit(c, depth + 1)
-        for o in ends.get(j, []):
-            out.append(f"{ind}\tEnd Site")
-            out.append(f"{ind}\t{{")
-            out.append(f"{ind}\t\tOFFSET {' '.join(_fmt(v) for v in o)}")
-            out.append(f"{ind}\t}}")
-        out.append(f"{ind}}}")
+        stack.append((j, depth, True))
+        for c in reversed(kids.get(j, [])):
+            stack.append((c, depth + 1, False))
+    return out
 
-    emit(0, 0)
+
+def _write(fh: IO[str], motion: Motion, data: NDArray[np.float64] | None = None) -> None:
+    if data is None:
+        data = channel_data(motion)
+    out = _hierarchy_lines(motion.skeleton)
     out.append("MOTION")
     out.append(f"Frames: {motion.num_frames}")
     out.append(f"Frame Time: {_fmt(motion.frame_time)}")
-    body = "\n".join(" ".join(map(_fmt, row)) for row in data.tolist())
-    return "\n".join(out) + "\n" + body + ("\n" if body else "")
+    fh.write("\n".join(out) + "\n")
+    for a in range(0, data.shape[0], _ROWS_PER_WRITE):
+        fh.write(_format_rows(data[a:a + _ROWS_PER_WRITE]))
+
+
+def dumps(motion: Motion) -> str:
+    """BVH text for a motion (same hierarchy and channel layout as its skeleton)."""
+    buf = io.StringIO()
+    _write(buf, motion)
+    return buf.getvalue()
 
 
 def save(path: str | os.PathLike, motion: Motion, *, overwrite: bool = True) -> None:
@@ -456,6 +755,6 @@ def save(path: str | os.PathLike, motion: Motion, *, overwrite: bool = True) -> 
     p = Path(path)
     if not overwrite and p.exists():
         raise BVHError("file exists (not overwriting it)", None, str(p))
-    text = dumps(motion)
+    data = channel_data(motion)  # raises before a file is opened if the motion cannot be written
     with atomic_write(p) as fh:
-        fh.write(text)
+        _write(fh, motion, data)
