@@ -254,7 +254,9 @@ def foot_skating(motion: Motion, reference: Motion | None = None, feet: Sequence
     _, gm = forward_kinematics(motion)
     pr, pm = gr[:, ids], gm[:, ids]
     h = sign * pr[..., k]
-    is_low = h - np.percentile(h, 2.0, axis=0) <= low * H
+    # an empty clip has no ground level and no skating
+    ground = np.percentile(h, 2.0, axis=0) if len(h) else np.zeros(h.shape[1:])
+    is_low = h - ground <= low * H
     dr = np.linalg.norm(np.diff(_horizontal(pr, k), axis=0), axis=-1)
     dm = np.linalg.norm(np.diff(_horizontal(pm, k), axis=0), axis=-1)
     use = is_low[1:] & is_low[:-1] & (dr <= slow * H * ref.frame_time)
