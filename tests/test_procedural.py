@@ -209,11 +209,7 @@ def test_range_of_motion_on_other_heights_and_bad_skeletons():
         range_of_motion(seconds=0.0)
 
 
-def test_default_clip_is_fast():
-    import time
-
-    t = time.perf_counter()
+def test_default_clip_length():
     m = range_of_motion()
     over_rotate(m, 0.5)
     assert m.num_frames == 1200
-    assert time.perf_counter() - t < 2.0
