@@ -3,7 +3,7 @@
     python benchmarks/bench_limits.py
 
 Figures are printed beside the reference C++ (-O2, one core, 1e6 rotations) measured on this kind
-of machine. Batches go through the phased step (jointlimits.phased: numpy's SIMD ufuncs for atan2,
+of machine. Batches go through the phased step (jointlimits.limits._kernels.phased: numpy's SIMD ufuncs for atan2,
 tanh and tan between compiled loops); the scalar kernel it falls back to is timed too. Projection in limit space alone and subsampling are in bench_projection.py.
 """
 
@@ -20,8 +20,8 @@ from pathlib import Path  # noqa: E402
 import numpy as np  # noqa: E402
 
 from jointlimits import JointLimits, bvh, quat  # noqa: E402
-from jointlimits.fused import PHASED_MIN_ROWS, _fitted_kernel  # noqa: E402
-from jointlimits.model import FittedLimit, fit_shape  # noqa: E402
+from jointlimits.limits._kernels.fused import PHASED_MIN_ROWS, _fitted_kernel  # noqa: E402
+from jointlimits.limits.joint import FittedLimit, fit_shape  # noqa: E402
 from _timing import best  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]

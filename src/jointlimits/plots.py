@@ -19,7 +19,9 @@ from numpy.typing import NDArray
 from . import quat
 from ._atomic import atomic_write
 from .errors import LimitsError
-from .model import FittedLimit, JointLimits, Shape, _slabs, relative_clouds, swing_section, twist_interval
+from .limits.joint import FittedLimit, swing_section, twist_interval
+from .limits.model import JointLimits, relative_clouds
+from .limits.shape import Shape
 from .skeleton import Motion
 
 __all__ = ["plot_joint_limit", "plot_violation_report", "shape_geometry", "JOINT_FIGSIZE", "DPI"]
@@ -121,7 +123,7 @@ def shape_geometry(shape: Shape) -> dict[str, Any]:
         world = shape.position + (unit * shape.scale) @ shape.rotation.T
         lines = [world[i] for i in range(0, 48, 4)] + [world[:, k] for k in range(3, 24, 3)]
         return {"faces": [], "lines": lines, "points": world.reshape(-1, 3)}
-    pos, rot, axes, mins, maxs = _slabs(shape)
+    pos, rot, axes, mins, maxs = shape.slabs()
     local = _polytope(_halfspaces(axes, mins, maxs))
     if local is None:
         return {"faces": [], "lines": [], "points": np.zeros((0, 3))}
@@ -164,7 +166,7 @@ def _section_outline(sec: Shape, e1: Array, e2: Array) -> Array | None:
         pts = sec.position + np.outer(np.cos(th) * sec.scale[0], sec.rotation[:, 0]) \
             + np.outer(np.sin(th) * sec.scale[1], sec.rotation[:, 1])
         return np.column_stack([pts @ e1, pts @ e2])
-    pos, rot, axes, mins, maxs = _slabs(sec)
+    pos, rot, axes, mins, maxs = sec.slabs()
     # x = y1 e1 + y2 e2: a.R^T(x - pos) = (a R^T P) y - a.R^T pos
     P = np.column_stack([e1, e2])
     A = axes @ (rot.T @ P)

@@ -23,7 +23,9 @@ from numpy.typing import NDArray
 from . import quat
 from ._atomic import atomic_write
 from .errors import LimitsError
-from .model import FittedLimit, JointLimits, Shape, relative_clouds, swing_section, twist_interval
+from .limits.joint import FittedLimit, swing_section, twist_interval
+from .limits.model import JointLimits, relative_clouds
+from .limits.shape import Shape
 from .plots import _nearest_cover, _nearest_twist, _plane_basis, _section_outline, shape_geometry
 from .skeleton import Motion
 

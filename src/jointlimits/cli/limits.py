@@ -11,7 +11,7 @@ import click
 import numpy as np
 
 from ._common import BadInput, check_output_path, friendly_errors
-from ..model import SHAPES
+from ..limits.registry import JOINT_KINDS, SHAPES
 
 __all__ = ["fit_command", "apply_command", "report_command", "plot_command", "demo_command"]
 
@@ -56,8 +56,8 @@ def _parse_joint_shapes(items: tuple[str, ...]) -> dict[str, str]:
         if "=" not in it:
             raise BadInput(f"--joint-shape takes NAME=SHAPE, got {it!r}")
         name, shape = it.split("=", 1)
-        if shape not in SHAPES + ("reach-window",):
-            raise BadInput(f"--joint-shape {it!r}: shape must be one of {', '.join(SHAPES + ('reach-window',))}")
+        if shape not in SHAPES + JOINT_KINDS:
+            raise BadInput(f"--joint-shape {it!r}: shape must be one of {', '.join(SHAPES + JOINT_KINDS)}")
         out[name] = shape
     return out
 
@@ -67,7 +67,7 @@ def fit_limits(clips: list, shape: str, swing_twist: bool, padding: float, refer
     """Fit with a progress bar over joints."""
     from tqdm import tqdm
 
-    from ..model import JointLimits
+    from ..limits.model import JointLimits
 
     bar = tqdm(desc="fitting", unit="joint", file=sys.stderr, disable=quiet, leave=False)
 
@@ -125,7 +125,7 @@ def apply_command(limits_file: Path, clip: Path, output: Path, soften: tuple[flo
                   smooth: bool, force: bool) -> None:
     """Project every frame of CLIP into the limits and write the result."""
     from ..io import bvh
-    from ..model import JointLimits
+    from ..limits.model import JointLimits
 
     check_output_path(output, [clip, limits_file], force)
     lim = JointLimits.load(limits_file)
@@ -152,7 +152,7 @@ def _report_table(rows: list[dict]) -> str:
 @friendly_errors
 def report_command(limits_file: Path, clips: tuple[Path, ...], as_json: bool) -> None:
     """Per joint: frames outside the limits, fraction, mean and max violation in degrees."""
-    from ..model import JointLimits
+    from ..limits.model import JointLimits
 
     lim = JointLimits.load(limits_file)
     ms = _load_clips(list(clips), quiet=as_json)
@@ -191,7 +191,7 @@ def plot_command(inputs: tuple[Path, ...], joint: str, output: Path, after: Path
         if len(inputs) != 2 or inputs[0].suffix.lower() != ".json":
             raise BadInput("usage: jointlimits plot LIMITS.json CLIP --joint NAME -o FIG.png "
                            "(or CLIP --after OUT.bvh for a before/after channel plot)")
-        from ..model import JointLimits
+        from ..limits.model import JointLimits
         from ..plots import plot_joint_limit
 
         lim = JointLimits.load(inputs[0])
