@@ -123,6 +123,10 @@ def shape_geometry(shape: Shape) -> dict[str, Any]:
         world = shape.position + (unit * shape.scale) @ shape.rotation.T
         lines = [world[i] for i in range(0, 48, 4)] + [world[:, k] for k in range(3, 24, 3)]
         return {"faces": [], "lines": lines, "points": world.reshape(-1, 3)}
+    if hasattr(shape, "surface"):  # an implicit limit: its iso-surface (marching cubes)
+        verts, tris = shape.surface()
+        step = max(1, len(tris) // 3000)  # a drawable number of faces
+        return {"faces": [verts[t] for t in tris[::step]], "lines": [], "points": verts}
     pos, rot, axes, mins, maxs = shape.slabs()
     local = _polytope(_halfspaces(axes, mins, maxs))
     if local is None:
@@ -166,6 +170,8 @@ def _section_outline(sec: Shape, e1: Array, e2: Array) -> Array | None:
         pts = sec.position + np.outer(np.cos(th) * sec.scale[0], sec.rotation[:, 0]) \
             + np.outer(np.sin(th) * sec.scale[1], sec.rotation[:, 1])
         return np.column_stack([pts @ e1, pts @ e2])
+    if hasattr(sec, "outline"):  # an implicit limit: its iso-line in the plane
+        return sec.outline(e1, e2)
     pos, rot, axes, mins, maxs = sec.slabs()
     # x = y1 e1 + y2 e2: a.R^T(x - pos) = (a R^T P) y - a.R^T pos
     P = np.column_stack([e1, e2])

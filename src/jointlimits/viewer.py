@@ -79,6 +79,9 @@ def limit_surface(shape: Shape) -> dict[str, Any]:
     if shape.kind == "ellipsoid":
         verts, tris = _ellipsoid_mesh(shape)
         return {"vertices": verts, "triangles": tris, "lines": shape_geometry(shape)["lines"]}
+    if hasattr(shape, "surface"):  # an implicit limit: its marching-cubes iso-surface
+        verts, tris = shape.surface()
+        return {"vertices": verts, "triangles": tris, "lines": []}
     geo = shape_geometry(shape)
     verts = np.asarray(geo["points"], np.float64).reshape(-1, 3)
     if not geo["faces"] or verts.shape[0] < 4:

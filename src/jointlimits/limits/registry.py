@@ -16,6 +16,7 @@ SHAPE_CLASSES: dict[str, str] = {
     "oriented-box": "box:OrientedBox",
     "ellipsoid": "ellipsoid:Ellipsoid",
     "kdop": "kdop:KDop",
+    "implicit": "implicit:Implicit",
 }
 # per-joint limit kind (the "kind" of a joint entry in a limits file) -> "module:Class"
 JOINT_LIMIT_CLASSES: dict[str, str] = {

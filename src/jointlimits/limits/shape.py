@@ -24,6 +24,7 @@ class Shape:
     """A region of limit space. Subclasses implement the methods below on ``[..., 3]`` points."""
 
     kind: ClassVar[str] = ""
+    compiled: ClassVar[bool] = True  # pack() gives the compiled step's arrays
 
     def __new__(cls, *args: Any, **kwargs: Any) -> "Shape":
         if cls is Shape:  # Shape("kdop", ...) is the registered class of that kind
