@@ -185,3 +185,86 @@ def test_surface_mesh_lies_on_the_iso_level(blob):
     assert len(t) > 100
     f = blob.value(v)[:, 0]
     assert np.abs(f - blob.threshold).max() < 1e-3
+
+
+# --------------------------------------------------------------------------- coupled limits
+
+
+def test_coupled_with_one_parent_cell_equals_uncoupled():
+    from jointlimits.limits.coupled import CoupledLimit
+
+    plain, rot = _limits("implicit", False)
+    one, _ = _limits("implicit", False, coupled=True, pairs=[("a", "b")])
+    assert isinstance(one.joint("b"), CoupledLimit)
+    # one parent cell holding every frame: its field is the child's own
+    lim = one.joint("b")
+    vp = np.zeros((len(rot), 3))
+    single = CoupledLimit.fit(vp, lim.base.limit_space(rot[:, 2]), lim.base.reference, lim.base.twist_axis,
+                              lim.parent_reference, "a", parent_cell=100.0)
+    assert single.cells.size == 1
+    q = quat.normalize(RNG.normal(size=(1500, 4)))
+    parent = quat.normalize(RNG.normal(size=(1500, 4)))
+    own = FittedLimit(lim.base.reference, lim.base.twist_axis, shape=Implicit.fit(lim.base.limit_space(rot[:, 2])))
+    np.testing.assert_array_equal(single.project(q, parent=parent), own.project(q))
+    np.testing.assert_array_equal(single.contains(q, parent=parent), own.contains(q))
+    np.testing.assert_allclose(own.project(q), plain.joint("b").project(q), atol=1e-9)
+
+
+def test_coupled_pose_projection_parent_first_inside_idempotent(tmp_path):
+    lim, rot = _limits("implicit", False, coupled=True, pairs=[("a", "b")])
+    assert lim.contains(rot).all() and np.array_equal(lim.project(rot), rot)
+    q = quat.normalize(RNG.normal(size=(1500, 3, 4)))
+    p = lim.project(q)
+    assert lim.contains(p).all()
+    np.testing.assert_allclose(lim.project(p), p, atol=1e-12)
+    # the child is limited for the parent's projected rotation, not its input
+    child = lim.joint("b")
+    np.testing.assert_array_equal(p[:, 2], child.project(q[:, 2], parent=p[:, 1]))
+    lim.save(tmp_path / "c.json")
+    back = JointLimits.load(tmp_path / "c.json")
+    np.testing.assert_allclose(back.project(q), p, atol=1e-9)
+    d = json.loads((tmp_path / "c.json").read_text())
+    d["joints"][-1]["limit"]["fields"] = d["joints"][-1]["limit"]["fields"][:-8]
+    (tmp_path / "bad.json").write_text(json.dumps(d))
+    with pytest.raises(LimitsError, match="bad.json"):
+        JointLimits.load(tmp_path / "bad.json")
+
+
+def test_coupled_needs_implicit_and_real_pairs():
+    with pytest.raises(LimitsError, match="implicit"):
+        _limits("kdop", False, coupled=True)
+    with pytest.raises(LimitsError, match="parent"):
+        _limits("implicit", False, coupled=True, pairs=[("root", "b")])
+
+
+def test_humanoid_pairs_by_name():
+    from jointlimits.limits.coupled import humanoid_pairs
+
+    names = ["Hips", "Spine", "Spine1", "Neck", "LeftShoulder", "LeftArm", "LeftForeArm", "LeftUpLeg", "LeftLeg"]
+    parents = [-1, 0, 1, 2, 2, 4, 5, 0, 7]
+    assert set(humanoid_pairs(names, parents)) == {("Spine", "Spine1"), ("Spine1", "Neck"), ("LeftShoulder", "LeftArm"),
+                                                   ("LeftArm", "LeftForeArm"), ("LeftUpLeg", "LeftLeg")}
+
+
+def test_cli_fit_coupled_report_plot(tmp_path, clips):
+    from click.testing import CliRunner
+
+    from jointlimits import bvh
+    from jointlimits.cli import main
+    from jointlimits.limits.coupled import CoupledLimit
+
+    clip, _ = clips
+    src = tmp_path / "rom.bvh"
+    bvh.save(src, clip)
+    out = tmp_path / "lim.json"
+    r = CliRunner().invoke(main, ["fit", str(src), "-o", str(out), "--shape", "implicit", "--coupled", "-q"])
+    assert r.exit_code == 0, r.output
+    lim = JointLimits.load(out)
+    kids = [lim.skeleton.names[j] for j, x in lim.joints.items() if isinstance(x, CoupledLimit)]
+    assert kids and all(lim.contains(clip.rotations).all(axis=0))
+    png = tmp_path / "j.png"
+    r = CliRunner().invoke(main, ["plot", str(out), str(src), "--joint", kids[0], "-o", str(png)])
+    assert r.exit_code == 0, r.output
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    r = CliRunner().invoke(main, ["fit", str(src), "-o", str(tmp_path / "x.json"), "--shape", "kdop", "--coupled"])
+    assert r.exit_code == 2 and "implicit" in r.output

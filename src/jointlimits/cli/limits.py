@@ -63,7 +63,8 @@ def _parse_joint_shapes(items: tuple[str, ...]) -> dict[str, str]:
 
 
 def fit_limits(clips: list, shape: str, swing_twist: bool, padding: float, reference: Any,
-               subsample: float, joint_shapes: dict[str, str], quiet: bool = False):
+               subsample: float, joint_shapes: dict[str, str], quiet: bool = False, coupled: bool = False,
+               pairs: list[tuple[str, str]] | None = None):
     """Fit with a progress bar over joints."""
     from tqdm import tqdm
 
@@ -79,7 +80,8 @@ def fit_limits(clips: list, shape: str, swing_twist: bool, padding: float, refer
 
     try:
         return JointLimits.fit(clips, shape=shape, swing_twist=swing_twist, padding=padding, reference=reference,
-                               subsample=subsample, shapes=joint_shapes, progress=progress)
+                               subsample=subsample, shapes=joint_shapes, progress=progress, coupled=coupled,
+                               pairs=pairs)
     finally:
         bar.close()
 
@@ -96,19 +98,33 @@ def fit_limits(clips: list, shape: str, swing_twist: bool, padding: float, refer
               help="Subsampling distance (radians) for fitting the limit frame.")
 @click.option("--joint-shape", multiple=True, metavar="NAME=SHAPE",
               help="Per-joint shape override, e.g. --joint-shape LeftArm=reach-window (repeatable).")
+@click.option("--coupled", is_flag=True,
+              help="Implicit limits only: condition children's limits on their parents' rotations.")
+@click.option("--pair", multiple=True, metavar="PARENT=CHILD",
+              help="A coupled pair (repeatable; default: the humanoid pairs found by joint name).")
 @click.option("--force", is_flag=True, help="Allow the output to overwrite an input file.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bars.")
 @friendly_errors
 def fit_command(clips: tuple[Path, ...], output: Path, shape: str, swing_twist: bool, padding: float,
-                reference: str, subsample: float, joint_shape: tuple[str, ...], force: bool, quiet: bool) -> None:
+                reference: str, subsample: float, joint_shape: tuple[str, ...], coupled: bool, pair: tuple[str, ...],
+                force: bool, quiet: bool) -> None:
     """Fit joint limits to one or more BVH clips of the same skeleton."""
     check_output_path(output, list(clips), force)
+    if (coupled or pair) and (shape != "implicit" or swing_twist):
+        raise BadInput("--coupled and --pair need --shape implicit (without --swing-twist)")
+    pairs = None
+    if pair:
+        bad = [p for p in pair if "=" not in p]
+        if bad:
+            raise BadInput(f"--pair takes PARENT=CHILD, got {bad[0]!r}")
+        pairs = [tuple(p.split("=", 1)) for p in pair]
     ms = _load_clips(list(clips), quiet)
     lim = fit_limits(ms, shape, swing_twist, padding, _parse_reference(reference), subsample,
-                     _parse_joint_shapes(joint_shape), quiet)
+                     _parse_joint_shapes(joint_shape), quiet, coupled or bool(pair), pairs)
     lim.save(output)
     frames = sum(m.num_frames for m in ms)
-    click.echo(f"fitted {len(lim.joints)} joints ({shape}{', swing-twist' if swing_twist else ''}) "
+    click.echo(f"fitted {len(lim.joints)} joints ({shape}{', swing-twist' if swing_twist else ''}"
+               f"{', coupled' if coupled or pair else ''}) "
                f"on {len(ms)} clip(s), {frames} frames -> {output}")
 
 
@@ -202,7 +218,7 @@ def plot_command(inputs: tuple[Path, ...], joint: str, output: Path, after: Path
 
 
 def run_demo(input_clip: Path | None, out_dir: Path, shape: str, swing_twist: bool, over: float,
-             quiet: bool = False) -> dict[str, Any]:
+             quiet: bool = False, coupled: bool = False) -> dict[str, Any]:
     """The main job: fit limits, limit an over-rotated copy, write BVHs, a report, figures and an
     interactive page (``limits.html``) of the joints the figures show."""
     from .. import procedural
@@ -220,7 +236,7 @@ def run_demo(input_clip: Path | None, out_dir: Path, shape: str, swing_twist: bo
         files["range_of_motion"] = str(src)
     else:
         motion = bvh.load(input_clip)
-    lim = fit_limits([motion], shape, swing_twist, 0.05, "mean", 0.05, {}, quiet)
+    lim = fit_limits([motion], shape, swing_twist, 0.05, "mean", 0.05, {}, quiet, coupled)
     lim_path = out_dir / "limits.json"
     lim.save(lim_path)
     files["limits"] = str(lim_path)
@@ -270,18 +286,21 @@ def run_demo(input_clip: Path | None, out_dir: Path, shape: str, swing_twist: bo
               show_default=True, help="Folder for the results.")
 @click.option("--shape", type=SHAPE_CHOICE, default="ellipsoid", show_default=True)
 @click.option("--swing-twist", is_flag=True)
+@click.option("--coupled", is_flag=True, help="With --shape implicit: parent-conditioned limits.")
 @click.option("--over-rotation", type=float, default=0.5, show_default=True,
               help="How far past the data the over-rotated copy goes (0.5 = 50%).")
 @click.option("-q", "--quiet", is_flag=True)
 @friendly_errors
-def demo_command(input_clip: Path | None, out_dir: Path, shape: str, swing_twist: bool, over_rotation: float,
-                 quiet: bool) -> None:
+def demo_command(input_clip: Path | None, out_dir: Path, shape: str, swing_twist: bool, coupled: bool,
+                 over_rotation: float, quiet: bool) -> None:
     """Fit limits, apply them to an over-rotated copy, write BVHs, a report, PNG figures and an
     interactive HTML page of the worst joints' limits."""
     if input_clip is not None and out_dir.exists() and out_dir.resolve() == input_clip.resolve().parent \
             and (out_dir / input_clip.name).exists() and input_clip.name in ("limited.bvh", "over_rotated.bvh"):
         raise BadInput(f"{input_clip}: the demo would overwrite its own input; choose another --out")
-    rep = run_demo(input_clip, out_dir, shape, swing_twist, over_rotation, quiet)
+    if coupled and (shape != "implicit" or swing_twist):
+        raise BadInput("--coupled needs --shape implicit (without --swing-twist)")
+    rep = run_demo(input_clip, out_dir, shape, swing_twist, over_rotation, quiet, coupled)
     b = rep["over_rotated"]
     a = rep["limited"]
     frac_b = np.mean([r["fraction_outside"] for r in b]) if b else 0.0

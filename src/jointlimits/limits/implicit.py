@@ -44,7 +44,7 @@ _ISO_RADIUS = math.sqrt(1.0 - THRESHOLD ** (1.0 / 3.0))
 RADIUS_CELLS = 1.5  # metaball radius in cells before padding: neighbours' balls overlap
 MARCH_STEP = 0.5  # gradient-march step, in cells
 MARCH_STEPS = 64
-BISECTIONS = 30
+BISECTIONS = 20  # crossing to 2^-20 of a half cell
 SAFETY = 1e-7  # results read at least threshold * (1 + SAFETY)
 
 
@@ -242,12 +242,32 @@ def _project_kernel(pts, pos, rot, origin, cell, thr, F, D, NEAR, ids, ws, norma
         if found:
             cx, cy, cz = _crossing(F, idr, wr, m, thr, px, py, pz, cx, cy, cz)
         else:  # no usable gradient: toward the nearest inside node of the most weighted field
-            best = 0
-            for t in range(m):
-                if wr[t] > wr[best]:
-                    best = t
-            cx, cy, cz = _toward_nearest(F, D, NEAR, idr[best], idr, wr, m, thr, gx, gy, gz, nlx, nly, nlz, poff,
-                                         cx0, cy0, cz0)
+            tried = 0
+            for _ in range(m):  # a blend: the next most weighted field if that node is not inside it
+                best = -1
+                for t in range(m):
+                    if not (tried >> t) & 1 and wr[t] > 0.0 and (best < 0 or wr[t] > wr[best]):
+                        best = t
+                if best < 0:
+                    break
+                tried |= 1 << best
+                cx, cy, cz = _toward_nearest(F, D, NEAR, idr[best], idr, wr, m, thr, gx, gy, gz, nlx, nly, nlz,
+                                             poff, cx0, cy0, cz0)
+                f, dx, dy, dz = _eval(F, idr, wr, m, cx, cy, cz)
+                if f >= thr:
+                    break
+            for _ in range(MARCH_STEPS):  # still outside the blend: up its gradient from there
+                if f >= thr:
+                    break
+                g = math.sqrt(dx * dx + dy * dy + dz * dz)
+                if f <= 0.0 or g < 1e-9:
+                    break
+                px, py, pz = cx, cy, cz
+                k = MARCH_STEP / g
+                cx, cy, cz = cx + dx * k, cy + dy * k, cz + dz * k
+                f, dx, dy, dz = _eval(F, idr, wr, m, cx, cy, cz)
+                if f >= thr:
+                    cx, cy, cz = _crossing(F, idr, wr, m, thr, px, py, pz, cx, cy, cz)
         ox, oy, oz = _from_grid(cx, cy, cz, pos, rot, origin, cell, normal)
         # rounding on the way back (and through a rotation) must not leave the result just
         # outside (idempotence): push it on along the way it came until it reads a little
@@ -311,7 +331,7 @@ def _lift_points(g, lift, F):  # pragma: no cover - compiled
 
 
 def choose_cell(points: Array, subsample: float | None = 0.05) -> float:
-    """A voxel size from the cloud's density: twice the median nearest-neighbour spacing of the
+    """A voxel size from the cloud's density: the median nearest-neighbour spacing of the
     subsampled cloud, kept between 1/64 and 1/4 of its largest extent (and >= 0.02 rad)."""
     from scipy.spatial import cKDTree
 
@@ -321,7 +341,7 @@ def choose_cell(points: Array, subsample: float | None = 0.05) -> float:
     extent = float(np.max(pts.max(0) - pts.min(0))) if len(pts) else 0.0
     if len(sub) >= 2:
         nn = cKDTree(sub).query(sub, k=2)[0][:, 1]
-        h = 2.0 * float(np.median(nn))
+        h = float(np.median(nn))
     else:
         h = 4.0 * d
     lo = max(0.02, extent / 64.0)

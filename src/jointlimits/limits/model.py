@@ -131,8 +131,14 @@ class JointLimits:
     def fit(cls, motions: Motion | Iterable[Motion], shape: str = "ellipsoid", swing_twist: bool = False,
             padding: float = 0.05, reference: Any = "mean", subsample: float | None = 0.05,
             shapes: Mapping[str, str] | None = None, joints: Iterable[str] | None = None,
-            progress: Callable[[int, int, str], None] | None = None) -> "JointLimits":
+            progress: Callable[[int, int, str], None] | None = None, coupled: bool = False,
+            pairs: Iterable[tuple[str, str]] | None = None) -> "JointLimits":
         """Fit limits for every joint with rotation channels (or the named ``joints``).
+
+        With ``coupled`` (``shape="implicit"``, no swing-twist) the child of each (parent,
+        child) pair gets a limit conditioned on its parent's rotation (``CoupledLimit``):
+        ``pairs`` names them, by default the humanoid pairs found by joint name (clavicle ->
+        shoulder, shoulder -> elbow, hip -> knee, along the spine).
 
         ``shape`` is one of ``box``, ``oriented-box``, ``ellipsoid``, ``kdop``; ``shapes`` overrides
         it per joint name (also ``"reach-window"`` for a swing window plus twist range).
@@ -176,11 +182,29 @@ class JointLimits:
                     out[j] = FittedLimit(ref[j], axes[j], shape=fit_shape(pts, kind, padding, subsample))
             except LimitsError as e:
                 raise LimitsError(f"joint {name!r}: {e}") from None
+        if coupled:
+            if shape != "implicit" or swing_twist:
+                raise LimitsError("coupled limits need shape='implicit' without swing-twist")
+            from .coupled import CoupledLimit, humanoid_pairs
+
+            found = humanoid_pairs(sk.names, sk.parents) if pairs is None else list(pairs)
+            for pn, cn in found:
+                p, c = sk.index(pn), sk.index(cn)
+                if sk.parents[c] != p:
+                    raise LimitsError(f"coupled pair ({pn!r}, {cn!r}): {pn!r} is not {cn!r}'s parent")
+                if c not in out or p not in out or shapes.get(cn, shape) != "implicit":
+                    continue
+                qp = np.concatenate([m.rotations[:, p] for m in ms], axis=0)
+                try:
+                    out[c] = CoupledLimit.fit(to_limit_space(qp, ref[p]), relative_clouds(ms, c, ref[c]), ref[c],
+                                              axes[c], ref[p], pn, padding, subsample)
+                except LimitsError as e:
+                    raise LimitsError(f"joint {cn!r}: {e}") from None
         if progress is not None:
             progress(len(todo), len(todo), "")
         settings = {"shape": shape, "swing_twist": bool(swing_twist), "padding": float(padding),
                     "reference": reference if isinstance(reference, (str, int)) else "custom",
-                    "subsample": subsample, "clips": len(ms), "frames": int(sum(m.num_frames for m in ms))}
+                    "subsample": subsample, "coupled": bool(coupled), "clips": len(ms), "frames": int(sum(m.num_frames for m in ms))}
         return cls(sk, out, settings=settings)
 
     # ------------------------------------------------------------------ per joint
@@ -207,6 +231,16 @@ class JointLimits:
         for n in joints:
             self.enabled[self.skeleton.index(n)] = False
 
+    def _order(self) -> list[int]:
+        """Active joints, every parent before its children."""
+        depth = np.zeros(self.skeleton.num_joints, int)
+        for j in range(self.skeleton.num_joints):
+            p, d = self.skeleton.parents[j], 0
+            while p >= 0:
+                p, d = self.skeleton.parents[p], d + 1
+            depth[j] = d
+        return sorted(self.active(), key=lambda j: (depth[j], j))
+
     def active(self) -> list[int]:
         """Indices of joints that have a limit and are enabled."""
         return [j for j in sorted(self.joints) if self.enabled[j]]
@@ -224,10 +258,13 @@ class JointLimits:
         """Limited local rotations ``[..., J, 4]``; ``soften=(falloff, radius)`` leaves some leeway."""
         q = self._check(rotations)
         out = q.copy()
-        for j in self.active():
+        for j in self._order():  # parents first: a coupled child is limited for its parent's result
             lim = self.joints[j]
-            out[..., j, :] = lim.project(q[..., j, :], soften) if isinstance(lim, FittedLimit) \
-                else lim.project(q[..., j, :])
+            if hasattr(lim, "parent"):
+                out[..., j, :] = lim.project(q[..., j, :], soften, parent=out[..., self.skeleton.index(lim.parent), :])
+            else:
+                out[..., j, :] = lim.project(q[..., j, :], soften) if isinstance(lim, FittedLimit) \
+                    else lim.project(q[..., j, :])
         return out
 
     def contains(self, rotations: Array, tolerance: float = 1e-6) -> NDArray[np.bool_]:
@@ -235,7 +272,9 @@ class JointLimits:
         q = self._check(rotations)
         out = np.ones(q.shape[:-1], bool)
         for j in self.active():
-            out[..., j] = self.joints[j].contains(q[..., j, :], tolerance)
+            lim = self.joints[j]
+            extra = {"parent": q[..., self.skeleton.index(lim.parent), :]} if hasattr(lim, "parent") else {}
+            out[..., j] = lim.contains(q[..., j, :], tolerance, **extra)
         return out
 
     def violation(self, rotations: Array) -> Array:
@@ -243,7 +282,9 @@ class JointLimits:
         q = self._check(rotations)
         out = np.zeros(q.shape[:-1])
         for j in self.active():
-            out[..., j] = self.joints[j].violation(q[..., j, :])
+            lim = self.joints[j]
+            extra = {"parent": q[..., self.skeleton.index(lim.parent), :]} if hasattr(lim, "parent") else {}
+            out[..., j] = lim.violation(q[..., j, :], **extra)
         return out
 
     def apply(self, motion: Motion, soften: tuple[float, float] | None = None, smooth: bool = False,
