@@ -572,12 +572,14 @@ class Implicit(Shape):
         local = self.origin + (v - 1.0) * self.cell
         return local @ self.rotation.T + self.position, np.asarray(t, np.int64)
 
-    def outline(self, e1: Array, e2: Array, samples: int = 160) -> Array | None:
+    def outline(self, e1: Array, e2: Array, samples: int | None = None) -> Array | None:
         """The longest closed iso-line of the field in the plane spanned by unit e1, e2 (through
-        the origin), in (e1, e2) coordinates (marching squares), or None."""
+        the origin), in (e1, e2) coordinates (marching squares, then Newton steps onto it), or None."""
         from skimage.measure import find_contours
 
         r = self.radius()
+        if samples is None:
+            samples = int(min(max(160, 3.0 * r / self.cell), 800))
         t = np.linspace(-r, r, samples)
         P = t[:, None, None] * np.asarray(e1) + t[None, :, None] * np.asarray(e2)
         f = self.value(P.reshape(-1, 3))[:, 0].reshape(samples, samples)
@@ -586,6 +588,14 @@ class Implicit(Shape):
             return None
         c = max(cs, key=len) - 1.0
         y = np.interp(c, np.arange(samples), t)
+        E = np.stack([np.asarray(e1, np.float64), np.asarray(e2, np.float64)])
+        for _ in range(3):  # Newton steps in the plane onto the interpolated field's iso-line
+            fg = self.value(y @ E)
+            g = fg[:, 1:] @ E.T
+            gg = np.einsum("ij,ij->i", g, g)
+            step = np.where(gg > 1e-18, (self.threshold - fg[:, 0]) / np.maximum(gg, 1e-18), 0.0)[:, None] * g
+            n = np.linalg.norm(step, axis=1, keepdims=True)
+            y = y + step * np.minimum(1.0, 0.5 * self.cell / np.maximum(n, 1e-300))
         return np.vstack([y, y[:1]]) if not np.array_equal(y[0], y[-1]) else y
 
     # ------------------------------------------------------------------ files
