@@ -2,8 +2,8 @@
 
 The parent's limit space (scaled angle axis relative to its reference, short cover) is cut into
 a coarse grid of cells. In every cell with enough data the child gets its own metaball field,
-fitted to the child rotations seen while the parent was in that cell or a neighbouring one (so
-every training pose stays inside wherever the blend weights put it); cells with too little data
+fitted to the child rotations seen while the parent was within one cell of its centre (where
+its blend weight is not zero, so every training pose stays inside however it is blended); cells with too little data
 use the child's own (uncoupled) field. A pose's child limit is the blend of the eight
 neighbouring cells' fields with trilinear weights of the parent's rotation: the fields morph
 smoothly between cells. All fields share one grid, so blending is a weighted sum of lookups.
@@ -179,7 +179,8 @@ class CoupledLimit:
             own = np.all(cidx == c, axis=1)
             if own.sum() < min_frames:
                 continue
-            near = np.all(np.abs(cidx - c) <= 1, axis=1)  # every frame this cell's weight reaches
+            centre = porigin + (c + 0.5) * parent_cell
+            near = np.all(np.abs(vp - centre) < parent_cell, axis=1)  # every frame this cell's weight reaches
             if pdims.prod() == 1:
                 fields[0] = shape.grid
                 continue
