@@ -106,7 +106,8 @@ class _Blend:
         flat = np.ascontiguousarray(points, np.float64).reshape(-1, 3)
         out = np.empty(len(flat), np.bool_)
         ids, ws = self._rows(len(flat))
-        _contains_kernel(flat, s.position, s.rotation, s.origin, s.cell, s.threshold, lim._F, ids, ws, out)
+        _contains_kernel(flat, s.position, s.rotation, s.origin, s.cell, s.threshold, lim._F, ids, ws,
+                         float(tolerance), out)
         return out
 
     def radius(self) -> float:
@@ -225,10 +226,10 @@ class CoupledLimit:
         flat = q.reshape(-1, 4)
         shape = self._proxy(parent, len(flat)).shape
         v = to_limit_space(flat, self.base.reference)
-        inside = shape.contains(v)
+        inside = shape.contains(v, tolerance)
         if shape.radius() > np.pi:
             n = np.linalg.norm(v, axis=1, keepdims=True)
-            inside |= shape.contains(v * np.where(n > 1e-12, 1 - 2 * np.pi / np.maximum(n, 1e-12), 0.0))
+            inside |= shape.contains(v * np.where(n > 1e-12, 1 - 2 * np.pi / np.maximum(n, 1e-12), 0.0), tolerance)
         return inside.reshape(q.shape[:-1])
 
     def violation(self, rotations: Array, parent: Array | None = None) -> Array:

@@ -104,14 +104,16 @@ def _from_grid(gx, gy, gz, pos, rot, origin, cell, normal):  # pragma: no cover 
 
 
 @numba.njit(cache=True, nogil=True)
-def _contains_kernel(pts, pos, rot, origin, cell, thr, F, ids, ws, out):  # pragma: no cover - compiled
+def _contains_kernel(pts, pos, rot, origin, cell, thr, F, ids, ws, tol, out):  # pragma: no cover - compiled
+    """Inside: field >= thr, or within ``tol`` of the surface to first order (field + tol |grad|)."""
     inv = 1.0 / cell
     m = ids.shape[1]
     one = ids.shape[0] == 1
     for i in range(pts.shape[0]):
         r = 0 if one else i
         gx, gy, gz = _to_grid(pts[i, 0], pts[i, 1], pts[i, 2], pos, rot, origin, inv)
-        out[i] = _eval(F, ids[r], ws[r], m, gx, gy, gz)[0] >= thr
+        f, dx, dy, dz = _eval(F, ids[r], ws[r], m, gx, gy, gz)
+        out[i] = f >= thr or (tol > 0.0 and f > 0.0 and f + tol * inv * math.sqrt(dx * dx + dy * dy + dz * dz) >= thr)
 
 
 @numba.njit(cache=True, nogil=True)
@@ -519,12 +521,7 @@ class Implicit(Shape):
         p = _points(points)
         flat = np.ascontiguousarray(p.reshape(-1, 3))
         out = np.empty(len(flat), np.bool_)
-        _contains_kernel(flat, *self._args(), self.threshold, self._F, self._ids, self._ws, out)
-        if tolerance > 0 and not out.all():  # within tolerance of the surface, to first order
-            miss = np.nonzero(~out)[0]
-            fg = self.value(flat[miss])
-            near = fg[:, 0] > 0.0  # beyond every metaball's support nothing is within a small tolerance
-            out[miss[near]] = fg[near, 0] + tolerance * np.linalg.norm(fg[near, 1:], axis=1) >= self.threshold
+        _contains_kernel(flat, *self._args(), self.threshold, self._F, self._ids, self._ws, float(tolerance), out)
         return out.reshape(p.shape[:-1])
 
     def project(self, points: Array) -> Array:
