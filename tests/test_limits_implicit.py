@@ -139,20 +139,24 @@ def test_save_load_round_trip(tmp_path):
         lim.save(path)
         d = json.loads(path.read_text())
         grid = d["joints"][0]["limit"]["shape" if not st else "swing"]
-        assert grid["encoding"] == "base64-float32-le" and isinstance(grid["grid"], str)
+        assert grid["encoding"] == "zlib-base64-float32-le" and isinstance(grid["grid"], str)
         back = JointLimits.load(path)
         q = quat.normalize(RNG.normal(size=(300, 3, 4)))
         np.testing.assert_allclose(back.project(q), lim.project(q), atol=1e-9)
         assert np.array_equal(back.contains(q), lim.contains(q))
 
 
-@pytest.mark.parametrize("edit", ["truncated", "not base64", "nan", "negative", "dims", "empty"])
+@pytest.mark.parametrize("edit", ["truncated", "not base64", "not zlib", "nan", "negative", "dims", "empty",
+                                  "encoding"])
 def test_corrupt_grids_raise_limits_error(tmp_path, edit):
     lim, _ = _limits("implicit", False)
     d = lim.to_dict()
     sh = d["joints"][0]["limit"]["shape"]
-    F = np.frombuffer(__import__("base64").b64decode(sh["grid"]), "<f4").copy()
-    enc = lambda a: __import__("base64").b64encode(a.astype("<f4").tobytes()).decode()  # noqa: E731
+    import base64
+    import zlib
+
+    F = np.frombuffer(zlib.decompress(base64.b64decode(sh["grid"])), "<f4").copy()
+    enc = lambda a: base64.b64encode(zlib.compress(a.astype("<f4").tobytes())).decode()  # noqa: E731
     if edit == "truncated":
         sh["grid"] = enc(F[:-3])
     elif edit == "not base64":
@@ -163,6 +167,10 @@ def test_corrupt_grids_raise_limits_error(tmp_path, edit):
     elif edit == "negative":
         F[5] = -1.0
         sh["grid"] = enc(F)
+    elif edit == "not zlib":
+        sh["grid"] = base64.b64encode(F.astype("<f4").tobytes()).decode()
+    elif edit == "encoding":
+        sh["encoding"] = "base85"
     elif edit == "dims":
         sh["dims"] = [2, 2]
     else:
@@ -268,3 +276,13 @@ def test_cli_fit_coupled_report_plot(tmp_path, clips):
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     r = CliRunner().invoke(main, ["fit", str(src), "-o", str(tmp_path / "x.json"), "--shape", "kdop", "--coupled"])
     assert r.exit_code == 2 and "implicit" in r.output
+
+
+def test_uncompressed_grids_still_load(blob):
+    import base64
+
+    d = blob.to_dict()
+    d["encoding"] = "base64-float32-le"
+    d["grid"] = base64.b64encode(blob.grid.astype("<f4").tobytes()).decode()
+    back = Shape.from_dict(d)
+    assert np.array_equal(back.grid, blob.grid)

@@ -23,7 +23,8 @@ from numpy.typing import NDArray
 
 from .. import quat
 from ..errors import LimitsError
-from .implicit import Implicit, _contains_kernel, _project_kernel, decode_grid, encode_grid, fit_field, nearest_inside
+from .implicit import (ENCODING, Implicit, _contains_kernel, _project_kernel, decode_grid, encode_grid, fit_field,
+                       nearest_inside)
 from .joint import FittedLimit, _project_batched, to_limit_space
 
 __all__ = ["CoupledLimit", "humanoid_pairs"]
@@ -240,7 +241,7 @@ class CoupledLimit:
         return {"kind": self.kind, "base": self.base.to_dict(), "parent": self.parent,
                 "parent_reference": self.parent_reference.tolist(), "porigin": self.porigin.tolist(),
                 "pcell": self.pcell, "cells": self.cells.tolist(), "dims": list(self.fields.shape),
-                "encoding": "base64-float32-le", "fields": encode_grid(self.fields), "settings": dict(self.settings)}
+                "encoding": ENCODING, "fields": encode_grid(self.fields), "settings": dict(self.settings)}
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> "CoupledLimit":
@@ -248,8 +249,9 @@ class CoupledLimit:
             dims = d["dims"]
             if not (isinstance(dims, list) and len(dims) == 4):
                 raise LimitsError(f"coupled limit: dims must be [K, nx, ny, nz], got {dims!r}")
-            F = decode_grid(d["fields"], dims[1:], "coupled limit fields") if dims[0] == 1 else \
-                decode_grid(d["fields"], [dims[0] * dims[1], dims[2], dims[3]], "coupled limit fields")
+            enc = d.get("encoding", ENCODING)
+            F = decode_grid(d["fields"], dims[1:], "coupled limit fields", enc) if dims[0] == 1 else \
+                decode_grid(d["fields"], [dims[0] * dims[1], dims[2], dims[3]], "coupled limit fields", enc)
             return cls(FittedLimit.from_dict(d["base"]), str(d["parent"]), d["parent_reference"], d["porigin"],
                        d["pcell"], np.asarray(d["cells"], np.int64), F.reshape([int(x) for x in dims]),
                        settings=dict(d.get("settings", {})))

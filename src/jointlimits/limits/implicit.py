@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import base64
 import math
+import zlib
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Mapping
 
@@ -394,12 +395,16 @@ def nearest_inside(F: NDArray[np.float32], threshold: float) -> tuple[NDArray[np
 # --------------------------------------------------------------------------- files
 
 
+ENCODING = "zlib-base64-float32-le"  # also read: "base64-float32-le" (uncompressed)
+
+
 def encode_grid(F: NDArray[np.float32]) -> str:
-    """A float32 grid as base64 (little-endian, C order)."""
-    return base64.b64encode(np.ascontiguousarray(F, "<f4").tobytes()).decode("ascii")
+    """A float32 grid (little-endian, C order), zlib-compressed (mostly zeros), as base64."""
+    return base64.b64encode(zlib.compress(np.ascontiguousarray(F, "<f4").tobytes(), 6)).decode("ascii")
 
 
-def decode_grid(text: Any, dims: Any, what: str = "implicit limit grid") -> NDArray[np.float32]:
+def decode_grid(text: Any, dims: Any, what: str = "implicit limit grid",
+                encoding: Any = ENCODING) -> NDArray[np.float32]:
     """The grid of :func:`encode_grid` (LimitsError if it is not a finite grid of ``dims``)."""
     try:
         shape = tuple(int(d) for d in dims)
@@ -409,10 +414,17 @@ def decode_grid(text: Any, dims: Any, what: str = "implicit limit grid") -> NDAr
         raise LimitsError(f"{what}: dims must be three integers >= 2, got {dims!r}")
     if not isinstance(text, str):
         raise LimitsError(f"{what}: the field must be a base64 string")
+    if encoding not in (ENCODING, "base64-float32-le"):
+        raise LimitsError(f"{what}: unknown grid encoding {encoding!r}")
     try:
         raw = base64.b64decode(text.encode("ascii"), validate=True)
     except (ValueError, UnicodeEncodeError):
         raise LimitsError(f"{what}: the field is not valid base64") from None
+    if encoding == ENCODING:
+        try:
+            raw = zlib.decompress(raw)
+        except zlib.error:
+            raise LimitsError(f"{what}: the field is not valid zlib data") from None
     if len(raw) != 4 * math.prod(shape):
         raise LimitsError(f"{what}: the field holds {len(raw) // 4} values, dims {list(shape)} need "
                           f"{math.prod(shape)}")
@@ -599,14 +611,12 @@ class Implicit(Shape):
     def to_dict(self) -> dict:
         return {"kind": self.kind, "position": self.position.tolist(), "rotation": self.rotation.tolist(),
                 "origin": self.origin.tolist(), "cell": self.cell, "threshold": self.threshold,
-                "normal": self.normal.tolist(), "dims": list(self.grid.shape), "encoding": "base64-float32-le",
+                "normal": self.normal.tolist(), "dims": list(self.grid.shape), "encoding": ENCODING,
                 "grid": encode_grid(self.grid), "settings": dict(self.settings)}
 
     @classmethod
     def _from_dict(cls, d: Mapping[str, Any]) -> "Implicit":
-        if d.get("encoding", "base64-float32-le") != "base64-float32-le":
-            raise LimitsError(f"implicit limit: unknown grid encoding {d.get('encoding')!r}")
-        F = decode_grid(d["grid"], d["dims"])
+        F = decode_grid(d["grid"], d["dims"], encoding=d.get("encoding", ENCODING))
         return cls(position=d["position"], rotation=d["rotation"], origin=d["origin"], cell=d["cell"], grid=F,
                    threshold=d.get("threshold", THRESHOLD), normal=d.get("normal", [0.0, 0.0, 0.0]),
                    settings=dict(d.get("settings", {})))
