@@ -3,7 +3,7 @@
     python benchmarks/bench_limits.py
 
 Figures are printed beside the reference C++ (-O2, one core, 1e6 rotations) measured on this kind
-of machine. Batches go through the phased step (jointlimits.phased: numpy's SIMD ufuncs for atan2,
+of machine. Batches go through the phased step (jointlimits.limits._kernels.phased: numpy's SIMD ufuncs for atan2,
 tanh and tan between compiled loops); the scalar kernel it falls back to is timed too. Projection in limit space alone and subsampling are in bench_projection.py.
 """
 
@@ -20,8 +20,8 @@ from pathlib import Path  # noqa: E402
 import numpy as np  # noqa: E402
 
 from jointlimits import JointLimits, bvh, quat  # noqa: E402
-from jointlimits.fused import PHASED_MIN_ROWS, _fitted_kernel  # noqa: E402
-from jointlimits.model import FittedLimit, fit_shape  # noqa: E402
+from jointlimits.limits._kernels.fused import PHASED_MIN_ROWS, _fitted_kernel  # noqa: E402
+from jointlimits.limits.joint import FittedLimit, fit_shape  # noqa: E402
 from _timing import best  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -92,6 +92,34 @@ def dataset_benchmark() -> None:
           f"(soften + smooth: {ts:.3f} s; target < 0.5 s)")
 
 
+def implicit_benchmark(n: int = 200_000) -> None:
+    """Implicit limits on LAFAN1 (targets: contains <= 100 ns, projection <= 2 us per rotation,
+    fitting all clips with coupling <= 10 s)."""
+    clips = sorted(LAFAN.glob("*.bvh"))
+    if not clips:
+        return
+    ms = [bvh.load(p) for p in clips]
+    JointLimits.fit(ms[:1], shape="implicit", coupled=True)  # compile
+    tf = best(lambda: JointLimits.fit(ms, shape="implicit", coupled=True), repeat=2)
+    tu = best(lambda: JointLimits.fit(ms, shape="implicit"), repeat=2)
+    lim = JointLimits.fit(ms, shape="implicit", coupled=True)
+    rng = np.random.default_rng(1)
+    q = quat.normalize(rng.normal(size=(n, 4)))
+    print(f"implicit limits on LAFAN1 ({len(ms)} clips): fit {tu:.2f} s, with coupling {tf:.2f} s (target <= 10 s)")
+    print(f"  per rotation, batches of {n:,} random rotations:")
+    for name in ("LeftArm", "LeftForeArm", "LeftUpLeg"):
+        j = lim.skeleton.index(name)
+        one = lim.joints[j]
+        parent = q[::-1].copy()
+        kw = {"parent": parent} if hasattr(one, "parent") else {}
+        tc = best(lambda: one.contains(q, **kw)) / n * 1e9
+        tp = best(lambda: one.project(q, **kw), repeat=3) / n * 1e6
+        inside = one.contains(q, **kw).mean()
+        print(f"  {name:<12}{'coupled' if kw else 'implicit':<9} contains {tc:6.0f} ns (target 100), "
+              f"project {tp:5.2f} us (target 2); {100 * inside:.2f}% of random rotations inside")
+
+
 if __name__ == "__main__":
     step_benchmark()
     dataset_benchmark()
+    implicit_benchmark()

@@ -23,7 +23,7 @@ import time  # noqa: E402
 import numpy as np  # noqa: E402
 
 from jointlimits import limits as L  # noqa: E402
-from jointlimits.limits import _subsample_naive_kernel  # noqa: E402
+from jointlimits.limits.cloud import _subsample_naive_kernel  # noqa: E402
 from _timing import best  # noqa: E402
 
 TARGETS_NS = {  # C++ reference, -O2, per rotation, in limit space

@@ -152,7 +152,8 @@ def test_one_trace_group_per_joint_and_a_dropdown(pages, fitted, clips, shape, s
         assert {"swing-section", "twist-interval", "twist-axis"} <= roles
         assert roles & {"swing-inside", "swing-outside"} and roles & {"twist-inside", "twist-outside"}
     else:
-        assert {"surface", "edges"} <= roles and roles & {"inside", "outside"}
+        edges = set() if shape == "implicit" else {"edges"}  # an iso-surface has no edges
+        assert {"surface"} | edges <= roles and roles & {"inside", "outside"}
 
 
 def test_page_works_offline(pages):
@@ -239,6 +240,9 @@ def test_swing_twist_section_and_interval(pages, fitted, shape):
         if shape == "ellipsoid":  # the section's edge is on the 3D swing ellipsoid
             local = (pts - sw.position) @ sw.rotation / sw.scale
             assert np.abs(np.linalg.norm(local, axis=1) - 1.0).max() < 1e-9
+        elif shape == "implicit":  # the section's edge is on the iso-line of the swing field
+            f = sw.value(pts)[:, 0]
+            assert np.abs(f - sw.threshold).max() < 0.1 * sw.threshold
         else:
             s = _slab_values(sw, pts)
             lo, hi = _bounds(sw)

@@ -19,7 +19,9 @@ from numpy.typing import NDArray
 from . import quat
 from ._atomic import atomic_write
 from .errors import LimitsError
-from .model import FittedLimit, JointLimits, Shape, _slabs, relative_clouds, swing_section, twist_interval
+from .limits.joint import FittedLimit, swing_section, twist_interval
+from .limits.model import JointLimits, relative_clouds
+from .limits.shape import Shape
 from .skeleton import Motion
 
 __all__ = ["plot_joint_limit", "plot_violation_report", "shape_geometry", "JOINT_FIGSIZE", "DPI"]
@@ -105,6 +107,20 @@ def _faces(vertices: Array) -> tuple[list[Array], Array]:
     return faces, vertices[hull.vertices]
 
 
+def _coupled_surfaces(coupled: Any, k: float, count: int = 3) -> list[Array]:
+    """Iso-surface vertices of a coupled child's limit at up to ``count`` parent cells with data."""
+    from .limits.implicit import Implicit
+
+    s = coupled.base.shape
+    used = sorted(set(np.unique(coupled.cells).tolist()) - {0})[:count]
+    out = []
+    for f in used:
+        cell = Implicit(position=s.position, rotation=s.rotation, origin=s.origin, cell=s.cell,
+                        grid=coupled.fields[f], threshold=s.threshold)
+        out.append(cell.surface(step=2)[0] * k)
+    return out
+
+
 def shape_geometry(shape: Shape) -> dict[str, Any]:
     """Drawable geometry of a limit shape in limit space (radians).
 
@@ -121,7 +137,11 @@ def shape_geometry(shape: Shape) -> dict[str, Any]:
         world = shape.position + (unit * shape.scale) @ shape.rotation.T
         lines = [world[i] for i in range(0, 48, 4)] + [world[:, k] for k in range(3, 24, 3)]
         return {"faces": [], "lines": lines, "points": world.reshape(-1, 3)}
-    pos, rot, axes, mins, maxs = _slabs(shape)
+    if hasattr(shape, "surface"):  # an implicit limit: its iso-surface (marching cubes)
+        verts, tris = shape.surface()
+        step = max(1, len(tris) // 3000)  # a drawable number of faces
+        return {"faces": [verts[t] for t in tris[::step]], "lines": [], "points": verts}
+    pos, rot, axes, mins, maxs = shape.slabs()
     local = _polytope(_halfspaces(axes, mins, maxs))
     if local is None:
         return {"faces": [], "lines": [], "points": np.zeros((0, 3))}
@@ -164,7 +184,9 @@ def _section_outline(sec: Shape, e1: Array, e2: Array) -> Array | None:
         pts = sec.position + np.outer(np.cos(th) * sec.scale[0], sec.rotation[:, 0]) \
             + np.outer(np.sin(th) * sec.scale[1], sec.rotation[:, 1])
         return np.column_stack([pts @ e1, pts @ e2])
-    pos, rot, axes, mins, maxs = _slabs(sec)
+    if hasattr(sec, "outline"):  # an implicit limit: its iso-line in the plane
+        return sec.outline(e1, e2)
+    pos, rot, axes, mins, maxs = sec.slabs()
     # x = y1 e1 + y2 e2: a.R^T(x - pos) = (a R^T P) y - a.R^T pos
     P = np.column_stack([e1, e2])
     A = axes @ (rot.T @ P)
@@ -317,13 +339,20 @@ def plot_joint_limit(limits: JointLimits, motions: Motion | Sequence[Motion], jo
     name = sk.names[j]
     k = float(np.degrees(1.0)) if degrees else 1.0
     unit = "deg" if degrees else "rad"
+    coupled = lim if hasattr(lim, "base") and hasattr(lim, "parent") else None
+    if coupled is not None:  # a parent-conditioned child: its own limit, plus a few parent cells' limits
+        lim = coupled.base
     ref = np.asarray(getattr(lim, "reference", quat.identity()), np.float64)
     fitted = isinstance(lim, FittedLimit)
     swing_twist = fitted and lim.swing_twist
     axis = np.asarray(lim.twist_axis if fitted else getattr(lim, "axis", (1.0, 0.0, 0.0)), np.float64)
 
     qs = np.concatenate([m.rotations[:, j] for m in ms], axis=0)
-    inside = lim.contains(qs)
+    if coupled is not None:
+        qp = np.concatenate([m.rotations[:, sk.index(coupled.parent)] for m in ms], axis=0)
+        inside = coupled.contains(qs, parent=qp)
+    else:
+        inside = lim.contains(qs)
     extra = [x for x in (over_rotated, projected) if x is not None]
     bounds = _clip_bounds(ms)
     ranges = list(zip([0] + bounds, bounds + [qs.shape[0]]))
@@ -331,11 +360,14 @@ def plot_joint_limit(limits: JointLimits, motions: Motion | Sequence[Motion], jo
     fig = _figure(figsize, dpi)
     gs = fig.add_gridspec(2, 4, height_ratios=(1.25, 1.0), hspace=0.3, wspace=0.38,
                           left=0.05, right=0.98, top=0.91, bottom=0.06)
-    kind = lim.kind if not fitted else (f"{lim.swing.kind} swing + {lim.twist.kind} twist" if swing_twist
+    kind = f"implicit coupled to {coupled.parent}" if coupled is not None else lim.kind if not fitted else (f"{lim.swing.kind} swing + {lim.twist.kind} twist" if swing_twist
                                         else lim.shape.kind)
     title = (f"{name}: {kind} limit · {qs.shape[0]} frames in {len(ms)} clip{'s' if len(ms) != 1 else ''} · "
              f"{100.0 * inside.mean():.1f}% inside")
-    if projected is not None:
+    if projected is not None and coupled is not None:
+        pin = coupled.contains(projected.rotations[:, j], parent=projected.rotations[:, sk.index(coupled.parent)])
+        title += f" · projected clip: {projected.num_frames} frames, {100.0 * pin.mean():.1f}% inside"
+    elif projected is not None:
         pin = lim.contains(projected.rotations[:, j])
         title += f" · projected clip: {projected.num_frames} frames, {100.0 * pin.mean():.1f}% inside"
     fig.suptitle(title, fontsize=13)
@@ -345,6 +377,7 @@ def plot_joint_limit(limits: JointLimits, motions: Motion | Sequence[Motion], jo
         others = [_nearest_cover(lim.shape if fitted else None, relative_clouds([x], j, ref)) * k for x in extra]
         geo = shape_geometry(lim.shape) if fitted else {"faces": [], "lines": [], "points": np.zeros((0, 3))}
         surf = geo["points"] * k
+        cell_surfaces = _coupled_surfaces(coupled, k) if coupled is not None else []
         ax3 = fig.add_subplot(gs[0, 0], projection="3d")
         _scatter_3d(ax3, cloud, _C_CLIP, "clip")
         styles = [(_C_OVER, "over-rotated")] if over_rotated is not None else []
@@ -363,6 +396,11 @@ def plot_joint_limit(limits: JointLimits, motions: Motion | Sequence[Motion], jo
             for pts, (c, lab) in zip(others, styles):
                 _scatter_2d(ax, pts[:, [a, b]], c, lab, size=4.0, alpha=0.6)
             _outline_2d(ax, _hull2d(surf[:, [a, b]]) if surf.size else None, "limit (outline)")
+            for n, cs in enumerate(cell_surfaces):
+                o = _hull2d(cs[:, [a, b]]) if len(cs) else None
+                if o is not None:
+                    ax.plot(o[:, 0], o[:, 1], lw=0.9, ls="--", color=f"C{4 + n}",
+                            label=f"at parent cell {n + 1}" if col == 1 else None)
             ax.set_xlabel(f"{'xyz'[a]} ({unit})")
             ax.set_ylabel(f"{'xyz'[b]} ({unit})")
             ax.set_title(f"{'xyz'[a]}{'xyz'[b]} projection")

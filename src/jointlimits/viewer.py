@@ -23,7 +23,9 @@ from numpy.typing import NDArray
 from . import quat
 from ._atomic import atomic_write
 from .errors import LimitsError
-from .model import FittedLimit, JointLimits, Shape, relative_clouds, swing_section, twist_interval
+from .limits.joint import FittedLimit, swing_section, twist_interval
+from .limits.model import JointLimits, relative_clouds
+from .limits.shape import Shape
 from .plots import _nearest_cover, _nearest_twist, _plane_basis, _section_outline, shape_geometry
 from .skeleton import Motion
 
@@ -77,6 +79,9 @@ def limit_surface(shape: Shape) -> dict[str, Any]:
     if shape.kind == "ellipsoid":
         verts, tris = _ellipsoid_mesh(shape)
         return {"vertices": verts, "triangles": tris, "lines": shape_geometry(shape)["lines"]}
+    if hasattr(shape, "surface"):  # an implicit limit: its marching-cubes iso-surface
+        verts, tris = shape.surface()
+        return {"vertices": verts, "triangles": tris, "lines": []}
     geo = shape_geometry(shape)
     verts = np.asarray(geo["points"], np.float64).reshape(-1, 3)
     if not geo["faces"] or verts.shape[0] < 4:

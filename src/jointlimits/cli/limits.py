@@ -9,7 +9,7 @@ import click
 import numpy as np
 
 from ._common import BadInput, check_output_path, friendly_errors, progress as progress_bar, strict_json
-from ..model import SHAPES
+from ..limits.registry import JOINT_KINDS, SHAPES
 
 __all__ = ["fit_command", "apply_command", "report_command", "plot_command", "demo_command"]
 
@@ -57,16 +57,17 @@ def _parse_joint_shapes(items: tuple[str, ...]) -> dict[str, str]:
         if "=" not in it:
             raise BadInput(f"--joint-shape takes NAME=SHAPE, got {it!r}")
         name, shape = it.split("=", 1)
-        if shape not in SHAPES + ("reach-window",):
-            raise BadInput(f"--joint-shape {it!r}: shape must be one of {', '.join(SHAPES + ('reach-window',))}")
+        if shape not in SHAPES + JOINT_KINDS:
+            raise BadInput(f"--joint-shape {it!r}: shape must be one of {', '.join(SHAPES + JOINT_KINDS)}")
         out[name] = shape
     return out
 
 
 def fit_limits(clips: list, shape: str, swing_twist: bool, padding: float, reference: Any,
-               subsample: float, joint_shapes: dict[str, str], quiet: bool = False):
+               subsample: float, joint_shapes: dict[str, str], quiet: bool = False, coupled: bool = False,
+               pairs: list[tuple[str, str]] | None = None):
     """Fit with a progress bar over joints."""
-    from ..model import JointLimits
+    from ..limits.model import JointLimits
 
     bar = progress_bar(None, "fitting", "joint", disable=quiet)
 
@@ -78,7 +79,8 @@ def fit_limits(clips: list, shape: str, swing_twist: bool, padding: float, refer
 
     try:
         return JointLimits.fit(clips, shape=shape, swing_twist=swing_twist, padding=padding, reference=reference,
-                               subsample=subsample, shapes=joint_shapes, progress=progress)
+                               subsample=subsample, shapes=joint_shapes, progress=progress, coupled=coupled,
+                               pairs=pairs)
     finally:
         bar.close()
 
@@ -95,19 +97,33 @@ def fit_limits(clips: list, shape: str, swing_twist: bool, padding: float, refer
               help="Subsampling distance (radians) for fitting the limit frame.")
 @click.option("--joint-shape", multiple=True, metavar="NAME=SHAPE",
               help="Per-joint shape override, e.g. --joint-shape LeftArm=reach-window (repeatable).")
+@click.option("--coupled", is_flag=True,
+              help="Implicit limits only: condition children's limits on their parents' rotations.")
+@click.option("--pair", multiple=True, metavar="PARENT=CHILD",
+              help="A coupled pair (repeatable; default: the humanoid pairs found by joint name).")
 @click.option("--force", is_flag=True, help="Allow the output to overwrite an input file.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bars.")
 @friendly_errors
 def fit_command(clips: tuple[Path, ...], output: Path, shape: str, swing_twist: bool, padding: float,
-                reference: str, subsample: float, joint_shape: tuple[str, ...], force: bool, quiet: bool) -> None:
+                reference: str, subsample: float, joint_shape: tuple[str, ...], coupled: bool, pair: tuple[str, ...],
+                force: bool, quiet: bool) -> None:
     """Fit joint limits to one or more BVH clips of the same skeleton."""
     check_output_path(output, list(clips), force)
+    if (coupled or pair) and (shape != "implicit" or swing_twist):
+        raise BadInput("--coupled and --pair need --shape implicit (without --swing-twist)")
+    pairs = None
+    if pair:
+        bad = [p for p in pair if "=" not in p]
+        if bad:
+            raise BadInput(f"--pair takes PARENT=CHILD, got {bad[0]!r}")
+        pairs = [tuple(p.split("=", 1)) for p in pair]
     ms = _load_clips(list(clips), quiet)
     lim = fit_limits(ms, shape, swing_twist, padding, _parse_reference(reference), subsample,
-                     _parse_joint_shapes(joint_shape), quiet)
+                     _parse_joint_shapes(joint_shape), quiet, coupled or bool(pair), pairs)
     lim.save(output)
     frames = sum(m.num_frames for m in ms)
-    click.echo(f"fitted {len(lim.joints)} joints ({shape}{', swing-twist' if swing_twist else ''}) "
+    click.echo(f"fitted {len(lim.joints)} joints ({shape}{', swing-twist' if swing_twist else ''}"
+               f"{', coupled' if coupled or pair else ''}) "
                f"on {len(ms)} clip(s), {frames} frames -> {output}")
 
 
@@ -124,7 +140,7 @@ def apply_command(limits_file: Path, clip: Path, output: Path, soften: tuple[flo
                   smooth: bool, force: bool) -> None:
     """Project every frame of CLIP into the limits and write the result."""
     from .. import io as motion_io
-    from ..model import JointLimits
+    from ..limits.model import JointLimits
 
     check_output_path(output, [clip, limits_file], force)
     lim = JointLimits.load(limits_file)
@@ -152,7 +168,7 @@ def _report_table(rows: list[dict]) -> str:
 @friendly_errors
 def report_command(limits_file: Path, clips: tuple[Path, ...], as_json: bool) -> None:
     """Per joint: frames outside the limits, fraction, mean and max violation in degrees."""
-    from ..model import JointLimits
+    from ..limits.model import JointLimits
 
     lim = JointLimits.load(limits_file)
     ms = _load_clips(list(clips), quiet=as_json)
@@ -190,7 +206,7 @@ def plot_command(inputs: tuple[Path, ...], joint: str, output: Path, after: Path
         if len(inputs) != 2 or inputs[0].suffix.lower() != ".json":
             raise BadInput("usage: jointlimits plot LIMITS.json CLIP --joint NAME -o FIG.png "
                            "(or CLIP --after OUT.bvh for a before/after channel plot)")
-        from ..model import JointLimits
+        from ..limits.model import JointLimits
         from ..plots import plot_joint_limit
 
         lim = JointLimits.load(inputs[0])
@@ -202,7 +218,7 @@ def plot_command(inputs: tuple[Path, ...], joint: str, output: Path, after: Path
 
 
 def run_demo(input_clip: Path | None, out_dir: Path, shape: str, swing_twist: bool, over: float,
-             quiet: bool = False) -> dict[str, Any]:
+             quiet: bool = False, coupled: bool = False) -> dict[str, Any]:
     """The main job: fit limits, limit an over-rotated copy, write BVHs, a report, figures and an
     interactive page (``limits.html``) of the joints the figures show."""
     from .. import procedural
@@ -214,7 +230,7 @@ def run_demo(input_clip: Path | None, out_dir: Path, shape: str, swing_twist: bo
 
     files: dict[str, str] = {}
     motion = procedural.range_of_motion() if input_clip is None else motion_io.load(input_clip)
-    lim = fit_limits([motion], shape, swing_twist, 0.05, "mean", 0.05, {}, quiet)
+    lim = fit_limits([motion], shape, swing_twist, 0.05, "mean", 0.05, {}, quiet, coupled)
     out_dir.mkdir(parents=True, exist_ok=True)  # only once the input has loaded and fitted
     if input_clip is None:
         src = out_dir / "range_of_motion.bvh"
@@ -269,12 +285,13 @@ def run_demo(input_clip: Path | None, out_dir: Path, shape: str, swing_twist: bo
               show_default=True, help="Folder for the results.")
 @click.option("--shape", type=SHAPE_CHOICE, default="ellipsoid", show_default=True)
 @click.option("--swing-twist", is_flag=True)
+@click.option("--coupled", is_flag=True, help="With --shape implicit: parent-conditioned limits.")
 @click.option("--over-rotation", type=float, default=0.5, show_default=True,
               help="How far past the data the over-rotated copy goes (0.5 = 50%).")
 @click.option("-q", "--quiet", is_flag=True)
 @friendly_errors
-def demo_command(input_clip: Path | None, out_dir: Path, shape: str, swing_twist: bool, over_rotation: float,
-                 quiet: bool) -> None:
+def demo_command(input_clip: Path | None, out_dir: Path, shape: str, swing_twist: bool, coupled: bool,
+                 over_rotation: float, quiet: bool) -> None:
     """Fit limits, apply them to an over-rotated copy, write BVHs, a report, PNG figures and an
     interactive HTML page of the worst joints' limits."""
     if out_dir.exists() and not out_dir.is_dir():
@@ -284,7 +301,9 @@ def demo_command(input_clip: Path | None, out_dir: Path, shape: str, swing_twist
     if input_clip is not None and out_dir.exists() and out_dir.resolve() == input_clip.resolve().parent \
             and (out_dir / input_clip.name).exists() and input_clip.name in ("limited.bvh", "over_rotated.bvh"):
         raise BadInput(f"{input_clip}: the demo would overwrite its own input; choose another --out")
-    rep = run_demo(input_clip, out_dir, shape, swing_twist, over_rotation, quiet)
+    if coupled and (shape != "implicit" or swing_twist):
+        raise BadInput("--coupled needs --shape implicit (without --swing-twist)")
+    rep = run_demo(input_clip, out_dir, shape, swing_twist, over_rotation, quiet, coupled)
     b = rep["over_rotated"]
     a = rep["limited"]
     frac_b = np.mean([r["fraction_outside"] for r in b]) if b else 0.0

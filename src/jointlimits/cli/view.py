@@ -27,7 +27,7 @@ def view_command(limits_file: Path, clips: tuple[Path, ...], output: Path, joint
     (red where outside) and the limit surface, turnable in 3D, with a dropdown to switch joints.
     Without CLIP only the limit surfaces are shown. The page works offline (plotly.js inline)."""
     from .. import io as motion_io
-    from ..model import JointLimits
+    from ..limits.model import JointLimits
     from ..viewer import write_limits_page
 
     check_output_path(output, [limits_file, *clips], force, suffixes=(".html", ".htm"), what="page")

@@ -27,8 +27,8 @@ from numpy.typing import ArrayLike, NDArray
 
 from .. import quat
 from ..errors import IKError
-from ..fused import EMPTY_SHAPE, _fitted_kernel, pack_limit
-from ..reach import ReachWindowLimit, _qmul, _qrot, _rw_project_one, _simple
+from ..limits._kernels.fused import EMPTY_SHAPE, _fitted_kernel, pack_limit
+from ..limits.reach import ReachWindowLimit, _qmul, _qrot, _rw_project_one, _simple
 from ..skeleton import Motion, Skeleton, forward_kinematics_arrays
 
 __all__ = ["CCDResult", "StartPoses", "CCDSolver", "ccd", "solve_ccd", "precompute_start_poses",
@@ -158,7 +158,7 @@ def _fitted_project_rows(Q, k, fl):
 def pack_fitted_limits(lims: Sequence[Any]) -> tuple:
     """Flat arrays (a tuple the numba kernels unpack) of the ``FittedLimit`` of each chain joint
     (``jointlimits.fused.pack_limit`` stacked; other joints get mode 0 = no fitted limit)."""
-    from ..model import FittedLimit
+    from ..limits.joint import FittedLimit
 
     n = len(lims)
     fmode = np.zeros(n, np.int64)
@@ -536,7 +536,7 @@ def ccd(base_rotation: ArrayLike, base_position: ArrayLike, offsets: ArrayLike, 
         seff = np.ascontiguousarray(np.asarray(start_poses.effectors, np.float64))
         if starts.ndim != 3 or starts.shape[1:] != (n, 4) or seff.shape != (starts.shape[0], 3):
             raise IKError(f"start poses must be [S, {n}, 4] with effectors [S, 3], got {starts.shape}, {seff.shape}")
-    from ..model import FittedLimit
+    from ..limits.joint import FittedLimit
 
     numba_ok = all(l is None or isinstance(l, (ReachWindowLimit, FittedLimit)) for l in lims)
     if backend not in ("auto", "numba", "numpy"):

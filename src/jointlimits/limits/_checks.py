@@ -1,0 +1,148 @@
+"""Input checks shared by the limit-space shape functions (one place for the error messages)."""
+
+from __future__ import annotations
+
+import math
+from typing import Optional, Tuple
+
+import numpy as np
+
+from ..errors import LimitsError
+
+
+def _as_float_array(x, name: str) -> np.ndarray:
+    try:
+        arr = np.asarray(x)
+    except Exception as exc:  # pragma: no cover - exotic inputs
+        raise LimitsError(f"{name}: cannot convert to an array ({exc})") from exc
+    if arr.dtype == object or not (
+        np.issubdtype(arr.dtype, np.floating) or np.issubdtype(arr.dtype, np.integer)
+        or arr.dtype == np.bool_
+    ):
+        raise LimitsError(f"{name}: expected a real numeric array, got dtype {arr.dtype}")
+    return np.asarray(arr, dtype=np.float64)
+
+
+def _first_nonfinite(arr: np.ndarray) -> Optional[tuple]:
+    bad = ~np.isfinite(arr)
+    if bad.any():
+        return tuple(int(i) for i in np.argwhere(bad)[0])
+    return None
+
+
+def _check_finite(arr: np.ndarray, name: str) -> None:
+    where = _first_nonfinite(arr)
+    if where is not None:
+        raise LimitsError(f"{name} contains a non-finite value ({arr[where]}) at index {where}")
+
+
+def _points(points, name: str = "points") -> np.ndarray:
+    """Points ``[..., 3]`` as float64 (no copy when already float64)."""
+    arr = _as_float_array(points, name)
+    if arr.ndim == 0 or arr.shape[-1] != 3:
+        raise LimitsError(f"{name} must have shape [..., 3], got {arr.shape}")
+    return arr
+
+
+def _cloud(points, name: str = "points") -> np.ndarray:
+    """A cloud (or batch of clouds) ``[..., N, 3]`` with N >= 1 and finite values."""
+    arr = _points(points, name)
+    if arr.ndim < 2:
+        raise LimitsError(f"{name} must be a cloud of shape [..., N, 3], got {arr.shape}")
+    if arr.shape[-2] == 0:
+        raise LimitsError(f"{name} is an empty cloud (shape {arr.shape}): cannot fit a limit to no points")
+    if arr.size == 0:
+        raise LimitsError(f"{name} is empty (shape {arr.shape})")
+    _check_finite(arr, name)
+    return arr
+
+
+def _padding(padding) -> float:
+    try:
+        p = float(padding)
+    except (TypeError, ValueError) as exc:
+        raise LimitsError(f"padding must be a real number, got {padding!r}") from exc
+    if not math.isfinite(p):
+        raise LimitsError(f"padding must be finite, got {p}")
+    if p < 0.0:
+        raise LimitsError(f"padding must be >= 0, got {p}")
+    return p
+
+
+def _vec(x, name: str, n: int = 3) -> np.ndarray:
+    arr = _as_float_array(x, name)
+    if arr.shape != (n,):
+        raise LimitsError(f"{name} must have shape ({n},), got {arr.shape}")
+    _check_finite(arr, name)
+    return np.ascontiguousarray(arr)
+
+
+def _frame(position, rotation) -> Tuple[np.ndarray, np.ndarray]:
+    pos = np.zeros(3) if position is None else _vec(position, "position")
+    if rotation is None:
+        rot = np.eye(3)
+    else:
+        rot = _as_float_array(rotation, "rotation")
+        if rot.shape != (3, 3):
+            raise LimitsError(f"rotation must have shape (3, 3), got {rot.shape}")
+        _check_finite(rot, "rotation")
+        rot = np.ascontiguousarray(rot)
+    return pos, rot
+
+
+def _flat_points(points):
+    """Validate projection input; return (flat [M,3] contiguous float64, original shape)."""
+    arr = _points(points)
+    flat = np.ascontiguousarray(arr).reshape(-1, 3)
+    return flat, arr.shape
+
+
+def _out_array(out, shape) -> np.ndarray:
+    if out is None:
+        return np.empty(shape, dtype=np.float64)
+    if not isinstance(out, np.ndarray) or out.dtype != np.float64 or out.shape != tuple(shape):
+        raise LimitsError(f"out must be a float64 array of shape {tuple(shape)}")
+    if not out.flags.c_contiguous:
+        raise LimitsError("out must be C-contiguous")
+    return out
+
+
+def _raise_bad_point(idx: int, flat: np.ndarray, shape) -> None:
+    if idx >= 0:
+        where = np.unravel_index(idx, shape[:-1]) if len(shape) > 1 else ()
+        raise LimitsError(
+            f"points contain a non-finite value (NaN or inf) at index {tuple(int(i) for i in where)}: "
+            f"{flat[idx].tolist()}"
+        )
+
+
+def _local(points: np.ndarray, position, rotation) -> np.ndarray:
+    """``R^T (x - position)`` for clouds ``[..., N, 3]`` and frames ``[..., 3]``/``[..., 3, 3]``."""
+    pos = _as_float_array(position, "position")
+    rot = _as_float_array(rotation, "rotation")
+    if pos.ndim == 0 or pos.shape[-1] != 3:
+        raise LimitsError(f"position must have shape [..., 3], got {pos.shape}")
+    if rot.ndim < 2 or rot.shape[-2:] != (3, 3):
+        raise LimitsError(f"rotation must have shape [..., 3, 3], got {rot.shape}")
+    _check_finite(pos, "position")
+    _check_finite(rot, "rotation")
+    d = points - pos[..., None, :]
+    # local_j = sum_i R_ij d_i
+    try:
+        return np.einsum("...ni,...ij->...nj", d, rot)
+    except ValueError as exc:
+        raise LimitsError(
+            f"points {points.shape}, position {pos.shape} and rotation {rot.shape} do not broadcast"
+        ) from exc
+
+
+def _local_points(points, position, rotation):
+    """``R^T (x - p)`` with the same operation order as the numba kernels, so inside /
+    outside decisions agree bit for bit with the projections."""
+    arr = _points(points)
+    _check_finite(arr, "points")
+    pos, rot = _frame(position, rotation)
+    d = arr - pos
+    dx, dy, dz = d[..., 0], d[..., 1], d[..., 2]
+    local = np.stack([rot[0, j] * dx + rot[1, j] * dy + rot[2, j] * dz for j in range(3)], axis=-1)
+    return local, arr

@@ -1,0 +1,215 @@
+"""Box limits: axis-aligned in limit space (``box``) or in the cloud's principal frame
+(``oriented-box``), fitted as the padded extent of the cloud, projected by clamping."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import ClassVar, Tuple
+
+import numpy as np
+from numba import njit
+
+from ..errors import LimitsError
+from ._checks import (_cloud, _flat_points, _frame, _local, _local_points, _out_array, _padding, _points,
+                      _raise_bad_point, _vec)
+from ._kernels.codes import BOX
+from . import cloud
+from .kdop import SlabShape
+
+__all__ = ["Box", "OrientedBox", "fit_box", "fit_oriented_box", "project_box", "contains_box", "distance_box"]
+
+
+def fit_box(points, padding: float = 0.05) -> Tuple[np.ndarray, np.ndarray]:
+    """Axis-aligned box around a cloud in limit space.
+
+    ``points`` ``[..., N, 3]`` (limit space).  Returns ``(lo, hi)`` ``[..., 3]``: the
+    per-axis min/max of the cloud minus/plus ``padding``.  Unlike the reference
+    (``fit_rectangular_limits_basic``), the max starts at ``-inf``, so clouds lying
+    entirely on the negative side of an axis keep their true maximum.
+    """
+    pts = _cloud(points)
+    pad = _padding(padding)
+    return pts.min(axis=-2) - pad, pts.max(axis=-2) + pad
+
+
+def fit_oriented_box(points, position, rotation, padding: float = 0.05) -> Tuple[np.ndarray, np.ndarray]:
+    """Box in the limit frame ``(position, rotation)`` around a cloud.
+
+    ``points`` ``[..., N, 3]`` in limit space; returns ``(lo, hi)`` ``[..., 3]`` in the
+    local frame (``R^T (x - position)``), padded by ``padding``.  Max starts at ``-inf``
+    (the reference's ``FLT_MIN`` start is fixed).
+    """
+    pts = _cloud(points)
+    pad = _padding(padding)
+    local = _local(pts, position, rotation)
+    return local.min(axis=-2) - pad, local.max(axis=-2) + pad
+
+
+@njit(cache=True, fastmath=False)
+def _box_aa_kernel(pts, lo, hi, out):
+    """Per-axis clamp (identity on inside values, so inside points are unchanged).
+
+    Branch-free so LLVM can vectorise it; non-finite input is detected through a NaN
+    accumulator (``x - x`` is NaN for inf and NaN) and located by the caller.
+    """
+    lx, ly, lz = lo[0], lo[1], lo[2]
+    hx, hy, hz = hi[0], hi[1], hi[2]
+    acc = 0.0
+    for i in range(pts.shape[0]):
+        x = pts[i, 0]
+        y = pts[i, 1]
+        z = pts[i, 2]
+        acc += (x - x) + (y - y) + (z - z)
+        out[i, 0] = min(max(x, lx), hx)
+        out[i, 1] = min(max(y, ly), hy)
+        out[i, 2] = min(max(z, lz), hz)
+    return acc == 0.0
+
+
+@njit(cache=True, fastmath=False)
+def _box_oriented_kernel(pts, lo, hi, pos, rot, always_map, out):
+    lx, ly, lz = lo[0], lo[1], lo[2]
+    hx, hy, hz = hi[0], hi[1], hi[2]
+    px, py, pz = pos[0], pos[1], pos[2]
+    r00, r01, r02 = rot[0, 0], rot[0, 1], rot[0, 2]
+    r10, r11, r12 = rot[1, 0], rot[1, 1], rot[1, 2]
+    r20, r21, r22 = rot[2, 0], rot[2, 1], rot[2, 2]
+    acc = 0.0
+    for i in range(pts.shape[0]):
+        x = pts[i, 0]
+        y = pts[i, 1]
+        z = pts[i, 2]
+        acc += (x - x) + (y - y) + (z - z)
+        dx = x - px
+        dy = y - py
+        dz = z - pz
+        # local = R^T d
+        u = r00 * dx + r10 * dy + r20 * dz
+        v = r01 * dx + r11 * dy + r21 * dz
+        w = r02 * dx + r12 * dy + r22 * dz
+        cu = min(max(u, lx), hx)
+        cv = min(max(v, ly), hy)
+        cw = min(max(w, lz), hz)
+        keep = (not always_map) & (cu == u) & (cv == v) & (cw == w)
+        mx = r00 * cu + r01 * cv + r02 * cw + px
+        my = r10 * cu + r11 * cv + r12 * cw + py
+        mz = r20 * cu + r21 * cv + r22 * cw + pz
+        out[i, 0] = x if keep else mx
+        out[i, 1] = y if keep else my
+        out[i, 2] = z if keep else mz
+    return acc == 0.0
+
+
+def _box_limits(lo, hi) -> Tuple[np.ndarray, np.ndarray]:
+    lo = _vec(lo, "lo")
+    hi = _vec(hi, "hi")
+    if np.any(lo > hi):
+        k = int(np.argmax(lo > hi))
+        raise LimitsError(f"empty box: lo[{k}] = {lo[k]} > hi[{k}] = {hi[k]}")
+    return lo, hi
+
+
+def project_box(points, lo, hi, position=None, rotation=None, *, always_map: bool = False, out=None) -> np.ndarray:
+    """Closest point of the (optionally oriented) box ``lo <= local <= hi``.
+
+    ``points`` ``[..., 3]`` in limit space.  Without a frame the box is axis-aligned in
+    limit space (the reference's ``apply_rectangular_limit_basic``); with
+    ``position``/``rotation`` the box lives in the local frame ``R^T (x - position)``
+    (``apply_rectangular_limit``) and clamped points are mapped back with ``R``.  Points
+    inside are returned unchanged (bit-exact).  ``always_map=True`` reproduces the
+    reference quirk of mapping every point (inside ones too) through
+    ``R clamp(R^T (x - p)) + p``, which moves inside points by rounding or by the
+    non-orthonormality of a power-iteration ``R``; use it only to match reference data.
+    Returns float64 ``[..., 3]``; ``out``
+    (float64, same shape, C-contiguous) may be given to avoid an allocation and may be
+    the input itself.
+    """
+    flat, shape = _flat_points(points)
+    lo, hi = _box_limits(lo, hi)
+    res = _out_array(out, shape)
+    res_flat = res.reshape(-1, 3)
+    if position is None and rotation is None:
+        finite = _box_aa_kernel(flat, lo, hi, res_flat)
+    else:
+        pos, rot = _frame(position, rotation)
+        finite = _box_oriented_kernel(flat, lo, hi, pos, rot, bool(always_map), res_flat)
+    if not finite:
+        _raise_bad_point(int(np.argmin(np.isfinite(flat).all(axis=1))), flat, shape)
+    return res
+
+
+def contains_box(points, lo, hi, position=None, rotation=None, tol: float = 0.0) -> np.ndarray:
+    """Bool ``[...]``: ``lo - tol <= local <= hi + tol`` on every axis."""
+    lo, hi = _box_limits(lo, hi)
+    local, _ = _local_points(points, position, rotation)
+    return np.all((local >= lo - tol) & (local <= hi + tol), axis=-1)
+
+
+def distance_box(points, lo, hi, position=None, rotation=None) -> np.ndarray:
+    """Euclidean distance ``[...]`` from each point to the box (0 inside)."""
+    p = _points(points)
+    return np.linalg.norm(project_box(p, lo, hi, position, rotation) - p, axis=-1)
+
+
+@dataclass(eq=False)
+class Box(SlabShape):
+    """``lo <= v <= hi`` in limit space."""
+
+    kind: str = "box"
+    position: np.ndarray = field(default_factory=lambda: np.zeros(3))
+    rotation: np.ndarray = field(default_factory=lambda: np.eye(3))
+    lo: np.ndarray | None = None
+    hi: np.ndarray | None = None
+    _FIELDS: ClassVar[tuple[str, ...]] = ("lo", "hi")
+
+    def __post_init__(self) -> None:
+        self._check()
+
+    @classmethod
+    def fit(cls, points, padding: float = 0.05, subsample: float | None = 0.05) -> "Box":
+        lo, hi = fit_box(points, padding)
+        return cls(lo=lo, hi=hi)
+
+    def _frame_args(self) -> tuple:
+        return ()
+
+    def project(self, points):
+        return project_box(points, self.lo, self.hi, *self._frame_args())
+
+    def contains(self, points, tolerance: float = 1e-9):
+        return contains_box(points, self.lo, self.hi, *self._frame_args(), tol=tolerance)
+
+    def radius(self) -> float:
+        corner = np.maximum(np.abs(self.lo), np.abs(self.hi))
+        c = self.position if self.kind == "oriented-box" else np.zeros(3)
+        return float(np.linalg.norm(c) + np.linalg.norm(corner))
+
+    def slabs(self):
+        return np.zeros(3), np.eye(3), np.eye(3), self.lo, self.hi
+
+    def pack(self) -> tuple:
+        f = np.zeros(16)
+        pos, rot = (self.position, self.rotation) if self._frame_args() else (np.zeros(3), np.eye(3))
+        f[0:3], f[3:12] = pos, rot.reshape(-1)
+        f[15] = self.radius()
+        return (BOX, f, np.eye(3), self.lo.copy(), self.hi.copy(), np.zeros((0, 3)), np.zeros(0))
+
+
+@dataclass(eq=False)
+class OrientedBox(Box):
+    """``lo <= R^T (v - position) <= hi``: a box in the cloud's principal frame."""
+
+    kind: str = "oriented-box"
+
+    @classmethod
+    def fit(cls, points, padding: float = 0.05, subsample: float | None = 0.05) -> "OrientedBox":
+        pts = np.asarray(points, np.float64)
+        pos, rot = cloud.fit_frame(pts, subsample)
+        lo, hi = fit_oriented_box(pts, pos, rot, padding)
+        return cls(position=pos, rotation=rot, lo=lo, hi=hi)
+
+    def _frame_args(self) -> tuple:
+        return (self.position, self.rotation)
+
+    def slabs(self):
+        return self.position, self.rotation, np.eye(3), self.lo, self.hi

@@ -1,0 +1,251 @@
+"""Operations on limit-space point clouds that every shape uses: the principal frame of a
+cloud, greedy subsampling (the reference's ``subsample_naive``, on a hash grid) and softening
+a projection (the article's ``projection_soften``)."""
+
+from __future__ import annotations
+
+import math
+from typing import Tuple
+
+import numpy as np
+from numba import njit
+
+from ..errors import LimitsError
+from ._checks import _check_finite, _cloud, _points
+
+__all__ = ["fit_orientation", "fit_frame", "soften", "subsample"]
+
+
+def fit_orientation(points) -> Tuple[np.ndarray, np.ndarray]:
+    """Mean and principal axes of a cloud in limit space.
+
+    ``points`` ``[..., N, 3]``.  Returns ``(position [..., 3], rotation [..., 3, 3])``:
+    ``position`` is the mean; the COLUMNS of ``rotation`` are the eigenvectors of the
+    covariance ``sum((x - mean)(x - mean)^T) / N`` in order of decreasing variance.
+    ``rotation`` is always a proper rotation (``det = +1``).  Sign convention: the
+    largest-magnitude component of the first two columns is positive (first such
+    component on ties); the third column is their cross product.  For rank-deficient
+    clouds (a line, a plane, identical points) the null-space axes are an arbitrary but
+    deterministic orthonormal completion (identical points give the identity).
+    """
+    pts = _cloud(points)
+    mean = pts.mean(axis=-2)
+    d = pts - mean[..., None, :]
+    n = pts.shape[-2]
+    cov = np.einsum("...ni,...nj->...ij", d, d) / n
+    cov = 0.5 * (cov + np.swapaxes(cov, -1, -2))
+    # spreads at the rounding level of the centring are no spread at all (identical
+    # points then give exactly the identity frame)
+    noise = (64.0 * np.finfo(np.float64).eps * np.abs(pts).max(axis=(-2, -1))) ** 2
+    cov = np.where(np.abs(cov) <= noise[..., None, None], 0.0, cov)
+    vals, vecs = np.linalg.eigh(cov)  # ascending eigenvalues
+    order = np.argsort(-vals, axis=-1, kind="stable")  # descending, ties keep eigh order
+    vecs = np.take_along_axis(vecs, order[..., None, :], axis=-1)
+    a0 = vecs[..., :, 0]
+    a1 = vecs[..., :, 1]
+    a0 = a0 * _sign_of_largest(a0)[..., None]
+    a1 = a1 * _sign_of_largest(a1)[..., None]
+    a2 = np.cross(a0, a1)
+    a2 = a2 / np.linalg.norm(a2, axis=-1, keepdims=True)
+    rot = np.stack([a0, a1, a2], axis=-1)
+    return mean, rot
+
+
+def _sign_of_largest(v: np.ndarray) -> np.ndarray:
+    idx = np.argmax(np.abs(v), axis=-1)
+    comp = np.take_along_axis(v, idx[..., None], axis=-1)[..., 0]
+    return np.where(comp < 0.0, -1.0, 1.0)
+
+
+def soften(original, projected, falloff: float = 1.0, radius: float = 0.1, eps: float = 1e-5) -> np.ndarray:
+    """The article's ``projection_soften``: leave some leeway toward the original point.
+
+    For each point with ``d = |projected - original| > eps`` returns
+    ``projected + normalize(original - projected) * tanh(falloff * d) * radius``,
+    otherwise ``projected`` unchanged.  ``[..., 3]`` arrays in limit space.
+    """
+    o = _points(original, "original")
+    p = _points(projected, "projected")
+    if o.shape != p.shape:
+        raise LimitsError(f"original {o.shape} and projected {p.shape} must have the same shape")
+    _check_finite(o, "original")
+    _check_finite(p, "projected")
+    try:
+        falloff = float(falloff)
+        radius = float(radius)
+        eps = float(eps)
+    except (TypeError, ValueError) as exc:
+        raise LimitsError(f"falloff, radius and eps must be real numbers ({exc})") from exc
+    for name, val in (("falloff", falloff), ("radius", radius), ("eps", eps)):
+        if not math.isfinite(val) or val < 0.0:
+            raise LimitsError(f"{name} must be finite and >= 0, got {val}")
+    diff = o - p
+    dist = np.sqrt(np.einsum("...i,...i->...", diff, diff))
+    moved = dist > eps
+    safe = np.where(moved, dist, 1.0)
+    gain = np.where(moved, np.tanh(falloff * dist) * radius / safe, 0.0)
+    res = p + diff * gain[..., None]
+    return np.where(moved[..., None], res, p)
+
+
+@njit(cache=True, fastmath=False)
+def _subsample_naive_kernel(pts, distance):
+    """The reference's O(N*M) greedy loop (used for checks and benchmarks)."""
+    n = pts.shape[0]
+    keep = np.empty(n, dtype=np.int64)
+    count = 0
+    for i in range(n):
+        x = pts[i, 0]
+        y = pts[i, 1]
+        z = pts[i, 2]
+        include = True
+        for jj in range(count):
+            j = keep[jj]
+            dx = pts[j, 0] - x
+            dy = pts[j, 1] - y
+            dz = pts[j, 2] - z
+            if math.sqrt(dx * dx + dy * dy + dz * dz) < distance:
+                include = False
+                break
+        if include:
+            keep[count] = i
+            count += 1
+    return keep[:count]
+
+
+@njit(cache=True, fastmath=False)
+def _hash3(ix, iy, iz, mask):
+    h = (ix * 73856093) ^ (iy * 19349663) ^ (iz * 83492791)
+    h ^= h >> 17
+    return h & mask
+
+
+@njit(cache=True, fastmath=False)
+def _cell_slot(kx, ky, kz, used, mask, ix, iy, iz):
+    """Slot of cell (ix, iy, iz) in the open-addressing table (an unused slot if absent)."""
+    s = _hash3(ix, iy, iz, mask)
+    while used[s]:
+        if kx[s] == ix and ky[s] == iy and kz[s] == iz:
+            return s
+        s = (s + 1) & mask
+    return s
+
+
+@njit(cache=True, fastmath=False)
+def _subsample_grid_kernel(pts, distance, margin, cell):
+    """Greedy subsampling with a hash grid of cells larger than 2 * (distance + margin).
+
+    The ball of radius ``distance + margin`` around a point overlaps at most 2 cells per
+    axis, so at most 8 cells are searched.  ``margin`` exceeds the rounding error of
+    ``x -/+ distance`` so no kept point closer than ``distance`` can be missed.
+    """
+    n = pts.shape[0]
+    inv = 1.0 / cell
+    reach = distance + margin
+    size = 1
+    while size < 2 * n + 16:
+        size *= 2
+    mask = size - 1
+    kx = np.empty(size, dtype=np.int64)
+    ky = np.empty(size, dtype=np.int64)
+    kz = np.empty(size, dtype=np.int64)
+    used = np.zeros(size, dtype=np.bool_)
+    head = np.empty(size, dtype=np.int64)  # last kept point in the cell
+    nxt = np.empty(n, dtype=np.int64)  # previous kept point in the same cell
+    keep = np.empty(n, dtype=np.int64)
+    count = 0
+    for i in range(n):
+        x = pts[i, 0]
+        y = pts[i, 1]
+        z = pts[i, 2]
+        x0 = np.int64(math.floor((x - reach) * inv))
+        x1 = np.int64(math.floor((x + reach) * inv))
+        y0 = np.int64(math.floor((y - reach) * inv))
+        y1 = np.int64(math.floor((y + reach) * inv))
+        z0 = np.int64(math.floor((z - reach) * inv))
+        z1 = np.int64(math.floor((z + reach) * inv))
+        include = True
+        jx = x0
+        while include and jx <= x1:
+            jy = y0
+            while include and jy <= y1:
+                jz = z0
+                while jz <= z1:
+                    s = _cell_slot(kx, ky, kz, used, mask, jx, jy, jz)
+                    if used[s]:
+                        j = head[s]
+                        while j >= 0:
+                            dx = pts[j, 0] - x
+                            dy = pts[j, 1] - y
+                            dz = pts[j, 2] - z
+                            if math.sqrt(dx * dx + dy * dy + dz * dz) < distance:
+                                include = False
+                                break
+                            j = nxt[j]
+                        if not include:
+                            break
+                    jz += 1
+                jy += 1
+            jx += 1
+        if include:
+            ix = np.int64(math.floor(x * inv))
+            iy = np.int64(math.floor(y * inv))
+            iz = np.int64(math.floor(z * inv))
+            s = _cell_slot(kx, ky, kz, used, mask, ix, iy, iz)
+            if not used[s]:
+                used[s] = True
+                kx[s] = ix
+                ky[s] = iy
+                kz[s] = iz
+                head[s] = -1
+            nxt[i] = head[s]
+            head[s] = i
+            keep[count] = i
+            count += 1
+    return keep[:count]
+
+
+def subsample(points, distance: float = 0.05) -> np.ndarray:
+    """Greedy, order-dependent subsampling of a cloud in limit space.
+
+    Point ``i`` (in input order) is kept unless an already kept point is STRICTLY
+    closer than ``distance`` -- exactly the reference ``subsample_naive``.  Returns the
+    int64 indices of the kept points (increasing; ``points[indices]`` is the
+    subsampled cloud).  Uses a spatial hash grid with cells slightly larger than
+    ``2 * distance`` (at most 8 neighbouring cells are searched), so it runs in ~O(N).
+    ``distance == 0`` keeps every point; duplicates are dropped for ``distance > 0``.
+    ``points`` ``[N, 3]``; an empty cloud returns no indices.
+    """
+    arr = _points(points)
+    if arr.ndim != 2:
+        raise LimitsError(f"points must have shape [N, 3], got {arr.shape}")
+    _check_finite(arr, "points")
+    try:
+        d = float(distance)
+    except (TypeError, ValueError) as exc:
+        raise LimitsError(f"distance must be a real number, got {distance!r}") from exc
+    if math.isnan(d) or d < 0.0:
+        raise LimitsError(f"distance must be >= 0, got {d}")
+    n = arr.shape[0]
+    if n == 0:
+        return np.zeros(0, dtype=np.int64)
+    if d == 0.0:
+        return np.arange(n, dtype=np.int64)
+    if math.isinf(d):
+        return np.zeros(1, dtype=np.int64)
+    pts = np.ascontiguousarray(arr)
+    maxabs = float(np.abs(pts).max())
+    # `margin` dominates the rounding of x -/+ distance (so the searched cell range always
+    # contains the cell of every point closer than `distance`); the cell is bounded below
+    # so cell coordinates stay far from int64 overflow for tiny distances.
+    margin = 1e-6 * d + 1e-13 * maxabs
+    cell = max(2.0 * (d + margin) * (1.0 + 1e-9), maxabs * 1e-9)
+    return _subsample_grid_kernel(pts, d, margin, cell)
+
+
+def fit_frame(points, distance: float | None = 0.05) -> Tuple[np.ndarray, np.ndarray]:
+    """The frame of a fitted shape, as in the seed: mean and principal axes of the cloud
+    subsampled at ``distance`` (so dense regions do not dominate it; None: every point)."""
+    pts = np.asarray(points, np.float64)
+    sub = pts[subsample(pts, distance)] if distance else pts
+    return fit_orientation(sub)

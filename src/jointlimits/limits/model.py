@@ -1,0 +1,389 @@
+"""Data-driven joint limits for a whole skeleton: fit from clips, project, soften, save.
+
+Per joint, a limit is a :class:`~jointlimits.limits.joint.FittedLimit` (a shape in limit space,
+see :mod:`jointlimits.limits.registry`) or another registered per-joint limit (reach windows).
+Fitting follows the seed: per clip, relative rotations are put on the short cover at the first
+frame and unrolled, subsampled, and the shape is fitted.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any, Callable, Iterable, Mapping, Sequence
+
+import numpy as np
+from numpy.typing import NDArray
+
+from .. import quat
+from .._atomic import atomic_write
+from ..errors import LimitsError
+from ..skeleton import Motion, Skeleton
+from ..tracking import track_rotations
+from .joint import (FittedLimit, JointLimit, fit_shape, from_limit_space, limit_from_dict, swing_section,  # noqa: F401
+                    to_limit_space, twist_interval)
+from .registry import JOINT_KINDS, SHAPES, joint_limit_class
+from .shape import Shape  # noqa: F401
+
+__all__ = ["JointLimits", "JointLimit", "FittedLimit", "Shape", "SHAPES", "fit_shape", "to_limit_space",
+           "from_limit_space", "relative_clouds"]
+
+SCHEMA = "jointlimits/limits"
+SCHEMA_VERSION = 1
+Array = NDArray[np.float64]
+
+
+# --------------------------------------------------------------------------- the model
+
+
+def _as_motions(motions: Motion | Iterable[Motion]) -> list[Motion]:
+    ms = [motions] if isinstance(motions, Motion) else list(motions)
+    if not ms:
+        raise LimitsError("no motions to fit limits to")
+    fp = ms[0].skeleton.fingerprint()
+    for k, m in enumerate(ms[1:], 1):
+        if m.skeleton.fingerprint() != fp:
+            raise LimitsError(f"clip {k} has a different skeleton (joint names/parents) than clip 0")
+    for k, m in enumerate(ms):
+        if m.num_frames == 0:
+            raise LimitsError(f"clip {k} has no frames")
+        bad = ~np.isfinite(m.rotations).all(axis=-1)
+        if bad.any():
+            f, j = np.argwhere(bad)[0]
+            raise LimitsError(f"clip {k}: rotation of joint {m.skeleton.names[j]!r} at frame {f} is NaN/inf")
+    return ms
+
+
+def _reference_pose(ms: list[Motion], reference: Any) -> Array:
+    if isinstance(reference, Motion):
+        if reference.skeleton.fingerprint() != ms[0].skeleton.fingerprint():
+            raise LimitsError("the reference motion's skeleton does not match the clips")
+        return quat.normalize(reference.rotations[0])
+    if isinstance(reference, str):
+        if reference == "first":
+            return quat.normalize(ms[0].rotations[0])
+        if reference == "mean":
+            allq = np.concatenate([m.rotations for m in ms], axis=0)
+            return quat.average(allq, axis=0)
+        raise LimitsError(f"reference must be 'mean', 'first', a frame index or a Motion, not {reference!r}")
+    if isinstance(reference, (int, np.integer)):
+        n = ms[0].num_frames
+        if not -n <= int(reference) < n:
+            raise LimitsError(f"reference frame {reference} is outside the first clip (0..{n - 1})")
+        return quat.normalize(ms[0].rotations[int(reference)])
+    ref = np.asarray(reference, np.float64)
+    if ref.shape != (ms[0].num_joints, 4):
+        raise LimitsError(f"a reference pose array must be [J, 4] = [{ms[0].num_joints}, 4], got {ref.shape}")
+    return quat.normalize(ref)
+
+
+def relative_clouds(ms: Sequence[Motion], joint: int, reference: Array, twist_axis: Array | None = None
+                    ) -> Array | tuple[Array, Array]:
+    """Limit-space points of one joint over clips: relative to ``reference``, short cover at each
+    clip's first frame, unrolled within (never across) clips. With ``twist_axis``: (swing, twist)."""
+    qs = np.concatenate([m.rotations[:, joint] for m in ms], axis=0)
+    bounds = np.cumsum([0] + [m.num_frames for m in ms])
+    ranges = list(zip(bounds[:-1], bounds[1:]))
+    rel = quat.inv_mul(reference, qs)
+    if twist_axis is None:
+        return quat.to_scaled_angle_axis(quat.unroll(rel, ranges=ranges))
+    s, t = quat.swing_twist(rel, twist_axis)
+    return (quat.to_scaled_angle_axis(quat.unroll(s, ranges=ranges)),
+            quat.to_scaled_angle_axis(quat.unroll(t, ranges=ranges)))
+
+
+def side_switches(limited: Array, original: Array, threshold: float = 0.25) -> NDArray[np.int64]:
+    """Frames where a projection jumped (switched sides of its limit): the limited rotation moved
+    more than ``threshold`` radians further between two frames than the input did."""
+    jump_out = quat.angle(limited[1:], limited[:-1])
+    jump_in = quat.angle(original[1:], original[:-1])
+    hit = np.any(jump_out - jump_in > threshold, axis=tuple(range(1, jump_out.ndim)))
+    return np.nonzero(hit)[0] + 1
+
+
+def smooth_switches(limited: Array, original: Array, frame_time: float, halflife: float = 0.25,
+                    threshold: float = 0.25) -> Array:
+    """Remove the pops of projections that switch sides with a tracking spring; frames the spring
+    does not touch are returned exactly as projected."""
+    cuts = side_switches(limited, original, threshold)
+    if cuts.size == 0:
+        return limited
+    return track_rotations(limited, cuts, frame_time, halflife=halflife)
+
+
+class JointLimits:
+    """Per-joint limits of one skeleton, fitted from motion capture.
+
+    Use :meth:`fit` to build one, :meth:`project` / :meth:`apply` to enforce it, :meth:`contains`
+    and :meth:`violation` to measure, :meth:`save` / :meth:`load` to keep it.
+    """
+
+    def __init__(self, skeleton: Skeleton, joints: Mapping[int, JointLimit] | None = None,
+                 enabled: Sequence[bool] | None = None, settings: Mapping[str, Any] | None = None):
+        self.skeleton = skeleton
+        self.joints: dict[int, JointLimit] = dict(joints or {})
+        self.enabled = np.ones(skeleton.num_joints, bool) if enabled is None else np.asarray(enabled, bool).copy()
+        self.settings: dict[str, Any] = dict(settings or {})
+
+    # ------------------------------------------------------------------ fitting
+    @classmethod
+    def fit(cls, motions: Motion | Iterable[Motion], shape: str = "ellipsoid", swing_twist: bool = False,
+            padding: float = 0.05, reference: Any = "mean", subsample: float | None = 0.05,
+            shapes: Mapping[str, str] | None = None, joints: Iterable[str] | None = None,
+            progress: Callable[[int, int, str], None] | None = None, coupled: bool = False,
+            pairs: Iterable[tuple[str, str]] | None = None) -> "JointLimits":
+        """Fit limits for every joint with rotation channels (or the named ``joints``).
+
+        With ``coupled`` (``shape="implicit"``, no swing-twist) the child of each (parent,
+        child) pair gets a limit conditioned on its parent's rotation (``CoupledLimit``):
+        ``pairs`` names them, by default the humanoid pairs found by joint name (clavicle ->
+        shoulder, shoulder -> elbow, hip -> knee, along the spine).
+
+        ``shape`` is one of ``box``, ``oriented-box``, ``ellipsoid``, ``kdop``; ``shapes`` overrides
+        it per joint name (also ``"reach-window"`` for a swing window plus twist range).
+        ``reference`` is ``"mean"`` (eigen-mean of all frames), ``"first"``, a frame index of the
+        first clip, a Motion (its first frame) or a ``[J, 4]`` array.
+        """
+        if shape not in SHAPES:
+            raise LimitsError(f"unknown limit shape {shape!r}; expected one of {', '.join(SHAPES)}")
+        if not (np.isfinite(padding) and padding >= 0):
+            raise LimitsError(f"padding must be a finite number >= 0, got {padding}")
+        ms = _as_motions(motions)
+        sk = ms[0].skeleton
+        ref = _reference_pose(ms, reference)
+        axes = sk.bone_directions()
+        shapes = dict(shapes or {})
+        for name, kind in shapes.items():
+            sk.index(name)
+            if kind not in SHAPES + JOINT_KINDS:
+                raise LimitsError(f"unknown limit shape {kind!r} for joint {name!r}")
+        if joints is None:
+            todo = [j for j in range(sk.num_joints) if sk.rotation_order(j)]
+        else:
+            todo = [sk.index(n) for n in joints]
+        out: dict[int, JointLimit] = {}
+        for k, j in enumerate(todo):
+            name = sk.names[j]
+            if progress is not None:
+                progress(k, len(todo), name)
+            kind = shapes.get(name, shape)
+            if kind in JOINT_KINDS:  # fitted from the rotations themselves (reach windows)
+                qs = np.concatenate([m.rotations[:, j] for m in ms], axis=0)
+                out[j] = joint_limit_class(kind).fit(qs, axes[j], reference=ref[j], padding=padding)
+                continue
+            try:
+                if swing_twist:
+                    ps, pt = relative_clouds(ms, j, ref[j], axes[j])
+                    out[j] = FittedLimit(ref[j], axes[j], swing=fit_shape(ps, kind, padding, subsample),
+                                         twist=fit_shape(pt, kind, padding, subsample))
+                else:
+                    pts = relative_clouds(ms, j, ref[j])
+                    out[j] = FittedLimit(ref[j], axes[j], shape=fit_shape(pts, kind, padding, subsample))
+            except LimitsError as e:
+                raise LimitsError(f"joint {name!r}: {e}") from None
+        if coupled:
+            if shape != "implicit" or swing_twist:
+                raise LimitsError("coupled limits need shape='implicit' without swing-twist")
+            from .coupled import CoupledLimit, humanoid_pairs
+
+            found = humanoid_pairs(sk.names, sk.parents) if pairs is None else list(pairs)
+            for pn, cn in found:
+                p, c = sk.index(pn), sk.index(cn)
+                if sk.parents[c] != p:
+                    raise LimitsError(f"coupled pair ({pn!r}, {cn!r}): {pn!r} is not {cn!r}'s parent")
+                if c not in out or p not in out or shapes.get(cn, shape) != "implicit":
+                    continue
+                qp = np.concatenate([m.rotations[:, p] for m in ms], axis=0)
+                try:
+                    out[c] = CoupledLimit.fit(to_limit_space(qp, ref[p]), relative_clouds(ms, c, ref[c]), ref[c],
+                                              axes[c], ref[p], pn, padding, subsample)
+                except LimitsError as e:
+                    raise LimitsError(f"joint {cn!r}: {e}") from None
+        if progress is not None:
+            progress(len(todo), len(todo), "")
+        settings = {"shape": shape, "swing_twist": bool(swing_twist), "padding": float(padding),
+                    "reference": reference if isinstance(reference, (str, int)) else "custom",
+                    "subsample": subsample, "coupled": bool(coupled), "clips": len(ms), "frames": int(sum(m.num_frames for m in ms))}
+        return cls(sk, out, settings=settings)
+
+    # ------------------------------------------------------------------ per joint
+    def joint(self, joint: str | int) -> JointLimit:
+        """The limit of one joint (raises LimitsError if it has none)."""
+        j = self.skeleton.index(joint)
+        if j not in self.joints:
+            raise LimitsError(f"joint {self.skeleton.names[j]!r} has no limit")
+        return self.joints[j]
+
+    def set_joint(self, joint: str | int, limit: JointLimit | None) -> None:
+        """Replace (or with None remove) one joint's limit; any object with project/contains/violation."""
+        j = self.skeleton.index(joint)
+        if limit is None:
+            self.joints.pop(j, None)
+        else:
+            self.joints[j] = limit
+
+    def enable(self, *joints: str | int) -> None:
+        for n in joints:
+            self.enabled[self.skeleton.index(n)] = True
+
+    def disable(self, *joints: str | int) -> None:
+        for n in joints:
+            self.enabled[self.skeleton.index(n)] = False
+
+    def _order(self) -> list[int]:
+        """Active joints, every parent before its children."""
+        depth = np.zeros(self.skeleton.num_joints, int)
+        for j in range(self.skeleton.num_joints):
+            p, d = self.skeleton.parents[j], 0
+            while p >= 0:
+                p, d = self.skeleton.parents[p], d + 1
+            depth[j] = d
+        return sorted(self.active(), key=lambda j: (depth[j], j))
+
+    def active(self) -> list[int]:
+        """Indices of joints that have a limit and are enabled."""
+        return [j for j in sorted(self.joints) if self.enabled[j]]
+
+    # ------------------------------------------------------------------ whole poses
+    def _check(self, rotations: Array) -> Array:
+        q = np.asarray(rotations, np.float64)
+        if q.ndim < 2 or q.shape[-2:] != (self.skeleton.num_joints, 4):
+            raise LimitsError(f"rotations must be [..., {self.skeleton.num_joints}, 4], got {q.shape}")
+        if not np.all(np.isfinite(q)):
+            raise LimitsError("rotations contain NaN or infinite values")
+        return q
+
+    def project(self, rotations: Array, soften: tuple[float, float] | None = None) -> Array:
+        """Limited local rotations ``[..., J, 4]``; ``soften=(falloff, radius)`` leaves some leeway."""
+        q = self._check(rotations)
+        out = q.copy()
+        for j in self._order():  # parents first: a coupled child is limited for its parent's result
+            lim = self.joints[j]
+            if hasattr(lim, "parent"):
+                out[..., j, :] = lim.project(q[..., j, :], soften, parent=out[..., self.skeleton.index(lim.parent), :])
+            else:
+                out[..., j, :] = lim.project(q[..., j, :], soften) if isinstance(lim, FittedLimit) \
+                    else lim.project(q[..., j, :])
+        return out
+
+    def contains(self, rotations: Array, tolerance: float = 1e-6) -> NDArray[np.bool_]:
+        """``bool[..., J]``: inside the limit (joints without an active limit count as inside)."""
+        q = self._check(rotations)
+        out = np.ones(q.shape[:-1], bool)
+        for j in self.active():
+            lim = self.joints[j]
+            extra = {"parent": q[..., self.skeleton.index(lim.parent), :]} if hasattr(lim, "parent") else {}
+            out[..., j] = lim.contains(q[..., j, :], tolerance, **extra)
+        return out
+
+    def violation(self, rotations: Array) -> Array:
+        """Radians ``[..., J]`` between each rotation and its projection (0 when inside)."""
+        q = self._check(rotations)
+        out = np.zeros(q.shape[:-1])
+        for j in self.active():
+            lim = self.joints[j]
+            extra = {"parent": q[..., self.skeleton.index(lim.parent), :]} if hasattr(lim, "parent") else {}
+            out[..., j] = lim.violation(q[..., j, :], **extra)
+        return out
+
+    def apply(self, motion: Motion, soften: tuple[float, float] | None = None, smooth: bool = False,
+              halflife: float = 0.25) -> Motion:
+        """A copy of ``motion`` with every frame limited. With ``smooth`` a tracking spring removes
+        the jumps a projection makes when it switches sides, leaving other frames as projected."""
+        self.check_skeleton(motion.skeleton)
+        out = motion.copy()
+        out.rotations = self.project(motion.rotations, soften)
+        if smooth:
+            out.rotations = smooth_switches(out.rotations, motion.rotations, motion.frame_time, halflife=halflife)
+        return out
+
+    def report(self, motions: Motion | Iterable[Motion], tolerance: float = 1e-6) -> list[dict[str, Any]]:
+        """Per limited joint: frames outside, fraction outside, mean and max violation (degrees)
+        over the frames of all ``motions``."""
+        ms = [motions] if isinstance(motions, Motion) else list(motions)
+        for m in ms:
+            self.check_skeleton(m.skeleton)
+        v = np.concatenate([self.violation(m.rotations) for m in ms], axis=0)
+        rows = []
+        for j in self.active():
+            vj = v[:, j]
+            out = vj > tolerance
+            rows.append({
+                "joint": self.skeleton.names[j], "frames": int(vj.size), "frames_outside": int(out.sum()),
+                "fraction_outside": float(out.mean()) if vj.size else 0.0,
+                "mean_violation_deg": float(np.degrees(vj[out].mean())) if out.any() else 0.0,
+                "max_violation_deg": float(np.degrees(vj.max())) if vj.size else 0.0,
+            })
+        return rows
+
+    # ------------------------------------------------------------------ files
+    def check_skeleton(self, skeleton: Skeleton) -> None:
+        """Raise LimitsError unless ``skeleton`` has the joints (names and parents) these limits were fitted on."""
+        if skeleton.fingerprint() != self.skeleton.fingerprint():
+            mine, theirs = set(self.skeleton.names), set(skeleton.names)
+            detail = ""
+            if mine != theirs:
+                detail = f" (missing {sorted(mine - theirs)[:5]}, unexpected {sorted(theirs - mine)[:5]})"
+            raise LimitsError(f"these limits were fitted on another skeleton{detail}")
+
+    def to_dict(self) -> dict:
+        sk = self.skeleton
+        return {
+            "schema": SCHEMA, "version": SCHEMA_VERSION,
+            "skeleton": {"names": sk.names, "parents": sk.parents.tolist(), "fingerprint": sk.fingerprint(),
+                         "offsets": sk.offsets.tolist()},
+            "settings": self.settings,
+            "joints": [{"name": sk.names[j], "enabled": bool(self.enabled[j]), "limit": self.joints[j].to_dict()}
+                       for j in sorted(self.joints)],
+        }
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any], source: str = "limits") -> "JointLimits":
+        if not isinstance(d, Mapping) or d.get("schema") != SCHEMA:
+            raise LimitsError(f"{source}: not a jointlimits limits file (schema {SCHEMA!r} expected)")
+        v = d.get("version")
+        if v != SCHEMA_VERSION:
+            raise LimitsError(f"{source}: limits file version {v!r} is not supported (this is version {SCHEMA_VERSION})")
+        try:
+            skd = d["skeleton"]
+            names, parents = list(skd["names"]), np.asarray(skd["parents"], np.int64)
+            offsets = np.asarray(skd.get("offsets", np.zeros((len(names), 3))), np.float64)
+            sk = Skeleton(names, parents, offsets)
+            if skd.get("fingerprint") not in (None, sk.fingerprint()):
+                raise LimitsError(f"{source}: skeleton fingerprint does not match its joint list (edited by hand?)")
+            joints: dict[int, JointLimit] = {}
+            enabled = np.ones(len(names), bool)
+            for e in d["joints"]:
+                j = sk.index(e["name"])
+                joints[j] = limit_from_dict(e["limit"])
+                enabled[j] = bool(e.get("enabled", True))
+        except LimitsError as e:
+            msg = str(e)
+            raise LimitsError(msg if msg.startswith(source) else f"{source}: {msg}") from None
+        except (KeyError, TypeError, ValueError) as e:
+            raise LimitsError(f"{source}: corrupt limits file ({type(e).__name__}: {e})") from None
+        return cls(sk, joints, enabled, d.get("settings", {}))
+
+    def save(self, path: str | os.PathLike) -> None:
+        """Write the limits as JSON, atomically."""
+        p = Path(path)
+        text = json.dumps(self.to_dict(), indent=1)
+        with atomic_write(p) as fh:
+            fh.write(text)
+
+    @classmethod
+    def load(cls, path: str | os.PathLike) -> "JointLimits":
+        """Read a limits file; raises LimitsError if it is missing, corrupt or of another version."""
+        p = Path(path)
+        try:
+            d = json.loads(p.read_text())
+        except OSError as e:
+            raise LimitsError(f"{p}: cannot read limits file ({e.strerror or e})") from None
+        except (json.JSONDecodeError, UnicodeDecodeError) as e:
+            raise LimitsError(f"{p}: corrupt limits file (not valid JSON: {e})") from None
+        return cls.from_dict(d, str(p))
+
+    def __repr__(self) -> str:
+        return (f"JointLimits({len(self.joints)} joints of {self.skeleton.num_joints}, "
+                f"shape={self.settings.get('shape')!r}, swing_twist={self.settings.get('swing_twist')})")
