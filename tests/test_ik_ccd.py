@@ -272,3 +272,23 @@ def test_ccd_with_fitted_limits_runs_in_numba_and_respects_them():
         assert inside.all()
         assert r.success.mean() >= 0.7
     assert abs(r_nb.success.mean() - r_np.success.mean()) <= 0.05
+
+
+def test_ccd_with_implicit_limits_falls_back_to_numpy_and_respects_them():
+    """Implicit shapes have no compiled step: "auto" must take the numpy back end, not crash."""
+    from jointlimits.model import FittedLimit, fit_shape
+
+    rng = np.random.default_rng(6)
+    sk = _arm()
+    lims = [FittedLimit(quat.identity(()), np.array([1.0, 0, 0]),
+                        shape=fit_shape(rng.normal(size=(400, 3)) * 0.5, "implicit", 0.05, None)) for _ in range(3)]
+    solver = CCDSolver(sk, [1, 2, 3], None, lims, None, tolerance=0.05, max_iterations=100)
+    mot = Motion.rest(sk, 20)
+    q = np.stack([lims[k].project(quat.from_scaled_angle_axis(rng.normal(size=(20, 3)) * 0.4)) for k in range(3)], 1)
+    rot = mot.rotations.copy()
+    rot[:, 1:4] = q
+    _, gp = forward_kinematics(mot.with_rotations(rot))
+    r = solver.solve_arrays(mot.rotations, mot.positions, gp[:, solver.end])
+    assert np.all([lims[k].contains(r.rotations[:, k]) for k in range(3)])
+    with pytest.raises(IKError, match="numpy"):
+        solver.solve_arrays(mot.rotations, mot.positions, gp[:, solver.end], backend="numba")

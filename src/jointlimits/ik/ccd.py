@@ -538,7 +538,9 @@ def ccd(base_rotation: ArrayLike, base_position: ArrayLike, offsets: ArrayLike, 
             raise IKError(f"start poses must be [S, {n}, 4] with effectors [S, 3], got {starts.shape}, {seff.shape}")
     from ..limits.joint import FittedLimit
 
-    numba_ok = all(l is None or isinstance(l, (ReachWindowLimit, FittedLimit)) for l in lims)
+    # a FittedLimit has a compiled step only when all its shapes do (implicit and coupled ones have none)
+    numba_ok = all(l is None or isinstance(l, ReachWindowLimit)
+                   or (isinstance(l, FittedLimit) and l._packed is not None) for l in lims)
     if backend not in ("auto", "numba", "numpy"):
         raise IKError(f"backend must be 'auto', 'numba' or 'numpy', got {backend!r}")
     if backend == "numba" and not numba_ok:
