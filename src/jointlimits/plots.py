@@ -18,6 +18,7 @@ from numpy.typing import NDArray
 
 from . import quat
 from ._atomic import atomic_write
+from ._names import plot_label
 from .errors import LimitsError
 from .limits.joint import FittedLimit, swing_section, twist_interval
 from .limits.model import JointLimits, relative_clouds
@@ -362,7 +363,7 @@ def plot_joint_limit(limits: JointLimits, motions: Motion | Sequence[Motion], jo
                           left=0.05, right=0.98, top=0.91, bottom=0.06)
     kind = f"implicit coupled to {coupled.parent}" if coupled is not None else lim.kind if not fitted else (f"{lim.swing.kind} swing + {lim.twist.kind} twist" if swing_twist
                                         else lim.shape.kind)
-    title = (f"{name}: {kind} limit · {qs.shape[0]} frames in {len(ms)} clip{'s' if len(ms) != 1 else ''} · "
+    title = (f"{plot_label(name)}: {kind} limit · {qs.shape[0]} frames in {len(ms)} clip{'s' if len(ms) != 1 else ''} · "
              f"{100.0 * inside.mean():.1f}% inside")
     if projected is not None and coupled is not None:
         pin = coupled.contains(projected.rotations[:, j], parent=projected.rotations[:, sk.index(coupled.parent)])
@@ -517,7 +518,7 @@ def plot_violation_report(limits: JointLimits, motion: Motion, path: str | os.Pa
             if f > 0:
                 ax_f.text(min(100.0 * f, 88.0), yy, f" {100.0 * f:.0f}%", va="center", fontsize=7)
     ax_f.set_yticks(y)
-    ax_f.set_yticklabels(names, fontsize=8)
+    ax_f.set_yticklabels([plot_label(n) for n in names], fontsize=8)
     ax_f.set_xlim(0, 100)
     ax_f.set_xlabel("frames outside the limit (%)")
     ax_v.set_xlabel("largest violation (deg)")

@@ -22,6 +22,7 @@ from numpy.typing import NDArray
 
 from . import quat
 from ._atomic import atomic_write
+from ._names import html_text
 from .errors import LimitsError
 from .limits.joint import FittedLimit, swing_section, twist_interval
 from .limits.model import JointLimits, relative_clouds
@@ -218,7 +219,7 @@ def _points(go: Any, pts: Array, info: Array, clips: NDArray[np.str_], meta: dic
     return go.Scatter3d(
         x=v[:, 0], y=v[:, 1], z=v[:, 2], mode="markers", name=name, meta=meta,
         marker={"size": size, "color": color, "opacity": 0.85, "line": {"width": 0}},
-        customdata=info.astype(np.float32), text=clips[info[:, 0].astype(np.int64)].tolist(),
+        customdata=info.astype(np.float32), text=[html_text(c) for c in clips[info[:, 0].astype(np.int64)]],
         hovertemplate=("%{text}, frame %{customdata[1]}<br>violation %{customdata[2]:.2f}°"
                        "<br>(%{x:.1f}°, %{y:.1f}°, %{z:.1f}°)<extra>" + html.escape(name) + "</extra>"))
 
@@ -429,7 +430,7 @@ def write_limits_page(limits: JointLimits, motions: Motion | Sequence[Motion] | 
             out[f"scene.{axis}axis.range"] = r
         return out
 
-    buttons = [{"label": sk.names[j], "method": "update",
+    buttons = [{"label": html_text(sk.names[j]), "method": "update",
                 "args": [{"visible": [o == g for o in owner]}, layout_for(g)]} for g, j in enumerate(picked)]
     first = layout_for(0)
     fig.update_layout(
