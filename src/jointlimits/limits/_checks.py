@@ -146,3 +146,24 @@ def _local_points(points, position, rotation):
     dx, dy, dz = d[..., 0], d[..., 1], d[..., 2]
     local = np.stack([rot[0, j] * dx + rot[1, j] * dy + rot[2, j] * dz for j in range(3)], axis=-1)
     return local, arr
+
+
+#: Largest softening radius (radians in limit space): beyond two full turns it has no meaning, and
+#: huge radii overflow the exponential map into NaN.
+MAX_SOFTEN_RADIUS = 4.0 * math.pi
+
+
+def check_soften(soften) -> Optional[Tuple[float, float]]:
+    """``soften=(falloff, radius)`` as two floats: falloff finite and >= 0, radius in
+    ``[0, MAX_SOFTEN_RADIUS]``; None stays None. ``LimitsError`` otherwise (never NaN out)."""
+    if soften is None:
+        return None
+    try:
+        falloff, radius = (float(v) for v in soften)
+    except (TypeError, ValueError) as exc:
+        raise LimitsError(f"soften must be (falloff, radius), two real numbers; got {soften!r}") from exc
+    if not (math.isfinite(falloff) and falloff >= 0.0):
+        raise LimitsError(f"soften falloff must be finite and >= 0, got {falloff}")
+    if not (math.isfinite(radius) and 0.0 <= radius <= MAX_SOFTEN_RADIUS):
+        raise LimitsError(f"soften radius must be between 0 and {MAX_SOFTEN_RADIUS:.4g} radians, got {radius}")
+    return falloff, radius

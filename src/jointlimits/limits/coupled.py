@@ -21,6 +21,7 @@ import numba
 import numpy as np
 from numpy.typing import NDArray
 
+from ._checks import check_soften
 from .. import quat
 from ..errors import LimitsError
 from .implicit import (ENCODING, Implicit, _contains_kernel, _project_kernel, decode_grid, encode_grid, fit_field,
@@ -220,7 +221,7 @@ class CoupledLimit:
         (the projected ones when projecting a pose; None: the child's own limit)."""
         q = np.asarray(rotations, np.float64)
         n = q.reshape(-1, 4).shape[0]
-        return _project_batched(self._proxy(parent, n), q, soften, False)[0]
+        return _project_batched(self._proxy(parent, n), q, check_soften(soften), False)[0]
 
     def contains(self, rotations: Array, tolerance: float = 1e-6, parent: Array | None = None) -> NDArray[np.bool_]:
         q = np.asarray(rotations, np.float64)

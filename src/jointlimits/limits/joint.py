@@ -18,6 +18,7 @@ from numpy.typing import NDArray
 
 from .. import quat
 from ..errors import LimitsError
+from ._checks import check_soften
 from ._kernels.fused import _exp2, _log2, _qmul, pack_limit, project_fitted
 from .registry import joint_limit_class, shape_class
 from .shape import Shape
@@ -155,6 +156,7 @@ class FittedLimit:
     def _project(self, rotations: Array, soften: tuple[float, float] | None, want_hard: bool = False
                  ) -> tuple[Array, Array | None]:
         """(softened, hard) projections, each on the caller's cover."""
+        soften = check_soften(soften)
         if self._packed is None:
             return _project_batched(self, rotations, soften, want_hard)
         mode, covers, twist, a, b = self._packed
