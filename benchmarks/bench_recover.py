@@ -110,7 +110,10 @@ def main() -> None:
           f"({sum(m.num_frames for m in train)} frames) in {time.perf_counter() - t:.1f} s")
     coupled = None
     if "coupled" in inspect.signature(JointLimits.fit).parameters:
-        coupled = JointLimits.fit(train, shape="ellipsoid", swing_twist=True, coupled=True)
+        # coupled limits are implicit shapes conditioned on the parent's rotation (no swing-twist)
+        t = time.perf_counter()
+        coupled = JointLimits.fit(train, shape="implicit", coupled=True)
+        print(f"(c) coupled: implicit, parent-conditioned, fitted in {time.perf_counter() - t:.1f} s")
     else:
         print("(c) coupled limits: unavailable in this build (JointLimits.fit has no coupled=True)")
     rest = WholeBodyIK(train[0].skeleton, limits).rest  # the limits' reference pose, used by every variant
