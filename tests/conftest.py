@@ -13,8 +13,10 @@ SHARED = ROOT.parent / "shared"
 MOCAP = SHARED / "data" / "mocap"
 GOLDEN = SHARED / "golden"
 
-needs_shared = pytest.mark.skipif(
-    not MOCAP.is_dir(), reason=f"shared test data not found at {SHARED} (real clips and golden vectors live beside the repo)")
+#: The one skip reason of every test that needs ../shared (real clips, golden vectors).
+SHARED_MISSING = f"../shared not found at {SHARED}: the real clips and golden vectors live beside the repo"
+
+needs_shared = pytest.mark.skipif(not MOCAP.is_dir() or not GOLDEN.is_dir(), reason=SHARED_MISSING)
 
 
 def mocap_files() -> list[Path]:
@@ -24,7 +26,7 @@ def mocap_files() -> list[Path]:
 def golden(name: str) -> dict:
     path = GOLDEN / name
     if not path.is_file():
-        pytest.skip(f"golden file {path} not found (../shared is absent)")
+        pytest.skip(SHARED_MISSING)
     return json.loads(path.read_text())
 
 

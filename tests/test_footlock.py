@@ -13,13 +13,14 @@ from jointlimits import bvh, quat
 from jointlimits.footlock import (contact_segments, detect_contacts, find_feet, find_toes, foot_skating, footlock,
                                   measure_skating)
 from jointlimits.skeleton import forward_kinematics
+from conftest import SHARED_MISSING
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared"
 LAFAN = SHARED / "data" / "mocap" / "lafan1"
 WALK = "walk4_subject1.bvh"
 
 pytestmark = pytest.mark.skipif(not (LAFAN / WALK).is_file(),
-                                reason=f"shared LAFAN1 clips not found at {LAFAN} (../shared is absent)")
+                                reason=SHARED_MISSING)
 
 
 @pytest.fixture(scope="module")

@@ -13,6 +13,7 @@ from jointlimits.ik import CCDSolver, ccd, precompute_start_poses, solve_ccd
 from jointlimits.ik.ccd import _chain_fk
 from jointlimits.reach import ReachWindow, ReachWindowLimit
 from jointlimits.skeleton import Motion, Skeleton, forward_kinematics
+from conftest import SHARED_MISSING
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared"
 LAFAN = SHARED / "data" / "mocap" / "lafan1"
@@ -146,7 +147,7 @@ def test_solve_ccd_on_motion():
 @pytest.fixture(scope="module")
 def lafan():
     if not LAFAN.is_dir():
-        pytest.skip(f"LAFAN1 clips not found at {LAFAN} (../shared is absent)")
+        pytest.skip(SHARED_MISSING)
     from jointlimits import bvh
 
     clips = {p.name: bvh.load(p) for p in sorted(LAFAN.glob("*.bvh"))}

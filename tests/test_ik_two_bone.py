@@ -12,6 +12,7 @@ from jointlimits import quat
 from jointlimits.errors import IKError
 from jointlimits.ik import REACHABLE, TOO_CLOSE, TOO_FAR, ik_two_bone, solve_two_bone, two_bone, two_bone_positions
 from jointlimits.skeleton import Motion, Skeleton, forward_kinematics
+from conftest import SHARED_MISSING
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared"
 GOLDEN = SHARED / "golden" / "ik.json"
@@ -180,7 +181,7 @@ def test_solve_two_bone_on_a_motion():
         solve_two_bone(mot, "Hips", target, end_joint="Foot")
 
 
-@pytest.mark.skipif(not GOLDEN.is_file(), reason=f"golden vectors not found at {GOLDEN} (../shared is absent)")
+@pytest.mark.skipif(not GOLDEN.is_file(), reason=SHARED_MISSING)
 def test_golden_ik_two_bone():
     data = json.loads(GOLDEN.read_text())
     man = json.loads((SHARED / "golden" / "manifest.json").read_text())["files"]["ik.json"]["outputs"]

@@ -17,13 +17,14 @@ import numpy as np
 import pytest
 
 from jointlimits import limits as L
+from conftest import SHARED_MISSING
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared"
 GOLDEN = SHARED / "golden"
 
 pytestmark = pytest.mark.skipif(
     not (GOLDEN / "manifest.json").is_file(),
-    reason=f"shared golden data not found at {GOLDEN} (the shared half is not checked out here)",
+    reason=SHARED_MISSING,
 )
 
 

@@ -13,6 +13,7 @@ from jointlimits.errors import IKError
 from jointlimits.ik import ik_look_at, look_at_chain
 from jointlimits.reach import ReachWindow, ReachWindowLimit
 from jointlimits.skeleton import Motion, Skeleton, forward_kinematics
+from conftest import SHARED_MISSING
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared"
 GOLDEN = SHARED / "golden" / "ik.json"
@@ -20,7 +21,7 @@ CHAIN = ["Spine", "Spine1", "Neck", "Head"]
 FWD = np.array([0.0, 0.0, 1.0])  # the head looks along its local +z
 
 
-@pytest.mark.skipif(not GOLDEN.is_file(), reason=f"golden vectors not found at {GOLDEN} (../shared is absent)")
+@pytest.mark.skipif(not GOLDEN.is_file(), reason=SHARED_MISSING)
 def test_golden_ik_look_at():
     data = json.loads(GOLDEN.read_text())
     k, case = next((i, c) for i, c in enumerate(data["cases"]) if c["function"] == "ik_look_at")

@@ -12,7 +12,7 @@ from jointlimits import JointLimits, bvh, quat
 from jointlimits import limits as L
 from jointlimits.errors import LimitsError
 from jointlimits.model import FittedLimit, Shape, relative_clouds
-from conftest import MOCAP, assert_golden, f32, golden, needs_shared
+from conftest import MOCAP, assert_golden, f32, golden, needs_shared, SHARED_MISSING
 
 PIPE = "joint_limit_pipeline.json"
 
@@ -147,7 +147,7 @@ def _clip(name: str) -> "bvh.Motion":
 @pytest.fixture(scope="module")
 def walk():
     if not (MOCAP / "lafan1").is_dir():
-        pytest.skip("shared LAFAN1 clips not found (../shared absent)")
+        pytest.skip(SHARED_MISSING)
     return _clip("walk4_subject1.bvh")[:1500]
 
 

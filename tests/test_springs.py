@@ -21,12 +21,13 @@ from hypothesis import strategies as st
 
 from jointlimits import springs as S
 from jointlimits.errors import JointLimitsError
+from conftest import SHARED_MISSING
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared"
 GOLDEN = SHARED / "golden" / "springs.json"
 MANIFEST = SHARED / "golden" / "manifest.json"
 needs_golden = pytest.mark.skipif(not GOLDEN.exists() or not MANIFEST.exists(),
-                                  reason=f"golden reference data not found at {GOLDEN.parent} (../shared absent)")
+                                  reason=SHARED_MISSING)
 
 
 @lru_cache(maxsize=1)

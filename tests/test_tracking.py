@@ -12,11 +12,12 @@ from jointlimits import quat
 from jointlimits import tracking as TR
 from jointlimits.errors import JointLimitsError
 from jointlimits.skeleton import Motion, Skeleton
+from conftest import SHARED_MISSING
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared"
 LAFAN = SHARED / "data" / "mocap" / "lafan1"
 needs_lafan = pytest.mark.skipif(not (LAFAN / "walk4_subject1.bvh").exists(),
-                                 reason=f"LAFAN1 clips not found in {LAFAN} (../shared absent)")
+                                 reason=SHARED_MISSING)
 
 
 @pytest.fixture(scope="module")
