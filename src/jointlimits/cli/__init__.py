@@ -21,6 +21,7 @@ COMMANDS = [
     ("filters", ["filter_command", "splice_command"]),
     ("footlock", ["footlock_command"]),
     ("view", ["view_command"]),
+    ("studio", ["studio_command"]),
 ]
 
 

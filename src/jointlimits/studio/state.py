@@ -354,8 +354,8 @@ class StudioState:
             return float(np.linalg.norm(gp[ch.effector] - self.ik_target))
 
     # ------------------------------------------------------------------ edits
-    def apply_limits(self, smooth: bool = True) -> None:
-        """Project every frame of the working clip into the limits (sides switches smoothed)."""
+    def apply_limits(self, smooth: bool = False) -> None:
+        """Project every frame of the working clip into the limits (``smooth``: spring over side switches)."""
         with self.lock:
             self.work.motion = self.limits.apply(self.work.motion, soften=self.soften, smooth=smooth)
             self.history.append("apply limits")
