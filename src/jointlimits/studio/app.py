@@ -40,15 +40,19 @@ class StudioApp:
         s.initial_camera.look_at = (0.0, 0.9, 0.0)
         s.scene.add_grid("/ground", width=8, height=8, plane="xz", cell_size=0.5)
         sk = st.skeleton
-        self.drawings = [SkeletonDrawing(s.scene, f"/clip{k}", sk, _INPUT_COLORS[k % 3], 0.008, 0.014, 0.5, False)
+        self.drawings = [SkeletonDrawing(s.scene, f"/clip{k}", sk, _INPUT_COLORS[k % 3], 0.008, 0.014, 0.5, False,
+                                         units=st.metres_per_unit)
                          for k in range(len(st.inputs))]
-        self.work_drawing = SkeletonDrawing(s.scene, "/work", sk, (70, 110, 200), 0.02, 0.032)
-        self.ghost = SkeletonDrawing(s.scene, "/ghost", sk, (255, 150, 40), 0.01, 0.018, 0.45, False)
+        self.work_drawing = SkeletonDrawing(s.scene, "/work", sk, (70, 110, 200), 0.02, 0.032,
+                                            units=st.metres_per_unit)
+        self.ghost = SkeletonDrawing(s.scene, "/ghost", sk, (255, 150, 40), 0.01, 0.018, 0.45, False,
+                                     units=st.metres_per_unit)
         self.gizmo = s.scene.add_transform_controls("/gizmo", scale=0.25, disable_axes=True, disable_sliders=True,
                                                     depth_test=False)
         self.target = s.scene.add_transform_controls("/target", scale=0.2, disable_rotations=True,
                                                      depth_test=False, visible=False)
-        self.gizmo.on_update(lambda e: self.on_joint_gizmo(np.asarray(e.target.wxyz)))
+        self.gizmo.on_update(lambda e: (self.on_joint_gizmo(np.asarray(e.target.wxyz)),
+                                        self.update_plot(force=e.phase == "end")))
         self.target.on_update(lambda e: self.on_ik_target(np.asarray(e.target.position)))
         self._build_gui()
         self.redraw()
@@ -87,6 +91,7 @@ class StudioApp:
             self.soften_box = g.add_checkbox("Soften", False)
             self.radius = g.add_slider("Soften radius", 0.0, 0.5, 0.01, 0.1)
             self.readout = g.add_markdown("")
+            self.plot = g.add_plotly(self._figure(), aspect=1.0)
         with g.add_folder("Edit"):
             apply_b = g.add_button("Apply limits")
             filt_b = g.add_button("Filter")
@@ -118,6 +123,25 @@ class StudioApp:
         save_p.on_click(lambda _: self._ui(lambda: f"saved {st.save_pose()}"))
         save_l.on_click(lambda _: self._ui(lambda: f"saved {st.save_limits()}"))
 
+    def _figure(self) -> Any:
+        from .plot import limit_figure
+
+        st = self.state
+        with st.lock:
+            j = st.selected
+            return limit_figure(st.limits, j, st.fit_clips, st.raw[j], st.pose[j])
+
+    def update_plot(self, force: bool = False) -> None:
+        """Redraw the limit-space panel (at most twice a second unless ``force``)."""
+        now = time.monotonic()
+        if not force and now - getattr(self, "_plot_time", 0.0) < 0.5:
+            return
+        self._plot_time = now
+        try:
+            self.plot.figure = self._figure()
+        except Exception:  # a panel that cannot be drawn must not stop posing
+            pass
+
     def _ui(self, fn: Any, message: str | None = None) -> None:
         try:
             out = fn()
@@ -128,6 +152,7 @@ class StudioApp:
         except (SaveError, Exception) as e:  # shown in the panel; the server keeps running
             self.status.content = f"**error:** {e}"
         self.redraw()
+        self.update_plot(force=True)
 
     def _set_mode(self) -> None:
         label = self.mode.value

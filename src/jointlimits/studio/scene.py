@@ -34,8 +34,9 @@ def violation_colors(violation_rad: Array, full_deg: float = VIOLATION_FULL_DEG)
     return np.where(inside, _GREEN, c).round().astype(np.uint8)
 
 
-def bone_segments(skeleton: Skeleton, gr: Array, gp: Array) -> tuple[Array, Array]:
-    """Start and end points ``[B, 3]`` of every bone: parent to child, and joint to End Site."""
+def bone_segments(skeleton: Skeleton, gr: Array, gp: Array, units: float = 1.0) -> tuple[Array, Array]:
+    """Start and end points ``[B, 3]`` of every bone: parent to child, and joint to End Site
+    (End Site offsets scaled by ``units``, the metres per clip unit when ``gp`` is in metres)."""
     p = skeleton.parents
     kids = np.arange(1, skeleton.num_joints)
     starts = [gp[p[kids]]]
@@ -44,7 +45,7 @@ def bone_segments(skeleton: Skeleton, gr: Array, gp: Array) -> tuple[Array, Arra
         ps = np.array([j for j, _ in skeleton.end_sites])
         offs = np.stack([o for _, o in skeleton.end_sites])
         starts.append(gp[ps])
-        ends.append(gp[ps] + quat.mul_vec(gr[ps], offs))
+        ends.append(gp[ps] + quat.mul_vec(gr[ps], offs * units))
     return np.concatenate(starts), np.concatenate(ends)
 
 
@@ -97,8 +98,9 @@ class SkeletonDrawing:
 
     def __init__(self, scene: Any, name: str, skeleton: Skeleton, color: tuple[int, int, int],
                  bone_radius: float = 0.018, joint_radius: float = 0.03, opacity: float | None = None,
-                 joints: bool = True):
+                 joints: bool = True, units: float = 1.0):
         self.skeleton = skeleton
+        self.units = units
         self.color = np.asarray(color, np.uint8)
         self.bone_radius = bone_radius
         self.joint_radius = joint_radius
@@ -125,7 +127,7 @@ class SkeletonDrawing:
             self.joints.visible = visible
         if not visible:
             return
-        a, b = bone_segments(self.skeleton, gr, gp)
+        a, b = bone_segments(self.skeleton, gr, gp, self.units)
         rot, pos, scale = _bone_transforms(a, b, self.bone_radius)
         self.bones.batched_wxyzs = rot.astype(np.float32)
         self.bones.batched_positions = pos.astype(np.float32)
