@@ -24,6 +24,7 @@ COMMANDS = [
     ("resample", ["resample_command", "rename_command"]),
     ("export", ["export_command"]),
     ("recover", ["recover_command"]),
+    ("studio", ["studio_command"]),
 ]
 
 

@@ -1,0 +1,53 @@
+"""``jointlimits studio``: the interactive local web app (a thin layer over :mod:`jointlimits.studio`)."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import click
+
+from ._common import BadInput, friendly_errors
+
+__all__ = ["studio_command"]
+
+
+@click.command("studio")
+@click.argument("clips", nargs=-1, metavar="[CLIP]...", type=click.Path(path_type=Path))
+@click.option("--limits", "limits_file", type=click.Path(path_type=Path), help="Limits file (default: fit on the clips).")
+@click.option("--port", type=click.IntRange(1, 65535), default=8080, show_default=True)
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to bind (local only by default).")
+@click.option("--save-dir", type=click.Path(path_type=Path), default=Path("."), show_default=True,
+              help="Folder for saved clips, poses and limits (new numbered files, never replacing one).")
+@friendly_errors
+def studio_command(clips: tuple[Path, ...], limits_file: Path | None, port: int, host: str, save_dir: Path) -> None:
+    """Play clips, pose joints against their limits and drag IK targets in the browser.
+    Without CLIP: the built-in humanoid, an over-rotated range-of-motion clip and limits fitted on it."""
+    from .. import procedural
+    from ..io import bvh
+    from ..model import JointLimits
+    from ..studio import Clip, StudioState
+    from ..studio.app import StudioApp
+
+    if not save_dir.is_dir():
+        raise BadInput(f"{save_dir}: save folder does not exist")
+    if clips:
+        ms = [bvh.load(c) for c in clips]
+        items = [Clip(c.name, m, c) for c, m in zip(clips, ms)]
+        fit_on = ms
+    else:
+        rom = procedural.range_of_motion()
+        items = [Clip("over-rotated range of motion", procedural.over_rotate(rom, 0.5))]
+        fit_on = [rom]
+    limits = JointLimits.load(limits_file) if limits_file else JointLimits.fit(fit_on)
+    inputs = [*clips, *([limits_file] if limits_file else [])]
+    state = StudioState(items, limits, fit_clips=fit_on, save_dir=save_dir, inputs=inputs)
+    app = StudioApp(state, host=host, port=port).start()
+    click.echo(f"studio at {app.url} (Ctrl-C to stop)")
+    try:
+        while True:
+            time.sleep(1)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        app.stop()

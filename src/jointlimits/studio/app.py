@@ -1,0 +1,217 @@
+"""The studio's viser server: scene, gizmos and GUI over a :class:`StudioState`."""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any
+
+import numpy as np
+
+from .. import quat
+from . import posing
+from .scene import SkeletonDrawing, violation_colors
+from .state import SaveError, StudioState
+
+__all__ = ["StudioApp"]
+
+_INPUT_COLORS = [(150, 150, 160), (120, 160, 220), (200, 150, 120)]
+
+
+class StudioApp:
+    """Serve ``state`` on ``host:port`` (127.0.0.1 by default). ``start()`` returns at once."""
+
+    def __init__(self, state: StudioState, host: str = "127.0.0.1", port: int = 8080):
+        self.state = state
+        self.host, self.port = host, port
+        self.server: Any = None
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    # ------------------------------------------------------------------ lifecycle
+    def start(self) -> "StudioApp":
+        import viser
+
+        st = self.state
+        self.server = s = viser.ViserServer(host=self.host, port=self.port, verbose=False)
+        self.port = s.get_port()
+        s.scene.set_up_direction("+y")
+        s.initial_camera.position = (0.0, 1.3, 4.0)
+        s.initial_camera.look_at = (0.0, 0.9, 0.0)
+        s.scene.add_grid("/ground", width=8, height=8, plane="xz", cell_size=0.5)
+        sk = st.skeleton
+        self.drawings = [SkeletonDrawing(s.scene, f"/clip{k}", sk, _INPUT_COLORS[k % 3], 0.008, 0.014, 0.5, False,
+                                         units=st.metres_per_unit)
+                         for k in range(len(st.inputs))]
+        self.work_drawing = SkeletonDrawing(s.scene, "/work", sk, (70, 110, 200), 0.02, 0.032,
+                                            units=st.metres_per_unit)
+        self.ghost = SkeletonDrawing(s.scene, "/ghost", sk, (255, 150, 40), 0.01, 0.018, 0.45, False,
+                                     units=st.metres_per_unit)
+        self.gizmo = s.scene.add_transform_controls("/gizmo", scale=0.25, disable_axes=True, disable_sliders=True,
+                                                    depth_test=False)
+        self.target = s.scene.add_transform_controls("/target", scale=0.2, disable_rotations=True,
+                                                     depth_test=False, visible=False)
+        self.gizmo.on_update(lambda e: (self.on_joint_gizmo(np.asarray(e.target.wxyz)),
+                                        self.update_plot(force=e.phase == "end")))
+        self.target.on_update(lambda e: self.on_ik_target(np.asarray(e.target.position)))
+        self._build_gui()
+        self.redraw()
+        self._thread = threading.Thread(target=self._play_loop, daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=2)
+        if self.server is not None:
+            self.server.stop()
+
+    @property
+    def url(self) -> str:
+        return f"http://{self.host}:{self.port}"
+
+    # ------------------------------------------------------------------ GUI
+    def _build_gui(self) -> None:
+        st, g = self.state, self.server.gui
+        with g.add_folder("Playback"):
+            self.frame_slider = g.add_slider("Frame", 0, max(st.num_frames - 1, 1), 1, st.frame)
+            self.play_box = g.add_checkbox("Play", False)
+            self.speed = g.add_slider("Speed", 0.1, 3.0, 0.1, 1.0)
+            self.loop_box = g.add_checkbox("Loop", True)
+            self.inputs_box = g.add_checkbox("Show inputs", True)
+        with g.add_folder("Pose"):
+            self.mode = g.add_dropdown("Gizmo", ["rotate joint"] + [posing.ik_mode(k).label for k in st.ik_chains])
+            self.joint = g.add_dropdown("Joint", st.joint_names(), initial_value=st.skeleton.names[st.selected])
+            self.limits_box = g.add_checkbox("Limits on", True)
+            info = st.joint_limit_info()
+            self.shape = g.add_dropdown("Shape", list(st.shapes()), initial_value=info.get("shape", "ellipsoid"))
+            self.swing_box = g.add_checkbox("Swing-twist", bool(info.get("swing_twist", False)))
+            self.enabled_box = g.add_checkbox("Joint limit enabled", bool(info.get("enabled", True)))
+            self.soften_box = g.add_checkbox("Soften", False)
+            self.radius = g.add_slider("Soften radius", 0.0, 0.5, 0.01, 0.1)
+            self.readout = g.add_markdown("")
+            self.plot = g.add_plotly(self._figure(), aspect=1.0)
+        with g.add_folder("Edit"):
+            apply_b = g.add_button("Apply limits")
+            filt_b = g.add_button("Filter")
+            lock_b = g.add_button("Foot-lock")
+            save_c = g.add_button("Save clip")
+            save_p = g.add_button("Save pose")
+            save_l = g.add_button("Save limits")
+            self.status = g.add_markdown("")
+        self.frame_slider.on_update(lambda _: self._ui(lambda: st.set_frame(int(self.frame_slider.value))))
+        self.play_box.on_update(lambda _: setattr(st, "playing", bool(self.play_box.value)))
+        self.speed.on_update(lambda _: setattr(st, "speed", float(self.speed.value)))
+        self.loop_box.on_update(lambda _: setattr(st, "loop", bool(self.loop_box.value)))
+        self.inputs_box.on_update(lambda _: self._ui(lambda: [setattr(c, "visible", bool(self.inputs_box.value))
+                                                              for c in st.inputs]))
+        self.mode.on_update(lambda _: self._ui(self._set_mode))
+        self.joint.on_update(lambda _: self._ui(lambda: st.select_joint(self.joint.value)))
+        self.limits_box.on_update(lambda _: self._ui(lambda: st.set_limits_on(bool(self.limits_box.value))))
+        refit = lambda _: self._ui(lambda: st.refit_joint(shape=self.shape.value, swing_twist=bool(self.swing_box.value)))  # noqa: E731
+        self.shape.on_update(refit)
+        self.swing_box.on_update(refit)
+        self.enabled_box.on_update(lambda _: self._ui(lambda: st.set_joint_enabled(None, bool(self.enabled_box.value))))
+        soft = lambda _: self._ui(lambda: st.set_soften((1.0, float(self.radius.value)) if self.soften_box.value else None))  # noqa: E731
+        self.soften_box.on_update(soft)
+        self.radius.on_update(soft)
+        apply_b.on_click(lambda _: self._ui(st.apply_limits, "applied limits"))
+        filt_b.on_click(lambda _: self._ui(lambda: f"filtered at cuts {st.filter()}"))
+        lock_b.on_click(lambda _: self._ui(lambda: f"foot-locked: {st.footlock()['segments']} contacts"))
+        save_c.on_click(lambda _: self._ui(lambda: f"saved {st.save_clip()}"))
+        save_p.on_click(lambda _: self._ui(lambda: f"saved {st.save_pose()}"))
+        save_l.on_click(lambda _: self._ui(lambda: f"saved {st.save_limits()}"))
+
+    def _figure(self) -> Any:
+        from .plot import limit_figure
+
+        st = self.state
+        with st.lock:
+            j = st.selected
+            return limit_figure(st.limits, j, st.fit_clips, st.raw[j], st.pose[j])
+
+    def update_plot(self, force: bool = False) -> None:
+        """Redraw the limit-space panel (at most twice a second unless ``force``)."""
+        now = time.monotonic()
+        if not force and now - getattr(self, "_plot_time", 0.0) < 0.5:
+            return
+        self._plot_time = now
+        try:
+            self.plot.figure = self._figure()
+        except Exception:  # a panel that cannot be drawn must not stop posing
+            pass
+
+    def _ui(self, fn: Any, message: str | None = None) -> None:
+        try:
+            out = fn()
+            if isinstance(out, str):
+                self.status.content = out
+            elif message:
+                self.status.content = message
+        except (SaveError, Exception) as e:  # shown in the panel; the server keeps running
+            self.status.content = f"**error:** {e}"
+        self.redraw()
+        self.update_plot(force=True)
+
+    def _set_mode(self) -> None:
+        label = self.mode.value
+        keys = [k for k in self.state.ik_chains if posing.ik_mode(k).label == label]
+        self.state.set_ik_mode(keys[0] if keys else None)
+
+    # ------------------------------------------------------------------ events (also driven by tests)
+    def on_joint_gizmo(self, wxyz: np.ndarray) -> np.ndarray:
+        """The rotation gizmo moved to global ``wxyz``: limited local rotation of the joint."""
+        self.state.playing = False
+        out = self.state.rotate_joint(self.state.selected, wxyz, space="global")
+        self.redraw(move_gizmos=False)
+        return out
+
+    def on_ik_target(self, position_m: np.ndarray) -> np.ndarray:
+        """The IK target moved to ``position_m`` (metres): the new pose."""
+        self.state.playing = False
+        out = self.state.move_ik_target(np.asarray(position_m, np.float64) / self.state.metres_per_unit)
+        self.redraw(move_gizmos=False)
+        return out
+
+    # ------------------------------------------------------------------ drawing
+    def redraw(self, move_gizmos: bool = True) -> None:
+        st = self.state
+        mpu = st.metres_per_unit
+        with st.lock:
+            for d, c in zip(self.drawings, st.inputs):
+                f = st.clip_frame(c)
+                gr, gp = posing.pose_fk(st.skeleton, c.motion.rotations[f], c.motion.positions[f])
+                d.update(gr, gp * mpu, visible=c.visible)
+            gr, gp = posing.pose_fk(st.skeleton, st.pose, st.positions)
+            viol = st.limits.violation(st.pose[None])[0]
+            self.work_drawing.update(gr, gp * mpu, violation_colors(viol))
+            rgr, rgp = posing.pose_fk(st.skeleton, st.raw, st.positions)
+            ghost = bool(np.max(quat.angle(st.raw, st.pose)) > 1e-4)
+            self.ghost.update(rgr, rgp * mpu, visible=ghost)
+            j = st.selected
+            if move_gizmos:
+                self.gizmo.position = tuple(rgp[j] * mpu)
+                self.gizmo.wxyz = tuple(rgr[j])
+                if st.ik_target is not None:
+                    self.target.position = tuple(st.ik_target * mpu)
+            self.gizmo.visible = st.ik_key is None
+            self.target.visible = st.ik_key is not None
+            worst = int(np.argmax(viol))
+            self.readout.content = (f"frame {st.frame} · {st.skeleton.names[j]} outside by "
+                                    f"{np.degrees(st.limits.violation(st.raw[None])[0, j]):.1f}° (gizmo) → "
+                                    f"{np.degrees(viol[j]):.1f}° · worst {st.skeleton.names[worst]} "
+                                    f"{np.degrees(viol[worst]):.1f}°")
+
+    def _play_loop(self) -> None:
+        last = time.monotonic()
+        while not self._stop.wait(1 / 30):
+            now = time.monotonic()
+            if self.state.playing:
+                f = self.state.advance(now - last)
+                try:
+                    self.redraw()
+                    self.frame_slider.value = f
+                except Exception:  # a client vanished mid-update; keep playing
+                    pass
+            last = now
