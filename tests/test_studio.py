@@ -77,6 +77,22 @@ def test_ik_target_arm_respects_limits(app):
     st.set_ik_mode(None)
 
 
+def test_whole_body_hand_target_inside_limits(app):
+    st = app.state
+    st.set_frame(3)
+    st.set_ik_mode("left-hand-body")
+    ch = st.ik_chains["left-hand-body"]
+    _, feet_before = st.joint_global(st.skeleton.index("LeftFoot"))
+    t0 = st.ik_target.copy()
+    app.on_ik_target((t0 + np.array([10.0, 15.0, 10.0])) * st.metres_per_unit)
+    assert st.limits.violation(st.pose[None])[0].max() < 1e-6   # every joint inside its limit
+    assert st.effector_error() < 2.0                             # the hand follows (cm)
+    _, feet_after = st.joint_global(st.skeleton.index("LeftFoot"))
+    assert np.linalg.norm(feet_after - feet_before) < 2.0       # the feet stay where they were
+    assert ch.effector == st.skeleton.index("LeftHand")
+    st.set_ik_mode(None)
+
+
 def test_scrub_and_play(app):
     st = app.state
     assert st.set_frame(10**6) == st.num_frames - 1

@@ -236,7 +236,37 @@ def _solve_look_at(sk: Skeleton, chain: IKChain, rot: Array, pos: Array, target:
     return np.asarray(new)[0]
 
 
-#: The IK menu, in display order. The whole-body solver (issue 9) is one more entry here.
+def _whole_body(side: str) -> Callable[[Skeleton], IKChain | None]:
+    def resolve(sk: Skeleton) -> IKChain | None:
+        end = _find(sk, r"(hand|wrist)", side)
+        return None if end is None else IKChain(tuple(range(sk.num_joints)), end)
+    return resolve
+
+
+def _solve_whole_body(sk: Skeleton, chain: IKChain, rot: Array, pos: Array, target: Array, pole: Array | None,
+                      limits: Any, tolerance: float) -> Array:
+    """Whole-body damped least squares: the hand follows the target while the other hand, the
+    feet and the head keep their places and the hips stay put; every joint inside the limits."""
+    from ..footlock import find_feet
+    from ..ik import WholeBodyIK
+
+    _, gp = pose_fk(sk, rot, pos)
+    held = set(find_feet(sk))
+    for pattern, where in ((r"(hand|wrist)", "left"), (r"(hand|wrist)", "right"), (r"head", "")):
+        j = _find(sk, pattern, where)
+        if j is not None:
+            held.add(j)
+    held.discard(chain.effector)
+    targets = {sk.names[j]: gp[j] for j in sorted(held)}
+    targets[sk.names[chain.effector]] = np.asarray(target, np.float64)
+    ik = WholeBodyIK(sk, limits, local_positions=pos, posture_weight=1e-5, iterations=30, fix_root_position=True,
+                     clamp_passes=3)
+    res = ik.solve(targets, {sk.names[chain.effector]: 4.0}, init=rot[None], root_positions=pos[None, 0],
+                   posture=rot[None])
+    return np.asarray(res.rotations[0])
+
+
+#: The IK menu, in display order; a solver is one entry.
 IK_MODES: list[IKMode] = [
     IKMode("left-arm", "Left arm (two-bone + pole)", _two_bone_chain("hand", "left"), _solve_two_bone, True),
     IKMode("right-arm", "Right arm (two-bone + pole)", _two_bone_chain("hand", "right"), _solve_two_bone, True),
@@ -245,6 +275,8 @@ IK_MODES: list[IKMode] = [
     IKMode("left-arm-ccd", "Left arm from clavicle (CCD)", _ccd_arm("left"), _solve_ccd),
     IKMode("right-arm-ccd", "Right arm from clavicle (CCD)", _ccd_arm("right"), _solve_ccd),
     IKMode("look-at", "Look-at (spine to head)", _spine_to_head, _solve_look_at),
+    IKMode("left-hand-body", "Left hand, whole body (DLS)", _whole_body("left"), _solve_whole_body),
+    IKMode("right-hand-body", "Right hand, whole body (DLS)", _whole_body("right"), _solve_whole_body),
 ]
 
 
