@@ -116,6 +116,18 @@ def test_edit_and_save_never_replace(app, tmp_path):
     assert JointLimits.load(st.save_limits()).joint("LeftArm").swing_twist
 
 
+def test_footlock_shows_contacts(app):
+    st = app.state
+    st.footlock()
+    assert st.work.contacts is not None and st.work.contacts.any()
+    f = int(np.argmax(st.work.contacts.any(axis=1)))
+    st.set_frame(f)
+    app.redraw()
+    scales = np.asarray(app.contacts.handle.batched_scales)
+    assert (scales[st.work.contacts[st.clip_frame(st.work)], 0] > 0).all()   # a disc under each planted foot
+    assert (scales[~st.work.contacts[st.clip_frame(st.work)], 0] == 0).all()
+
+
 @pytest.mark.skipif(not os.path.exists(CHROMIUM), reason="Debian's Chromium (/usr/bin/chromium) is not installed")
 def test_browser_page(app, tmp_path):
     from playwright.sync_api import sync_playwright

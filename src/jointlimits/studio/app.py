@@ -10,7 +10,7 @@ import numpy as np
 
 from .. import quat
 from . import posing
-from .scene import SkeletonDrawing, violation_colors
+from .scene import ContactDrawing, SkeletonDrawing, violation_colors
 from .state import SaveError, StudioState
 
 __all__ = ["StudioApp"]
@@ -87,6 +87,7 @@ class StudioApp:
             info = st.joint_limit_info()
             self.shape = g.add_dropdown("Shape", list(st.shapes()), initial_value=info.get("shape", "ellipsoid"))
             self.swing_box = g.add_checkbox("Swing-twist", bool(info.get("swing_twist", False)))
+            self.padding = g.add_slider("Padding", 0.0, 0.5, 0.01, float(info.get("padding", 0.05)))
             self.enabled_box = g.add_checkbox("Joint limit enabled", bool(info.get("enabled", True)))
             self.soften_box = g.add_checkbox("Soften", False)
             self.radius = g.add_slider("Soften radius", 0.0, 0.5, 0.01, 0.1)
@@ -109,9 +110,11 @@ class StudioApp:
         self.mode.on_update(lambda _: self._ui(self._set_mode))
         self.joint.on_update(lambda _: self._ui(lambda: st.select_joint(self.joint.value)))
         self.limits_box.on_update(lambda _: self._ui(lambda: st.set_limits_on(bool(self.limits_box.value))))
-        refit = lambda _: self._ui(lambda: st.refit_joint(shape=self.shape.value, swing_twist=bool(self.swing_box.value)))  # noqa: E731
+        refit = lambda _: self._ui(lambda: st.refit_joint(shape=self.shape.value, swing_twist=bool(self.swing_box.value),  # noqa: E731
+                                                          padding=float(self.padding.value)))
         self.shape.on_update(refit)
         self.swing_box.on_update(refit)
+        self.padding.on_update(refit)
         self.enabled_box.on_update(lambda _: self._ui(lambda: st.set_joint_enabled(None, bool(self.enabled_box.value))))
         soft = lambda _: self._ui(lambda: st.set_soften((1.0, float(self.radius.value)) if self.soften_box.value else None))  # noqa: E731
         self.soften_box.on_update(soft)
@@ -186,6 +189,7 @@ class StudioApp:
             gr, gp = posing.pose_fk(st.skeleton, st.pose, st.positions)
             viol = st.limits.violation(st.pose[None])[0]
             self.work_drawing.update(gr, gp * mpu, violation_colors(viol))
+            self._draw_contacts(gp * mpu)
             rgr, rgp = posing.pose_fk(st.skeleton, st.raw, st.positions)
             ghost = bool(np.max(quat.angle(st.raw, st.pose)) > 1e-4)
             self.ghost.update(rgr, rgp * mpu, visible=ghost)
@@ -202,6 +206,17 @@ class StudioApp:
                                     f"{np.degrees(st.limits.violation(st.raw[None])[0, j]):.1f}° (gizmo) → "
                                     f"{np.degrees(viol[j]):.1f}° · worst {st.skeleton.names[worst]} "
                                     f"{np.degrees(viol[worst]):.1f}°")
+
+    def _draw_contacts(self, gp_m: np.ndarray) -> None:
+        """Discs under the working clip's planted feet (after foot-lock), on the current frame."""
+        work = self.state.work
+        if work.contacts is None or not work.feet:
+            return
+        if getattr(self, "contacts", None) is None or self.contacts.n != len(work.feet):
+            self.contacts = ContactDrawing(self.server.scene, "/contacts", len(work.feet))
+        f = min(self.state.clip_frame(work), len(work.contacts) - 1)
+        feet = gp_m[list(work.feet)]
+        self.contacts.update(feet, work.contacts[f], float(feet[:, 1].min()))
 
     def _play_loop(self) -> None:
         last = time.monotonic()
