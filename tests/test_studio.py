@@ -93,6 +93,29 @@ def test_whole_body_hand_target_inside_limits(app):
     st.set_ik_mode(None)
 
 
+def test_pole_handle_turns_the_elbow(app):
+    st = app.state
+    st.set_frame(7)
+    st.set_ik_mode("left-arm")
+    a, b = st.ik_chains["left-arm"].joints
+    app.redraw()
+    assert app.pole.visible
+    t = st.ik_target.copy()
+    _, shoulder = st.joint_global(a)
+    reach = 0.55 * shoulder + 0.45 * t
+    app.on_ik_target(reach * st.metres_per_unit)
+    _, elbow0 = st.joint_global(b)
+    side = np.cross(reach - shoulder, [0.0, 1.0, 0.0])
+    elbows = []
+    for sign in (1.0, -1.0):
+        app.on_ik_pole((elbow0 + sign * 40.0 * side / np.linalg.norm(side)) * st.metres_per_unit)
+        elbows.append(st.joint_global(b)[1])
+        assert st.limits.violation(st.pose[None])[0][[a, b]].max() < 1e-6
+    assert np.linalg.norm(elbows[0] - elbows[1]) > 1.0   # the pole moves the elbow (cm)
+    st.ik_use_pole = False
+    st.set_ik_mode(None)
+
+
 def test_scrub_and_play(app):
     st = app.state
     assert st.set_frame(10**6) == st.num_frames - 1
@@ -114,6 +137,16 @@ def test_edit_and_save_never_replace(app, tmp_path):
     assert bvh.load(st.save_pose()).num_frames == 1
     st.refit_joint("LeftArm", shape="box", swing_twist=True)
     assert JointLimits.load(st.save_limits()).joint("LeftArm").swing_twist
+
+
+def test_splice_appends_and_smooths(app):
+    st = app.state
+    n0 = st.work.motion.num_frames
+    msg = app._splice()
+    assert st.work.motion.num_frames == n0 + st.inputs[0].motion.num_frames and "spliced" in msg
+    assert app.frame_slider.max == st.num_frames - 1
+    st.set_frame(st.work.motion.num_frames - 1)                   # the new frames can be reached
+    assert st.clip_frame(st.work) == st.work.motion.num_frames - 1
 
 
 def test_footlock_shows_contacts(app):

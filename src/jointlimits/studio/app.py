@@ -54,6 +54,9 @@ class StudioApp:
         self.gizmo.on_update(lambda e: (self.on_joint_gizmo(np.asarray(e.target.wxyz)),
                                         self.update_plot(force=e.phase == "end")))
         self.target.on_update(lambda e: self.on_ik_target(np.asarray(e.target.position)))
+        self.pole = s.scene.add_transform_controls("/pole", scale=0.12, disable_rotations=True,
+                                                   depth_test=False, visible=False)
+        self.pole.on_update(lambda e: self.on_ik_pole(np.asarray(e.target.position)))
         self._build_gui()
         self.redraw()
         self._thread = threading.Thread(target=self._play_loop, daemon=True)
@@ -97,6 +100,7 @@ class StudioApp:
             apply_b = g.add_button("Apply limits")
             filt_b = g.add_button("Filter")
             lock_b = g.add_button("Foot-lock")
+            splice_b = g.add_button("Splice next clip")
             save_c = g.add_button("Save clip")
             save_p = g.add_button("Save pose")
             save_l = g.add_button("Save limits")
@@ -122,6 +126,7 @@ class StudioApp:
         apply_b.on_click(lambda _: self._ui(st.apply_limits, "applied limits"))
         filt_b.on_click(lambda _: self._ui(lambda: f"filtered at cuts {st.filter()}"))
         lock_b.on_click(lambda _: self._ui(lambda: f"foot-locked: {st.footlock()['segments']} contacts"))
+        splice_b.on_click(lambda _: self._ui(self._splice))
         save_c.on_click(lambda _: self._ui(lambda: f"saved {st.save_clip()}"))
         save_p.on_click(lambda _: self._ui(lambda: f"saved {st.save_pose()}"))
         save_l.on_click(lambda _: self._ui(lambda: f"saved {st.save_limits()}"))
@@ -157,6 +162,11 @@ class StudioApp:
         self.redraw()
         self.update_plot(force=True)
 
+    def _splice(self) -> str:
+        msg = self.state.splice()
+        self.frame_slider.max = max(self.state.num_frames - 1, 1)
+        return msg
+
     def _set_mode(self) -> None:
         label = self.mode.value
         keys = [k for k in self.state.ik_chains if posing.ik_mode(k).label == label]
@@ -174,6 +184,15 @@ class StudioApp:
         """The IK target moved to ``position_m`` (metres): the new pose."""
         self.state.playing = False
         out = self.state.move_ik_target(np.asarray(position_m, np.float64) / self.state.metres_per_unit)
+        self.redraw(move_gizmos=False)
+        return out
+
+    def on_ik_pole(self, position_m: np.ndarray) -> np.ndarray:
+        """The pole handle (two-bone modes) moved to ``position_m`` (metres): the new pose."""
+        st = self.state
+        st.playing = False
+        st.ik_use_pole = True
+        out = st.move_ik_target(st.ik_target, pole=np.asarray(position_m, np.float64) / st.metres_per_unit)
         self.redraw(move_gizmos=False)
         return out
 
@@ -199,8 +218,12 @@ class StudioApp:
                 self.gizmo.wxyz = tuple(rgr[j])
                 if st.ik_target is not None:
                     self.target.position = tuple(st.ik_target * mpu)
+                if st.ik_pole is not None:
+                    self.pole.position = tuple(st.ik_pole * mpu)
             self.gizmo.visible = st.ik_key is None
             self.target.visible = st.ik_key is not None
+            self.pole.visible = st.ik_key is not None and st.ik_pole is not None \
+                and posing.ik_mode(st.ik_key).uses_pole
             worst = int(np.argmax(viol))
             self.readout.content = (f"frame {st.frame} · {st.skeleton.names[j]} outside by "
                                     f"{np.degrees(st.limits.violation(st.raw[None])[0, j]):.1f}° (gizmo) → "

@@ -372,6 +372,20 @@ class StudioState:
             self.raw = self.pose.copy()
             return [int(c) for c in cuts]
 
+    def splice(self) -> str:
+        """Append the next input clip (the first one again when there is only one) to the working
+        clip, the pop at the join smoothed by the tracking spring; returns what was done."""
+        from ..tracking import splice
+
+        with self.lock:
+            other = self.inputs[1] if len(self.inputs) > 1 else self.inputs[0]
+            at = self.work.motion.num_frames
+            self.work.motion = splice(self.work.motion, other.motion, smooth=True)
+            self.work.contacts = None
+            self.history.append(f"splice {other.name} at frame {at}")
+            self.raw = self.pose.copy()
+            return f"spliced {other.name} at frame {at} ({self.work.motion.num_frames} frames)"
+
     def footlock(self) -> dict[str, Any]:
         """Lock the working clip's planted feet (two-bone legs inside the limits); contacts are kept
         for drawing. Returns the report as a dict."""
