@@ -13,11 +13,10 @@ import hashlib
 from dataclasses import dataclass, field
 from typing import Iterable, Sequence
 
-import numba
 import numpy as np
 from numpy.typing import NDArray
 
-from . import quat
+from . import _core, quat
 from .errors import SkeletonError
 
 __all__ = ["Skeleton", "Motion", "forward_kinematics", "POSITION_CHANNELS", "ROTATION_CHANNELS"]
@@ -227,30 +226,6 @@ def _levels(parents: NDArray[np.int64]) -> list[NDArray[np.int64]]:
     return [np.nonzero(depth == d)[0] for d in range(1, int(depth.max()) + 1)] if len(parents) > 1 else []
 
 
-@numba.njit(cache=True, nogil=True)
-def _fk_kernel(lr, lp, parents, gr, gp):  # pragma: no cover - compiled
-    n, J = lr.shape[0], lr.shape[1]
-    for f in range(n):
-        gr[f, 0] = lr[f, 0]
-        gp[f, 0] = lp[f, 0]
-        for j in range(1, J):
-            p = parents[j]
-            aw, ax, ay, az = gr[f, p, 0], gr[f, p, 1], gr[f, p, 2], gr[f, p, 3]
-            bw, bx, by, bz = lr[f, j, 0], lr[f, j, 1], lr[f, j, 2], lr[f, j, 3]
-            gr[f, j, 0] = aw * bw - ax * bx - ay * by - az * bz
-            gr[f, j, 1] = aw * bx + ax * bw + ay * bz - az * by
-            gr[f, j, 2] = aw * by - ax * bz + ay * bw + az * bx
-            gr[f, j, 3] = aw * bz + ax * by - ay * bx + az * bw
-            vx, vy, vz = lp[f, j, 0], lp[f, j, 1], lp[f, j, 2]
-            # v + 2w(u x v) + 2u x (u x v)
-            tx = 2.0 * (ay * vz - az * vy)
-            ty = 2.0 * (az * vx - ax * vz)
-            tz = 2.0 * (ax * vy - ay * vx)
-            gp[f, j, 0] = gp[f, p, 0] + vx + aw * tx + (ay * tz - az * ty)
-            gp[f, j, 1] = gp[f, p, 1] + vy + aw * ty + (az * tx - ax * tz)
-            gp[f, j, 2] = gp[f, p, 2] + vz + aw * tz + (ax * ty - ay * tx)
-
-
 def forward_kinematics_arrays(rotations: NDArray[np.float64], positions: NDArray[np.float64],
                               parents: NDArray[np.int64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """Global rotations and positions from local ones ``[..., J, 4]``, ``[..., J, 3]`` (parents
@@ -263,7 +238,7 @@ def forward_kinematics_arrays(rotations: NDArray[np.float64], positions: NDArray
     lp = np.ascontiguousarray(np.broadcast_to(positions, lead + (J, 3)).reshape(-1, J, 3))
     gr = np.empty_like(lr)
     gp = np.empty_like(lp)
-    _fk_kernel(lr, lp, np.ascontiguousarray(parents, dtype=np.int64), gr, gp)
+    _core.forward_kinematics(lr, lp, np.ascontiguousarray(parents, dtype=np.int64), gr, gp)
     return gr.reshape(lead + (J, 4)), gp.reshape(lead + (J, 3))
 
 
