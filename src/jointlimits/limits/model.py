@@ -21,6 +21,7 @@ from .._atomic import atomic_write
 from ..errors import LimitsError
 from ..skeleton import Motion, Skeleton
 from ..tracking import track_rotations
+from .compiled import compiled_dict
 from .joint import (FittedLimit, JointLimit, fit_shape, from_limit_space, limit_from_dict, swing_section,  # noqa: F401
                     to_limit_space, twist_interval)
 from .registry import JOINT_KINDS, SHAPES, joint_limit_class
@@ -110,6 +111,14 @@ def smooth_switches(limited: Array, original: Array, frame_time: float, halflife
     if cuts.size == 0:
         return limited
     return track_rotations(limited, cuts, frame_time, halflife=halflife)
+
+
+def _joint_entry(name: str, enabled: bool, limit: Any) -> dict:
+    entry = {"name": name, "enabled": enabled, "limit": limit.to_dict()}
+    compiled = compiled_dict(limit)
+    if compiled is not None:  # what the C++ core reads (cpp/include/jointlimits/limits_file.hpp)
+        entry["compiled"] = compiled
+    return entry
 
 
 class JointLimits:
@@ -334,8 +343,7 @@ class JointLimits:
             "skeleton": {"names": sk.names, "parents": sk.parents.tolist(), "fingerprint": sk.fingerprint(),
                          "offsets": sk.offsets.tolist()},
             "settings": self.settings,
-            "joints": [{"name": sk.names[j], "enabled": bool(self.enabled[j]), "limit": self.joints[j].to_dict()}
-                       for j in sorted(self.joints)],
+            "joints": [_joint_entry(sk.names[j], bool(self.enabled[j]), self.joints[j]) for j in sorted(self.joints)],
         }
 
     @classmethod
