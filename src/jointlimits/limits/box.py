@@ -7,8 +7,7 @@ from dataclasses import dataclass, field
 from typing import ClassVar, Tuple
 
 import numpy as np
-from numba import njit
-
+from .. import _core
 from ..errors import LimitsError
 from ._checks import (_cloud, _flat_points, _frame, _local, _local_points, _out_array, _padding, _points,
                       _raise_bad_point, _vec)
@@ -45,61 +44,6 @@ def fit_oriented_box(points, position, rotation, padding: float = 0.05) -> Tuple
     return local.min(axis=-2) - pad, local.max(axis=-2) + pad
 
 
-@njit(cache=True, fastmath=False)
-def _box_aa_kernel(pts, lo, hi, out):
-    """Per-axis clamp (identity on inside values, so inside points are unchanged).
-
-    Branch-free so LLVM can vectorise it; non-finite input is detected through a NaN
-    accumulator (``x - x`` is NaN for inf and NaN) and located by the caller.
-    """
-    lx, ly, lz = lo[0], lo[1], lo[2]
-    hx, hy, hz = hi[0], hi[1], hi[2]
-    acc = 0.0
-    for i in range(pts.shape[0]):
-        x = pts[i, 0]
-        y = pts[i, 1]
-        z = pts[i, 2]
-        acc += (x - x) + (y - y) + (z - z)
-        out[i, 0] = min(max(x, lx), hx)
-        out[i, 1] = min(max(y, ly), hy)
-        out[i, 2] = min(max(z, lz), hz)
-    return acc == 0.0
-
-
-@njit(cache=True, fastmath=False)
-def _box_oriented_kernel(pts, lo, hi, pos, rot, always_map, out):
-    lx, ly, lz = lo[0], lo[1], lo[2]
-    hx, hy, hz = hi[0], hi[1], hi[2]
-    px, py, pz = pos[0], pos[1], pos[2]
-    r00, r01, r02 = rot[0, 0], rot[0, 1], rot[0, 2]
-    r10, r11, r12 = rot[1, 0], rot[1, 1], rot[1, 2]
-    r20, r21, r22 = rot[2, 0], rot[2, 1], rot[2, 2]
-    acc = 0.0
-    for i in range(pts.shape[0]):
-        x = pts[i, 0]
-        y = pts[i, 1]
-        z = pts[i, 2]
-        acc += (x - x) + (y - y) + (z - z)
-        dx = x - px
-        dy = y - py
-        dz = z - pz
-        # local = R^T d
-        u = r00 * dx + r10 * dy + r20 * dz
-        v = r01 * dx + r11 * dy + r21 * dz
-        w = r02 * dx + r12 * dy + r22 * dz
-        cu = min(max(u, lx), hx)
-        cv = min(max(v, ly), hy)
-        cw = min(max(w, lz), hz)
-        keep = (not always_map) & (cu == u) & (cv == v) & (cw == w)
-        mx = r00 * cu + r01 * cv + r02 * cw + px
-        my = r10 * cu + r11 * cv + r12 * cw + py
-        mz = r20 * cu + r21 * cv + r22 * cw + pz
-        out[i, 0] = x if keep else mx
-        out[i, 1] = y if keep else my
-        out[i, 2] = z if keep else mz
-    return acc == 0.0
-
-
 def _box_limits(lo, hi) -> Tuple[np.ndarray, np.ndarray]:
     lo = _vec(lo, "lo")
     hi = _vec(hi, "hi")
@@ -129,10 +73,10 @@ def project_box(points, lo, hi, position=None, rotation=None, *, always_map: boo
     res = _out_array(out, shape)
     res_flat = res.reshape(-1, 3)
     if position is None and rotation is None:
-        finite = _box_aa_kernel(flat, lo, hi, res_flat)
+        finite = _core.project_box_aa(flat, lo, hi, res_flat)
     else:
         pos, rot = _frame(position, rotation)
-        finite = _box_oriented_kernel(flat, lo, hi, pos, rot, bool(always_map), res_flat)
+        finite = _core.project_box_oriented(flat, lo, hi, pos, rot, bool(always_map), res_flat)
     if not finite:
         _raise_bad_point(int(np.argmin(np.isfinite(flat).all(axis=1))), flat, shape)
     return res

@@ -8,8 +8,7 @@ import math
 from typing import Tuple
 
 import numpy as np
-from numba import njit
-
+from .. import _core
 from ..errors import LimitsError
 from ._checks import _check_finite, _cloud, _points
 
@@ -68,8 +67,6 @@ def soften(original, projected, falloff: float = 1.0, radius: float = 0.1, eps: 
     p = _points(projected, "projected")
     if o.shape != p.shape:
         raise LimitsError(f"original {o.shape} and projected {p.shape} must have the same shape")
-    _check_finite(o, "original")
-    _check_finite(p, "projected")
     try:
         falloff = float(falloff)
         radius = float(radius)
@@ -79,130 +76,17 @@ def soften(original, projected, falloff: float = 1.0, radius: float = 0.1, eps: 
     for name, val in (("falloff", falloff), ("radius", radius), ("eps", eps)):
         if not math.isfinite(val) or val < 0.0:
             raise LimitsError(f"{name} must be finite and >= 0, got {val}")
-    diff = o - p
-    dist = np.sqrt(np.einsum("...i,...i->...", diff, diff))
-    moved = dist > eps
-    safe = np.where(moved, dist, 1.0)
-    gain = np.where(moved, np.tanh(falloff * dist) * radius / safe, 0.0)
-    res = p + diff * gain[..., None]
-    return np.where(moved[..., None], res, p)
+    res = np.empty(o.shape)
+    if not _core.soften(np.ascontiguousarray(o).reshape(-1, 3), np.ascontiguousarray(p).reshape(-1, 3),
+                        falloff, radius, eps, res.reshape(-1, 3)):
+        _check_finite(o, "original")
+        _check_finite(p, "projected")
+    return res
 
 
-@njit(cache=True, fastmath=False)
-def _subsample_naive_kernel(pts, distance):
-    """The reference's O(N*M) greedy loop (used for checks and benchmarks)."""
-    n = pts.shape[0]
-    keep = np.empty(n, dtype=np.int64)
-    count = 0
-    for i in range(n):
-        x = pts[i, 0]
-        y = pts[i, 1]
-        z = pts[i, 2]
-        include = True
-        for jj in range(count):
-            j = keep[jj]
-            dx = pts[j, 0] - x
-            dy = pts[j, 1] - y
-            dz = pts[j, 2] - z
-            if math.sqrt(dx * dx + dy * dy + dz * dz) < distance:
-                include = False
-                break
-        if include:
-            keep[count] = i
-            count += 1
-    return keep[:count]
-
-
-@njit(cache=True, fastmath=False)
-def _hash3(ix, iy, iz, mask):
-    h = (ix * 73856093) ^ (iy * 19349663) ^ (iz * 83492791)
-    h ^= h >> 17
-    return h & mask
-
-
-@njit(cache=True, fastmath=False)
-def _cell_slot(kx, ky, kz, used, mask, ix, iy, iz):
-    """Slot of cell (ix, iy, iz) in the open-addressing table (an unused slot if absent)."""
-    s = _hash3(ix, iy, iz, mask)
-    while used[s]:
-        if kx[s] == ix and ky[s] == iy and kz[s] == iz:
-            return s
-        s = (s + 1) & mask
-    return s
-
-
-@njit(cache=True, fastmath=False)
-def _subsample_grid_kernel(pts, distance, margin, cell):
-    """Greedy subsampling with a hash grid of cells larger than 2 * (distance + margin).
-
-    The ball of radius ``distance + margin`` around a point overlaps at most 2 cells per
-    axis, so at most 8 cells are searched.  ``margin`` exceeds the rounding error of
-    ``x -/+ distance`` so no kept point closer than ``distance`` can be missed.
-    """
-    n = pts.shape[0]
-    inv = 1.0 / cell
-    reach = distance + margin
-    size = 1
-    while size < 2 * n + 16:
-        size *= 2
-    mask = size - 1
-    kx = np.empty(size, dtype=np.int64)
-    ky = np.empty(size, dtype=np.int64)
-    kz = np.empty(size, dtype=np.int64)
-    used = np.zeros(size, dtype=np.bool_)
-    head = np.empty(size, dtype=np.int64)  # last kept point in the cell
-    nxt = np.empty(n, dtype=np.int64)  # previous kept point in the same cell
-    keep = np.empty(n, dtype=np.int64)
-    count = 0
-    for i in range(n):
-        x = pts[i, 0]
-        y = pts[i, 1]
-        z = pts[i, 2]
-        x0 = np.int64(math.floor((x - reach) * inv))
-        x1 = np.int64(math.floor((x + reach) * inv))
-        y0 = np.int64(math.floor((y - reach) * inv))
-        y1 = np.int64(math.floor((y + reach) * inv))
-        z0 = np.int64(math.floor((z - reach) * inv))
-        z1 = np.int64(math.floor((z + reach) * inv))
-        include = True
-        jx = x0
-        while include and jx <= x1:
-            jy = y0
-            while include and jy <= y1:
-                jz = z0
-                while jz <= z1:
-                    s = _cell_slot(kx, ky, kz, used, mask, jx, jy, jz)
-                    if used[s]:
-                        j = head[s]
-                        while j >= 0:
-                            dx = pts[j, 0] - x
-                            dy = pts[j, 1] - y
-                            dz = pts[j, 2] - z
-                            if math.sqrt(dx * dx + dy * dy + dz * dz) < distance:
-                                include = False
-                                break
-                            j = nxt[j]
-                        if not include:
-                            break
-                    jz += 1
-                jy += 1
-            jx += 1
-        if include:
-            ix = np.int64(math.floor(x * inv))
-            iy = np.int64(math.floor(y * inv))
-            iz = np.int64(math.floor(z * inv))
-            s = _cell_slot(kx, ky, kz, used, mask, ix, iy, iz)
-            if not used[s]:
-                used[s] = True
-                kx[s] = ix
-                ky[s] = iy
-                kz[s] = iz
-                head[s] = -1
-            nxt[i] = head[s]
-            head[s] = i
-            keep[count] = i
-            count += 1
-    return keep[:count]
+def _subsample_naive_kernel(pts: np.ndarray, distance: float) -> np.ndarray:
+    """The reference's O(N*M) greedy loop (compiled; used for checks and benchmarks)."""
+    return _core.subsample_naive(np.ascontiguousarray(pts, np.float64), float(distance))
 
 
 def subsample(points, distance: float = 0.05) -> np.ndarray:
@@ -240,7 +124,7 @@ def subsample(points, distance: float = 0.05) -> np.ndarray:
     # so cell coordinates stay far from int64 overflow for tiny distances.
     margin = 1e-6 * d + 1e-13 * maxabs
     cell = max(2.0 * (d + margin) * (1.0 + 1e-9), maxabs * 1e-9)
-    return _subsample_grid_kernel(pts, d, margin, cell)
+    return _core.subsample_grid(pts, d, margin, cell)
 
 
 def fit_frame(points, distance: float | None = 0.05) -> Tuple[np.ndarray, np.ndarray]:

@@ -8,8 +8,7 @@ from dataclasses import dataclass, field
 from typing import ClassVar
 
 import numpy as np
-from numba import njit
-
+from .. import _core
 from ..errors import LimitsError
 from ._checks import _cloud, _flat_points, _frame, _local, _out_array, _padding, _points, _raise_bad_point, _vec
 from ._kernels.codes import ELLIPSE, ELLIPSOID
@@ -34,147 +33,6 @@ def fit_ellipsoid(points, position, rotation, padding: float = 0.05) -> np.ndarr
     ratio = np.where(scale0[..., None, :] > 0.0, local / safe[..., None, :], 0.0)
     radius = np.sqrt(np.sum(ratio * ratio, axis=-1)).max(axis=-1)
     return np.maximum(radius[..., None] * scale0, pad)
-
-
-@njit(cache=True, fastmath=False)
-def _ellipsoid_local(u, v, w, ssx, ssy, ssz, iterations):
-    """Closest point to (u, v, w) on the ellipsoid with squared radii (ssx, ssy, ssz).
-
-    The closest point is ``x_i = p_i ss_i / (ss_i + h)`` where ``h >= 0`` solves
-    ``S(h) = sum ss_i p_i^2 / (ss_i + h)^2 = 1``.  Newton's method is applied to
-    ``S(h)^(-1/2) = 1`` (exactly linear in ``h`` for a sphere, nearly so otherwise, so it
-    converges in a few steps), started at a lower bound of the root so that the iterates
-    increase monotonically.  Axes with ``ss_i == 0`` contribute nothing and map to 0.
-    If ``S(0) <= 1`` (inside) ``h = 0``, i.e. the point is returned (up to rounding).
-    """
-    s0 = 0.0
-    if ssx > 0.0:
-        s0 += u * u / ssx
-    if ssy > 0.0:
-        s0 += v * v / ssy
-    if ssz > 0.0:
-        s0 += w * w / ssz
-    h = 0.0
-    if s0 > 1.0:
-        # lower bounds of the root: every term of S is <= 1, and ss_i + h <= max(ss) + h
-        m = ssx
-        if ssy > m:
-            m = ssy
-        if ssz > m:
-            m = ssz
-        lo = ssx
-        if ssy > 0.0 and (ssy < lo or lo == 0.0):
-            lo = ssy
-        if ssz > 0.0 and (ssz < lo or lo == 0.0):
-            lo = ssz
-        b = math.sqrt(ssx * u * u + ssy * v * v + ssz * w * w) - m
-        if b > h:
-            h = b
-        b = math.sqrt(ssx) * abs(u) - ssx
-        if b > h:
-            h = b
-        b = math.sqrt(ssy) * abs(v) - ssy
-        if b > h:
-            h = b
-        b = math.sqrt(ssz) * abs(w) - ssz
-        if b > h:
-            h = b
-        for _ in range(iterations):
-            S = 0.0
-            D = 0.0
-            if ssx > 0.0:
-                t = 1.0 / (ssx + h)
-                a = u * t
-                g = ssx * a * a
-                S += g
-                D += g * t
-            if ssy > 0.0:
-                t = 1.0 / (ssy + h)
-                a = v * t
-                g = ssy * a * a
-                S += g
-                D += g * t
-            if ssz > 0.0:
-                t = 1.0 / (ssz + h)
-                a = w * t
-                g = ssz * a * a
-                S += g
-                D += g * t
-            if S <= 1.0 + 1e-15 or D <= 0.0:
-                break
-            step = (S * math.sqrt(S) - S) / D
-            if not (step > 0.0):
-                break
-            h += step
-            if step <= 1e-9 * (h + lo):
-                # quadratic convergence: the next step would be below rounding
-                break
-    ox = u * ssx / (ssx + h) if ssx + h > 0.0 else 0.0
-    oy = v * ssy / (ssy + h) if ssy + h > 0.0 else 0.0
-    oz = w * ssz / (ssz + h) if ssz + h > 0.0 else 0.0
-    return ox, oy, oz
-
-
-@njit(cache=True, fastmath=False)
-def _ellipsoid_inside(u, v, w, sx, sy, sz):
-    """``|local / scale| <= 1`` with zero radii handled (0/0 -> 0, x/0 -> outside)."""
-    acc = 0.0
-    if sx > 0.0:
-        a = u / sx
-        acc += a * a
-    elif u != 0.0:
-        return False
-    if sy > 0.0:
-        a = v / sy
-        acc += a * a
-    elif v != 0.0:
-        return False
-    if sz > 0.0:
-        a = w / sz
-        acc += a * a
-    elif w != 0.0:
-        return False
-    return acc <= 1.0
-
-
-@njit(cache=True, fastmath=False)
-def _ellipsoid_kernel(pts, scale, eps, pos, rot, iterations, out):
-    sx, sy, sz = scale[0], scale[1], scale[2]
-    ssx = sx * sx + eps
-    ssy = sy * sy + eps
-    ssz = sz * sz + eps
-    px, py, pz = pos[0], pos[1], pos[2]
-    r00, r01, r02 = rot[0, 0], rot[0, 1], rot[0, 2]
-    r10, r11, r12 = rot[1, 0], rot[1, 1], rot[1, 2]
-    r20, r21, r22 = rot[2, 0], rot[2, 1], rot[2, 2]
-    bad = -1
-    for i in range(pts.shape[0]):
-        x = pts[i, 0]
-        y = pts[i, 1]
-        z = pts[i, 2]
-        if not (math.isfinite(x) and math.isfinite(y) and math.isfinite(z)):
-            if bad < 0:
-                bad = i
-            out[i, 0] = 0.0
-            out[i, 1] = 0.0
-            out[i, 2] = 0.0
-            continue
-        dx = x - px
-        dy = y - py
-        dz = z - pz
-        u = r00 * dx + r10 * dy + r20 * dz
-        v = r01 * dx + r11 * dy + r21 * dz
-        w = r02 * dx + r12 * dy + r22 * dz
-        if _ellipsoid_inside(u, v, w, sx, sy, sz):
-            out[i, 0] = x
-            out[i, 1] = y
-            out[i, 2] = z
-            continue
-        u, v, w = _ellipsoid_local(u, v, w, ssx, ssy, ssz, iterations)
-        out[i, 0] = r00 * u + r01 * v + r02 * w + px
-        out[i, 1] = r10 * u + r11 * v + r12 * w + py
-        out[i, 2] = r20 * u + r21 * v + r22 * w + pz
-    return bad
 
 
 def _scale(scale) -> np.ndarray:
@@ -221,7 +79,7 @@ def project_ellipsoid(
     if not (math.isfinite(e) and e >= 0.0):
         raise LimitsError(f"eps must be finite and >= 0, got {e}")
     res = _out_array(out, shape)
-    bad = _ellipsoid_kernel(flat, s, e, pos, rot, iters, res.reshape(-1, 3))
+    bad = _core.project_ellipsoid(flat, s, e, pos, rot, iters, res.reshape(-1, 3))
     _raise_bad_point(bad, flat, shape)
     return res
 

@@ -12,14 +12,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Mapping, Protocol, runtime_checkable
 
-import numba
 import numpy as np
 from numpy.typing import NDArray
 
-from .. import quat
+from .. import _core, quat
 from ..errors import LimitsError
 from ._checks import check_soften
-from ._kernels.fused import _exp2, _log2, _qmul, pack_limit, project_fitted
+from ._kernels.fused import compile_limit, pack_limit, step
 from .registry import joint_limit_class, shape_class
 from .shape import Shape
 
@@ -48,28 +47,12 @@ class JointLimit(Protocol):
 # --------------------------------------------------------------------------- limit space
 
 
-@numba.njit(cache=True, nogil=True)
-def _to_ls_kernel(q, ref, out):  # pragma: no cover - compiled
-    for i in range(q.shape[0]):
-        w, x, y, z = _qmul(ref[0], -ref[1], -ref[2], -ref[3], q[i, 0], q[i, 1], q[i, 2], q[i, 3])
-        if w < 0.0:
-            w, x, y, z = -w, -x, -y, -z
-        out[i, 0], out[i, 1], out[i, 2] = _log2(w, x, y, z)
-
-
-@numba.njit(cache=True, nogil=True)
-def _from_ls_kernel(v, ref, out):  # pragma: no cover - compiled
-    for i in range(v.shape[0]):
-        bw, bx, by, bz = _exp2(v[i, 0], v[i, 1], v[i, 2])
-        out[i, 0], out[i, 1], out[i, 2], out[i, 3] = _qmul(ref[0], ref[1], ref[2], ref[3], bw, bx, by, bz)
-
-
 def to_limit_space(rotations: Array, reference: Array) -> Array:
     """Scaled angle axis of abs(inv(reference) q) for q ``[..., 4]`` (one reference ``[4]``)."""
     q = np.asarray(rotations, np.float64)
     flat = np.ascontiguousarray(q.reshape(-1, 4))
     out = np.empty((flat.shape[0], 3))
-    _to_ls_kernel(flat, np.asarray(reference, np.float64), out)
+    _core.to_limit_space(flat, np.ascontiguousarray(reference, np.float64), out)
     return out.reshape(q.shape[:-1] + (3,))
 
 
@@ -78,7 +61,7 @@ def from_limit_space(points: Array, reference: Array) -> Array:
     v = np.asarray(points, np.float64)
     flat = np.ascontiguousarray(v.reshape(-1, 3))
     out = np.empty((flat.shape[0], 4))
-    _from_ls_kernel(flat, np.asarray(reference, np.float64), out)
+    _core.from_limit_space(flat, np.ascontiguousarray(reference, np.float64), out)
     return out.reshape(v.shape[:-1] + (4,))
 
 
@@ -131,10 +114,14 @@ class FittedLimit:
         if self.shape is None and (self.swing is None or self.twist is None):
             raise LimitsError("a fitted limit needs either a shape or both swing and twist shapes")
         parts = (self.shape,) if self.shape is not None else (self.swing, self.twist)
-        # shapes with a compiled form run the compiled step (_kernels.fused); others (implicit)
-        # the batched path below over their own project()
+        # shapes with a compiled form run the C++ step (_kernels.fused); others (implicit) the
+        # batched path below over their own project()
         self._packed = pack_limit(self) if all(p.compiled for p in parts) else None
-        if self._packed is None:
+        self._compiled = None
+        if self._packed is not None:
+            mode, covers, twist, a, b = self._packed
+            self._compiled = compile_limit(self.reference, self.twist_axis, mode, covers, a, b, twist)
+        else:
             if self.reference_quirks:
                 raise LimitsError("reference_quirks needs shapes with a compiled form (box, ellipsoid, kdop)")
             if self.swing_twist:
@@ -156,12 +143,11 @@ class FittedLimit:
     def _project(self, rotations: Array, soften: tuple[float, float] | None, want_hard: bool = False
                  ) -> tuple[Array, Array | None]:
         """(softened, hard) projections, each on the caller's cover."""
-        soften = check_soften(soften)
-        if self._packed is None:
+        if soften is not None:
+            soften = check_soften(soften)
+        if self._compiled is None:
             return _project_batched(self, rotations, soften, want_hard)
-        mode, covers, twist, a, b = self._packed
-        return project_fitted(rotations, self.reference, self.twist_axis, mode, covers, soften, a, b, twist,
-                              want_hard)
+        return step(self._compiled, rotations, soften, want_hard)
 
     def project(self, rotations: Array, soften: tuple[float, float] | None = None) -> Array:
         """Limited local rotations ``[..., 4]`` (same cover as the input's nearest)."""

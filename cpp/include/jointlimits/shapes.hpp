@@ -1,0 +1,617 @@
+// Limit-space projections: box, oriented box, ellipsoid (exact Newton), k-DOP (the reference's
+// slab clamps and the exact closest point), soften, and greedy subsampling on a hash grid.
+// Ports of jointlimits.limits' kernels with the same operation order.
+#pragma once
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+namespace jointlimits {
+
+inline double clampd(double x, double lo, double hi) {
+    // numba's min(max(x, lo), hi) for finite values
+    const double m = x > lo ? x : lo;
+    return m < hi ? m : hi;
+}
+
+// ------------------------------------------------------------------ ellipsoid
+/// Closest point to (u, v, w) on the ellipsoid with squared radii ss (Newton on S(h)^-1/2 = 1).
+inline void ellipsoid_local(double u, double v, double w, double ssx, double ssy, double ssz, int iterations,
+                            double& ox, double& oy, double& oz) {
+    double s0 = 0.0;
+    if (ssx > 0.0) s0 += u * u / ssx;
+    if (ssy > 0.0) s0 += v * v / ssy;
+    if (ssz > 0.0) s0 += w * w / ssz;
+    double h = 0.0;
+    if (s0 > 1.0) {
+        double m = ssx;
+        if (ssy > m) m = ssy;
+        if (ssz > m) m = ssz;
+        double lo = ssx;
+        if (ssy > 0.0 && (ssy < lo || lo == 0.0)) lo = ssy;
+        if (ssz > 0.0 && (ssz < lo || lo == 0.0)) lo = ssz;
+        // for points far out (|p|^2 past the double range) the bound is taken on the scaled point:
+        // the Newton steps below only ever form p / (ss + h), which stays finite
+        const double big = std::max(std::abs(u), std::max(std::abs(v), std::abs(w)));
+        double b;
+        if (big > 1e150) {
+            const double su = u / big, sv = v / big, sw = w / big;
+            b = big * std::sqrt(ssx * su * su + ssy * sv * sv + ssz * sw * sw) - m;
+        } else {
+            b = std::sqrt(ssx * u * u + ssy * v * v + ssz * w * w) - m;
+        }
+        if (b > h) h = b;
+        b = std::sqrt(ssx) * std::abs(u) - ssx;
+        if (b > h) h = b;
+        b = std::sqrt(ssy) * std::abs(v) - ssy;
+        if (b > h) h = b;
+        b = std::sqrt(ssz) * std::abs(w) - ssz;
+        if (b > h) h = b;
+        for (int it = 0; it < iterations; ++it) {
+            double S = 0.0, D = 0.0;
+            if (ssx > 0.0) {
+                const double t = 1.0 / (ssx + h), a = u * t, g = ssx * a * a;
+                S += g;
+                D += g * t;
+            }
+            if (ssy > 0.0) {
+                const double t = 1.0 / (ssy + h), a = v * t, g = ssy * a * a;
+                S += g;
+                D += g * t;
+            }
+            if (ssz > 0.0) {
+                const double t = 1.0 / (ssz + h), a = w * t, g = ssz * a * a;
+                S += g;
+                D += g * t;
+            }
+            if (S <= 1.0 + 1e-15 || D <= 0.0) break;
+            const double step = (S * std::sqrt(S) - S) / D;
+            if (!(step > 0.0)) break;
+            h += step;
+            if (step <= 1e-9 * (h + lo)) break;
+        }
+    }
+    ox = ssx + h > 0.0 ? u * ssx / (ssx + h) : 0.0;
+    oy = ssy + h > 0.0 ? v * ssy / (ssy + h) : 0.0;
+    oz = ssz + h > 0.0 ? w * ssz / (ssz + h) : 0.0;
+}
+
+/// |local / scale| <= 1 with zero radii handled (0/0 -> 0, x/0 -> outside).
+inline bool ellipsoid_inside(double u, double v, double w, double sx, double sy, double sz) {
+    double acc = 0.0;
+    if (sx > 0.0) {
+        const double a = u / sx;
+        acc += a * a;
+    } else if (u != 0.0)
+        return false;
+    if (sy > 0.0) {
+        const double a = v / sy;
+        acc += a * a;
+    } else if (v != 0.0)
+        return false;
+    if (sz > 0.0) {
+        const double a = w / sz;
+        acc += a * a;
+    } else if (w != 0.0)
+        return false;
+    return acc <= 1.0;
+}
+
+// ------------------------------------------------------------------ exact k-DOP
+namespace detail {
+/// Split g into z (orthogonal to the active normals) and r (g = z + N r); false when dependent.
+inline bool solve_active(const double* G, const int64_t* act, int na, double gx, double gy, double gz, double* r,
+                         double& zx, double& zy, double& zz) {
+    if (na == 0) {
+        zx = gx, zy = gy, zz = gz;
+        return true;
+    }
+    if (na == 1) {
+        const int64_t a = act[0];
+        const double n0 = G[a * 3], n1 = G[a * 3 + 1], n2 = G[a * 3 + 2];
+        const double nn = n0 * n0 + n1 * n1 + n2 * n2;
+        const double c = (n0 * gx + n1 * gy + n2 * gz) / nn;
+        r[0] = c;
+        zx = gx - c * n0, zy = gy - c * n1, zz = gz - c * n2;
+        return true;
+    }
+    if (na == 2) {
+        const int64_t a = act[0], b = act[1];
+        const double a0 = G[a * 3], a1 = G[a * 3 + 1], a2 = G[a * 3 + 2];
+        const double b0 = G[b * 3], b1 = G[b * 3 + 1], b2 = G[b * 3 + 2];
+        const double m00 = a0 * a0 + a1 * a1 + a2 * a2;
+        const double m01 = a0 * b0 + a1 * b1 + a2 * b2;
+        const double m11 = b0 * b0 + b1 * b1 + b2 * b2;
+        const double det = m00 * m11 - m01 * m01;
+        if (det <= 1e-14 * m00 * m11) {
+            zx = zy = zz = 0.0;
+            return false;
+        }
+        const double ca = a0 * gx + a1 * gy + a2 * gz;
+        const double cb = b0 * gx + b1 * gy + b2 * gz;
+        const double ra = (m11 * ca - m01 * cb) / det;
+        const double rb = (m00 * cb - m01 * ca) / det;
+        r[0] = ra;
+        r[1] = rb;
+        zx = gx - ra * a0 - rb * b0, zy = gy - ra * a1 - rb * b1, zz = gz - ra * a2 - rb * b2;
+        return true;
+    }
+    const int64_t a = act[0], b = act[1], c = act[2];
+    const double a0 = G[a * 3], a1 = G[a * 3 + 1], a2 = G[a * 3 + 2];
+    const double b0 = G[b * 3], b1 = G[b * 3 + 1], b2 = G[b * 3 + 2];
+    const double c0 = G[c * 3], c1 = G[c * 3 + 1], c2 = G[c * 3 + 2];
+    const double bc0 = b1 * c2 - b2 * c1, bc1 = b2 * c0 - b0 * c2, bc2 = b0 * c1 - b1 * c0;
+    const double det = a0 * bc0 + a1 * bc1 + a2 * bc2;
+    zx = zy = zz = 0.0;
+    if (std::abs(det) <= 1e-12) return false;
+    const double ca0 = c1 * a2 - c2 * a1, ca1 = c2 * a0 - c0 * a2, ca2 = c0 * a1 - c1 * a0;
+    const double ab0 = a1 * b2 - a2 * b1, ab1 = a2 * b0 - a0 * b2, ab2 = a0 * b1 - a1 * b0;
+    r[0] = (gx * bc0 + gy * bc1 + gz * bc2) / det;
+    r[1] = (gx * ca0 + gy * ca1 + gz * ca2) / det;
+    r[2] = (gx * ab0 + gy * ab1 + gz * ab2) / det;
+    return true;
+}
+}  // namespace detail
+
+/// Euclidean projection of (u, v, w) onto {x : G x <= bnd} (unit rows) by a dual active-set method
+/// (Goldfarb-Idnani, identity Hessian). Returns 0 ok, 1 infeasible, 2 did not converge.
+inline int kdop_exact_local(double u, double v, double w, const double* G, const double* bnd, int m, double tol,
+                            int max_iter, double& ox, double& oy, double& oz) {
+    const double inf = std::numeric_limits<double>::infinity();
+    int64_t act[3] = {0, 0, 0};
+    double mult[3] = {0.0, 0.0, 0.0};
+    double r[3] = {0.0, 0.0, 0.0};
+    int na = 0;
+    double x = u, y = v, z = w;
+    int it = 0;
+    while (true) {
+        int q = -1;
+        double worst = tol;
+        for (int j = 0; j < m; ++j) {
+            const double s = G[j * 3] * x + G[j * 3 + 1] * y + G[j * 3 + 2] * z - bnd[j];
+            if (s > worst) {
+                bool skip = false;
+                for (int t = 0; t < na; ++t)
+                    if (act[t] == j) skip = true;
+                if (!skip) {
+                    worst = s;
+                    q = j;
+                }
+            }
+        }
+        if (q < 0) {
+            ox = x, oy = y, oz = z;
+            return 0;
+        }
+        const double gx = G[q * 3], gy = G[q * 3 + 1], gz = G[q * 3 + 2];
+        double uq = 0.0;
+        while (true) {
+            ++it;
+            if (it > max_iter) {
+                ox = x, oy = y, oz = z;
+                return 2;
+            }
+            double zx, zy, zz;
+            if (!detail::solve_active(G, act, na, gx, gy, gz, r, zx, zy, zz)) {
+                ox = x, oy = y, oz = z;
+                return 2;
+            }
+            const double z2 = zx * zx + zy * zy + zz * zz;
+            const double viol = gx * x + gy * y + gz * z - bnd[q];
+            double t2 = inf;
+            if (z2 > 1e-20) {
+                t2 = viol / z2;
+                if (t2 < 0.0) t2 = 0.0;
+            }
+            double t1 = inf;
+            int drop = -1;
+            for (int t = 0; t < na; ++t) {
+                if (r[t] > 1e-14) {
+                    const double cand = mult[t] / r[t];
+                    if (cand < t1) {
+                        t1 = cand;
+                        drop = t;
+                    }
+                }
+            }
+            if (t1 == inf && t2 == inf) {
+                ox = x, oy = y, oz = z;
+                return 1;
+            }
+            if (t2 <= t1) {
+                x -= t2 * zx;
+                y -= t2 * zy;
+                z -= t2 * zz;
+                for (int t = 0; t < na; ++t) mult[t] -= t2 * r[t];
+                uq += t2;
+                act[na] = q;
+                mult[na] = uq;
+                ++na;
+                break;
+            }
+            if (z2 > 1e-20) {
+                x -= t1 * zx;
+                y -= t1 * zy;
+                z -= t1 * zz;
+            }
+            for (int t = 0; t < na; ++t) mult[t] -= t1 * r[t];
+            uq += t1;
+            for (int t = drop; t < na - 1; ++t) {
+                act[t] = act[t + 1];
+                mult[t] = mult[t + 1];
+            }
+            --na;
+        }
+    }
+}
+
+/// Exact projection by enumerating every active set of size <= 3 (slow fallback). 0 ok, 1 infeasible.
+inline int kdop_brute_local(double u, double v, double w, const double* G, const double* bnd, int m, double tol,
+                            double& ox, double& oy, double& oz) {
+    const double inf = std::numeric_limits<double>::infinity();
+    double best = inf, bx = u, by = v, bz = w;
+    bool feas = true;
+    for (int j = 0; j < m; ++j)
+        if (G[j * 3] * u + G[j * 3 + 1] * v + G[j * 3 + 2] * w - bnd[j] > tol) {
+            feas = false;
+            break;
+        }
+    if (feas) {
+        ox = u, oy = v, oz = w;
+        return 0;
+    }
+    for (int a = 0; a < m; ++a)
+        for (int b = a; b < m; ++b)
+            for (int c = b; c < m; ++c) {
+                if (a == b && b != c) continue;
+                const int na = a == b ? 1 : (b == c ? 2 : 3);
+                bool ok = true;
+                double x, y, z;
+                if (na == 1) {
+                    const double e0 = G[a * 3] * u + G[a * 3 + 1] * v + G[a * 3 + 2] * w - bnd[a];
+                    const double lam0 = e0;
+                    x = u - lam0 * G[a * 3];
+                    y = v - lam0 * G[a * 3 + 1];
+                    z = w - lam0 * G[a * 3 + 2];
+                } else if (na == 2) {
+                    const double m00 = 1.0, m11 = 1.0;
+                    const double m01 = G[a * 3] * G[b * 3] + G[a * 3 + 1] * G[b * 3 + 1] + G[a * 3 + 2] * G[b * 3 + 2];
+                    const double det = m00 * m11 - m01 * m01;
+                    if (det <= 1e-12) {
+                        ok = false;
+                        x = y = z = 0.0;
+                    } else {
+                        const double e0 = G[a * 3] * u + G[a * 3 + 1] * v + G[a * 3 + 2] * w - bnd[a];
+                        const double e1 = G[b * 3] * u + G[b * 3 + 1] * v + G[b * 3 + 2] * w - bnd[b];
+                        const double lam0 = (m11 * e0 - m01 * e1) / det;
+                        const double lam1 = (m00 * e1 - m01 * e0) / det;
+                        x = u - lam0 * G[a * 3] - lam1 * G[b * 3];
+                        y = v - lam0 * G[a * 3 + 1] - lam1 * G[b * 3 + 1];
+                        z = w - lam0 * G[a * 3 + 2] - lam1 * G[b * 3 + 2];
+                    }
+                } else {
+                    const double a0 = G[a * 3], a1 = G[a * 3 + 1], a2 = G[a * 3 + 2];
+                    const double b0 = G[b * 3], b1 = G[b * 3 + 1], b2 = G[b * 3 + 2];
+                    const double c0 = G[c * 3], c1 = G[c * 3 + 1], c2 = G[c * 3 + 2];
+                    const double bc0 = b1 * c2 - b2 * c1, bc1 = b2 * c0 - b0 * c2, bc2 = b0 * c1 - b1 * c0;
+                    const double det = a0 * bc0 + a1 * bc1 + a2 * bc2;
+                    if (std::abs(det) <= 1e-9) {
+                        ok = false;
+                        x = y = z = 0.0;
+                    } else {
+                        const double ca0 = c1 * a2 - c2 * a1, ca1 = c2 * a0 - c0 * a2, ca2 = c0 * a1 - c1 * a0;
+                        const double ab0 = a1 * b2 - a2 * b1, ab1 = a2 * b0 - a0 * b2, ab2 = a0 * b1 - a1 * b0;
+                        x = (bnd[a] * bc0 + bnd[b] * ca0 + bnd[c] * ab0) / det;
+                        y = (bnd[a] * bc1 + bnd[b] * ca1 + bnd[c] * ab1) / det;
+                        z = (bnd[a] * bc2 + bnd[b] * ca2 + bnd[c] * ab2) / det;
+                    }
+                }
+                if (!ok) continue;
+                const double d2 = (x - u) * (x - u) + (y - v) * (y - v) + (z - w) * (z - w);
+                if (d2 >= best) continue;
+                bool f = true;
+                for (int j = 0; j < m; ++j)
+                    if (G[j * 3] * x + G[j * 3 + 1] * y + G[j * 3 + 2] * z - bnd[j] > tol) {
+                        f = false;
+                        break;
+                    }
+                if (f) {
+                    best = d2;
+                    bx = x, by = y, bz = z;
+                }
+            }
+    if (best == inf) {
+        ox = u, oy = v, oz = w;
+        return 1;
+    }
+    ox = bx, oy = by, oz = bz;
+    return 0;
+}
+
+// ------------------------------------------------------------------ batched projections
+/// A limit frame: local = R^T (x - pos); R's columns are the limit axes (row-major r[3][3]).
+struct Frame {
+    double px = 0, py = 0, pz = 0;
+    double r00 = 1, r01 = 0, r02 = 0, r10 = 0, r11 = 1, r12 = 0, r20 = 0, r21 = 0, r22 = 1;
+    Frame() = default;
+    Frame(const double* pos, const double* rot)
+        : px(pos[0]), py(pos[1]), pz(pos[2]), r00(rot[0]), r01(rot[1]), r02(rot[2]), r10(rot[3]), r11(rot[4]),
+          r12(rot[5]), r20(rot[6]), r21(rot[7]), r22(rot[8]) {}
+    void to_local(double x, double y, double z, double& u, double& v, double& w) const {
+        const double dx = x - px, dy = y - py, dz = z - pz;
+        u = r00 * dx + r10 * dy + r20 * dz;
+        v = r01 * dx + r11 * dy + r21 * dz;
+        w = r02 * dx + r12 * dy + r22 * dz;
+    }
+    void from_local(double u, double v, double w, double* o) const {
+        o[0] = r00 * u + r01 * v + r02 * w + px;
+        o[1] = r10 * u + r11 * v + r12 * w + py;
+        o[2] = r20 * u + r21 * v + r22 * w + pz;
+    }
+};
+
+/// Axis-aligned box clamp over pts [n, 3]; returns false if any input is not finite.
+inline bool project_box_aa(const double* pts, std::size_t n, const double* lo, const double* hi, double* out) {
+    const double lx = lo[0], ly = lo[1], lz = lo[2], hx = hi[0], hy = hi[1], hz = hi[2];
+    double acc = 0.0;
+    for (std::size_t i = 0; i < n; ++i) {
+        const double x = pts[3 * i], y = pts[3 * i + 1], z = pts[3 * i + 2];
+        acc += (x - x) + (y - y) + (z - z);
+        out[3 * i] = clampd(x, lx, hx);
+        out[3 * i + 1] = clampd(y, ly, hy);
+        out[3 * i + 2] = clampd(z, lz, hz);
+    }
+    return acc == 0.0;
+}
+
+/// Oriented box; inside points unchanged unless always_map. Returns false if any input is not finite.
+inline bool project_box_oriented(const double* pts, std::size_t n, const double* lo, const double* hi,
+                                 const Frame& fr, bool always_map, double* out) {
+    const double lx = lo[0], ly = lo[1], lz = lo[2], hx = hi[0], hy = hi[1], hz = hi[2];
+    double acc = 0.0;
+    for (std::size_t i = 0; i < n; ++i) {
+        const double x = pts[3 * i], y = pts[3 * i + 1], z = pts[3 * i + 2];
+        acc += (x - x) + (y - y) + (z - z);
+        double u, v, w;
+        fr.to_local(x, y, z, u, v, w);
+        const double cu = clampd(u, lx, hx), cv = clampd(v, ly, hy), cw = clampd(w, lz, hz);
+        const bool keep = !always_map && cu == u && cv == v && cw == w;
+        double m[3];
+        fr.from_local(cu, cv, cw, m);
+        out[3 * i] = keep ? x : m[0];
+        out[3 * i + 1] = keep ? y : m[1];
+        out[3 * i + 2] = keep ? z : m[2];
+    }
+    return acc == 0.0;
+}
+
+/// Ellipsoid with semi-axes scale (squared radii scale^2 + eps). Returns the first non-finite row or -1.
+inline int64_t project_ellipsoid(const double* pts, std::size_t n, const double* scale, double eps, const Frame& fr,
+                                 int iterations, double* out) {
+    const double sx = scale[0], sy = scale[1], sz = scale[2];
+    const double ssx = sx * sx + eps, ssy = sy * sy + eps, ssz = sz * sz + eps;
+    int64_t bad = -1;
+    for (std::size_t i = 0; i < n; ++i) {
+        const double x = pts[3 * i], y = pts[3 * i + 1], z = pts[3 * i + 2];
+        if (!(std::isfinite(x) && std::isfinite(y) && std::isfinite(z))) {
+            if (bad < 0) bad = static_cast<int64_t>(i);
+            out[3 * i] = out[3 * i + 1] = out[3 * i + 2] = 0.0;
+            continue;
+        }
+        double u, v, w;
+        fr.to_local(x, y, z, u, v, w);
+        if (ellipsoid_inside(u, v, w, sx, sy, sz)) {
+            out[3 * i] = x, out[3 * i + 1] = y, out[3 * i + 2] = z;
+            continue;
+        }
+        ellipsoid_local(u, v, w, ssx, ssy, ssz, iterations, u, v, w);
+        fr.from_local(u, v, w, out + 3 * i);
+    }
+    return bad;
+}
+
+/// The reference's k-DOP: one sequential pass of slab clamps (axes [k, 3], aa = |axis|^2).
+inline int64_t project_kdop_slabs(const double* pts, std::size_t n, const double* mins, const double* maxs,
+                                  const Frame& fr, const double* axes, const double* aa, int k, bool always_map,
+                                  double* out) {
+    int64_t bad = -1;
+    for (std::size_t i = 0; i < n; ++i) {
+        const double x = pts[3 * i], y = pts[3 * i + 1], z = pts[3 * i + 2];
+        double u, v, w;
+        fr.to_local(x, y, z, u, v, w);
+        bool inside = !always_map;
+        if (inside)
+            for (int j = 0; j < k; ++j) {
+                const double d = axes[3 * j] * u + axes[3 * j + 1] * v + axes[3 * j + 2] * w;
+                if (!(d >= mins[j] * aa[j] && d <= maxs[j] * aa[j])) {
+                    inside = false;
+                    break;
+                }
+            }
+        if (inside) {
+            out[3 * i] = x, out[3 * i + 1] = y, out[3 * i + 2] = z;
+            continue;
+        }
+        if (!(std::isfinite(x) && std::isfinite(y) && std::isfinite(z))) {
+            if (bad < 0) bad = static_cast<int64_t>(i);
+            out[3 * i] = out[3 * i + 1] = out[3 * i + 2] = 0.0;
+            continue;
+        }
+        for (int j = 0; j < k; ++j) {
+            const double ax = axes[3 * j], ay = axes[3 * j + 1], az = axes[3 * j + 2];
+            const double d = ax * u + ay * v + az * w;
+            const double c0 = d - mins[j] * aa[j];
+            const double c1 = d - maxs[j] * aa[j];
+            if (c0 < 0.0) {
+                u -= c0 * ax;
+                v -= c0 * ay;
+                w -= c0 * az;
+            }
+            if (c1 > 0.0) {
+                u -= c1 * ax;
+                v -= c1 * ay;
+                w -= c1 * az;
+            }
+        }
+        fr.from_local(u, v, w, out + 3 * i);
+    }
+    return bad;
+}
+
+/// Exact closest point of the k-DOP {G x <= bnd} (G [m, 3] unit rows). Returns the first non-finite
+/// row or -1; *empty is set to the first row for which the polytope turned out empty (else untouched).
+inline int64_t project_kdop_exact(const double* pts, std::size_t n, const double* G, const double* bnd, int m,
+                                  const Frame& fr, double* out, int64_t* empty) {
+    double bmax = 0.0;
+    for (int j = 0; j < m; ++j)
+        if (std::abs(bnd[j]) > bmax) bmax = std::abs(bnd[j]);
+    int64_t bad = -1;
+    for (std::size_t i = 0; i < n; ++i) {
+        const double x = pts[3 * i], y = pts[3 * i + 1], z = pts[3 * i + 2];
+        if (!(std::isfinite(x) && std::isfinite(y) && std::isfinite(z))) {
+            if (bad < 0) bad = static_cast<int64_t>(i);
+            out[3 * i] = out[3 * i + 1] = out[3 * i + 2] = 0.0;
+            continue;
+        }
+        double u, v, w;
+        fr.to_local(x, y, z, u, v, w);
+        double mag = std::abs(u);
+        if (std::abs(v) > mag) mag = std::abs(v);
+        if (std::abs(w) > mag) mag = std::abs(w);
+        const double tol = 1e-12 * (1.0 + bmax + mag);
+        bool inside = true;
+        for (int j = 0; j < m; ++j)
+            if (G[3 * j] * u + G[3 * j + 1] * v + G[3 * j + 2] * w - bnd[j] > tol) {
+                inside = false;
+                break;
+            }
+        if (inside) {
+            out[3 * i] = x, out[3 * i + 1] = y, out[3 * i + 2] = z;
+            continue;
+        }
+        double a, b, c;
+        int st = kdop_exact_local(u, v, w, G, bnd, m, tol, 64, a, b, c);
+        if (st == 2) st = kdop_brute_local(u, v, w, G, bnd, m, 10.0 * tol, a, b, c);
+        if (st != 0 && *empty < 0) *empty = static_cast<int64_t>(i);
+        fr.from_local(a, b, c, out + 3 * i);
+    }
+    return bad;
+}
+
+/// The article's projection_soften: proj + normalize(orig - proj) tanh(falloff d) radius for d > eps.
+inline void soften_point(double ox, double oy, double oz, double px, double py, double pz, double falloff,
+                         double radius, double eps, double* o) {
+    const double dx = ox - px, dy = oy - py, dz = oz - pz;
+    const double d = std::sqrt(dx * dx + dy * dy + dz * dz);
+    if (d > eps) {
+        const double s = std::tanh(falloff * d) * radius / d;
+        o[0] = px + dx * s, o[1] = py + dy * s, o[2] = pz + dz * s;
+    } else {
+        o[0] = px, o[1] = py, o[2] = pz;
+    }
+}
+
+/// soften_point over points [n, 3]; false if any input is not finite (out is then unspecified).
+inline bool soften(const double* orig, const double* proj, std::size_t n, double falloff, double radius,
+                   double eps, double* out) {
+    double acc = 0.0;
+    for (std::size_t i = 0; i < 3 * n; ++i) acc += (orig[i] - orig[i]) + (proj[i] - proj[i]);
+    if (acc != 0.0) return false;
+    for (std::size_t i = 0; i < n; ++i)
+        soften_point(orig[3 * i], orig[3 * i + 1], orig[3 * i + 2], proj[3 * i], proj[3 * i + 1], proj[3 * i + 2],
+                     falloff, radius, eps, out + 3 * i);
+    return true;
+}
+
+// ------------------------------------------------------------------ subsampling
+namespace detail {
+inline int64_t hash3(int64_t ix, int64_t iy, int64_t iz, int64_t mask) {
+    // unsigned: the products wrap (signed overflow is undefined); the hash only picks a slot
+    uint64_t h = (uint64_t(ix) * 73856093u) ^ (uint64_t(iy) * 19349663u) ^ (uint64_t(iz) * 83492791u);
+    h ^= h >> 17;
+    return static_cast<int64_t>(h & uint64_t(mask));
+}
+}  // namespace detail
+
+/// Greedy subsampling (a point is kept unless a kept point is strictly closer than distance) on a
+/// hash grid of cells larger than 2 (distance + margin): at most 8 cells searched per point.
+inline std::vector<int64_t> subsample_grid(const double* pts, std::size_t n, double distance, double margin,
+                                           double cell) {
+    const double inv = 1.0 / cell, reach = distance + margin;
+    int64_t size = 1;
+    while (size < static_cast<int64_t>(2 * n + 16)) size *= 2;
+    const int64_t mask = size - 1;
+    std::vector<int64_t> kx(size), ky(size), kz(size), head(size), nxt(n);
+    std::vector<uint8_t> used(size, 0);
+    std::vector<int64_t> keep;
+    keep.reserve(n);
+    auto slot = [&](int64_t ix, int64_t iy, int64_t iz) {
+        int64_t s = detail::hash3(ix, iy, iz, mask);
+        while (used[s]) {
+            if (kx[s] == ix && ky[s] == iy && kz[s] == iz) return s;
+            s = (s + 1) & mask;
+        }
+        return s;
+    };
+    for (std::size_t i = 0; i < n; ++i) {
+        const double x = pts[3 * i], y = pts[3 * i + 1], z = pts[3 * i + 2];
+        const int64_t x0 = static_cast<int64_t>(std::floor((x - reach) * inv));
+        const int64_t x1 = static_cast<int64_t>(std::floor((x + reach) * inv));
+        const int64_t y0 = static_cast<int64_t>(std::floor((y - reach) * inv));
+        const int64_t y1 = static_cast<int64_t>(std::floor((y + reach) * inv));
+        const int64_t z0 = static_cast<int64_t>(std::floor((z - reach) * inv));
+        const int64_t z1 = static_cast<int64_t>(std::floor((z + reach) * inv));
+        bool include = true;
+        for (int64_t jx = x0; include && jx <= x1; ++jx)
+            for (int64_t jy = y0; include && jy <= y1; ++jy)
+                for (int64_t jz = z0; include && jz <= z1; ++jz) {
+                    const int64_t s = slot(jx, jy, jz);
+                    if (!used[s]) continue;
+                    for (int64_t j = head[s]; j >= 0; j = nxt[j]) {
+                        const double dx = pts[3 * j] - x, dy = pts[3 * j + 1] - y, dz = pts[3 * j + 2] - z;
+                        if (std::sqrt(dx * dx + dy * dy + dz * dz) < distance) {
+                            include = false;
+                            break;
+                        }
+                    }
+                }
+        if (include) {
+            const int64_t s = slot(static_cast<int64_t>(std::floor(x * inv)), static_cast<int64_t>(std::floor(y * inv)),
+                                   static_cast<int64_t>(std::floor(z * inv)));
+            if (!used[s]) {
+                used[s] = 1;
+                kx[s] = static_cast<int64_t>(std::floor(x * inv));
+                ky[s] = static_cast<int64_t>(std::floor(y * inv));
+                kz[s] = static_cast<int64_t>(std::floor(z * inv));
+                head[s] = -1;
+            }
+            nxt[i] = head[s];
+            head[s] = static_cast<int64_t>(i);
+            keep.push_back(static_cast<int64_t>(i));
+        }
+    }
+    return keep;
+}
+
+/// The reference's O(N M) greedy subsampling (for checks and benchmarks).
+inline std::vector<int64_t> subsample_naive(const double* pts, std::size_t n, double distance) {
+    std::vector<int64_t> keep;
+    for (std::size_t i = 0; i < n; ++i) {
+        const double x = pts[3 * i], y = pts[3 * i + 1], z = pts[3 * i + 2];
+        bool include = true;
+        for (const int64_t j : keep) {
+            const double dx = pts[3 * j] - x, dy = pts[3 * j + 1] - y, dz = pts[3 * j + 2] - z;
+            if (std::sqrt(dx * dx + dy * dy + dz * dz) < distance) {
+                include = false;
+                break;
+            }
+        }
+        if (include) keep.push_back(static_cast<int64_t>(i));
+    }
+    return keep;
+}
+
+}  // namespace jointlimits

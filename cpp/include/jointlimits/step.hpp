@@ -1,0 +1,283 @@
+// The per-joint limit step on packed limits (the layout of jointlimits.fused.pack_limit):
+// relative to the reference, log, project, soften, exp; both covers for limits past pi;
+// swing-twist (swing section + twist interval) and the reference-quirks mode.
+#pragma once
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "quat.hpp"
+#include "shapes.hpp"
+
+namespace jointlimits {
+
+enum ShapeCode : int { SLABS = 0, ELLIPSOID = 1, KDOP_EXACT = 2, BOX = 3, POLYGON = 4, ELLIPSE = 5 };
+
+/// A packed shape: code, f[16] = position[3], rotation[9] (row-major, columns are the axes),
+/// scale[3], radius; axes [n, 3] (slab axes, or polygon vertices (u, v, 0)), mins/maxs [n]
+/// (box: lo/hi), G [m, 3] and bnd [m] (exact k-DOP half-spaces G x <= bnd).
+struct PackedShape {
+    int code = SLABS;
+    double f[16] = {0};
+    std::vector<double> axes, mins, maxs, G, bnd;
+    int n_axes() const { return static_cast<int>(axes.size() / 3); }
+    int n_g() const { return static_cast<int>(bnd.size()); }
+};
+
+/// One joint's packed limit. mode 0: one shape (a); 1: swing section (a) and twist interval
+/// [tlo, thi] on the twist axis; 2: reference quirks (swing shape a and twist shape b in 3D).
+struct PackedLimit {
+    int mode = 0;
+    bool covers = true;
+    double tlo = 0.0, thi = 0.0;
+    Quat ref{1.0, 0.0, 0.0, 0.0};
+    Vec3 axis{1.0, 0.0, 0.0};
+    PackedShape a, b;
+};
+
+/// Closest point of one shape (points inside come back unchanged, bit for bit).
+inline Vec3 project_point(const Vec3& p, const PackedShape& s) {
+    const double x = p.x, y = p.y, z = p.z;
+    const double* f = s.f;
+    if (s.code == POLYGON) {
+        const double* ax = s.axes.data();
+        const int nv = s.n_axes();
+        const double yu = f[3] * x + f[4] * y + f[5] * z;
+        const double yv = f[6] * x + f[7] * y + f[8] * z;
+        bool inside = true;
+        for (int k = 0; k < nv; ++k) {
+            const int k2 = k + 1 < nv ? k + 1 : 0;
+            const double ex = ax[k2 * 3] - ax[k * 3], ey = ax[k2 * 3 + 1] - ax[k * 3 + 1];
+            if (ex * (yv - ax[k * 3 + 1]) - ey * (yu - ax[k * 3]) < -1e-12 * (1.0 + std::abs(yu) + std::abs(yv))) {
+                inside = false;
+                break;
+            }
+        }
+        if (inside) return p;
+        double best = 1e300, bu = yu, bv = yv;
+        for (int k = 0; k < nv; ++k) {
+            const int k2 = k + 1 < nv ? k + 1 : 0;
+            const double ex = ax[k2 * 3] - ax[k * 3], ey = ax[k2 * 3 + 1] - ax[k * 3 + 1];
+            const double ee = ex * ex + ey * ey;
+            double t = ee > 0 ? ((yu - ax[k * 3]) * ex + (yv - ax[k * 3 + 1]) * ey) / ee : 0.0;
+            t = std::min(std::max(t, 0.0), 1.0);
+            const double cu = ax[k * 3] + t * ex, cv = ax[k * 3 + 1] + t * ey;
+            const double d = (cu - yu) * (cu - yu) + (cv - yv) * (cv - yv);
+            if (d < best) best = d, bu = cu, bv = cv;
+        }
+        return {f[3] * bu + f[6] * bv, f[4] * bu + f[7] * bv, f[5] * bu + f[8] * bv};
+    }
+    const double px = f[0], py = f[1], pz = f[2];
+    const double r00 = f[3], r01 = f[4], r02 = f[5], r10 = f[6], r11 = f[7], r12 = f[8], r20 = f[9], r21 = f[10],
+                 r22 = f[11];
+    const double dx = x - px, dy = y - py, dz = z - pz;
+    double u = r00 * dx + r10 * dy + r20 * dz;
+    double v = r01 * dx + r11 * dy + r21 * dz;
+    double w = r02 * dx + r12 * dy + r22 * dz;
+    if (s.code == BOX) {
+        const double* mn = s.mins.data();
+        const double* mx = s.maxs.data();
+        const double cu = std::min(std::max(u, mn[0]), mx[0]);
+        const double cv = std::min(std::max(v, mn[1]), mx[1]);
+        const double cw = std::min(std::max(w, mn[2]), mx[2]);
+        if (cu == u && cv == v && cw == w) return p;
+        u = cu, v = cv, w = cw;
+    } else if (s.code == SLABS) {
+        const double* ax = s.axes.data();
+        bool moved = false;
+        for (int k = 0, n = s.n_axes(); k < n; ++k) {
+            const double a0 = ax[3 * k], a1 = ax[3 * k + 1], a2 = ax[3 * k + 2];
+            const double d = a0 * u + a1 * v + a2 * w;
+            const double aa = a0 * a0 + a1 * a1 + a2 * a2;
+            double t;
+            if (d < s.mins[k])
+                t = (s.mins[k] - d) / aa;
+            else if (d > s.maxs[k])
+                t = (s.maxs[k] - d) / aa;
+            else
+                continue;
+            u += t * a0;
+            v += t * a1;
+            w += t * a2;
+            moved = true;
+        }
+        if (!moved) return p;
+    } else if (s.code == ELLIPSOID) {
+        const double sx = f[12], sy = f[13], sz = f[14];
+        if (ellipsoid_inside(u, v, w, sx, sy, sz)) return p;
+        ellipsoid_local(u, v, w, sx * sx, sy * sy, sz * sz, 32, u, v, w);
+    } else if (s.code == ELLIPSE) {
+        const double sx = f[12], sy = f[13];
+        if (ellipsoid_inside(u, v, 0.0, sx, sy, 0.0)) return p;
+        ellipsoid_local(u, v, 0.0, sx * sx, sy * sy, 0.0, 32, u, v, w);
+    } else {  // KDOP_EXACT
+        const double* G = s.G.data();
+        const double* bnd = s.bnd.data();
+        const int m = s.n_g();
+        double bmax = 0.0;
+        for (int j = 0; j < m; ++j) bmax = std::max(bmax, std::abs(bnd[j]));
+        const double tol = 1e-12 * (1.0 + bmax + std::max(std::abs(u), std::max(std::abs(v), std::abs(w))));
+        bool inside = true;
+        for (int j = 0; j < m; ++j)
+            if (G[3 * j] * u + G[3 * j + 1] * v + G[3 * j + 2] * w - bnd[j] > tol) {
+                inside = false;
+                break;
+            }
+        if (inside) return p;
+        double a, b, c;
+        int st = kdop_exact_local(u, v, w, G, bnd, m, tol, 64, a, b, c);
+        if (st == 2) kdop_brute_local(u, v, w, G, bnd, m, 10.0 * tol, a, b, c);
+        u = a, v = b, w = c;
+    }
+    return {r00 * u + r01 * v + r02 * w + px, r10 * u + r11 * v + r12 * w + py, r20 * u + r21 * v + r22 * w + pz};
+}
+
+namespace detail {
+inline Vec3 long_cover(const Vec3& p) {
+    const double n = std::sqrt(p.x * p.x + p.y * p.y + p.z * p.z);
+    const double k = n > 1e-12 ? 1.0 - kTwoPi / n : 0.0;
+    return {p.x * k, p.y * k, p.z * k};
+}
+inline double sq(double a) { return a * a; }
+/// Projects v (and its other cover when the shape reaches past pi), keeping the nearer pair.
+inline void project_covers(Vec3& v, Vec3& h, const PackedShape& s, bool long_cover_on) {
+    h = project_point(v, s);
+    if (!long_cover_on) return;
+    const Vec3 v2 = long_cover(v);
+    const Vec3 h2 = project_point(v2, s);
+    if (sq(h2.x - v2.x) + sq(h2.y - v2.y) + sq(h2.z - v2.z) < sq(h.x - v.x) + sq(h.y - v.y) + sq(h.z - v.z)) {
+        v = v2;
+        h = h2;
+    }
+}
+inline Vec3 soften3(const Vec3& o, const Vec3& p, double falloff, double radius) {
+    double r[3];
+    soften_point(o.x, o.y, o.z, p.x, p.y, p.z, falloff, radius, 1e-5, r);
+    return {r[0], r[1], r[2]};
+}
+inline void store(double* o, const Quat& q) { o[0] = q.w, o[1] = q.x, o[2] = q.y, o[3] = q.z; }
+}  // namespace detail
+
+/// Limited rotations q [n, 4] -> out [n, 4] (softened when soft_on) and, if hard != nullptr, the
+/// unsoftened result. Rotations the projection leaves in place are copied through unchanged;
+/// results are on the caller's cover. q, out and hard may be strided by `stride` doubles per row.
+inline void limit_step(const PackedLimit& L, const double* q, std::size_t n, bool soft_on, double falloff,
+                       double radius, double* out, double* hard, std::size_t stride = 4) {
+    using detail::store;
+    const Quat ref = L.ref, iref = qconj(L.ref);
+    const Vec3 ta = L.axis;
+    const bool long_cover = L.covers && L.a.f[15] > kPi;
+    const bool want_hard = hard != nullptr;
+    for (std::size_t i = 0; i < n; ++i) {
+        const double* qi = q + i * stride;
+        const Quat qq{qi[0], qi[1], qi[2], qi[3]};
+        Quat r = qmul(iref, qq);
+        if (r.w < 0.0) r = qneg(r);
+        bool inside;
+        Quat A{1, 0, 0, 0}, B{1, 0, 0, 0};
+        if (L.mode == 0) {
+            Vec3 v = log2(r), h;
+            detail::project_covers(v, h, L.a, long_cover);
+            inside = h.x == v.x && h.y == v.y && h.z == v.z;
+            if (!inside) {
+                const Vec3 s = soft_on ? detail::soften3(v, h, falloff, radius) : h;
+                A = exp2(s);
+                B = (want_hard && soft_on) ? exp2(h) : A;
+            }
+        } else {
+            Quat sw, tw;
+            swing_twist(r, ta, sw, tw);
+            Vec3 v = log2(sw), h;
+            const Vec3 u = log2(tw);
+            detail::project_covers(v, h, L.a, long_cover);
+            Vec3 g, k;
+            if (L.mode == 1) {
+                double t = u.x * ta.x + u.y * ta.y + u.z * ta.z;
+                double pp = std::min(std::max(t, L.tlo), L.thi);
+                if (L.covers && std::max(-L.tlo, L.thi) > kPi) {
+                    const double t2 = t >= 0 ? t - kTwoPi : t + kTwoPi;
+                    const double p2 = std::min(std::max(t2, L.tlo), L.thi);
+                    if (std::abs(p2 - t2) < std::abs(pp - t)) t = t2, pp = p2;
+                }
+                const double ht = pp;
+                double st = pp;
+                if (soft_on) {
+                    const double dd = std::abs(pp - t);
+                    if (dd > 1e-5) st = pp + std::copysign(1.0, t - pp) * std::tanh(falloff * dd) * radius;
+                }
+                g = {ht * ta.x, ht * ta.y, ht * ta.z};
+                k = {st * ta.x, st * ta.y, st * ta.z};
+            } else {
+                g = project_point(u, L.b);
+                k = soft_on ? detail::soften3(u, g, falloff, radius) : g;
+            }
+            inside = h.x == v.x && h.y == v.y && h.z == v.z && g.x == k.x && g.y == k.y && g.z == k.z &&
+                     std::abs(g.x - u.x) + std::abs(g.y - u.y) + std::abs(g.z - u.z) <=
+                         1e-15 * (1.0 + std::abs(u.x) + std::abs(u.y) + std::abs(u.z));
+            if (!inside) {
+                const Vec3 s = soft_on ? detail::soften3(v, h, falloff, radius) : h;
+                A = qmul(exp2(s), exp2(k));
+                B = (want_hard && soft_on) ? qmul(exp2(h), exp2(g)) : A;
+            }
+        }
+        double* oi = out + i * stride;
+        if (inside) {
+            if (oi != qi) oi[0] = qq.w, oi[1] = qq.x, oi[2] = qq.y, oi[3] = qq.z;
+            if (want_hard) store(hard + i * stride, qq);
+            continue;
+        }
+        Quat o = qmul(ref, A);
+        if (o.w * qq.w + o.x * qq.x + o.y * qq.y + o.z * qq.z < 0.0) o = qneg(o);
+        store(oi, o);
+        if (!want_hard) continue;
+        Quat hq = qmul(ref, B);
+        if (hq.w * qq.w + hq.x * qq.x + hq.y * qq.y + hq.z * qq.z < 0.0) hq = qneg(hq);
+        store(hard + i * stride, hq);
+    }
+}
+
+/// Scaled angle axis of abs(inv(ref) q) for q [n, 4] -> out [n, 3] (limit space, short cover).
+inline void to_limit_space(const double* q, std::size_t n, const double* ref, double* out) {
+    const Quat iref{ref[0], -ref[1], -ref[2], -ref[3]};
+    for (std::size_t i = 0; i < n; ++i) {
+        Quat r = qmul(iref, Quat{q[4 * i], q[4 * i + 1], q[4 * i + 2], q[4 * i + 3]});
+        if (r.w < 0.0) r = qneg(r);
+        const Vec3 v = log2(r);
+        out[3 * i] = v.x, out[3 * i + 1] = v.y, out[3 * i + 2] = v.z;
+    }
+}
+
+/// ref * exp(v / 2) for limit-space points v [n, 3] -> out [n, 4].
+inline void from_limit_space(const double* v, std::size_t n, const double* ref, double* out) {
+    const Quat r{ref[0], ref[1], ref[2], ref[3]};
+    for (std::size_t i = 0; i < n; ++i) detail::store(out + 4 * i, qmul(r, exp2(Vec3{v[3 * i], v[3 * i + 1], v[3 * i + 2]})));
+}
+
+/// A whole skeleton's limits: joint index and packed limit per limited joint (any order: each
+/// joint's step reads only its own rotation).
+struct PoseLimits {
+    int64_t num_joints = 0;
+    std::vector<int64_t> joints;
+    std::vector<PackedLimit> limits;
+
+    /// q [frames, J, 4] -> out (same layout): every limited joint of every frame, the others copied.
+    /// Returns false (out then unspecified) if q holds a non-finite value. q may equal out.
+    bool project(const double* q, std::size_t frames, bool soft_on, double falloff, double radius,
+                 double* out) const {
+        const std::size_t total = frames * static_cast<std::size_t>(num_joints) * 4;
+        double acc = 0.0;  // x - x is NaN for inf and NaN: one branch-free pass
+        for (std::size_t i = 0; i < total; ++i) acc += q[i] - q[i];
+        if (acc != 0.0) return false;
+        if (out != q)
+            for (std::size_t i = 0; i < total; ++i) out[i] = q[i];
+        const std::size_t stride = static_cast<std::size_t>(num_joints) * 4;
+        for (std::size_t k = 0; k < joints.size(); ++k) {
+            double* o = out + joints[k] * 4;
+            limit_step(limits[k], o, frames, soft_on, falloff, radius, o, nullptr, stride);
+        }
+        return true;
+    }
+};
+
+}  // namespace jointlimits
