@@ -10,6 +10,7 @@ Run: ``PYTHONPATH=src .venv/bin/python benchmarks/bench_springs.py``
 from __future__ import annotations
 
 import os
+import sys
 
 for _v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMEXPR_NUM_THREADS",
            "VECLIB_MAXIMUM_THREADS", "NUMBA_NUM_THREADS"):
@@ -30,29 +31,80 @@ SHARED = Path(__file__).resolve().parents[1].parent / "shared"
 CLIP = SHARED / "data" / "mocap" / "lafan1" / "walk4_subject1.bvh"
 
 
+def _refbench():
+    """The reference C++ (../shared/refbench), or None with a message when it is absent."""
+    rb_dir = SHARED / "refbench"
+    if not (rb_dir / "refbench.py").exists():
+        print("  (../shared/refbench absent: no comparison with the reference C++)")
+        return None
+    sys.path.insert(0, str(rb_dir))
+    import refbench
+
+    return refbench
+
+
 def bench_updates(n: int = 1_000_000) -> None:
+    """One step on n independent channels per spring family: ours (float64, exact and the
+    reference's approximations) against the reference C++ (float32, -O2 and -O3), same inputs, same run."""
     rng = np.random.default_rng(0)
     x, v, g, vg, ag = (rng.normal(size=n) for _ in range(5))
-    s = rng.uniform(0, 400, n)
-    d = rng.uniform(0, 40, n)
-    cases = {
-        "tracking_spring_update": lambda: S.tracking_spring_update(x, v, g, vg, ag, 0.01, 0.2, 1.0, 1 / 60),
-        "tracking_spring_update_improved": lambda: S.tracking_spring_update_improved(x, v, g, vg, ag, 1.0, 0.05,
-                                                                                     0.0, 1 / 60),
-        "tracking_spring_update_exact": lambda: S.tracking_spring_update_exact(x, v, g, vg, ag, 0.01, 0.2, 1.0,
-                                                                               1 / 60, 1 / 60),
-        "spring_damper_exact (mixed regimes)": lambda: S.spring_damper_exact(x, v, g, vg, s, d, 1 / 60),
-        "spring_damper_exact approx=True": lambda: S.spring_damper_exact(x, v, g, vg, s, d, 1 / 60, approx=True),
+    # mixed regimes per channel: a third each under-, critically and over-damped
+    d = rng.uniform(1, 40, n)
+    s = (d * d / 4) * rng.choice([0.25, 1.0, 4.0], n)
+    dt, hl, freq = 1 / 60, 0.1, 2.0
+    dh = float(S.halflife_to_damping(hl))
+    sf = float(S.frequency_to_stiffness(freq))
+    ours = {
+        "simple_spring_damper_exact": lambda ap: S.spring_damper_exact(x, v, g, 0.0, dh * dh / 4, dh, dt, approx=ap),
+        "critical_spring_damper_exact": lambda ap: S.spring_damper_exact(x, v, g, vg, dh * dh / 4, dh, dt, approx=ap),
+        "spring_damper_exact (frequency, halflife)": lambda ap: S.spring_damper_exact(x, v, g, vg, sf, dh, dt,
+                                                                                        approx=ap),
+        "spring_damper_exact (mixed regimes)": lambda ap: S.spring_damper_exact(x, v, g, vg, s, d, dt, approx=ap),
+        "tracking_spring_update": lambda ap: S.tracking_spring_update(x, v, g, vg, ag, 0.01, 0.2, 1.0, dt),
+        "tracking_spring_update_improved": lambda ap: S.tracking_spring_update_improved(x, v, g, vg, ag, 1.0, 0.05,
+                                                                                        0.0, dt, approx=ap),
+        "tracking_spring_update_exact": lambda ap: S.tracking_spring_update_exact(x, v, g, vg, ag, 0.01, 0.2, 1.0,
+                                                                                  dt, dt, approx=ap),
     }
-    print(f"one step on {n:.0e} channels (numpy, 1 thread):")
-    for name, fn in cases.items():
-        t = best(fn, 3)
-        print(f"  {name:40s} {t * 1e3:8.1f} ms  {n / t / 1e6:8.1f} M channel-updates/s")
-    # whole-signal kernel (error form, numba): 600 frames x 1e4 channels
+    rb = _refbench()
+    refs = {}
+    if rb is not None:
+        for var in ("O2", "O3"):
+            refs[var] = {
+                "simple_spring_damper_exact": rb.simple_spring_damper_exact.bind(x, v, g, hl, dt, variant=var),
+                "critical_spring_damper_exact": rb.critical_spring_damper_exact.bind(x, v, g, vg, hl, dt, variant=var),
+                "spring_damper_exact (frequency, halflife)": rb.spring_damper_exact.bind(x, v, g, vg, freq, hl, dt,
+                                                                                         variant=var),
+                "spring_damper_exact (mixed regimes)": rb.spring_damper_exact_stiffness_damping.bind(
+                    x, v, g, vg, s, d, dt, variant=var),
+                "tracking_spring_update": rb.tracking_spring_update.bind(x, v, g, vg, ag, 0.01, 0.2, 1.0, dt,
+                                                                         variant=var),
+                "tracking_spring_update_improved": rb.tracking_spring_update_improved.bind(
+                    x, v, g, vg, ag, 1.0, 0.05, 0.0, dt, variant=var),
+                "tracking_spring_update_exact": rb.tracking_spring_update_exact.bind(
+                    x, v, g, vg, ag, 0.01, 0.2, 1.0, dt, dt, variant=var),
+            }
+    print(f"one step on {n:.0e} channels, ns per channel-update (ours float64, reference float32); "
+          "ratio = ours / reference -O3 (<= 1: at least its throughput)")
+    print(f"  {'family':42s} {'exact':>7s} {'approx':>7s} {'ref O2':>7s} {'ref O3':>7s} {'exact/O3':>9s} {'approx/O3':>9s}")
+    for name, fn in ours.items():
+        cases = {"exact": lambda fn=fn: fn(False), "approx": lambda fn=fn: fn(True)}
+        for var in refs:
+            cases[var] = refs[var][name]
+        if rb is not None:
+            t = rb.compare(cases, reps=1, repeat=7)
+        else:
+            t = {k: best(c, 5) for k, c in cases.items()}
+        ns = {k: t[k] / n * 1e9 for k in t}
+        row = f"  {name:42s} {ns['exact']:7.2f} {ns['approx']:7.2f}"
+        if refs:
+            row += f" {ns['O2']:7.2f} {ns['O3']:7.2f} {ns['exact'] / ns['O3']:9.2f} {ns['approx'] / ns['O3']:9.2f}"
+        print(row)
+    # whole-signal kernel (error form): 600 frames x 1e4 channels
     T, C = 600, 10_000
     goal = np.cumsum(rng.normal(size=(T, C)), axis=0)
     t = best(lambda: S.track_signal(goal, 1 / 60, method="improved", cuts=[150, 300]), 3)
-    print(f"  {'track_signal improved (600 x 1e4)':40s} {t * 1e3:8.1f} ms  {T * C / t / 1e6:8.1f} M channel-updates/s")
+    print(f"  {'track_signal improved (600 x 1e4)':42s} {t * 1e3:8.1f} ms  {T * C / t / 1e6:8.1f} M channel-updates/s")
 
 
 def load_clip(frames: int = 5000) -> tuple[Motion, str]:

@@ -32,6 +32,7 @@ from typing import Sequence
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from . import _core
 from .errors import JointLimitsError
 
 __all__ = [
@@ -90,11 +91,41 @@ def _nonneg(x: ArrayLike, name: str) -> Array:
     return a
 
 
-def _bcast(*arrays: Array) -> None:
-    try:
-        np.broadcast_shapes(*(a.shape for a in arrays))
-    except ValueError as exc:
-        raise SpringError(f"shapes do not broadcast: {[a.shape for a in arrays]}") from exc
+
+def _flat(values: Sequence[ArrayLike]) -> tuple[tuple[int, ...], list[Array]]:
+    """The broadcast shape of ``values`` and each as a flat float64 array of 1 or n elements (no
+    copy for scalars and arrays already of that shape)."""
+    arrs = [np.asarray(v, dtype=np.float64) for v in values]
+    shape = arrs[0].shape
+    if any(a.shape != shape for a in arrs):
+        try:
+            shape = np.broadcast_shapes(*(a.shape for a in arrs))
+        except ValueError as exc:
+            raise SpringError(f"shapes do not broadcast: {[a.shape for a in arrs]}") from exc
+    n = math.prod(shape)
+    flat = []
+    for a in arrs:
+        if a.size == 1 and n != 1:
+            flat.append(a.reshape(1))
+        elif a.shape == shape:
+            flat.append(np.ascontiguousarray(a).reshape(-1))
+        else:
+            flat.append(np.ascontiguousarray(np.broadcast_to(a, shape)).reshape(-1))
+    return shape, flat
+
+
+def _invalid(checks: Sequence[tuple[str, ArrayLike, str]]) -> SpringError:
+    """The precise error for the first invalid input (kind: 'finite', 'nonneg', 'positive', 'gain')."""
+    for name, value, kind in checks:
+        if kind == "positive":
+            _dt(value, name)
+        elif kind == "nonneg":
+            _nonneg(value, name)
+        else:
+            a = _arr(value, name)
+            if kind == "gain" and np.any((a < 0.0) | (a > 1.0)):
+                return SpringError(f"{name} must be in [0, 1]")
+    return SpringError("invalid spring input")
 
 
 # ----------------------------------------------------------------------------------------------
@@ -193,88 +224,6 @@ def damper_exact(x: ArrayLike, g: ArrayLike, halflife: ArrayLike, dt: ArrayLike,
 # exact spring-damper
 
 
-def _phi(z: Array) -> Array:
-    """(1 - exp(-z)) / z with the limit 1 at z = 0 (stable for small z)."""
-    small = np.abs(z) < 1e-12
-    zs = np.where(small, 1.0, z)
-    return np.where(small, 1.0 - 0.5 * z, -np.expm1(-zs) / zs)
-
-
-_TINY_STIFFNESS = 1e-12
-
-
-def _spring_exact(x: Array, v: Array, g: Array, q: Array, s: Array, d: Array, t: Array) -> tuple[Array, Array]:
-    # x'' = s (g - x) + d (q - v). With y = d/2 and k = s - y^2 the solution is
-    # x(t) = c + e^{-yt} (j0 C(t) + j1 S(t)), c = g + d q / s, j0 = x - c, j1 = v + y j0, where
-    # C = cos(wt), S = sin(wt)/w for k = w^2 > 0 and C = cosh(ut), S = sinh(ut)/u for k = -u^2 <= 0;
-    # v(t) = e^{-yt} (v C - (y j1 + k j0) S). Both forms meet continuously at the critical k = 0.
-    y = 0.5 * d
-    k = s - y * y
-    under = k > 0.0
-    w = np.sqrt(np.where(under, k, 0.0))
-    u = np.sqrt(np.where(under, 0.0, -k))
-    ey = np.exp(-y * t)
-    ec_under = ey * np.cos(w * t)
-    es_under = ey * t * np.sinc(w * t / math.pi)
-    # over/critical: e^{-yt} cosh(ut) = e^{-(y-u)t} (1 + e^{-2ut}) / 2, e^{-yt} sinh(ut)/u = e^{-(y-u)t} t phi(2ut)
-    ypu = y + u
-    ymu = np.where(ypu > 0.0, s / np.where(ypu > 0.0, ypu, 1.0), 0.0)  # y - u without cancellation
-    eslow = np.exp(-ymu * t)
-    ec_over = eslow * 0.5 * (1.0 + np.exp(-2.0 * u * t))
-    es_over = eslow * t * _phi(2.0 * u * t)
-    ec = np.where(under, ec_under, ec_over)
-    es = np.where(under, es_under, es_over)
-    # Below _TINY_STIFFNESS the goal offset d q / s would overflow/cancel; the s = 0 solution is then
-    # exact to O(s t^2) relative.
-    has_s = s > _TINY_STIFFNESS
-    c = g + np.where(has_s, d * q / np.where(has_s, s, 1.0), 0.0)
-    j0 = x - c
-    j1 = v + y * j0
-    x_s = c + j0 * ec + j1 * es
-    v_s = v * ec - (y * j1 + k * j0) * es
-    # s == 0: no position pull, v relaxes to q: v(t) = q + (v - q) e^{-dt}, x(t) = x + q t + (v - q) t phi(dt)
-    x_0 = x + q * t + (v - q) * t * _phi(d * t)
-    v_0 = q + (v - q) * np.exp(-d * t)
-    return np.where(has_s, x_s, x_0), np.where(has_s, v_s, v_0)
-
-
-def _spring_reference(x: Array, v: Array, g: Array, q: Array, s: Array, d: Array, t: Array,
-                      eps: float) -> tuple[Array, Array]:
-    # The reference's three branches (fast_negexp / fast_atan and its eps terms), selected per element.
-    c = g + (d * q) / (s + eps)
-    y = 0.5 * d
-    k = s - (d * d) / 4.0
-    crit = np.abs(k) < eps
-    under = ~crit & (k > 0.0)
-    over = ~crit & (k < 0.0)
-    xc = x - c
-    ey = fast_negexp(y * t)
-    # critically damped
-    j1c = v + xc * y
-    x_c = xc * ey + t * j1c * ey + c
-    v_c = -y * xc * ey - y * t * j1c * ey + j1c * ey
-    # under-damped
-    w = np.sqrt(np.where(under, k, 1.0))
-    amp = np.sqrt(np.square(v + y * xc) / (w * w + eps) + np.square(xc))
-    ph = fast_atan((v + xc * y) / (-xc * w + eps))
-    amp = np.where(xc > 0.0, amp, -amp)
-    cs, sn = np.cos(w * t + ph), np.sin(w * t + ph)
-    x_u = amp * ey * cs + c
-    v_u = -y * amp * ey * cs - w * amp * ey * sn
-    # over-damped
-    r = np.sqrt(np.where(over, d * d - 4.0 * s, 1.0))
-    y0 = (d + r) / 2.0
-    y1 = (d - r) / 2.0
-    j1o = (c * y0 - x * y0 - v) / np.where(over, y1 - y0, 1.0)
-    j0o = x - j1o - c
-    e0, e1 = fast_negexp(y0 * t), fast_negexp(y1 * t)
-    x_o = j0o * e0 + j1o * e1 + c
-    v_o = -y0 * j0o * e0 - y1 * j1o * e1
-    xo = np.where(crit, x_c, np.where(under, x_u, np.where(over, x_o, x)))
-    vo = np.where(crit, v_c, np.where(under, v_u, np.where(over, v_o, v)))
-    return xo, vo
-
-
 def spring_damper_exact(x: ArrayLike, v: ArrayLike, x_goal: ArrayLike, v_goal: ArrayLike,
                         stiffness: ArrayLike, damping: ArrayLike, dt: ArrayLike, eps: float = 1e-5,
                         approx: bool = False) -> tuple[Array, Array]:
@@ -285,14 +234,13 @@ def spring_damper_exact(x: ArrayLike, v: ArrayLike, x_goal: ArrayLike, v_goal: A
     ``approx=True`` it is the reference's version (fast_negexp/fast_atan, eps in the goal offset
     ``c = x_goal + damping v_goal / (stiffness + eps)``).
     """
-    x, v, xg, vg = _arr(x, "x"), _arr(v, "v"), _arr(x_goal, "x_goal"), _arr(v_goal, "v_goal")
-    s, d, t = _nonneg(stiffness, "stiffness"), _nonneg(damping, "damping"), _dt(dt)
-    _bcast(x, v, xg, vg, s, d, t)
-    # both branches are evaluated and selected per element: silence the unused branch's overflow
-    with np.errstate(over="ignore", invalid="ignore", divide="ignore", under="ignore"):
-        if approx:
-            return _spring_reference(x, v, xg, vg, s, d, t, eps)
-        return _spring_exact(x, v, xg, vg, s, d, t)
+    values = (x, v, x_goal, v_goal, stiffness, damping, dt)
+    shape, flat = _flat(values)
+    xo, vo = np.empty(shape), np.empty(shape)
+    if not _core.spring_damper_exact(*flat, bool(approx), float(eps), xo.reshape(-1), vo.reshape(-1)):
+        raise _invalid(list(zip(("x", "v", "x_goal", "v_goal", "stiffness", "damping", "dt"), values,
+                                ("finite",) * 4 + ("nonneg", "nonneg", "positive"))))
+    return xo, vo
 
 
 #: The reference's name for :func:`spring_damper_exact` (stiffness/damping parametrisation).
@@ -307,8 +255,7 @@ def spring_damper_exact_coefficients(stiffness: ArrayLike, damping: ArrayLike, d
     for i in range(4):
         e = np.zeros(4)
         e[i] = 1.0
-        with np.errstate(over="ignore", invalid="ignore", divide="ignore", under="ignore"):
-            xs, vs = _spring_exact(*(np.full(shape, e[j]) for j in range(4)), s, d, t)
+        xs, vs = spring_damper_exact(*(np.full(shape, e[j]) for j in range(4)), s, d, t)
         m[..., 0, i], m[..., 1, i] = xs, vs
     return m
 
@@ -317,33 +264,36 @@ def spring_damper_exact_coefficients(stiffness: ArrayLike, damping: ArrayLike, d
 # tracking springs, one step (lerp gains)
 
 
+def _tracking(values: tuple, has_v: bool, has_a: bool, halflives: bool, approx: bool = False) -> tuple[Array, Array]:
+    # values: x, v, x_goal, v_goal, a_goal, x_gain, v_gain, a_gain, dt (absent terms as 0.0)
+    shape, flat = _flat(values)
+    xo, vo = np.empty(shape), np.empty(shape)
+    if not _core.tracking_update(*flat, has_v, has_a, halflives, approx, xo.reshape(-1), vo.reshape(-1)):
+        kind = "nonneg" if halflives else "finite"
+        raise _invalid(list(zip(("x", "v", "x_goal", "v_goal", "a_goal", "x_halflife" if halflives else "x_gain",
+                                 "v_halflife" if halflives else "v_gain", "a_halflife" if halflives else "a_gain",
+                                 "dt"), values, ("finite",) * 5 + (kind,) * 3 + ("positive",))))
+    return xo, vo
+
+
 def tracking_spring_update(x: ArrayLike, v: ArrayLike, x_goal: ArrayLike, v_goal: ArrayLike, a_goal: ArrayLike,
                            x_gain: ArrayLike, v_gain: ArrayLike, a_gain: ArrayLike,
                            dt: ArrayLike) -> tuple[Array, Array]:
     """v <- lerp(v, v + a_goal dt, a_gain); v <- lerp(v, v_goal, v_gain); v <- lerp(v, (x_goal - x)/dt, x_gain); x += dt v."""
-    x, v, t = _arr(x, "x"), _arr(v, "v"), _dt(dt)
-    v = lerp(v, v + _arr(a_goal, "a_goal") * t, a_gain)
-    v = lerp(v, _arr(v_goal, "v_goal"), v_gain)
-    v = lerp(v, (_arr(x_goal, "x_goal") - x) / t, x_gain)
-    return x + t * v, v
+    return _tracking((x, v, x_goal, v_goal, a_goal, x_gain, v_gain, a_gain, dt), True, True, False)
 
 
 def tracking_spring_update_no_acceleration(x: ArrayLike, v: ArrayLike, x_goal: ArrayLike, v_goal: ArrayLike,
                                            x_gain: ArrayLike, v_gain: ArrayLike,
                                            dt: ArrayLike) -> tuple[Array, Array]:
     """v <- lerp(v, v_goal, v_gain); v <- lerp(v, (x_goal - x)/dt, x_gain); x += dt v."""
-    x, v, t = _arr(x, "x"), _arr(v, "v"), _dt(dt)
-    v = lerp(v, _arr(v_goal, "v_goal"), v_gain)
-    v = lerp(v, (_arr(x_goal, "x_goal") - x) / t, x_gain)
-    return x + t * v, v
+    return _tracking((x, v, x_goal, v_goal, 0.0, x_gain, v_gain, 0.0, dt), True, False, False)
 
 
 def tracking_spring_update_no_velocity_acceleration(x: ArrayLike, v: ArrayLike, x_goal: ArrayLike,
                                                     x_gain: ArrayLike, dt: ArrayLike) -> tuple[Array, Array]:
     """v <- lerp(v, (x_goal - x)/dt, x_gain); x += dt v."""
-    x, v, t = _arr(x, "x"), _arr(v, "v"), _dt(dt)
-    v = lerp(v, (_arr(x_goal, "x_goal") - x) / t, x_gain)
-    return x + t * v, v
+    return _tracking((x, v, x_goal, 0.0, 0.0, x_gain, 0.0, 0.0, dt), False, False, False)
 
 
 # tracking springs, one step (half-lives)
@@ -354,10 +304,8 @@ def tracking_spring_update_improved(x: ArrayLike, v: ArrayLike, x_goal: ArrayLik
                                     a_halflife: ArrayLike, dt: ArrayLike,
                                     approx: bool = False) -> tuple[Array, Array]:
     """tracking_spring_update with each lerp replaced by damper_exact(., ., halflife, dt)."""
-    t = _dt(dt)
-    return tracking_spring_update(x, v, x_goal, v_goal, a_goal, halflife_to_gain(x_halflife, t, approx=approx),
-                                  halflife_to_gain(v_halflife, t, approx=approx),
-                                  halflife_to_gain(a_halflife, t, approx=approx), t)
+    return _tracking((x, v, x_goal, v_goal, a_goal, x_halflife, v_halflife, a_halflife, dt), True, True, True,
+                     approx)
 
 
 def tracking_spring_update_no_acceleration_improved(x: ArrayLike, v: ArrayLike, x_goal: ArrayLike,
@@ -365,58 +313,34 @@ def tracking_spring_update_no_acceleration_improved(x: ArrayLike, v: ArrayLike, 
                                                     v_halflife: ArrayLike, dt: ArrayLike,
                                                     approx: bool = False) -> tuple[Array, Array]:
     """tracking_spring_update_no_acceleration with dampers (half-lives) instead of lerp gains."""
-    t = _dt(dt)
-    return tracking_spring_update_no_acceleration(x, v, x_goal, v_goal,
-                                                  halflife_to_gain(x_halflife, t, approx=approx),
-                                                  halflife_to_gain(v_halflife, t, approx=approx), t)
+    return _tracking((x, v, x_goal, v_goal, 0.0, x_halflife, v_halflife, 0.0, dt), True, False, True, approx)
 
 
 def tracking_spring_update_no_velocity_acceleration_improved(x: ArrayLike, v: ArrayLike, x_goal: ArrayLike,
                                                              x_halflife: ArrayLike, dt: ArrayLike,
                                                              approx: bool = False) -> tuple[Array, Array]:
     """tracking_spring_update_no_velocity_acceleration with a damper (half-life) instead of a lerp gain."""
-    t = _dt(dt)
-    return tracking_spring_update_no_velocity_acceleration(x, v, x_goal,
-                                                           halflife_to_gain(x_halflife, t, approx=approx), t)
+    return _tracking((x, v, x_goal, 0.0, 0.0, x_halflife, 0.0, 0.0, dt), False, False, True, approx)
 
 
 # tracking springs, one step (dt-invariant)
 
 
-def _exact_params(x_gain: Array, v_gain: Array, a_gain: Array | None, v_goal: Array | None,
-                  a_goal: Array | None, gain_dt: Array) -> tuple[Array, Array, Array]:
-    # theta_0..3 of the seed's appendix -> (stiffness, damping, spring velocity goal)
-    t0 = (1.0 - v_gain) * (1.0 - x_gain)
-    t2 = (v_gain * (1.0 - x_gain)) / gain_dt
-    stiffness = x_gain / (gain_dt * gain_dt)
-    damping = (1.0 - t0) / gain_dt
-    force = np.zeros(()) if v_goal is None else t2 * v_goal
-    if a_goal is not None and a_gain is not None:
-        force = force + a_gain * (1.0 - v_gain) * (1.0 - x_gain) * a_goal
-    ok = damping > 0.0
-    q = np.where(ok, force / np.where(ok, damping, 1.0), 0.0)
-    return stiffness, damping, q
-
-
-def _gains(x_gain: ArrayLike, v_gain: ArrayLike | None = None, a_gain: ArrayLike | None = None) -> list[Array]:
-    out = []
-    for name, g in (("x_gain", x_gain), ("v_gain", v_gain), ("a_gain", a_gain)):
-        if g is None:
-            continue
-        a = _arr(g, name)
-        if np.any((a < 0.0) | (a > 1.0)):
-            raise SpringError(f"{name} must be in [0, 1]")
-        out.append(a)
-    return out
+def _tracking_exact(values: tuple, has_v: bool, has_a: bool, approx: bool) -> tuple[Array, Array]:
+    # values: x, v, x_goal, v_goal, a_goal, x_gain, v_gain, a_gain, dt, gain_dt (absent terms as 0.0)
+    shape, flat = _flat(values)
+    xo, vo = np.empty(shape), np.empty(shape)
+    if not _core.tracking_update_exact(*flat, has_v, has_a, approx, 1e-5, xo.reshape(-1), vo.reshape(-1)):
+        raise _invalid(list(zip(("x", "v", "x_goal", "v_goal", "a_goal", "x_gain", "v_gain", "a_gain", "dt",
+                                 "gain_dt"), values, ("finite",) * 5 + ("gain",) * 3 + ("positive",) * 2)))
+    return xo, vo
 
 
 def tracking_spring_update_exact(x: ArrayLike, v: ArrayLike, x_goal: ArrayLike, v_goal: ArrayLike,
                                  a_goal: ArrayLike, x_gain: ArrayLike, v_gain: ArrayLike, a_gain: ArrayLike,
                                  dt: ArrayLike, gain_dt: ArrayLike, approx: bool = False) -> tuple[Array, Array]:
     """spring_damper_exact with s = xg/gdt^2, d = (1 - (1-vg)(1-xg))/gdt, goal x_goal, velocity goal (vg(1-xg)/gdt v_goal + ag(1-vg)(1-xg) a_goal)/d."""
-    xg, vg, ag = _gains(x_gain, v_gain, a_gain)
-    s, d, q = _exact_params(xg, vg, ag, _arr(v_goal, "v_goal"), _arr(a_goal, "a_goal"), _dt(gain_dt, "gain_dt"))
-    return spring_damper_exact(x, v, x_goal, q, s, d, dt, approx=approx)
+    return _tracking_exact((x, v, x_goal, v_goal, a_goal, x_gain, v_gain, a_gain, dt, gain_dt), True, True, approx)
 
 
 def tracking_spring_update_no_acceleration_exact(x: ArrayLike, v: ArrayLike, x_goal: ArrayLike,
@@ -424,9 +348,7 @@ def tracking_spring_update_no_acceleration_exact(x: ArrayLike, v: ArrayLike, x_g
                                                  dt: ArrayLike, gain_dt: ArrayLike,
                                                  approx: bool = False) -> tuple[Array, Array]:
     """tracking_spring_update_exact without the acceleration term (velocity goal vg(1-xg)/gdt v_goal / d)."""
-    xg, vg = _gains(x_gain, v_gain)
-    s, d, q = _exact_params(xg, vg, None, _arr(v_goal, "v_goal"), None, _dt(gain_dt, "gain_dt"))
-    return spring_damper_exact(x, v, x_goal, q, s, d, dt, approx=approx)
+    return _tracking_exact((x, v, x_goal, v_goal, 0.0, x_gain, v_gain, 0.0, dt, gain_dt), True, False, approx)
 
 
 def tracking_spring_update_no_velocity_acceleration_exact(x: ArrayLike, v: ArrayLike, x_goal: ArrayLike,
@@ -434,9 +356,7 @@ def tracking_spring_update_no_velocity_acceleration_exact(x: ArrayLike, v: Array
                                                           gain_dt: ArrayLike,
                                                           approx: bool = False) -> tuple[Array, Array]:
     """spring_damper_exact with s = xg/gdt^2, d = xg/gdt, velocity goal 0."""
-    (xg,) = _gains(x_gain)
-    s, d, q = _exact_params(xg, np.zeros(()), None, None, None, _dt(gain_dt, "gain_dt"))
-    return spring_damper_exact(x, v, x_goal, q, s, d, dt, approx=approx)
+    return _tracking_exact((x, v, x_goal, 0.0, 0.0, x_gain, 0.0, 0.0, dt, gain_dt), False, False, approx)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -521,59 +441,6 @@ def tracking_modes(num_frames: int, cuts: Sequence[int] | None = None) -> NDArra
     return m
 
 
-try:  # numba kernel for the error-state recursion; a numpy loop is the fallback
-    import numba as _nb
-
-    _njit = _nb.njit(cache=True, fastmath=False, nogil=True)
-except Exception:  # pragma: no cover - numba is a declared dependency
-    _nb = None
-
-    def _njit(f):  # type: ignore[no-redef]
-        return f
-
-
-@_njit
-def _error_kernel(e0, ev0, vt, adt, use_adt, modes, xg, vg, ag, dt, v_max, a_max, snap, out_e, out_ev):  # pragma: no cover - compiled
-    T, C = vt.shape
-    for c in range(C):
-        e = e0[c]
-        ev = ev0[c]
-        vprev = 0.0
-        for i in range(T):
-            h = dt[i]
-            vti = vt[i, c]
-            dv = vti - vprev
-            m = modes[i]
-            if m == 2:
-                a = adt[i, c] if use_adt else dv
-                lim = a_max * h
-                if a > lim:
-                    a = lim
-                elif a < -lim:
-                    a = -lim
-                ev_pre = ev + (ag[i] * a - dv)
-            else:
-                ev_pre = ev - dv
-            if m >= 1:
-                vc = vti
-                if vc > v_max:
-                    vc = v_max
-                elif vc < -v_max:
-                    vc = -v_max
-                ev1 = ev_pre + vg[i] * ((vc - vti) - ev_pre)
-            else:
-                ev1 = ev_pre
-            ev2 = ev1 + xg[i] * (-e / h - ev1)
-            e = e + h * ev2
-            if snap > 0.0 and abs(e) < snap and abs(ev2) * h < snap:
-                e = 0.0
-                ev2 = 0.0
-            ev = ev2
-            out_e[i, c] = e
-            out_ev[i, c] = ev
-            vprev = vti
-
-
 def track_errors(vt: ArrayLike, dt: ArrayLike, x_gain: ArrayLike, v_gain: ArrayLike, a_gain: ArrayLike = 1.0, *,
                  modes: ArrayLike | None = None, adt: ArrayLike | None = None, e0: ArrayLike = 0.0,
                  ev0: ArrayLike = 0.0, v_max: float | None = None, a_max: float | None = None,
@@ -618,8 +485,8 @@ def track_errors(vt: ArrayLike, dt: ArrayLike, x_gain: ArrayLike, v_gain: ArrayL
         raise SpringError("v_max and a_max must be > 0")
     out_e = np.empty((T, C))
     out_ev = np.empty((T, C))
-    _error_kernel(e0a, ev0a, np.ascontiguousarray(flat), adt_flat, use_adt, np.ascontiguousarray(m),
-                  gains[0], gains[1], gains[2], np.ascontiguousarray(h), vmax, amax, float(snap), out_e, out_ev)
+    _core.track_errors(e0a, ev0a, np.ascontiguousarray(flat), adt_flat, use_adt, np.ascontiguousarray(m),
+                       gains[0], gains[1], gains[2], np.ascontiguousarray(h), vmax, amax, float(snap), out_e, out_ev)
     return out_e.reshape(vt.shape), out_ev.reshape(vt.shape)
 
 
