@@ -17,11 +17,10 @@ import warnings
 from pathlib import Path
 from typing import IO, Sequence
 
-import numba
 import numpy as np
 from numpy.typing import NDArray
 
-from .. import quat
+from .. import _core, quat
 from .._atomic import atomic_write
 from ..errors import BVHError
 from ..skeleton import POSITION_CHANNELS, ROTATION_CHANNELS, Motion, Skeleton
@@ -624,8 +623,6 @@ def _fmt(x: float) -> str:
 
 _MINUS_ZERO = re.compile(r"(?<![0-9.e+-])-0(?=[,\n])")
 _ROWS_PER_WRITE = 4096
-_POW10 = 10.0 ** np.arange(23)  # exact doubles
-_DIGITS = 16  # fixed-point values written by the fast path have fewer than 10**15 units
 
 
 def _format_repr(data: NDArray[np.float64]) -> str:
@@ -638,52 +635,12 @@ def _format_repr(data: NDArray[np.float64]) -> str:
     return s.replace(", ", " ")
 
 
-@numba.njit(cache=True, nogil=True)
-def _fixed_kernel(flat, n_ch, pow10, out):  # pragma: no cover - compiled
-    """Write each value as the shortest decimal with at most 22 places that is exactly it
-    (n / 10**k, correctly rounded like the parse), space separated, a newline every n_ch values.
-    Returns the bytes written, or -1 if some value is not such a decimal."""
-    pos = 0
-    digits = np.empty(40, np.uint8)
-    for i in range(flat.size):
-        v = flat[i]
-        k = -1
-        n = 0.0
-        for kk in range(pow10.size):
-            n = np.rint(v * pow10[kk])
-            if abs(n) >= 1e15:
-                break
-            if n / pow10[kk] == v:
-                k = kk
-                break
-        if k < 0:
-            return -1
-        m = np.int64(abs(n))
-        if n < 0 and m != 0:
-            out[pos] = 45
-            pos += 1
-        nd = 0
-        while m > 0 or nd <= k:
-            digits[nd] = 48 + m % 10
-            m //= 10
-            nd += 1
-        for d in range(nd - 1, -1, -1):
-            out[pos] = digits[d]
-            pos += 1
-            if d == k and k > 0:
-                out[pos] = 46
-                pos += 1
-        out[pos] = 10 if (i + 1) % n_ch == 0 else 32
-        pos += 1
-    return pos
-
-
 def _format_fixed(data: NDArray[np.float64]) -> str | None:
     """Rows as BVH text when every value is a decimal with at most 22 places (what files hold),
     in compiled code; each value parses back to the same double. None otherwise."""
     flat = np.ascontiguousarray(data).reshape(-1)
     out = np.empty(flat.size * 42 + 1, np.uint8)
-    n = _fixed_kernel(flat, data.shape[1], _POW10, out)
+    n = _core.format_fixed(flat, data.shape[1], out)
     return None if n < 0 else out[:n].tobytes().decode("ascii")
 
 
