@@ -10,7 +10,7 @@ import pytest
 from jointlimits import JointLimits, quat
 from jointlimits.errors import IKError, JointLimitsError
 from jointlimits.ik import WholeBodyIK, whole_body_ik
-from jointlimits.ik.whole_body import _dls_normal_step
+from jointlimits._core import dls_normal_step as _dls_normal_step
 from jointlimits.procedural import over_rotate, range_of_motion
 from jointlimits.skeleton import Motion, forward_kinematics
 

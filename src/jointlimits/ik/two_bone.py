@@ -12,7 +12,7 @@ Two formulations:
 * :func:`ik_two_bone`: the law-of-cosines variant of the joint-limits demo (bend plane from a
   forward vector, reach shortened by a small buffer) that works on global rotations.
 
-Both run as fused numba kernels (one pass per solve, parallel over the batch); the numpy
+Both run in the C++ core (one pass per solve over the batch); the numpy
 versions :func:`two_bone_numpy` / :func:`ik_two_bone_numpy` are kept as reference
 implementations (``backend="numpy"``) and the tests check the kernels against them.
 """
@@ -23,11 +23,10 @@ from dataclasses import dataclass
 
 import math
 
-import numba as nb
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .. import quat
+from .. import _core, quat
 from ..errors import IKError
 from ..skeleton import Motion, Skeleton, forward_kinematics_arrays
 
@@ -376,199 +375,6 @@ def ik_two_bone_numpy(bone_root: ArrayLike, bone_mid: ArrayLike, bone_end: Array
     return root_lr, mid_lr
 
 
-# --------------------------------------------------------------------------- fused numba kernels
-@nb.njit(cache=True, inline="always")
-def _perp(nx, ny, nz):
-    """n x e_k / |n x e_k| with k the axis of n's smallest component (first on ties)."""
-    axx, ayy, azz = abs(nx), abs(ny), abs(nz)
-    if axx <= ayy and axx <= azz:
-        px, py, pz = 0.0, nz, -ny
-    elif ayy <= azz:
-        px, py, pz = -nz, 0.0, nx
-    else:
-        px, py, pz = ny, -nx, 0.0
-    m = math.sqrt(px * px + py * py + pz * pz)
-    return px / m, py / m, pz / m
-
-
-@nb.njit(cache=True, inline="always")
-def _simple_nb(ux, uy, uz, vx, vy, vz):
-    """Simple rotation u -> v for non-unit u, v: normalize(|u||v| + u.v, u x v)."""
-    uv = math.sqrt(ux * ux + uy * uy + uz * uz) * math.sqrt(vx * vx + vy * vy + vz * vz)
-    w = uv + (ux * vx + uy * vy + uz * vz)
-    x = uy * vz - uz * vy
-    y = uz * vx - ux * vz
-    z = ux * vy - uy * vx
-    n = math.sqrt(w * w + x * x + y * y + z * z)
-    if n <= 1e-12 * max(uv, 1e-300):
-        lu = math.sqrt(ux * ux + uy * uy + uz * uz)
-        px, py, pz = _perp(ux / lu, uy / lu, uz / lu)
-        return 0.0, px, py, pz
-    return w / n, x / n, y / n, z / n
-
-
-@nb.njit(cache=True, inline="always")
-def _rot_nb(w, x, y, z, vx, vy, vz):
-    """q v q^-1: v + 2w (u x v) + 2 u x (u x v)."""
-    tx = 2.0 * (y * vz - z * vy)
-    ty = 2.0 * (z * vx - x * vz)
-    tz = 2.0 * (x * vy - y * vx)
-    return (vx + w * tx + (y * tz - z * ty), vy + w * ty + (z * tx - x * tz), vz + w * tz + (x * ty - y * tx))
-
-
-@nb.njit(cache=True, inline="always")
-def _mul_nb(aw, ax, ay, az, bw, bx, by, bz):
-    return (aw * bw - ax * bx - ay * by - az * bz, aw * bx + ax * bw + ay * bz - az * by,
-            aw * by - ax * bz + ay * bw + az * bx, aw * bz + ax * by - ay * bx + az * bw)
-
-
-@nb.njit(cache=True, parallel=True, error_model="numpy")
-def _two_bone_kernel(A, B, C, T, POLE, has_pole, P, LK, LJ, root_out, mid_out, knee_out, foot_out, case_out):
-    """The geometric solve of :func:`two_bone_numpy`, one fused pass per element (flat ``[N, k]``)."""
-    N = A.shape[0]
-    for i in nb.prange(N):
-        ax, ay, az = A[i, 0], A[i, 1], A[i, 2]
-        bx, by, bz = B[i, 0], B[i, 1], B[i, 2]
-        cx, cy, cz = C[i, 0], C[i, 1], C[i, 2]
-        tx, ty, tz = T[i, 0], T[i, 1], T[i, 2]
-        abx, aby, abz = bx - ax, by - ay, bz - az
-        bcx, bcy, bcz = cx - bx, cy - by, cz - bz
-        lab = math.sqrt(abx * abx + aby * aby + abz * abz)
-        lbc = math.sqrt(bcx * bcx + bcy * bcy + bcz * bcz)
-        if lab <= 1e-12 or lbc <= 1e-12:
-            case_out[i] = -1 if lab <= 1e-12 else -2
-            continue
-        atx, aty, atz = tx - ax, ty - ay, tz - az
-        lat = math.sqrt(atx * atx + aty * aty + atz * atz)
-        tiny = 1e-12 * (lab + lbc)
-        near = lat <= tiny
-        if near:
-            cax, cay, caz = cx - ax, cy - ay, cz - az
-            lca = math.sqrt(cax * cax + cay * cay + caz * caz)
-            if lca > tiny:
-                fx, fy, fz = cax / lca, cay / lca, caz / lca
-            else:
-                fx, fy, fz = abx, aby, abz
-            lf = math.sqrt(fx * fx + fy * fy + fz * fz)
-            dx, dy, dz = fx / lf, fy / lf, fz / lf
-            cos_t = 1.0
-        else:
-            dx, dy, dz = atx / lat, aty / lat, atz / lat
-            cos_t = min(max((lab * lab + lat * lat - lbc * lbc) / (2.0 * lab * lat), -1.0), 1.0)
-        sin_t = math.sqrt(max(0.0, 1.0 - cos_t * cos_t))
-        mx, my, mz = ax + lab * cos_t * dx, ay + lab * cos_t * dy, az + lab * cos_t * dz
-        if has_pole:
-            gx, gy, gz = POLE[i, 0], POLE[i, 1], POLE[i, 2]
-        else:
-            gx, gy, gz = bx, by, bz
-        vx, vy, vz = gx - mx, gy - my, gz - mz
-        vd = vx * dx + vy * dy + vz * dz
-        ux, uy, uz = vx - vd * dx, vy - vd * dy, vz - vd * dz
-        lu = math.sqrt(ux * ux + uy * uy + uz * uz)
-        weak = lu <= 1e-12 * (lab + lbc)
-        if has_pole and weak:
-            vx, vy, vz = bx - mx, by - my, bz - mz
-            vd = vx * dx + vy * dy + vz * dz
-            ux, uy, uz = vx - vd * dx, vy - vd * dy, vz - vd * dz
-            lu = math.sqrt(ux * ux + uy * uy + uz * uz)
-            weak = lu <= 1e-12 * (lab + lbc)
-        if weak:
-            ux, uy, uz = _perp(dx, dy, dz)
-            lu = 1.0
-        r = lab * sin_t
-        kx, ky, kz = mx + r * ux / lu, my + r * uy / lu, mz + r * uz / lu
-        ex, ey, ez = tx, ty, tz
-        case = 0
-        if lat > lab + lbc:
-            case = 2
-            kx, ky, kz = ax + lab * dx, ay + lab * dy, az + lab * dz
-            ll = lab + lbc
-            ex, ey, ez = ax + ll * dx, ay + ll * dy, az + ll * dz
-        elif lat < abs(lab - lbc):
-            case = 1
-            sg = 1.0 if lab >= lbc else -1.0
-            kx, ky, kz = ax + sg * lab * dx, ay + sg * lab * dy, az + sg * lab * dz
-            ex, ey, ez = kx - sg * lbc * dx, ky - sg * lbc * dy, kz - sg * lbc * dz
-        # turn the joints: R1 = simple(b - a, b' - a), R2 = simple(R1 (c - b), c' - b')
-        r1w, r1x, r1y, r1z = _simple_nb(abx, aby, abz, kx - ax, ky - ay, kz - az)
-        qx, qy, qz = _rot_nb(r1w, r1x, r1y, r1z, bcx, bcy, bcz)
-        r2w, r2x, r2y, r2z = _simple_nb(qx, qy, qz, ex - kx, ey - ky, ez - kz)
-        pw, px, py, pz = P[i, 0], P[i, 1], P[i, 2], P[i, 3]
-        sx, sy, sz = _rot_nb(pw, -px, -py, -pz, r1x, r1y, r1z)
-        hw, hx, hy, hz = _mul_nb(r1w, sx, sy, sz, LK[i, 0], LK[i, 1], LK[i, 2], LK[i, 3])
-        gw, gx2, gy2, gz2 = _mul_nb(pw, px, py, pz, hw, hx, hy, hz)
-        sx, sy, sz = _rot_nb(gw, -gx2, -gy2, -gz2, r2x, r2y, r2z)
-        jw, jx, jy, jz = _mul_nb(r2w, sx, sy, sz, LJ[i, 0], LJ[i, 1], LJ[i, 2], LJ[i, 3])
-        root_out[i, 0], root_out[i, 1], root_out[i, 2], root_out[i, 3] = hw, hx, hy, hz
-        mid_out[i, 0], mid_out[i, 1], mid_out[i, 2], mid_out[i, 3] = jw, jx, jy, jz
-        knee_out[i, 0], knee_out[i, 1], knee_out[i, 2] = kx, ky, kz
-        foot_out[i, 0], foot_out[i, 1], foot_out[i, 2] = ex, ey, ez
-        case_out[i] = case
-
-
-@nb.njit(cache=True, inline="always")
-def _unit_eps_nb(x, y, z):
-    n = math.sqrt(x * x + y * y + z * z) + 1e-8
-    return x / n, y / n, z / n
-
-
-@nb.njit(cache=True, inline="always")
-def _acos_clip(x):
-    return math.acos(min(max(x, -1.0), 1.0))
-
-
-@nb.njit(cache=True, parallel=True, error_model="numpy")
-def _ik_two_bone_kernel(A, B, C, T, FWD, RG, MG, PG, buf, root_out, mid_out, bad):
-    """The demo formulation of :func:`ik_two_bone_numpy`, one fused pass per element."""
-    N = A.shape[0]
-    for i in nb.prange(N):
-        ax, ay, az = A[i, 0], A[i, 1], A[i, 2]
-        bx, by, bz = B[i, 0], B[i, 1], B[i, 2]
-        cx, cy, cz = C[i, 0], C[i, 1], C[i, 2]
-        tx, ty, tz = T[i, 0], T[i, 1], T[i, 2]
-        lab = math.sqrt((bx - ax) ** 2 + (by - ay) ** 2 + (bz - az) ** 2)
-        lcb = math.sqrt((bx - cx) ** 2 + (by - cy) ** 2 + (bz - cz) ** 2)
-        if lab <= 1e-12 or lcb <= 1e-12:
-            bad[i] = -1 if lab <= 1e-12 else -2
-            continue
-        bad[i] = 0
-        max_ext = lab + lcb - buf
-        tax, tay, taz = tx - ax, ty - ay, tz - az
-        if math.sqrt(tax * tax + tay * tay + taz * taz) > max_ext:
-            ux, uy, uz = _unit_eps_nb(tax, tay, taz)
-            tx, ty, tz = ax + max_ext * ux, ay + max_ext * uy, az + max_ext * uz
-        cax, cay, caz = _unit_eps_nb(cx - ax, cy - ay, cz - az)
-        fx, fy, fz = FWD[i, 0], FWD[i, 1], FWD[i, 2]
-        rx, ry, rz = _unit_eps_nb(cay * fz - caz * fy, caz * fx - cax * fz, cax * fy - cay * fx)
-        lat = math.sqrt((tx - ax) ** 2 + (ty - ay) ** 2 + (tz - az) ** 2)
-        bax, bay, baz = _unit_eps_nb(bx - ax, by - ay, bz - az)
-        abx, aby, abz = _unit_eps_nb(ax - bx, ay - by, az - bz)
-        cbx, cby, cbz = _unit_eps_nb(cx - bx, cy - by, cz - bz)
-        ac_ab_0 = _acos_clip(cax * bax + cay * bay + caz * baz)
-        ba_bc_0 = _acos_clip(abx * cbx + aby * cby + abz * cbz)
-        ac_ab_1 = _acos_clip((lcb * lcb - lab * lab - lat * lat) / (-2.0 * lab * lat))
-        ba_bc_1 = _acos_clip((lat * lat - lab * lab - lcb * lcb) / (-2.0 * lab * lcb))
-        h0 = 0.5 * (ac_ab_1 - ac_ab_0)
-        s0 = math.sin(h0)
-        r0w, r0x, r0y, r0z = math.cos(h0), s0 * rx, s0 * ry, s0 * rz
-        h1 = 0.5 * (ba_bc_1 - ba_bc_0)
-        s1 = math.sin(h1)
-        r1w, r1x, r1y, r1z = math.cos(h1), s1 * rx, s1 * ry, s1 * rz
-        tax, tay, taz = _unit_eps_nb(tx - ax, ty - ay, tz - az)
-        h2 = 0.5 * _acos_clip(cax * tax + cay * tay + caz * taz)
-        wx, wy, wz = _unit_eps_nb(cay * taz - caz * tay, caz * tax - cax * taz, cax * tay - cay * tax)
-        s2 = math.sin(h2)
-        r2w, r2x, r2y, r2z = math.cos(h2), s2 * wx, s2 * wy, s2 * wz
-        gw, gx, gy, gz = RG[i, 0], RG[i, 1], RG[i, 2], RG[i, 3]
-        qw, qx, qy, qz = _mul_nb(r0w, r0x, r0y, r0z, gw, gx, gy, gz)
-        qw, qx, qy, qz = _mul_nb(r2w, r2x, r2y, r2z, qw, qx, qy, qz)
-        qw, qx, qy, qz = _mul_nb(PG[i, 0], -PG[i, 1], -PG[i, 2], -PG[i, 3], qw, qx, qy, qz)
-        root_out[i, 0], root_out[i, 1], root_out[i, 2], root_out[i, 3] = qw, qx, qy, qz
-        qw, qx, qy, qz = _mul_nb(r1w, r1x, r1y, r1z, MG[i, 0], MG[i, 1], MG[i, 2], MG[i, 3])
-        qw, qx, qy, qz = _mul_nb(gw, -gx, -gy, -gz, qw, qx, qy, qz)
-        mid_out[i, 0], mid_out[i, 1], mid_out[i, 2], mid_out[i, 3] = qw, qx, qy, qz
-
-
 def _flat(x: Array, shape: tuple[int, ...], width: int) -> Array:
     return np.ascontiguousarray(np.broadcast_to(x, shape + (width,)).reshape(-1, width))
 
@@ -583,9 +389,10 @@ def _raise_zero_bone(code: NDArray[np.int8], shape: tuple[int, ...]) -> None:
 
 
 def _backend(backend: str) -> str:
-    if backend not in ("auto", "numba", "numpy"):
-        raise IKError(f"backend must be 'auto', 'numba' or 'numpy', got {backend!r}")
-    return "numpy" if backend == "numpy" else "numba"
+    # "numba" is the old name of the compiled back end, still accepted
+    if backend not in ("auto", "compiled", "numba", "numpy"):
+        raise IKError(f"backend must be 'auto', 'compiled' or 'numpy', got {backend!r}")
+    return "numpy" if backend == "numpy" else "compiled"
 
 
 def two_bone(root: ArrayLike, mid: ArrayLike, end: ArrayLike, target: ArrayLike,
@@ -598,8 +405,8 @@ def two_bone(root: ArrayLike, mid: ArrayLike, end: ArrayLike, target: ArrayLike,
     global rotation of the root's parent and ``root_local``/``mid_local`` the current local
     rotations. With ``R1 = simple(b - a, b' - a)`` and ``R2 = simple(R1 (c - b), c' - b')``:
     ``root_local' = (P⁻¹ R1 P) root_local`` and ``mid_local' = (G'⁻¹ R2 G') mid_local``, ``G' = R1 P root_local``.
-    New positions come from :func:`two_bone_positions`. ``backend``: "auto"/"numba" (fused
-    kernel) or "numpy" (:func:`two_bone_numpy`, the reference).
+    New positions come from :func:`two_bone_positions`. ``backend``: "auto"/"compiled" (the
+    C++ core) or "numpy" (:func:`two_bone_numpy`, the reference).
     """
     if _backend(backend) == "numpy":
         return two_bone_numpy(root, mid, end, target, root_parent_rotation, root_local, mid_local, pole)
@@ -614,7 +421,7 @@ def two_bone(root: ArrayLike, mid: ArrayLike, end: ArrayLike, target: ArrayLike,
     root_o, mid_o = np.empty((n, 4)), np.empty((n, 4))
     knee_o, foot_o = np.empty((n, 3)), np.empty((n, 3))
     case = np.empty(n, np.int8)
-    _two_bone_kernel(_flat(a, lead, 3), _flat(b, lead, 3), _flat(c, lead, 3), _flat(t, lead, 3),
+    _core.two_bone(_flat(a, lead, 3), _flat(b, lead, 3), _flat(c, lead, 3), _flat(t, lead, 3),
                      np.zeros((1, 3)) if pl is None else _flat(pl, lead, 3), pl is not None,
                      _flat(P, lead, 4), _flat(Lk, lead, 4), _flat(Lj, lead, 4), root_o, mid_o, knee_o, foot_o, case)
     _raise_zero_bone(case, lead)
@@ -632,7 +439,7 @@ def ik_two_bone(bone_root: ArrayLike, bone_mid: ArrayLike, bone_end: ArrayLike, 
     and ``acos((l_at² - l_ab² - l_cb²) / (-2 l_ab l_cb))`` at the mid joint, applied about
     ``normalize((end - root) x fwd)``; a final swing turns root->end onto root->target.
     Inputs are ``[..., 3]`` positions / ``[..., 4]`` global rotations, broadcast together.
-    ``backend``: "auto"/"numba" (fused kernel) or "numpy" (:func:`ik_two_bone_numpy`).
+    ``backend``: "auto"/"compiled" (the C++ core) or "numpy" (:func:`ik_two_bone_numpy`).
     """
     if _backend(backend) == "numpy":
         return ik_two_bone_numpy(bone_root, bone_mid, bone_end, target, fwd, bone_root_gr, bone_mid_gr,
@@ -643,7 +450,7 @@ def ik_two_bone(bone_root: ArrayLike, bone_mid: ArrayLike, bone_end: ArrayLike, 
     n = int(np.prod(lead, dtype=np.int64))
     ro, mo = np.empty((n, 4)), np.empty((n, 4))
     bad = np.empty(n, np.int8)
-    _ik_two_bone_kernel(_flat(a, lead, 3), _flat(b, lead, 3), _flat(c, lead, 3), _flat(t, lead, 3), _flat(f, lead, 3),
+    _core.ik_two_bone(_flat(a, lead, 3), _flat(b, lead, 3), _flat(c, lead, 3), _flat(t, lead, 3), _flat(f, lead, 3),
                         _flat(rg, lead, 4), _flat(mg, lead, 4), _flat(pg, lead, 4), float(max_length_buffer), ro, mo, bad)
     _raise_zero_bone(bad, lead)
     return ro.reshape(lead + (4,)), mo.reshape(lead + (4,))

@@ -13,7 +13,7 @@ ancestor. One step solves the damped normal equations
 
     (J^T W J + mu P + lambda I) dx = J^T W e + mu P r_posture
 
-per pose in a small compiled kernel (:func:`_dls_normal_step`, a flat loop over poses with a
+per pose in a small compiled kernel (``_core.dls_normal_step``, a flat loop over poses with a
 Cholesky solve); everything else is numpy over the whole batch.
 
 Limits (top priority) by the clamping loop: after each step the pose is projected into the
@@ -40,11 +40,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
-import numba
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .. import quat
+from .. import _core, quat
 from ..errors import IKError
 from ..skeleton import Motion, Skeleton, forward_kinematics_arrays
 
@@ -79,177 +78,6 @@ class WholeBodyResult:
         pos = np.repeat(lp[None], F, axis=0)
         pos[:, 0] = self.root_positions
         return Motion(skeleton, self.rotations.copy(), pos, frame_time)
-
-
-# --------------------------------------------------------------------------- compiled step
-@numba.njit(cache=True, nogil=True, fastmath=True)
-def _envelope_cholesky_solve(A, first, b, x):  # pragma: no cover - compiled
-    """Solve A x = b for a symmetric positive definite A whose row i is zero left of
-    ``first[i]`` (overwritten by its Cholesky factor, which keeps that envelope)."""
-    n = A.shape[0]
-    for i in range(n):
-        fi = first[i]
-        for j in range(fi, i):
-            k0 = max(fi, first[j])
-            s = A[i, j]
-            for k in range(k0, j):
-                s -= A[i, k] * A[j, k]
-            A[i, j] = s / A[j, j]
-        s = A[i, i]
-        for k in range(fi, i):
-            s -= A[i, k] * A[i, k]
-        A[i, i] = np.sqrt(s if s > 1e-300 else 1e-300)
-    for i in range(n):
-        s = b[i]
-        for k in range(first[i], i):
-            s -= A[i, k] * x[k]
-        x[i] = s / A[i, i]
-    for i in range(n - 1, -1, -1):
-        x[i] /= A[i, i]
-        xi = x[i]
-        for k in range(first[i], i):
-            x[k] -= A[i, k] * xi
-
-
-@numba.njit(cache=True, nogil=True, fastmath=True)
-def _dls_normal_step(gp, tgt, wp, ro, wo, rp, wr, nrm, lam, chain, chain_len, off, first, free, dx, push):  # pragma: no cover
-    """One damped least-squares step per pose f (see the module docstring).
-
-    gp [F, J, 3] current global positions, tgt/wp targets and weights (0 = none), ro/wo
-    orientation residuals (world rotation vectors) and weights, rp/wr posture residuals (world
-    rotation vectors at each joint) and weights, nrm [F, J, 3] blocked directions of clamped
-    joints (0 = free), lam [F] damping, chain [J, D] joint k then its ancestors up to the root,
-    off [J] where each joint's unknowns sit in the system (leaves first, root, then the
-    translation at 3J: the Cholesky factor then has no fill outside the envelope ``first``),
-    free [3 + 3J] 1 for free unknowns (in the caller's order: translation, then joints). Writes dx [F, 3 + 3J] (translation, then w per joint) and
-    push [F, J]: for clamped joints, the descent direction along the blocked one (> 0: the tasks
-    still push the joint out of its limit; < 0: they pull it back in, so it can be released)."""
-    F, J = gp.shape[0], gp.shape[1]
-    N = 3 + 3 * J
-    A = np.empty((N, N))
-    b = np.empty(N)
-    x = np.empty(N)
-    ot = 3 * J
-    fr = np.empty(N, np.uint8)
-    for i in range(3):
-        fr[ot + i] = free[i]
-    for a in range(J):
-        for r in range(3):
-            fr[off[a] + r] = free[3 + 3 * a + r]
-    for f in range(F):
-        A[:, :] = 0.0
-        b[:] = 0.0
-        for k in range(J):
-            L = chain_len[k]
-            w = wp[f, k]
-            if w > 0.0:
-                ex = tgt[f, k, 0] - gp[f, k, 0]
-                ey = tgt[f, k, 1] - gp[f, k, 1]
-                ez = tgt[f, k, 2] - gp[f, k, 2]
-                A[ot, ot] += w
-                A[ot + 1, ot + 1] += w
-                A[ot + 2, ot + 2] += w
-                b[ot] += w * ex
-                b[ot + 1] += w * ey
-                b[ot + 2] += w * ez
-                for ia in range(1, L):
-                    a = chain[k, ia]
-                    oa = off[a]
-                    dax = gp[f, k, 0] - gp[f, a, 0]
-                    day = gp[f, k, 1] - gp[f, a, 1]
-                    daz = gp[f, k, 2] - gp[f, a, 2]
-                    # column block of a is -[d_a]x: rhs gets d_a x e, translation coupling -[d_a]x
-                    b[oa] += w * (day * ez - daz * ey)
-                    b[oa + 1] += w * (daz * ex - dax * ez)
-                    b[oa + 2] += w * (dax * ey - day * ex)
-                    A[ot + 0, oa + 1] += w * daz
-                    A[ot + 0, oa + 2] -= w * day
-                    A[ot + 1, oa] -= w * daz
-                    A[ot + 1, oa + 2] += w * dax
-                    A[ot + 2, oa] += w * day
-                    A[ot + 2, oa + 1] -= w * dax
-                    A[oa + 1, ot + 0] += w * daz
-                    A[oa + 2, ot + 0] -= w * day
-                    A[oa, ot + 1] -= w * daz
-                    A[oa + 2, ot + 1] += w * dax
-                    A[oa, ot + 2] += w * day
-                    A[oa + 1, ot + 2] -= w * dax
-                    for ib in range(1, L):
-                        c = chain[k, ib]
-                        oc = off[c]
-                        dcx = gp[f, k, 0] - gp[f, c, 0]
-                        dcy = gp[f, k, 1] - gp[f, c, 1]
-                        dcz = gp[f, k, 2] - gp[f, c, 2]
-                        dot = dax * dcx + day * dcy + daz * dcz
-                        # [d_a]x^T [d_c]x = (d_a . d_c) I - d_c d_a^T
-                        A[oa, oc] += w * (dot - dcx * dax)
-                        A[oa, oc + 1] -= w * dcx * day
-                        A[oa, oc + 2] -= w * dcx * daz
-                        A[oa + 1, oc] -= w * dcy * dax
-                        A[oa + 1, oc + 1] += w * (dot - dcy * day)
-                        A[oa + 1, oc + 2] -= w * dcy * daz
-                        A[oa + 2, oc] -= w * dcz * dax
-                        A[oa + 2, oc + 1] -= w * dcz * day
-                        A[oa + 2, oc + 2] += w * (dot - dcz * daz)
-            w = wo[f, k]
-            if w > 0.0:
-                for ia in range(L):
-                    oa = off[chain[k, ia]]
-                    b[oa] += w * ro[f, k, 0]
-                    b[oa + 1] += w * ro[f, k, 1]
-                    b[oa + 2] += w * ro[f, k, 2]
-                    for ib in range(L):
-                        oc = off[chain[k, ib]]
-                        A[oa, oc] += w
-                        A[oa + 1, oc + 1] += w
-                        A[oa + 2, oc + 2] += w
-        for a in range(J):
-            oa = off[a]
-            w = wr[f, a]
-            for r in range(3):
-                A[oa + r, oa + r] += w
-                b[oa + r] += w * rp[f, a, r]
-        for i in range(N):
-            A[i, i] += lam[f]
-        # clamped joints: project their columns and rows onto the plane normal to the blocked
-        # direction n (P = I - n n^T), then pin the motion along n to zero
-        for a in range(J):
-            nx, ny, nz = nrm[f, a, 0], nrm[f, a, 1], nrm[f, a, 2]
-            if nx * nx + ny * ny + nz * nz == 0.0:
-                continue
-            oa = off[a]
-            for r in range(N):
-                s = A[r, oa] * nx + A[r, oa + 1] * ny + A[r, oa + 2] * nz
-                A[r, oa] -= s * nx
-                A[r, oa + 1] -= s * ny
-                A[r, oa + 2] -= s * nz
-            for c in range(N):
-                s = A[oa, c] * nx + A[oa + 1, c] * ny + A[oa + 2, c] * nz
-                A[oa, c] -= s * nx
-                A[oa + 1, c] -= s * ny
-                A[oa + 2, c] -= s * nz
-            s = b[oa] * nx + b[oa + 1] * ny + b[oa + 2] * nz
-            push[f, a] = s
-            b[oa] -= s * nx
-            b[oa + 1] -= s * ny
-            b[oa + 2] -= s * nz
-            n3 = (nx, ny, nz)
-            for r in range(3):
-                for c in range(3):
-                    A[oa + r, oa + c] += n3[r] * n3[c]
-        for i in range(N):
-            if fr[i] == 0:
-                for c in range(N):
-                    A[i, c] = 0.0
-                    A[c, i] = 0.0
-                A[i, i] = 1.0
-                b[i] = 0.0
-        _envelope_cholesky_solve(A, first, b, x)
-        for i in range(3):
-            dx[f, i] = x[ot + i] if fr[ot + i] != 0 else 0.0
-        for a in range(J):
-            for r in range(3):
-                dx[f, 3 + 3 * a + r] = x[off[a] + r] if fr[off[a] + r] != 0 else 0.0
 
 
 # --------------------------------------------------------------------------- the solver
@@ -716,7 +544,7 @@ class WholeBodyIK:
                 nrm = np.where(cl[idx][..., None] & (nn > 1e-12), n / np.maximum(nn, 1e-300), 0.0)
                 dxi = np.empty((idx.size, 3 + 3 * J))
                 pi = np.zeros((idx.size, J))
-                _dls_normal_step(gp[idx], tgt[idx], wp[idx], ro_arr[idx], wo[idx], rp[idx], wr[idx], nrm, lam[idx],
+                _core.dls_normal_step(gp[idx], tgt[idx], wp[idx], ro_arr[idx], wo[idx], rp[idx], wr[idx], nrm, lam[idx],
                                  self._chain, self._chain_len, self._off, self._first, free, dxi, pi)
                 push[idx] = pi
                 omega = dxi[:, 3:].reshape(idx.size, J, 3)
