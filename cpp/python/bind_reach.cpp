@@ -1,7 +1,45 @@
+// Reach windows (Blow 2002).
 #include "bind.hpp"
+#include "jointlimits/reach.hpp"
 
 namespace jlbind {
 
-void bind_reach(nb::module_& m) { (void)m; }
+/// Check a window table and wrap it (W windows, V vertices in all).
+jointlimits::ReachWindows reach_windows(const CArr& wn, const CArr& we1, const CArr& we2, const CArr& wc,
+                                        const IArr& wvs, const CArr& verts, const CArr& eg) {
+    const int64_t W = wn.shape(0);
+    check_shape(wn, "wn", {W, 3});
+    check_shape(we1, "we1", {W, 3});
+    check_shape(we2, "we2", {W, 3});
+    check_shape(wc, "wc", {W, 2});
+    check_shape(wvs, "wvs", {W + 1});
+    const int64_t V = verts.shape(0);
+    check_shape(verts, "verts", {V, 2});
+    check_shape(eg, "eg", {V, 3});
+    for (int64_t w = 0; w < W; ++w)
+        if (wvs.data()[w] < 0 || wvs.data()[w + 1] < wvs.data()[w] || wvs.data()[w + 1] > V)
+            throw std::invalid_argument("_core: corrupt window table");
+    return {wn.data(), we1.data(), we2.data(), wc.data(), wvs.data(), verts.data(), eg.data()};
+}
+
+void bind_reach(nb::module_& m) {
+    m.def(
+        "reach_project",
+        [](CArr q, CArr ref, CArr axis, double tmid, double thalf, CArr wn, CArr we1, CArr we2, CArr wc, IArr wvs,
+           CArr verts, CArr eg, double slack, Arr out) {
+            const int64_t n = q.shape(0);
+            check_shape(q, "q", {n, 4});
+            check_shape(out, "out", {n, 4});
+            check_shape(ref, "ref", {4});
+            check_shape(axis, "axis", {3});
+            const jointlimits::ReachWindows W = reach_windows(wn, we1, we2, wc, wvs, verts, eg);
+            const double* r = ref.data();
+            const double* a = axis.data();
+            nb::gil_scoped_release nogil;
+            jointlimits::reach_project(q.data(), n, {r[0], r[1], r[2], r[3]}, {a[0], a[1], a[2]}, tmid, thalf,
+                                       wn.shape(0), W, slack, out.data());
+        },
+        "Reach-window projection of rotations q [n, 4] into out [n, 4].");
+}
 
 }  // namespace jlbind

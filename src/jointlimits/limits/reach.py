@@ -27,7 +27,7 @@ import numba as nb
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .. import quat
+from .. import _core, quat
 from ..errors import LimitsError
 
 __all__ = ["ReachWindow", "ReachWindowLimit"]
@@ -380,7 +380,7 @@ class ReachWindowLimit:
             raise LimitsError(f"rotations must be [..., 4], got shape {q.shape}")
         flat = np.ascontiguousarray(q.reshape(-1, 4))
         out = np.empty_like(flat)
-        _rw_project_batch(flat, self.reference, self.axis, self._tmid, self._thalf, self._wn, self._we1,
+        _core.reach_project(flat, self.reference, self.axis, self._tmid, self._thalf, self._wn, self._we1,
                           self._we2, self._wc, self._wvs, self._verts, self._eg, _SLACK, out)
         return out.reshape(q.shape)
 
