@@ -9,6 +9,8 @@
 #include <limits>
 #include <vector>
 
+#include "fastmath.hpp"
+
 namespace jointlimits {
 
 inline double clampd(double x, double lo, double hi) {
@@ -507,7 +509,7 @@ inline void soften_point(double ox, double oy, double oz, double px, double py, 
     const double dx = ox - px, dy = oy - py, dz = oz - pz;
     const double d = std::sqrt(dx * dx + dy * dy + dz * dz);
     if (d > eps) {
-        const double s = std::tanh(falloff * d) * radius / d;
+        const double s = fastmath::tanh_pos(falloff * d) * radius / d;
         o[0] = px + dx * s, o[1] = py + dy * s, o[2] = pz + dz * s;
     } else {
         o[0] = px, o[1] = py, o[2] = pz;

@@ -36,6 +36,23 @@ struct PackedLimit {
     PackedShape a, b;
 };
 
+/// Scaled angle axis 2 log(q) of a rotation on its short cover (q.w >= 0).
+inline Vec3 lim_log2(const Quat& q) {
+    const double n = std::sqrt(q.x * q.x + q.y * q.y + q.z * q.z);
+    const double s = n > 1e-8 ? 2.0 * fastmath::atan2_q1(n, q.w) / n : 2.0;
+    return {q.x * s, q.y * s, q.z * s};
+}
+
+/// exp(v / 2): the rotation of a scaled angle axis.
+inline Quat lim_exp2(const Vec3& v) {
+    const double hx = 0.5 * v.x, hy = 0.5 * v.y, hz = 0.5 * v.z;
+    const double a = std::sqrt(hx * hx + hy * hy + hz * hz);
+    double sn, cs;
+    fastmath::sincos_pos(a, sn, cs);
+    const double s = a > 1e-8 ? sn / a : 1.0 - a * a / 6.0;
+    return {cs, hx * s, hy * s, hz * s};
+}
+
 /// Closest point of one shape (points inside come back unchanged, bit for bit).
 inline Vec3 project_point(const Vec3& p, const PackedShape& s) {
     const double x = p.x, y = p.y, z = p.z;
@@ -177,19 +194,19 @@ inline void limit_step(const PackedLimit& L, const double* q, std::size_t n, boo
         bool inside;
         Quat A{1, 0, 0, 0}, B{1, 0, 0, 0};
         if (L.mode == 0) {
-            Vec3 v = log2(r), h;
+            Vec3 v = lim_log2(r), h;
             detail::project_covers(v, h, L.a, long_cover);
             inside = h.x == v.x && h.y == v.y && h.z == v.z;
             if (!inside) {
                 const Vec3 s = soft_on ? detail::soften3(v, h, falloff, radius) : h;
-                A = exp2(s);
-                B = (want_hard && soft_on) ? exp2(h) : A;
+                A = lim_exp2(s);
+                B = (want_hard && soft_on) ? lim_exp2(h) : A;
             }
         } else {
             Quat sw, tw;
             swing_twist(r, ta, sw, tw);
-            Vec3 v = log2(sw), h;
-            const Vec3 u = log2(tw);
+            Vec3 v = lim_log2(sw), h;
+            const Vec3 u = lim_log2(tw);
             detail::project_covers(v, h, L.a, long_cover);
             Vec3 g, k;
             if (L.mode == 1) {
@@ -204,7 +221,7 @@ inline void limit_step(const PackedLimit& L, const double* q, std::size_t n, boo
                 double st = pp;
                 if (soft_on) {
                     const double dd = std::abs(pp - t);
-                    if (dd > 1e-5) st = pp + std::copysign(1.0, t - pp) * std::tanh(falloff * dd) * radius;
+                    if (dd > 1e-5) st = pp + std::copysign(1.0, t - pp) * fastmath::tanh_pos(falloff * dd) * radius;
                 }
                 g = {ht * ta.x, ht * ta.y, ht * ta.z};
                 k = {st * ta.x, st * ta.y, st * ta.z};
@@ -217,8 +234,8 @@ inline void limit_step(const PackedLimit& L, const double* q, std::size_t n, boo
                          1e-15 * (1.0 + std::abs(u.x) + std::abs(u.y) + std::abs(u.z));
             if (!inside) {
                 const Vec3 s = soft_on ? detail::soften3(v, h, falloff, radius) : h;
-                A = qmul(exp2(s), exp2(k));
-                B = (want_hard && soft_on) ? qmul(exp2(h), exp2(g)) : A;
+                A = qmul(lim_exp2(s), lim_exp2(k));
+                B = (want_hard && soft_on) ? qmul(lim_exp2(h), lim_exp2(g)) : A;
             }
         }
         double* oi = out + i * stride;
@@ -243,7 +260,7 @@ inline void to_limit_space(const double* q, std::size_t n, const double* ref, do
     for (std::size_t i = 0; i < n; ++i) {
         Quat r = qmul(iref, Quat{q[4 * i], q[4 * i + 1], q[4 * i + 2], q[4 * i + 3]});
         if (r.w < 0.0) r = qneg(r);
-        const Vec3 v = log2(r);
+        const Vec3 v = lim_log2(r);
         out[3 * i] = v.x, out[3 * i + 1] = v.y, out[3 * i + 2] = v.z;
     }
 }
@@ -251,7 +268,7 @@ inline void to_limit_space(const double* q, std::size_t n, const double* ref, do
 /// ref * exp(v / 2) for limit-space points v [n, 3] -> out [n, 4].
 inline void from_limit_space(const double* v, std::size_t n, const double* ref, double* out) {
     const Quat r{ref[0], ref[1], ref[2], ref[3]};
-    for (std::size_t i = 0; i < n; ++i) detail::store(out + 4 * i, qmul(r, exp2(Vec3{v[3 * i], v[3 * i + 1], v[3 * i + 2]})));
+    for (std::size_t i = 0; i < n; ++i) detail::store(out + 4 * i, qmul(r, lim_exp2(Vec3{v[3 * i], v[3 * i + 1], v[3 * i + 2]})));
 }
 
 /// A whole skeleton's limits: joint index and packed limit per limited joint (any order: each
