@@ -1,9 +1,12 @@
-// Inline double-precision atan2 (first quadrant), sin/cos and tanh for the limit step. glibc's
-// versions are out-of-line calls with slow paths; these are branch-light polynomials (Cephes'
-// coefficients, Moshier, public domain algorithms) accurate to 1-2 ulp, so the step keeps its
-// float64 results to ~1e-16 while its transcendental cost drops by half.
+// Inline double-precision atan2 (first quadrant), sin/cos, exp and tanh for the limit step.
+// glibc's versions are out-of-line calls with slow paths, which also keep loops from vectorising;
+// these are select-only polynomials (Cephes' coefficients, S. Moshier's public-domain algorithms)
+// accurate to 1-2 ulp, written so GCC vectorises the loops that call them. The step's batched
+// phases and its one-rotation path call the same functions, so both give identical bits.
 #pragma once
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 
 namespace jointlimits {
 namespace fastmath {
@@ -14,14 +17,13 @@ constexpr double kMoreBits = 6.123233995736765886130e-17;
 
 /// atan2(n, w) for n >= 0, w >= 0 (a rotation's half angle on its short cover), in [0, pi/2].
 inline double atan2_q1(double n, double w) {
-    double y, x, more;
-    if (n > 2.41421356237309504880 * w) {  // tan(3 pi / 8)
-        y = kPiO2, x = -w / n, more = kMoreBits;
-    } else if (n <= 0.66 * w) {
-        y = 0.0, x = n / w, more = 0.0;
-    } else {
-        y = kPiO4, x = (n - w) / (n + w), more = 0.5 * kMoreBits;
-    }
+    const bool c1 = n > 2.41421356237309504880 * w;  // tan(3 pi / 8)
+    const bool c2 = n <= 0.66 * w;
+    const double num = c1 ? -w : (c2 ? n : n - w);
+    const double den = c1 ? n : (c2 ? w : n + w);
+    const double y = c1 ? kPiO2 : (c2 ? 0.0 : kPiO4);
+    const double more = c1 ? kMoreBits : (c2 ? 0.0 : 0.5 * kMoreBits);
+    const double x = num / den;
     const double z = x * x;
     const double p = (((-8.750608600031904122785e-1 * z - 1.615753718733365076637e1) * z - 7.500855792314704667340e1) * z -
                       1.228866684490136173410e2) * z - 6.485021904942025371773e1;
@@ -30,17 +32,13 @@ inline double atan2_q1(double n, double w) {
     return y + (x * (z * p / q) + x + more);
 }
 
-/// sin(x) and cos(x) for 0 <= x (exact reduction by pi/4 in three parts; glibc past 1e6).
-inline void sincos_pos(double x, double& s, double& c) {
-    if (!(x < 1e6)) {
-        s = std::sin(x);
-        c = std::cos(x);
-        return;
-    }
+/// sin(x) and cos(x) for 0 <= x < 1e6 (reduction by pi/4 in three exact parts).
+inline void sincos_small(double x, double& s, double& c) {
     double y = std::floor(x / kPiO4);
-    long j = static_cast<long>(y);
-    if (j & 1) ++j, y += 1.0;
-    j &= 7;
+    int j = static_cast<int>(y);
+    const int odd = j & 1;
+    j += odd;
+    y += static_cast<double>(odd);
     const double z = ((x - y * 7.85398125648498535156e-1) - y * 3.77489470793079817668e-8) - y * 2.69515142907905952645e-15;
     const double zz = z * z;
     const double ps = z + z * (zz * (((((1.58962301576546568060e-10 * zz - 2.50507477628578072866e-8) * zz +
@@ -49,26 +47,48 @@ inline void sincos_pos(double x, double& s, double& c) {
     const double pc = 1.0 - 0.5 * zz + zz * zz * (((((-1.13585365213876817300e-11 * zz + 2.08757008419747316778e-9) * zz -
                                                        2.75573141792967388112e-7) * zz + 2.48015872888517045348e-5) * zz -
                                                      1.38888888888730564116e-3) * zz + 4.16666666666665929218e-2);
-    // octant j in {0, 2, 4, 6}: rotate (sin, cos) by j * pi/4
-    switch (j) {
-        case 0: s = ps, c = pc; break;
-        case 2: s = pc, c = -ps; break;
-        case 4: s = -ps, c = -pc; break;
-        default: s = -pc, c = ps; break;
+    // octant j in {0, 2, 4, 6}: (sin, cos) of j pi/4 + z
+    const bool swap = (j & 2) != 0;
+    const double s0 = swap ? pc : ps, c0 = swap ? ps : pc;
+    s = (j & 4) ? -s0 : s0;
+    c = ((j + 2) & 4) ? -c0 : c0;
+}
+
+/// sin(x) and cos(x) for 0 <= x (glibc past 1e6).
+inline void sincos_pos(double x, double& s, double& c) {
+    if (!(x < 1e6)) {
+        s = std::sin(x);
+        c = std::cos(x);
+        return;
     }
+    sincos_small(x, s, c);
+}
+
+/// exp(x) for 0 <= x <= 45 (Pade form of e^r on |r| <= ln2 / 2, times 2^n built from bits).
+inline double exp_small(double x) {
+    const double fn = std::floor(1.4426950408889634073599 * x + 0.5);
+    const double r = (x - fn * 6.93145751953125e-1) - fn * 1.42860682030941723212e-6;
+    const double rr = r * r;
+    const double px = r * ((1.26177193074810590878e-4 * rr + 3.02994407707441961300e-2) * rr + 9.99999999999999999910e-1);
+    const double qx = ((3.00198505138664455042e-6 * rr + 2.52448340349684104192e-3) * rr + 2.27265548208155028766e-1) * rr +
+                      2.00000000000000000009e0;
+    const double e = 1.0 + 2.0 * (px / (qx - px));
+    const int64_t bits = static_cast<int64_t>(static_cast<int>(fn) + 1023) << 52;
+    double p2;
+    std::memcpy(&p2, &bits, sizeof p2);
+    return e * p2;
 }
 
 /// tanh(x) for x >= 0.
 inline double tanh_pos(double x) {
-    if (x >= 0.625) {
-        if (x > 22.0) return 1.0;  // 1 - tanh(22) < 2^-63
-        const double s = std::exp(2.0 * x);
-        return 1.0 - 2.0 / (s + 1.0);
-    }
-    const double s = x * x;
-    const double p = (-9.64399179425052238628e-1 * s - 9.92877231001918586564e1) * s - 1.61468768441708447952e3;
-    const double q = ((s + 1.12811678491632931402e2) * s + 2.23548839060100448583e3) * s + 4.84406305325125486048e3;
-    return x + x * s * (p / q);
+    const double xe = x < 22.0 ? x : 22.0;  // 1 - tanh(22) is below half an ulp of 1
+    const double s = exp_small(2.0 * xe);
+    const double big = 1.0 - 2.0 / (s + 1.0);
+    const double ss = x * x;
+    const double p = (-9.64399179425052238628e-1 * ss - 9.92877231001918586564e1) * ss - 1.61468768441708447952e3;
+    const double q = ((ss + 1.12811678491632931402e2) * ss + 2.23548839060100448583e3) * ss + 4.84406305325125486048e3;
+    const double small = x + x * ss * (p / q);
+    return x < 0.625 ? small : big;
 }
 
 }  // namespace fastmath

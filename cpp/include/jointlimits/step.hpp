@@ -176,11 +176,194 @@ inline Vec3 soften3(const Vec3& o, const Vec3& p, double falloff, double radius)
 inline void store(double* o, const Quat& q) { o[0] = q.w, o[1] = q.x, o[2] = q.y, o[3] = q.z; }
 }  // namespace detail
 
+namespace detail {
+constexpr int kChunk = 64;  // rows per phase: the temporaries (~16 kB) stay in L1
+
+/// v = 2 log(q) for rows of (x, y, z, w) in SoA form (short cover, w >= 0); vectorised.
+inline void log2_rows(int m, const double* X, const double* Y, const double* Z, const double* W, double* VX,
+                      double* VY, double* VZ) {
+    for (int i = 0; i < m; ++i) {
+        const double n = std::sqrt(X[i] * X[i] + Y[i] * Y[i] + Z[i] * Z[i]);
+        const double th = fastmath::atan2_q1(n, W[i]);
+        const double s = n > 1e-8 ? 2.0 * th / n : 2.0;
+        VX[i] = X[i] * s, VY[i] = Y[i] * s, VZ[i] = Z[i] * s;
+    }
+}
+
+/// exp(v / 2) of rows in SoA form; vectorised. Returns false if some |v| / 2 >= 1e6 (then redo
+/// those rows with lim_exp2).
+inline bool exp2_rows(int m, const double* VX, const double* VY, const double* VZ, double* QW, double* QX,
+                      double* QY, double* QZ) {
+    bool ok = true;
+    for (int i = 0; i < m; ++i) {
+        const double hx = 0.5 * VX[i], hy = 0.5 * VY[i], hz = 0.5 * VZ[i];
+        const double a = std::sqrt(hx * hx + hy * hy + hz * hz);
+        ok &= a < 1e6;
+        double sn, cs;
+        fastmath::sincos_small(a < 1e6 ? a : 0.0, sn, cs);
+        const double s = a > 1e-8 ? sn / a : 1.0 - a * a / 6.0;
+        QW[i] = cs, QX[i] = hx * s, QY[i] = hy * s, QZ[i] = hz * s;
+    }
+    return ok;
+}
+
+/// Softened points S = H + (V - H) tanh(falloff d) radius / d (d = |V - H| > 1e-5), else H.
+inline void soften_rows(int m, const double* VX, const double* VY, const double* VZ, const double* HX,
+                        const double* HY, const double* HZ, double falloff, double radius, double* SX, double* SY,
+                        double* SZ) {
+    for (int i = 0; i < m; ++i) {
+        const double dx = VX[i] - HX[i], dy = VY[i] - HY[i], dz = VZ[i] - HZ[i];
+        const double d = std::sqrt(dx * dx + dy * dy + dz * dz);
+        const bool far = d > 1e-5;
+        const double k = fastmath::tanh_pos(falloff * d) * radius / (far ? d : 1.0);
+        SX[i] = far ? HX[i] + dx * k : HX[i];
+        SY[i] = far ? HY[i] + dy * k : HY[i];
+        SZ[i] = far ? HZ[i] + dz * k : HZ[i];
+    }
+}
+
+/// The step of modes 0 and 1 on up to kChunk rows, in phases: the quaternion algebra and the
+/// transcendental functions run as vectorisable loops over the rows, only the projection onto
+/// the shape (branchy, shape dependent) one row at a time. Same operations as limit_step_row.
+template <int MODE>
+inline void limit_step_chunk(const PackedLimit& L, const double* q, int m, bool soft_on, double falloff,
+                             double radius, double* out, double* hard, std::size_t stride) {
+    alignas(64) double X[kChunk], Y[kChunk], Z[kChunk], W[kChunk];      // swing (or whole) relative rotation
+    alignas(64) double TX[kChunk], TY[kChunk], TZ[kChunk], TW[kChunk];  // twist
+    alignas(64) double VX[kChunk], VY[kChunk], VZ[kChunk];              // limit-space point
+    alignas(64) double UX[kChunk], UY[kChunk], UZ[kChunk];              // twist point
+    alignas(64) double HX[kChunk], HY[kChunk], HZ[kChunk];              // projection
+    alignas(64) double SX[kChunk], SY[kChunk], SZ[kChunk];              // softened
+    alignas(64) double TT[kChunk], TP[kChunk], TS[kChunk];              // twist angle, clamped, softened
+    alignas(64) double AW[kChunk], AX[kChunk], AY[kChunk], AZ[kChunk];
+    alignas(64) double BW[kChunk], BX[kChunk], BY[kChunk], BZ[kChunk];
+    alignas(64) double QW[kChunk], QX[kChunk], QY[kChunk], QZ[kChunk];  // the input rows, SoA
+    bool same[kChunk];
+    const Quat ref = L.ref;
+    const Vec3 ta = L.axis;
+    const bool long_cover = L.covers && L.a.f[15] > kPi;
+    const bool want_hard = hard != nullptr;
+    // relative rotation on the short cover (and its swing / twist)
+    for (int i = 0; i < m; ++i) {
+        const double* qi = q + i * stride;
+        QW[i] = qi[0], QX[i] = qi[1], QY[i] = qi[2], QZ[i] = qi[3];
+    }
+    for (int i = 0; i < m; ++i) {
+        const double qw = QW[i], qx = QX[i], qy = QY[i], qz = QZ[i];
+        // conj(ref) * q, as qmul(qconj(ref), q)
+        double w = ref.w * qw - (-ref.x) * qx - (-ref.y) * qy - (-ref.z) * qz;
+        double x = ref.w * qx + (-ref.x) * qw + (-ref.y) * qz - (-ref.z) * qy;
+        double y = ref.w * qy - (-ref.x) * qz + (-ref.y) * qw + (-ref.z) * qx;
+        double z = ref.w * qz + (-ref.x) * qy - (-ref.y) * qx + (-ref.z) * qw;
+        const bool neg = w < 0.0;
+        w = neg ? -w : w, x = neg ? -x : x, y = neg ? -y : y, z = neg ? -z : z;
+        if (MODE == 0) {
+            X[i] = x, Y[i] = y, Z[i] = z, W[i] = w;
+        } else {
+            const double d = x * ta.x + y * ta.y + z * ta.z;
+            double tw = w, tx = d * ta.x, ty = d * ta.y, tz = d * ta.z;
+            const double tn = std::sqrt(tw * tw + tx * tx + ty * ty + tz * tz);
+            const bool ok = tn > 1e-12;
+            const double dv = ok ? tn : 1.0;
+            tw = ok ? tw / dv : 1.0, tx = ok ? tx / dv : 0.0, ty = ok ? ty / dv : 0.0, tz = ok ? tz / dv : 0.0;
+            // swing = r conj(twist)
+            double sw = w * tw - x * (-tx) - y * (-ty) - z * (-tz);
+            double sx = w * (-tx) + x * tw + y * (-tz) - z * (-ty);
+            double sy = w * (-ty) - x * (-tz) + y * tw + z * (-tx);
+            double sz = w * (-tz) + x * (-ty) - y * (-tx) + z * tw;
+            const bool sn = sw < 0.0, tneg = tw < 0.0;
+            X[i] = sn ? -sx : sx, Y[i] = sn ? -sy : sy, Z[i] = sn ? -sz : sz, W[i] = sn ? -sw : sw;
+            TX[i] = tneg ? -tx : tx, TY[i] = tneg ? -ty : ty, TZ[i] = tneg ? -tz : tz, TW[i] = tneg ? -tw : tw;
+        }
+    }
+    log2_rows(m, X, Y, Z, W, VX, VY, VZ);
+    if (MODE == 1) log2_rows(m, TX, TY, TZ, TW, UX, UY, UZ);
+    // projection, one row at a time
+    const bool twist_cover = L.covers && std::max(-L.tlo, L.thi) > kPi;
+    for (int i = 0; i < m; ++i) {
+        Vec3 v{VX[i], VY[i], VZ[i]}, h;
+        project_covers(v, h, L.a, long_cover);
+        VX[i] = v.x, VY[i] = v.y, VZ[i] = v.z, HX[i] = h.x, HY[i] = h.y, HZ[i] = h.z;
+        bool in = h.x == v.x && h.y == v.y && h.z == v.z;
+        if (MODE == 1) {
+            const double ux = UX[i], uy = UY[i], uz = UZ[i];
+            double t = ux * ta.x + uy * ta.y + uz * ta.z;
+            double p = std::min(std::max(t, L.tlo), L.thi);
+            if (twist_cover) {
+                const double t2 = t >= 0 ? t - kTwoPi : t + kTwoPi;
+                const double p2 = std::min(std::max(t2, L.tlo), L.thi);
+                if (std::abs(p2 - t2) < std::abs(p - t)) t = t2, p = p2;
+            }
+            TT[i] = t, TP[i] = p;
+            const double gx = p * ta.x, gy = p * ta.y, gz = p * ta.z;
+            in = in && std::abs(gx - ux) + std::abs(gy - uy) + std::abs(gz - uz) <=
+                           1e-15 * (1.0 + std::abs(ux) + std::abs(uy) + std::abs(uz));
+        }
+        same[i] = in;
+    }
+    // softening
+    if (soft_on) {
+        soften_rows(m, VX, VY, VZ, HX, HY, HZ, falloff, radius, SX, SY, SZ);
+        if (MODE == 1)
+            for (int i = 0; i < m; ++i) {
+                const double p = TP[i], t = TT[i], dd = std::abs(p - t);
+                const double st = p + std::copysign(1.0, t - p) * fastmath::tanh_pos(falloff * dd) * radius;
+                TS[i] = dd > 1e-5 ? st : p;
+            }
+        if (MODE == 1)  // the softened twist must equal the hard one for the row to stay (as the scalar step)
+            for (int i = 0; i < m; ++i)
+                same[i] = same[i] && TS[i] * ta.x == TP[i] * ta.x && TS[i] * ta.y == TP[i] * ta.y &&
+                          TS[i] * ta.z == TP[i] * ta.z;
+    }
+    // back to rotations: ref * exp(S / 2) [* exp(K / 2)] (and the hard ones), on the caller's cover
+    for (int pass = 0; pass < ((want_hard && soft_on) ? 2 : 1); ++pass) {
+        const bool soft = soft_on && pass == 0;
+        const double* PX = soft ? SX : HX;
+        const double* PY = soft ? SY : HY;
+        const double* PZ = soft ? SZ : HZ;
+        if (!exp2_rows(m, PX, PY, PZ, AW, AX, AY, AZ))
+            for (int i = 0; i < m; ++i) {
+                const Quat a = lim_exp2(Vec3{PX[i], PY[i], PZ[i]});
+                AW[i] = a.w, AX[i] = a.x, AY[i] = a.y, AZ[i] = a.z;
+            }
+        if (MODE == 1) {
+            const double* K = soft ? TS : TP;
+            for (int i = 0; i < m; ++i) UX[i] = K[i] * ta.x, UY[i] = K[i] * ta.y, UZ[i] = K[i] * ta.z;
+            if (!exp2_rows(m, UX, UY, UZ, BW, BX, BY, BZ))
+                for (int i = 0; i < m; ++i) {
+                    const Quat b = lim_exp2(Vec3{UX[i], UY[i], UZ[i]});
+                    BW[i] = b.w, BX[i] = b.x, BY[i] = b.y, BZ[i] = b.z;
+                }
+            for (int i = 0; i < m; ++i) {
+                const Quat a = qmul(Quat{AW[i], AX[i], AY[i], AZ[i]}, Quat{BW[i], BX[i], BY[i], BZ[i]});
+                AW[i] = a.w, AX[i] = a.x, AY[i] = a.y, AZ[i] = a.z;
+            }
+        }
+        for (int i = 0; i < m; ++i) {
+            const Quat o = qmul(ref, Quat{AW[i], AX[i], AY[i], AZ[i]});
+            const bool flip = o.w * QW[i] + o.x * QX[i] + o.y * QY[i] + o.z * QZ[i] < 0.0;
+            AW[i] = same[i] ? QW[i] : (flip ? -o.w : o.w);
+            AX[i] = same[i] ? QX[i] : (flip ? -o.x : o.x);
+            AY[i] = same[i] ? QY[i] : (flip ? -o.y : o.y);
+            AZ[i] = same[i] ? QZ[i] : (flip ? -o.z : o.z);
+        }
+        double* dst = pass == 0 ? out : hard;
+        for (int i = 0; i < m; ++i) {
+            double* di = dst + i * stride;
+            di[0] = AW[i], di[1] = AX[i], di[2] = AY[i], di[3] = AZ[i];
+        }
+    }
+    if (want_hard && !soft_on)
+        for (int i = 0; i < m; ++i)
+            for (int c = 0; c < 4; ++c) hard[i * stride + c] = out[i * stride + c];
+}
+}  // namespace detail
+
 /// Limited rotations q [n, 4] -> out [n, 4] (softened when soft_on) and, if hard != nullptr, the
 /// unsoftened result. Rotations the projection leaves in place are copied through unchanged;
 /// results are on the caller's cover. q, out and hard may be strided by `stride` doubles per row.
-inline void limit_step(const PackedLimit& L, const double* q, std::size_t n, bool soft_on, double falloff,
-                       double radius, double* out, double* hard, std::size_t stride = 4) {
+inline void limit_step_rows(const PackedLimit& L, const double* q, std::size_t n, bool soft_on, double falloff,
+                            double radius, double* out, double* hard, std::size_t stride = 4) {
     using detail::store;
     const Quat ref = L.ref, iref = qconj(L.ref);
     const Vec3 ta = L.axis;
@@ -251,6 +434,27 @@ inline void limit_step(const PackedLimit& L, const double* q, std::size_t n, boo
         Quat hq = qmul(ref, B);
         if (hq.w * qq.w + hq.x * qq.x + hq.y * qq.y + hq.z * qq.z < 0.0) hq = qneg(hq);
         store(hard + i * stride, hq);
+    }
+}
+
+/// Limited rotations q [n, 4] -> out [n, 4] (softened when soft_on) and, if hard != nullptr, the
+/// unsoftened result; rows strided by `stride` doubles. Modes 0 and 1 run in vectorised chunks,
+/// the reference-quirks mode one row at a time.
+inline void limit_step(const PackedLimit& L, const double* q, std::size_t n, bool soft_on, double falloff,
+                       double radius, double* out, double* hard, std::size_t stride = 4) {
+    if (L.mode == 2) {
+        limit_step_rows(L, q, n, soft_on, falloff, radius, out, hard, stride);
+        return;
+    }
+    for (std::size_t s0 = 0; s0 < n; s0 += detail::kChunk) {
+        const int m = static_cast<int>(std::min<std::size_t>(detail::kChunk, n - s0));
+        const std::size_t off = s0 * stride;
+        if (L.mode == 0)
+            detail::limit_step_chunk<0>(L, q + off, m, soft_on, falloff, radius, out + off, hard ? hard + off : nullptr,
+                                        stride);
+        else
+            detail::limit_step_chunk<1>(L, q + off, m, soft_on, falloff, radius, out + off, hard ? hard + off : nullptr,
+                                        stride);
     }
 }
 
