@@ -15,12 +15,30 @@ constexpr double kPiO2 = 1.57079632679489661923;
 constexpr double kPiO4 = 0.78539816339744830962;
 constexpr double kMoreBits = 6.123233995736765886130e-17;
 
+/// floor(x) for 0 <= x < 2^51 in double arithmetic only (vectorises without SSE4.1 or int lanes).
+inline double floor_pos(double x) {
+    const double r = (x + 4503599627370496.0) - 4503599627370496.0;  // x rounded to an integer
+    const double rm = r - 1.0;
+    return r > x ? rm : r;
+}
+
+/// The integer value of 0 <= f < 2^51 (integer-valued) as uint64 bits (64-bit lanes only).
+inline uint64_t int_bits(double f) {
+    const double magic = f + 6755399441055744.0;  // 1.5 * 2^52: f lands in the low mantissa bits
+    uint64_t b;
+    std::memcpy(&b, &magic, sizeof b);
+    return b - uint64_t(0x4338000000000000);
+}
+
 /// atan2(n, w) for n >= 0, w >= 0 (a rotation's half angle on its short cover), in [0, pi/2].
 inline double atan2_q1(double n, double w) {
+    // every operand is computed before the selects: no arithmetic under a condition, so GCC
+    // if-converts and vectorises the callers' loops (IEEE trapping semantics stay on)
     const bool c1 = n > 2.41421356237309504880 * w;  // tan(3 pi / 8)
     const bool c2 = n <= 0.66 * w;
-    const double num = c1 ? -w : (c2 ? n : n - w);
-    const double den = c1 ? n : (c2 ? w : n + w);
+    const double mw = -w, nmw = n - w, npw = n + w;
+    const double num = c1 ? mw : (c2 ? n : nmw);
+    const double den = c1 ? n : (c2 ? w : npw);
     const double y = c1 ? kPiO2 : (c2 ? 0.0 : kPiO4);
     const double more = c1 ? kMoreBits : (c2 ? 0.0 : 0.5 * kMoreBits);
     const double x = num / den;
@@ -34,11 +52,12 @@ inline double atan2_q1(double n, double w) {
 
 /// sin(x) and cos(x) for 0 <= x < 1e6 (reduction by pi/4 in three exact parts).
 inline void sincos_small(double x, double& s, double& c) {
-    double y = std::floor(x / kPiO4);
-    int j = static_cast<int>(y);
-    const int odd = j & 1;
+    const double y0 = floor_pos(x / kPiO4);
+    uint64_t j = int_bits(y0);
+    const uint64_t odd = j & 1u;
     j += odd;
-    y += static_cast<double>(odd);
+    const double y1 = y0 + 1.0;
+    const double y = odd ? y1 : y0;
     const double z = ((x - y * 7.85398125648498535156e-1) - y * 3.77489470793079817668e-8) - y * 2.69515142907905952645e-15;
     const double zz = z * z;
     const double ps = z + z * (zz * (((((1.58962301576546568060e-10 * zz - 2.50507477628578072866e-8) * zz +
@@ -48,10 +67,11 @@ inline void sincos_small(double x, double& s, double& c) {
                                                        2.75573141792967388112e-7) * zz + 2.48015872888517045348e-5) * zz -
                                                      1.38888888888730564116e-3) * zz + 4.16666666666665929218e-2);
     // octant j in {0, 2, 4, 6}: (sin, cos) of j pi/4 + z
-    const bool swap = (j & 2) != 0;
+    const bool swap = (j & 2u) != 0;
     const double s0 = swap ? pc : ps, c0 = swap ? ps : pc;
-    s = (j & 4) ? -s0 : s0;
-    c = ((j + 2) & 4) ? -c0 : c0;
+    const double ns0 = -s0, nc0 = -c0;
+    s = (j & 4u) ? ns0 : s0;
+    c = ((j + 2u) & 4u) ? nc0 : c0;
 }
 
 /// sin(x) and cos(x) for 0 <= x (glibc past 1e6).
@@ -66,14 +86,14 @@ inline void sincos_pos(double x, double& s, double& c) {
 
 /// exp(x) for 0 <= x <= 45 (Pade form of e^r on |r| <= ln2 / 2, times 2^n built from bits).
 inline double exp_small(double x) {
-    const double fn = std::floor(1.4426950408889634073599 * x + 0.5);
+    const double fn = floor_pos(1.4426950408889634073599 * x + 0.5);
     const double r = (x - fn * 6.93145751953125e-1) - fn * 1.42860682030941723212e-6;
     const double rr = r * r;
     const double px = r * ((1.26177193074810590878e-4 * rr + 3.02994407707441961300e-2) * rr + 9.99999999999999999910e-1);
     const double qx = ((3.00198505138664455042e-6 * rr + 2.52448340349684104192e-3) * rr + 2.27265548208155028766e-1) * rr +
                       2.00000000000000000009e0;
     const double e = 1.0 + 2.0 * (px / (qx - px));
-    const int64_t bits = static_cast<int64_t>(static_cast<int>(fn) + 1023) << 52;
+    const uint64_t bits = (int_bits(fn) + 1023u) << 52;  // 2^fn
     double p2;
     std::memcpy(&p2, &bits, sizeof p2);
     return e * p2;

@@ -185,7 +185,9 @@ inline void log2_rows(int m, const double* X, const double* Y, const double* Z, 
     for (int i = 0; i < m; ++i) {
         const double n = std::sqrt(X[i] * X[i] + Y[i] * Y[i] + Z[i] * Z[i]);
         const double th = fastmath::atan2_q1(n, W[i]);
-        const double s = n > 1e-8 ? 2.0 * th / n : 2.0;
+        const bool big = n > 1e-8;
+        const double sd = 2.0 * th / (big ? n : 1.0);
+        const double s = big ? sd : 2.0;
         VX[i] = X[i] * s, VY[i] = Y[i] * s, VZ[i] = Z[i] * s;
     }
 }
@@ -194,16 +196,19 @@ inline void log2_rows(int m, const double* X, const double* Y, const double* Z, 
 /// those rows with lim_exp2).
 inline bool exp2_rows(int m, const double* VX, const double* VY, const double* VZ, double* QW, double* QX,
                       double* QY, double* QZ) {
-    bool ok = true;
     for (int i = 0; i < m; ++i) {
         const double hx = 0.5 * VX[i], hy = 0.5 * VY[i], hz = 0.5 * VZ[i];
         const double a = std::sqrt(hx * hx + hy * hy + hz * hz);
-        ok &= a < 1e6;
+        const bool small = a < 1e6;
         double sn, cs;
-        fastmath::sincos_small(a < 1e6 ? a : 0.0, sn, cs);
-        const double s = a > 1e-8 ? sn / a : 1.0 - a * a / 6.0;
+        fastmath::sincos_small(small ? a : 0.0, sn, cs);
+        const bool big = a > 1e-8;
+        const double s1 = sn / (big ? a : 1.0), s2 = 1.0 - a * a / 6.0;
+        const double s = big ? s1 : s2;
         QW[i] = cs, QX[i] = hx * s, QY[i] = hy * s, QZ[i] = hz * s;
     }
+    bool ok = true;  // (a separate pass: a reduction in the loop above keeps it scalar)
+    for (int i = 0; i < m; ++i) ok = ok && std::abs(VX[i]) + std::abs(VY[i]) + std::abs(VZ[i]) < 1e6;
     return ok;
 }
 
@@ -216,9 +221,10 @@ inline void soften_rows(int m, const double* VX, const double* VY, const double*
         const double d = std::sqrt(dx * dx + dy * dy + dz * dz);
         const bool far = d > 1e-5;
         const double k = fastmath::tanh_pos(falloff * d) * radius / (far ? d : 1.0);
-        SX[i] = far ? HX[i] + dx * k : HX[i];
-        SY[i] = far ? HY[i] + dy * k : HY[i];
-        SZ[i] = far ? HZ[i] + dz * k : HZ[i];
+        const double sx = HX[i] + dx * k, sy = HY[i] + dy * k, sz = HZ[i] + dz * k;
+        SX[i] = far ? sx : HX[i];
+        SY[i] = far ? sy : HY[i];
+        SZ[i] = far ? sz : HZ[i];
     }
 }
 
@@ -238,7 +244,7 @@ inline void limit_step_chunk(const PackedLimit& L, const double* q, int m, bool 
     alignas(64) double AW[kChunk], AX[kChunk], AY[kChunk], AZ[kChunk];
     alignas(64) double BW[kChunk], BX[kChunk], BY[kChunk], BZ[kChunk];
     alignas(64) double QW[kChunk], QX[kChunk], QY[kChunk], QZ[kChunk];  // the input rows, SoA
-    bool same[kChunk];
+    alignas(64) double SAME[kChunk];  // 1.0: the projection leaves the row unchanged
     const Quat ref = L.ref;
     const Vec3 ta = L.axis;
     const bool long_cover = L.covers && L.a.f[15] > kPi;
@@ -265,7 +271,8 @@ inline void limit_step_chunk(const PackedLimit& L, const double* q, int m, bool 
             const double tn = std::sqrt(tw * tw + tx * tx + ty * ty + tz * tz);
             const bool ok = tn > 1e-12;
             const double dv = ok ? tn : 1.0;
-            tw = ok ? tw / dv : 1.0, tx = ok ? tx / dv : 0.0, ty = ok ? ty / dv : 0.0, tz = ok ? tz / dv : 0.0;
+            const double tw1 = tw / dv, tx1 = tx / dv, ty1 = ty / dv, tz1 = tz / dv;
+            tw = ok ? tw1 : 1.0, tx = ok ? tx1 : 0.0, ty = ok ? ty1 : 0.0, tz = ok ? tz1 : 0.0;
             // swing = r conj(twist)
             double sw = w * tw - x * (-tx) - y * (-ty) - z * (-tz);
             double sx = w * (-tx) + x * tw + y * (-tz) - z * (-ty);
@@ -299,7 +306,7 @@ inline void limit_step_chunk(const PackedLimit& L, const double* q, int m, bool 
             in = in && std::abs(gx - ux) + std::abs(gy - uy) + std::abs(gz - uz) <=
                            1e-15 * (1.0 + std::abs(ux) + std::abs(uy) + std::abs(uz));
         }
-        same[i] = in;
+        SAME[i] = in ? 1.0 : 0.0;
     }
     // softening
     if (soft_on) {
@@ -307,13 +314,13 @@ inline void limit_step_chunk(const PackedLimit& L, const double* q, int m, bool 
         if (MODE == 1)
             for (int i = 0; i < m; ++i) {
                 const double p = TP[i], t = TT[i], dd = std::abs(p - t);
-                const double st = p + std::copysign(1.0, t - p) * fastmath::tanh_pos(falloff * dd) * radius;
+                const double st = p + std::copysign(1.0, t - p) * fastmath::tanh_pos(falloff * dd) * radius;  // both computed
                 TS[i] = dd > 1e-5 ? st : p;
             }
         if (MODE == 1)  // the softened twist must equal the hard one for the row to stay (as the scalar step)
             for (int i = 0; i < m; ++i)
-                same[i] = same[i] && TS[i] * ta.x == TP[i] * ta.x && TS[i] * ta.y == TP[i] * ta.y &&
-                          TS[i] * ta.z == TP[i] * ta.z;
+                SAME[i] = (SAME[i] != 0.0 && TS[i] * ta.x == TP[i] * ta.x && TS[i] * ta.y == TP[i] * ta.y &&
+                           TS[i] * ta.z == TP[i] * ta.z) ? 1.0 : 0.0;
     }
     // back to rotations: ref * exp(S / 2) [* exp(K / 2)] (and the hard ones), on the caller's cover
     for (int pass = 0; pass < ((want_hard && soft_on) ? 2 : 1); ++pass) {
@@ -342,10 +349,13 @@ inline void limit_step_chunk(const PackedLimit& L, const double* q, int m, bool 
         for (int i = 0; i < m; ++i) {
             const Quat o = qmul(ref, Quat{AW[i], AX[i], AY[i], AZ[i]});
             const bool flip = o.w * QW[i] + o.x * QX[i] + o.y * QY[i] + o.z * QZ[i] < 0.0;
-            AW[i] = same[i] ? QW[i] : (flip ? -o.w : o.w);
-            AX[i] = same[i] ? QX[i] : (flip ? -o.x : o.x);
-            AY[i] = same[i] ? QY[i] : (flip ? -o.y : o.y);
-            AZ[i] = same[i] ? QZ[i] : (flip ? -o.z : o.z);
+            const double nw = -o.w, nx = -o.x, ny = -o.y, nz = -o.z;
+            const double fw = flip ? nw : o.w, fx = flip ? nx : o.x, fy = flip ? ny : o.y, fz = flip ? nz : o.z;
+            const bool keep = SAME[i] != 0.0;
+            AW[i] = keep ? QW[i] : fw;
+            AX[i] = keep ? QX[i] : fx;
+            AY[i] = keep ? QY[i] : fy;
+            AZ[i] = keep ? QZ[i] : fz;
         }
         double* dst = pass == 0 ? out : hard;
         for (int i = 0; i < m; ++i) {
