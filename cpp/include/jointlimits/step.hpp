@@ -21,6 +21,7 @@ struct PackedShape {
     int code = SLABS;
     double f[16] = {0};
     std::vector<double> axes, mins, maxs, G, bnd;
+    double bmax = 0.0;  // max |bnd| (exact k-DOP), for its tolerance
     int n_axes() const { return static_cast<int>(axes.size() / 3); }
     int n_g() const { return static_cast<int>(bnd.size()); }
 };
@@ -132,8 +133,7 @@ inline Vec3 project_point(const Vec3& p, const PackedShape& s) {
         const double* G = s.G.data();
         const double* bnd = s.bnd.data();
         const int m = s.n_g();
-        double bmax = 0.0;
-        for (int j = 0; j < m; ++j) bmax = std::max(bmax, std::abs(bnd[j]));
+        const double bmax = s.bmax;
         const double tol = 1e-12 * (1.0 + bmax + std::max(std::abs(u), std::max(std::abs(v), std::abs(w))));
         bool inside = true;
         for (int j = 0; j < m; ++j)
