@@ -554,3 +554,20 @@ def test_distance_helpers():
     mins, maxs = -np.ones(13), np.ones(13)
     np.testing.assert_allclose(L.distance_kdop(pts, mins, maxs), [2.0, 0.0], atol=1e-12)
     np.testing.assert_array_equal(L.contains_ellipsoid(pts, [2.0, 1, 1]), [False, True])
+
+
+@pytest.mark.parametrize("scale", [1e160, 1e200, 1e300])
+def test_ellipsoid_projection_of_far_points_is_not_the_origin(scale):
+    # |p|^2 overflows past 1e154: the root bracket is taken on the scaled point (issue #15 item 10)
+    s = np.array([0.5, 1.0, 2.0])
+    d = np.array([[1.0, 0.0, 0.0], [0.0, -1.0, 0.0], [0.0, 0.0, 1.0], [1.0, 1.0, 1.0], [-3.0, 0.5, 2.0]])
+    out = L.project_ellipsoid(d * scale, s)
+    assert np.all(np.isfinite(out))
+    np.testing.assert_allclose(np.sum((out / s) ** 2, axis=1), 1.0, rtol=1e-9)  # on the surface
+    # from far away the closest point is where the outward normal points along the direction
+    normal = out / s**2
+    normal /= np.linalg.norm(normal, axis=1, keepdims=True)
+    u = d / np.linalg.norm(d, axis=1, keepdims=True)
+    np.testing.assert_allclose(normal, u, atol=1e-9)
+    np.testing.assert_allclose(L.project_ellipsoid(d * scale, s, [0.1, 0.2, 0.3], np.eye(3)),
+                               out + [0.1, 0.2, 0.3], atol=1e-9)

@@ -1,39 +1,22 @@
-"""The phased limit step (large batches) against the fused scalar step and the quaternion exp."""
+"""The compiled per-joint step (C++, one loop at every batch size) against the independent numpy
+implementation of the same math, across batch sizes, and its old entry points."""
 
 from __future__ import annotations
 
+import copy
+import pickle
+
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 from jointlimits import quat
-from jointlimits.fused import _fitted_kernel, project_fitted
+from jointlimits.fused import project_fitted
+from jointlimits.limits.joint import _project_batched
 from jointlimits.model import FittedLimit, fit_shape
-from jointlimits.phased import CHUNK, _exp_tan, project_phased
-
-import numba
+from jointlimits.phased import CHUNK, project_phased
 
 REF = quat.normalize(np.array([0.9, 0.1, 0.2, 0.1]))
 AXIS = np.array([0.0, 0.6, 0.8])
-
-
-def fused(limit: FittedLimit, q: np.ndarray, soften, want_hard: bool):
-    mode, covers, twist, a, b = limit._packed
-    out = np.empty_like(q)
-    hard = np.empty_like(q) if want_hard else out[:0]
-    on = soften is not None
-    _fitted_kernel(q, limit.reference, limit.twist_axis, mode, covers, on, want_hard, *(soften or (0.0, 0.0)),
-                   twist[0], twist[1], *a, *b, out, hard)
-    return out, (hard if want_hard else None)
-
-
-def phased(limit: FittedLimit, q: np.ndarray, soften, want_hard: bool):
-    mode, covers, twist, a, _ = limit._packed
-    out = np.empty_like(q)
-    hard = np.empty_like(q) if want_hard else None
-    project_phased(q, limit.reference, limit.twist_axis, mode, covers, soften, a, twist, out, hard)
-    return out, hard
 
 
 def make_limit(kind: str, swing_twist: bool, spread: float, seed: int = 0, exact: bool = True) -> FittedLimit:
@@ -52,64 +35,91 @@ CASES = [(kind, st_, spread) for kind in ("box", "oriented-box", "ellipsoid", "k
          for st_ in (False, True) for spread in (0.4, 1.6)]
 
 
+def numpy_step(limit: FittedLimit, q: np.ndarray, soften, want_hard: bool):
+    """The same step in numpy over the shape's own project() (the path of shapes without a C++ form)."""
+    if limit.swing_twist:
+        limit._section = limit.swing.swing_section(limit.twist_axis)
+        limit._interval = limit.twist.twist_interval(limit.twist_axis)
+    return _project_batched(limit, q, soften, want_hard)
+
+
 @pytest.mark.parametrize("kind,swing_twist,spread", CASES)
 @pytest.mark.parametrize("soften,want_hard", [((1.0, 0.1), False), (None, False), ((2.0, 0.3), True)])
-def test_phased_matches_fused(kind, swing_twist, spread, soften, want_hard):
+def test_compiled_step_matches_numpy(kind, swing_twist, spread, soften, want_hard):
     limit = make_limit(kind, swing_twist, spread)
     if spread > 1.0 and not swing_twist:
         assert limit._packed[1] and limit.shape.radius() > np.pi  # the long-cover branch runs
-    n = 2 * CHUNK + 37  # two full chunks and a partial one
+    n = 2 * 64 + 37  # two full chunks of the C++ step and a partial one
     q = quat.normalize(np.random.default_rng(1).normal(size=(n, 4)))
-    o1, h1 = fused(limit, q, soften, want_hard)
-    o2, h2 = phased(limit, q, soften, want_hard)
-    np.testing.assert_allclose(o2, o1, rtol=0, atol=2e-14)
-    if want_hard:
-        np.testing.assert_allclose(h2, h1, rtol=0, atol=2e-14)
-    # rows the limit leaves alone are bit-identical copies in both
-    inside = np.all(o1 == q, axis=1)
+    o1, h1 = limit._project(q, soften, want_hard)
+    o2, h2 = numpy_step(limit, q, soften, want_hard)
+    if kind == "kdop" and swing_twist:  # the swing section: a polygon in C++, the k-DOP's own solver in numpy
+        o1, o2 = quat.angle(o1, o2), np.zeros(n)
+        np.testing.assert_allclose(o1, o2, atol=1e-9)
+    else:
+        np.testing.assert_allclose(o1, o2, rtol=0, atol=1e-13)
+        if want_hard:
+            np.testing.assert_allclose(h1, h2, rtol=0, atol=1e-13)
+    # rows the limit leaves alone are bit-identical copies
+    out = limit._project(q, soften, False)[0]
+    inside = np.all(out == q, axis=1)
     assert inside.any() and (~inside).any()
-    assert np.array_equal(o2[inside], q[inside])
 
 
-def test_project_fitted_dispatch_agrees_across_the_threshold():
-    limit = make_limit("ellipsoid", True, 0.5)
+@pytest.mark.parametrize("kind,swing_twist", [("ellipsoid", True), ("kdop", False), ("box", True)])
+def test_every_batch_size_gives_the_same_bits(kind, swing_twist):
+    limit = make_limit(kind, swing_twist, 0.5)
     q = quat.normalize(np.random.default_rng(2).normal(size=(1000, 4)))
-    big = limit.project(q, (1.0, 0.2))  # phased
-    small = np.concatenate([limit.project(q[i:i + 50], (1.0, 0.2)) for i in range(0, 1000, 50)])  # fused
-    np.testing.assert_allclose(big, small, rtol=0, atol=2e-14)
+    big = limit.project(q, (1.0, 0.2))
+    for size in (1, 7, 64, 127, 128, 129):
+        small = np.concatenate([limit.project(q[i:i + size], (1.0, 0.2)) for i in range(0, 1000, size)])
+        assert np.array_equal(big, small), size
 
 
-def test_quirks_mode_is_not_phased():
-    limit = FittedLimit(REF, AXIS, swing=fit_shape(np.random.default_rng(0).normal(0, 0.3, (100, 3)), "box"),
-                        twist=fit_shape(np.random.default_rng(1).normal(0, 0.3, (100, 3)), "box"),
-                        reference_quirks=True)
-    mode, covers, twist, a, _ = limit._packed
-    q = quat.normalize(np.random.default_rng(3).normal(size=(10, 4)))
+def test_hard_equals_unsoftened_projection():
+    limit = make_limit("ellipsoid", True, 0.5)
+    q = quat.normalize(np.random.default_rng(3).normal(size=(300, 4)))
+    soft, hard = limit._project(q, (2.0, 0.3), True)
+    np.testing.assert_array_equal(hard, limit.project(q))
+    assert not np.array_equal(soft, hard)
+
+
+def test_old_entry_points():
+    limit = make_limit("box", False, 0.4)
+    mode, covers, twist, a, b = limit._packed
+    q = quat.normalize(np.random.default_rng(4).normal(size=(CHUNK + 5, 4)))
+    out = np.empty_like(q)
+    ref, axis = limit.reference, limit.twist_axis
+    project_phased(q, ref, axis, mode, covers, (1.0, 0.1), a, twist, out, None)
+    np.testing.assert_array_equal(out, limit.project(q, (1.0, 0.1)))
+    o2, _ = project_fitted(q, ref, axis, mode, covers, (1.0, 0.1), a, b, twist)
+    np.testing.assert_array_equal(o2, out)
+    quirks = FittedLimit(REF, AXIS, swing=fit_shape(np.random.default_rng(0).normal(0, 0.3, (100, 3)), "box"),
+                         twist=fit_shape(np.random.default_rng(1).normal(0, 0.3, (100, 3)), "box"),
+                         reference_quirks=True)
+    m2, c2, t2, a2, b2 = quirks._packed
     with pytest.raises(ValueError, match="modes 0 and 1"):
-        project_phased(q, REF, AXIS, mode, covers, None, a, twist, np.empty_like(q), None)
-    # project_fitted still handles it (on the fused kernel) for any batch size
-    out, _ = project_fitted(np.tile(q, (30, 1)), REF, AXIS, mode, covers, None, a, limit._packed[4], twist)
-    assert np.allclose(np.linalg.norm(out, axis=1), 1.0)
+        project_phased(q, REF, AXIS, m2, c2, None, a2, t2, np.empty_like(q), None)
+    out2, _ = project_fitted(np.tile(q, (3, 1)), REF, AXIS, m2, c2, None, a2, b2, t2)
+    assert np.allclose(np.linalg.norm(out2, axis=1), 1.0)
 
 
-@numba.njit
-def _exp_tan_rows(S):  # pragma: no cover - compiled
-    out = np.empty((S.shape[0], 4))
-    A = np.empty((1, S.shape[0]))
-    for i in range(S.shape[0]):
-        A[0, i] = 0.25 * np.sqrt(S[i, 0] ** 2 + S[i, 1] ** 2 + S[i, 2] ** 2)
-    TT = np.tan(A)
-    S3 = S.reshape(1, S.shape[0], 3)
-    for i in range(S.shape[0]):
-        out[i, 0], out[i, 1], out[i, 2], out[i, 3] = _exp_tan(S3, A, TT, 0, i)
-    return out
+def test_compiled_limits_survive_pickle_and_copy():
+    limit = make_limit("kdop", True, 0.5)
+    q = quat.normalize(np.random.default_rng(5).normal(size=(50, 4)))
+    want = limit.project(q, (1.0, 0.1))
+    for other in (pickle.loads(pickle.dumps(limit)), copy.deepcopy(limit)):
+        np.testing.assert_array_equal(other.project(q, (1.0, 0.1)), want)
 
 
-@settings(max_examples=200, deadline=None)
-@given(st.floats(0.0, 2.0 * np.pi + 0.5), st.tuples(*[st.floats(-1, 1)] * 3))
-def test_exp_tan_is_the_quaternion_exp(angle, direction):
-    d = np.array(direction)
-    if np.linalg.norm(d) < 1e-3:
-        d = np.array([0.0, 0.0, 1.0])
-    s = (angle * d / np.linalg.norm(d))[None]
-    np.testing.assert_allclose(_exp_tan_rows(s), quat.from_scaled_angle_axis(s), rtol=0, atol=1e-14)
+def test_the_limits_path_does_not_import_numba():
+    import subprocess
+    import sys
+
+    code = ("import sys, numpy as np; from jointlimits import quat; from jointlimits.model import FittedLimit, "
+            "fit_shape; l = FittedLimit([1, 0, 0, 0], [1, 0, 0], shape=fit_shape(np.random.default_rng(0)"
+            ".normal(0, .3, (200, 3)), 'kdop')); l.project(quat.normalize(np.ones((3, 4))), (1.0, 0.1)); "
+            "import jointlimits.limits.box, jointlimits.limits.cloud; "
+            "print('numba' in sys.modules and 'jointlimits.limits._kernels._legacy_numba' in sys.modules)")
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert res.stdout.strip() == "False"

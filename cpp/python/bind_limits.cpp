@@ -1,5 +1,8 @@
 // The per-joint limit step on packed limits, limit space maps, and whole-skeleton pose projection:
 // the kernels of jointlimits.limits.{joint,_kernels} and the pose path of JointLimits.
+// IEEE results are unchanged; GCC may then if-convert the step's select-only loops (with trapping
+// math on, a comparison under a condition counts as control flow and blocks vectorisation)
+#pragma GCC optimize("no-trapping-math")
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
@@ -32,6 +35,7 @@ PackedShape shape_from(const nb::tuple& t) {
     s.maxs = vec(nb::cast<CArr>(t[4]));
     s.G = vec(nb::cast<CArr>(t[5]));
     s.bnd = vec(nb::cast<CArr>(t[6]));
+    for (const double b : s.bnd) s.bmax = std::max(s.bmax, std::abs(b));
     if (s.code < 0 || s.code > 5) throw std::invalid_argument("_core: unknown shape code");
     if (s.axes.size() % 3 || s.G.size() != 3 * s.bnd.size())
         throw std::invalid_argument("_core: a packed shape's axes / G must be [n, 3]");

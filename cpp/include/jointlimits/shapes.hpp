@@ -6,8 +6,11 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <vector>
+
+#include "fastmath.hpp"
 
 namespace jointlimits {
 
@@ -353,11 +356,45 @@ struct Frame {
     }
 };
 
-/// Axis-aligned box clamp over pts [n, 3]; returns false if any input is not finite.
+namespace detail {
+// GCC/Clang vector extension: two doubles (one SSE2 register, the portable baseline; a native
+// build widens the loops itself), so the box clamp runs on whole vectors of the flat [3n] array
+typedef double v2d __attribute__((vector_size(16)));
+inline v2d load2(const double* p) {
+    v2d v;
+    std::memcpy(&v, p, sizeof v);
+    return v;
+}
+inline void store2(double* p, v2d v) { std::memcpy(p, &v, sizeof v); }
+inline v2d clamp2(v2d a, v2d lo, v2d hi) {
+    a = a > lo ? a : lo;  // clampd, lane by lane
+    return a < hi ? a : hi;
+}
+}  // namespace detail
+
+/// Axis-aligned box clamp over pts [n, 3]; returns false if any input is not finite. The flat
+/// array is clamped 12 values (4 points) at a time against lo/hi repeated with period 3.
 inline bool project_box_aa(const double* pts, std::size_t n, const double* lo, const double* hi, double* out) {
+    using detail::v2d;
     const double lx = lo[0], ly = lo[1], lz = lo[2], hx = hi[0], hy = hi[1], hz = hi[2];
-    double acc = 0.0;
-    for (std::size_t i = 0; i < n; ++i) {
+    const v2d L0 = {lx, ly}, L1 = {lz, lx}, L2 = {ly, lz}, H0 = {hx, hy}, H1 = {hz, hx}, H2 = {hy, hz};
+    v2d a0 = {0, 0}, a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0;  // x - x: NaN for inf and NaN
+    const std::size_t total = 3 * n;
+    std::size_t k = 0;
+    for (; k + 12 <= total; k += 12) {
+        const v2d p0 = detail::load2(pts + k), p1 = detail::load2(pts + k + 2), p2 = detail::load2(pts + k + 4);
+        const v2d p3 = detail::load2(pts + k + 6), p4 = detail::load2(pts + k + 8), p5 = detail::load2(pts + k + 10);
+        a0 += p0 - p0, a1 += p1 - p1, a2 += p2 - p2, a3 += p3 - p3, a4 += p4 - p4, a5 += p5 - p5;
+        detail::store2(out + k, detail::clamp2(p0, L0, H0));
+        detail::store2(out + k + 2, detail::clamp2(p1, L1, H1));
+        detail::store2(out + k + 4, detail::clamp2(p2, L2, H2));
+        detail::store2(out + k + 6, detail::clamp2(p3, L0, H0));
+        detail::store2(out + k + 8, detail::clamp2(p4, L1, H1));
+        detail::store2(out + k + 10, detail::clamp2(p5, L2, H2));
+    }
+    const v2d a = (a0 + a1) + (a2 + a3) + (a4 + a5);
+    double acc = a[0] + a[1];
+    for (std::size_t i = k / 3; i < n; ++i) {
         const double x = pts[3 * i], y = pts[3 * i + 1], z = pts[3 * i + 2];
         acc += (x - x) + (y - y) + (z - z);
         out[3 * i] = clampd(x, lx, hx);
@@ -507,7 +544,7 @@ inline void soften_point(double ox, double oy, double oz, double px, double py, 
     const double dx = ox - px, dy = oy - py, dz = oz - pz;
     const double d = std::sqrt(dx * dx + dy * dy + dz * dz);
     if (d > eps) {
-        const double s = std::tanh(falloff * d) * radius / d;
+        const double s = fastmath::tanh_pos(falloff * d) * radius / d;
         o[0] = px + dx * s, o[1] = py + dy * s, o[2] = pz + dz * s;
     } else {
         o[0] = px, o[1] = py, o[2] = pz;

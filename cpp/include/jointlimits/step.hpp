@@ -21,6 +21,7 @@ struct PackedShape {
     int code = SLABS;
     double f[16] = {0};
     std::vector<double> axes, mins, maxs, G, bnd;
+    double bmax = 0.0;  // max |bnd| (exact k-DOP), for its tolerance
     int n_axes() const { return static_cast<int>(axes.size() / 3); }
     int n_g() const { return static_cast<int>(bnd.size()); }
 };
@@ -35,6 +36,23 @@ struct PackedLimit {
     Vec3 axis{1.0, 0.0, 0.0};
     PackedShape a, b;
 };
+
+/// Scaled angle axis 2 log(q) of a rotation on its short cover (q.w >= 0).
+inline Vec3 lim_log2(const Quat& q) {
+    const double n = std::sqrt(q.x * q.x + q.y * q.y + q.z * q.z);
+    const double s = n > 1e-8 ? 2.0 * fastmath::atan2_q1(n, q.w) / n : 2.0;
+    return {q.x * s, q.y * s, q.z * s};
+}
+
+/// exp(v / 2): the rotation of a scaled angle axis.
+inline Quat lim_exp2(const Vec3& v) {
+    const double hx = 0.5 * v.x, hy = 0.5 * v.y, hz = 0.5 * v.z;
+    const double a = std::sqrt(hx * hx + hy * hy + hz * hz);
+    double sn, cs;
+    fastmath::sincos_pos(a, sn, cs);
+    const double s = a > 1e-8 ? sn / a : 1.0 - a * a / 6.0;
+    return {cs, hx * s, hy * s, hz * s};
+}
 
 /// Closest point of one shape (points inside come back unchanged, bit for bit).
 inline Vec3 project_point(const Vec3& p, const PackedShape& s) {
@@ -115,8 +133,7 @@ inline Vec3 project_point(const Vec3& p, const PackedShape& s) {
         const double* G = s.G.data();
         const double* bnd = s.bnd.data();
         const int m = s.n_g();
-        double bmax = 0.0;
-        for (int j = 0; j < m; ++j) bmax = std::max(bmax, std::abs(bnd[j]));
+        const double bmax = s.bmax;
         const double tol = 1e-12 * (1.0 + bmax + std::max(std::abs(u), std::max(std::abs(v), std::abs(w))));
         bool inside = true;
         for (int j = 0; j < m; ++j)
@@ -159,11 +176,204 @@ inline Vec3 soften3(const Vec3& o, const Vec3& p, double falloff, double radius)
 inline void store(double* o, const Quat& q) { o[0] = q.w, o[1] = q.x, o[2] = q.y, o[3] = q.z; }
 }  // namespace detail
 
+namespace detail {
+constexpr int kChunk = 64;  // rows per phase: the temporaries (~16 kB) stay in L1
+
+/// v = 2 log(q) for rows of (x, y, z, w) in SoA form (short cover, w >= 0); vectorised.
+inline void log2_rows(int m, const double* X, const double* Y, const double* Z, const double* W, double* VX,
+                      double* VY, double* VZ) {
+    for (int i = 0; i < m; ++i) {
+        const double n = std::sqrt(X[i] * X[i] + Y[i] * Y[i] + Z[i] * Z[i]);
+        const double th = fastmath::atan2_q1(n, W[i]);
+        const bool big = n > 1e-8;
+        const double sd = 2.0 * th / (big ? n : 1.0);
+        const double s = big ? sd : 2.0;
+        VX[i] = X[i] * s, VY[i] = Y[i] * s, VZ[i] = Z[i] * s;
+    }
+}
+
+/// exp(v / 2) of rows in SoA form; vectorised. Returns false if some |v| / 2 >= 1e6 (then redo
+/// those rows with lim_exp2).
+inline bool exp2_rows(int m, const double* VX, const double* VY, const double* VZ, double* QW, double* QX,
+                      double* QY, double* QZ) {
+    for (int i = 0; i < m; ++i) {
+        const double hx = 0.5 * VX[i], hy = 0.5 * VY[i], hz = 0.5 * VZ[i];
+        const double a = std::sqrt(hx * hx + hy * hy + hz * hz);
+        const bool small = a < 1e6;
+        double sn, cs;
+        fastmath::sincos_small(small ? a : 0.0, sn, cs);
+        const bool big = a > 1e-8;
+        const double s1 = sn / (big ? a : 1.0), s2 = 1.0 - a * a / 6.0;
+        const double s = big ? s1 : s2;
+        QW[i] = cs, QX[i] = hx * s, QY[i] = hy * s, QZ[i] = hz * s;
+    }
+    bool ok = true;  // (a separate pass: a reduction in the loop above keeps it scalar)
+    for (int i = 0; i < m; ++i) ok = ok && std::abs(VX[i]) + std::abs(VY[i]) + std::abs(VZ[i]) < 1e6;
+    return ok;
+}
+
+/// Softened points S = H + (V - H) tanh(falloff d) radius / d (d = |V - H| > 1e-5), else H.
+inline void soften_rows(int m, const double* VX, const double* VY, const double* VZ, const double* HX,
+                        const double* HY, const double* HZ, double falloff, double radius, double* SX, double* SY,
+                        double* SZ) {
+    for (int i = 0; i < m; ++i) {
+        const double dx = VX[i] - HX[i], dy = VY[i] - HY[i], dz = VZ[i] - HZ[i];
+        const double d = std::sqrt(dx * dx + dy * dy + dz * dz);
+        const bool far = d > 1e-5;
+        const double k = fastmath::tanh_pos(falloff * d) * radius / (far ? d : 1.0);
+        const double sx = HX[i] + dx * k, sy = HY[i] + dy * k, sz = HZ[i] + dz * k;
+        SX[i] = far ? sx : HX[i];
+        SY[i] = far ? sy : HY[i];
+        SZ[i] = far ? sz : HZ[i];
+    }
+}
+
+/// The step of modes 0 and 1 on up to kChunk rows, in phases: the quaternion algebra and the
+/// transcendental functions run as vectorisable loops over the rows, only the projection onto
+/// the shape (branchy, shape dependent) one row at a time. Same operations as limit_step_row.
+template <int MODE>
+inline void limit_step_chunk(const PackedLimit& L, const double* q, int m, bool soft_on, double falloff,
+                             double radius, double* out, double* hard, std::size_t stride) {
+    alignas(64) double X[kChunk], Y[kChunk], Z[kChunk], W[kChunk];      // swing (or whole) relative rotation
+    alignas(64) double TX[kChunk], TY[kChunk], TZ[kChunk], TW[kChunk];  // twist
+    alignas(64) double VX[kChunk], VY[kChunk], VZ[kChunk];              // limit-space point
+    alignas(64) double UX[kChunk], UY[kChunk], UZ[kChunk];              // twist point
+    alignas(64) double HX[kChunk], HY[kChunk], HZ[kChunk];              // projection
+    alignas(64) double SX[kChunk], SY[kChunk], SZ[kChunk];              // softened
+    alignas(64) double TT[kChunk], TP[kChunk], TS[kChunk];              // twist angle, clamped, softened
+    alignas(64) double AW[kChunk], AX[kChunk], AY[kChunk], AZ[kChunk];
+    alignas(64) double BW[kChunk], BX[kChunk], BY[kChunk], BZ[kChunk];
+    alignas(64) double QW[kChunk], QX[kChunk], QY[kChunk], QZ[kChunk];  // the input rows, SoA
+    alignas(64) double SAME[kChunk];  // 1.0: the projection leaves the row unchanged
+    const Quat ref = L.ref;
+    const Vec3 ta = L.axis;
+    const bool long_cover = L.covers && L.a.f[15] > kPi;
+    const bool want_hard = hard != nullptr;
+    // relative rotation on the short cover (and its swing / twist)
+    for (int i = 0; i < m; ++i) {
+        const double* qi = q + i * stride;
+        QW[i] = qi[0], QX[i] = qi[1], QY[i] = qi[2], QZ[i] = qi[3];
+    }
+    for (int i = 0; i < m; ++i) {
+        const double qw = QW[i], qx = QX[i], qy = QY[i], qz = QZ[i];
+        // conj(ref) * q, as qmul(qconj(ref), q)
+        double w = ref.w * qw - (-ref.x) * qx - (-ref.y) * qy - (-ref.z) * qz;
+        double x = ref.w * qx + (-ref.x) * qw + (-ref.y) * qz - (-ref.z) * qy;
+        double y = ref.w * qy - (-ref.x) * qz + (-ref.y) * qw + (-ref.z) * qx;
+        double z = ref.w * qz + (-ref.x) * qy - (-ref.y) * qx + (-ref.z) * qw;
+        const bool neg = w < 0.0;
+        w = neg ? -w : w, x = neg ? -x : x, y = neg ? -y : y, z = neg ? -z : z;
+        if (MODE == 0) {
+            X[i] = x, Y[i] = y, Z[i] = z, W[i] = w;
+        } else {
+            const double d = x * ta.x + y * ta.y + z * ta.z;
+            double tw = w, tx = d * ta.x, ty = d * ta.y, tz = d * ta.z;
+            const double tn = std::sqrt(tw * tw + tx * tx + ty * ty + tz * tz);
+            const bool ok = tn > 1e-12;
+            const double dv = ok ? tn : 1.0;
+            const double tw1 = tw / dv, tx1 = tx / dv, ty1 = ty / dv, tz1 = tz / dv;
+            tw = ok ? tw1 : 1.0, tx = ok ? tx1 : 0.0, ty = ok ? ty1 : 0.0, tz = ok ? tz1 : 0.0;
+            // swing = r conj(twist)
+            double sw = w * tw - x * (-tx) - y * (-ty) - z * (-tz);
+            double sx = w * (-tx) + x * tw + y * (-tz) - z * (-ty);
+            double sy = w * (-ty) - x * (-tz) + y * tw + z * (-tx);
+            double sz = w * (-tz) + x * (-ty) - y * (-tx) + z * tw;
+            const bool sn = sw < 0.0, tneg = tw < 0.0;
+            X[i] = sn ? -sx : sx, Y[i] = sn ? -sy : sy, Z[i] = sn ? -sz : sz, W[i] = sn ? -sw : sw;
+            TX[i] = tneg ? -tx : tx, TY[i] = tneg ? -ty : ty, TZ[i] = tneg ? -tz : tz, TW[i] = tneg ? -tw : tw;
+        }
+    }
+    log2_rows(m, X, Y, Z, W, VX, VY, VZ);
+    if (MODE == 1) log2_rows(m, TX, TY, TZ, TW, UX, UY, UZ);
+    // projection, one row at a time
+    const bool twist_cover = L.covers && std::max(-L.tlo, L.thi) > kPi;
+    for (int i = 0; i < m; ++i) {
+        Vec3 v{VX[i], VY[i], VZ[i]}, h;
+        project_covers(v, h, L.a, long_cover);
+        VX[i] = v.x, VY[i] = v.y, VZ[i] = v.z, HX[i] = h.x, HY[i] = h.y, HZ[i] = h.z;
+        bool in = h.x == v.x && h.y == v.y && h.z == v.z;
+        if (MODE == 1) {
+            const double ux = UX[i], uy = UY[i], uz = UZ[i];
+            double t = ux * ta.x + uy * ta.y + uz * ta.z;
+            double p = std::min(std::max(t, L.tlo), L.thi);
+            if (twist_cover) {
+                const double t2 = t >= 0 ? t - kTwoPi : t + kTwoPi;
+                const double p2 = std::min(std::max(t2, L.tlo), L.thi);
+                if (std::abs(p2 - t2) < std::abs(p - t)) t = t2, p = p2;
+            }
+            TT[i] = t, TP[i] = p;
+            const double gx = p * ta.x, gy = p * ta.y, gz = p * ta.z;
+            in = in && std::abs(gx - ux) + std::abs(gy - uy) + std::abs(gz - uz) <=
+                           1e-15 * (1.0 + std::abs(ux) + std::abs(uy) + std::abs(uz));
+        }
+        SAME[i] = in ? 1.0 : 0.0;
+    }
+    // softening
+    if (soft_on) {
+        soften_rows(m, VX, VY, VZ, HX, HY, HZ, falloff, radius, SX, SY, SZ);
+        if (MODE == 1)
+            for (int i = 0; i < m; ++i) {
+                const double p = TP[i], t = TT[i], dd = std::abs(p - t);
+                const double st = p + std::copysign(1.0, t - p) * fastmath::tanh_pos(falloff * dd) * radius;  // both computed
+                TS[i] = dd > 1e-5 ? st : p;
+            }
+        if (MODE == 1)  // the softened twist must equal the hard one for the row to stay (as the scalar step)
+            for (int i = 0; i < m; ++i)
+                SAME[i] = (SAME[i] != 0.0 && TS[i] * ta.x == TP[i] * ta.x && TS[i] * ta.y == TP[i] * ta.y &&
+                           TS[i] * ta.z == TP[i] * ta.z) ? 1.0 : 0.0;
+    }
+    // back to rotations: ref * exp(S / 2) [* exp(K / 2)] (and the hard ones), on the caller's cover
+    for (int pass = 0; pass < ((want_hard && soft_on) ? 2 : 1); ++pass) {
+        const bool soft = soft_on && pass == 0;
+        const double* PX = soft ? SX : HX;
+        const double* PY = soft ? SY : HY;
+        const double* PZ = soft ? SZ : HZ;
+        if (!exp2_rows(m, PX, PY, PZ, AW, AX, AY, AZ))
+            for (int i = 0; i < m; ++i) {
+                const Quat a = lim_exp2(Vec3{PX[i], PY[i], PZ[i]});
+                AW[i] = a.w, AX[i] = a.x, AY[i] = a.y, AZ[i] = a.z;
+            }
+        if (MODE == 1) {
+            const double* K = soft ? TS : TP;
+            for (int i = 0; i < m; ++i) UX[i] = K[i] * ta.x, UY[i] = K[i] * ta.y, UZ[i] = K[i] * ta.z;
+            if (!exp2_rows(m, UX, UY, UZ, BW, BX, BY, BZ))
+                for (int i = 0; i < m; ++i) {
+                    const Quat b = lim_exp2(Vec3{UX[i], UY[i], UZ[i]});
+                    BW[i] = b.w, BX[i] = b.x, BY[i] = b.y, BZ[i] = b.z;
+                }
+            for (int i = 0; i < m; ++i) {
+                const Quat a = qmul(Quat{AW[i], AX[i], AY[i], AZ[i]}, Quat{BW[i], BX[i], BY[i], BZ[i]});
+                AW[i] = a.w, AX[i] = a.x, AY[i] = a.y, AZ[i] = a.z;
+            }
+        }
+        for (int i = 0; i < m; ++i) {
+            const Quat o = qmul(ref, Quat{AW[i], AX[i], AY[i], AZ[i]});
+            const bool flip = o.w * QW[i] + o.x * QX[i] + o.y * QY[i] + o.z * QZ[i] < 0.0;
+            const double nw = -o.w, nx = -o.x, ny = -o.y, nz = -o.z;
+            const double fw = flip ? nw : o.w, fx = flip ? nx : o.x, fy = flip ? ny : o.y, fz = flip ? nz : o.z;
+            const bool keep = SAME[i] != 0.0;
+            AW[i] = keep ? QW[i] : fw;
+            AX[i] = keep ? QX[i] : fx;
+            AY[i] = keep ? QY[i] : fy;
+            AZ[i] = keep ? QZ[i] : fz;
+        }
+        double* dst = pass == 0 ? out : hard;
+        for (int i = 0; i < m; ++i) {
+            double* di = dst + i * stride;
+            di[0] = AW[i], di[1] = AX[i], di[2] = AY[i], di[3] = AZ[i];
+        }
+    }
+    if (want_hard && !soft_on)
+        for (int i = 0; i < m; ++i)
+            for (int c = 0; c < 4; ++c) hard[i * stride + c] = out[i * stride + c];
+}
+}  // namespace detail
+
 /// Limited rotations q [n, 4] -> out [n, 4] (softened when soft_on) and, if hard != nullptr, the
 /// unsoftened result. Rotations the projection leaves in place are copied through unchanged;
 /// results are on the caller's cover. q, out and hard may be strided by `stride` doubles per row.
-inline void limit_step(const PackedLimit& L, const double* q, std::size_t n, bool soft_on, double falloff,
-                       double radius, double* out, double* hard, std::size_t stride = 4) {
+inline void limit_step_rows(const PackedLimit& L, const double* q, std::size_t n, bool soft_on, double falloff,
+                            double radius, double* out, double* hard, std::size_t stride = 4) {
     using detail::store;
     const Quat ref = L.ref, iref = qconj(L.ref);
     const Vec3 ta = L.axis;
@@ -177,19 +387,19 @@ inline void limit_step(const PackedLimit& L, const double* q, std::size_t n, boo
         bool inside;
         Quat A{1, 0, 0, 0}, B{1, 0, 0, 0};
         if (L.mode == 0) {
-            Vec3 v = log2(r), h;
+            Vec3 v = lim_log2(r), h;
             detail::project_covers(v, h, L.a, long_cover);
             inside = h.x == v.x && h.y == v.y && h.z == v.z;
             if (!inside) {
                 const Vec3 s = soft_on ? detail::soften3(v, h, falloff, radius) : h;
-                A = exp2(s);
-                B = (want_hard && soft_on) ? exp2(h) : A;
+                A = lim_exp2(s);
+                B = (want_hard && soft_on) ? lim_exp2(h) : A;
             }
         } else {
             Quat sw, tw;
             swing_twist(r, ta, sw, tw);
-            Vec3 v = log2(sw), h;
-            const Vec3 u = log2(tw);
+            Vec3 v = lim_log2(sw), h;
+            const Vec3 u = lim_log2(tw);
             detail::project_covers(v, h, L.a, long_cover);
             Vec3 g, k;
             if (L.mode == 1) {
@@ -204,7 +414,7 @@ inline void limit_step(const PackedLimit& L, const double* q, std::size_t n, boo
                 double st = pp;
                 if (soft_on) {
                     const double dd = std::abs(pp - t);
-                    if (dd > 1e-5) st = pp + std::copysign(1.0, t - pp) * std::tanh(falloff * dd) * radius;
+                    if (dd > 1e-5) st = pp + std::copysign(1.0, t - pp) * fastmath::tanh_pos(falloff * dd) * radius;
                 }
                 g = {ht * ta.x, ht * ta.y, ht * ta.z};
                 k = {st * ta.x, st * ta.y, st * ta.z};
@@ -217,8 +427,8 @@ inline void limit_step(const PackedLimit& L, const double* q, std::size_t n, boo
                          1e-15 * (1.0 + std::abs(u.x) + std::abs(u.y) + std::abs(u.z));
             if (!inside) {
                 const Vec3 s = soft_on ? detail::soften3(v, h, falloff, radius) : h;
-                A = qmul(exp2(s), exp2(k));
-                B = (want_hard && soft_on) ? qmul(exp2(h), exp2(g)) : A;
+                A = qmul(lim_exp2(s), lim_exp2(k));
+                B = (want_hard && soft_on) ? qmul(lim_exp2(h), lim_exp2(g)) : A;
             }
         }
         double* oi = out + i * stride;
@@ -237,13 +447,34 @@ inline void limit_step(const PackedLimit& L, const double* q, std::size_t n, boo
     }
 }
 
+/// Limited rotations q [n, 4] -> out [n, 4] (softened when soft_on) and, if hard != nullptr, the
+/// unsoftened result; rows strided by `stride` doubles. Modes 0 and 1 run in vectorised chunks,
+/// the reference-quirks mode one row at a time.
+inline void limit_step(const PackedLimit& L, const double* q, std::size_t n, bool soft_on, double falloff,
+                       double radius, double* out, double* hard, std::size_t stride = 4) {
+    if (L.mode == 2) {
+        limit_step_rows(L, q, n, soft_on, falloff, radius, out, hard, stride);
+        return;
+    }
+    for (std::size_t s0 = 0; s0 < n; s0 += detail::kChunk) {
+        const int m = static_cast<int>(std::min<std::size_t>(detail::kChunk, n - s0));
+        const std::size_t off = s0 * stride;
+        if (L.mode == 0)
+            detail::limit_step_chunk<0>(L, q + off, m, soft_on, falloff, radius, out + off, hard ? hard + off : nullptr,
+                                        stride);
+        else
+            detail::limit_step_chunk<1>(L, q + off, m, soft_on, falloff, radius, out + off, hard ? hard + off : nullptr,
+                                        stride);
+    }
+}
+
 /// Scaled angle axis of abs(inv(ref) q) for q [n, 4] -> out [n, 3] (limit space, short cover).
 inline void to_limit_space(const double* q, std::size_t n, const double* ref, double* out) {
     const Quat iref{ref[0], -ref[1], -ref[2], -ref[3]};
     for (std::size_t i = 0; i < n; ++i) {
         Quat r = qmul(iref, Quat{q[4 * i], q[4 * i + 1], q[4 * i + 2], q[4 * i + 3]});
         if (r.w < 0.0) r = qneg(r);
-        const Vec3 v = log2(r);
+        const Vec3 v = lim_log2(r);
         out[3 * i] = v.x, out[3 * i + 1] = v.y, out[3 * i + 2] = v.z;
     }
 }
@@ -251,7 +482,7 @@ inline void to_limit_space(const double* q, std::size_t n, const double* ref, do
 /// ref * exp(v / 2) for limit-space points v [n, 3] -> out [n, 4].
 inline void from_limit_space(const double* v, std::size_t n, const double* ref, double* out) {
     const Quat r{ref[0], ref[1], ref[2], ref[3]};
-    for (std::size_t i = 0; i < n; ++i) detail::store(out + 4 * i, qmul(r, exp2(Vec3{v[3 * i], v[3 * i + 1], v[3 * i + 2]})));
+    for (std::size_t i = 0; i < n; ++i) detail::store(out + 4 * i, qmul(r, lim_exp2(Vec3{v[3 * i], v[3 * i + 1], v[3 * i + 2]})));
 }
 
 /// A whole skeleton's limits: joint index and packed limit per limited joint (any order: each

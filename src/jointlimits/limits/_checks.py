@@ -158,6 +158,9 @@ def check_soften(soften) -> Optional[Tuple[float, float]]:
     ``[0, MAX_SOFTEN_RADIUS]``; None stays None. ``LimitsError`` otherwise (never NaN out)."""
     if soften is None:
         return None
+    if type(soften) is tuple and len(soften) == 2 and type(soften[0]) is float and type(soften[1]) is float \
+            and 0.0 <= soften[0] < math.inf and 0.0 <= soften[1] <= MAX_SOFTEN_RADIUS:
+        return soften  # the common case, checked without conversions (a per-call cost of every projection)
     try:
         falloff, radius = (float(v) for v in soften)
     except (TypeError, ValueError) as exc:

@@ -132,6 +132,16 @@ class FittedLimit:
     def swing_twist(self) -> bool:
         return self.shape is None
 
+    def __getstate__(self) -> dict:  # the compiled limit is rebuilt, not pickled
+        return {k: v for k, v in self.__dict__.items() if k != "_compiled"}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self._compiled = None
+        if self._packed is not None:
+            mode, covers, twist, a, b = self._packed
+            self._compiled = compile_limit(self.reference, self.twist_axis, mode, covers, a, b, twist)
+
     def limit_space(self, rotations: Array) -> Array | tuple[Array, Array]:
         """Limit-space points of local rotations (a (swing, twist) pair with swing-twist)."""
         if not self.swing_twist:

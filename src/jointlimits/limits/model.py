@@ -16,12 +16,13 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 import numpy as np
 from numpy.typing import NDArray
 
-from .. import quat
+from .. import _core, quat
 from .._atomic import atomic_write
 from ..errors import LimitsError
 from ..skeleton import Motion, Skeleton
 from ..tracking import track_rotations
 from .compiled import compiled_dict
+from ._checks import check_soften
 from .joint import (FittedLimit, JointLimit, fit_shape, from_limit_space, limit_from_dict, swing_section,  # noqa: F401
                     to_limit_space, twist_interval)
 from .registry import JOINT_KINDS, SHAPES, joint_limit_class
@@ -121,6 +122,47 @@ def _joint_entry(name: str, enabled: bool, limit: Any) -> dict:
     return entry
 
 
+class _JointDict(dict):
+    """A dict that counts its changes, so JointLimits knows when to rebuild its compiled pose."""
+
+    version = 0
+
+    def _bump(self) -> None:
+        self.version += 1
+
+    def __setitem__(self, k, v):
+        super().__setitem__(k, v)
+        self._bump()
+
+    def __delitem__(self, k):
+        super().__delitem__(k)
+        self._bump()
+
+    def pop(self, *a):
+        self._bump()
+        return super().pop(*a)
+
+    def popitem(self):
+        self._bump()
+        return super().popitem()
+
+    def setdefault(self, *a):
+        self._bump()
+        return super().setdefault(*a)
+
+    def update(self, *a, **kw):
+        super().update(*a, **kw)
+        self._bump()
+
+    def clear(self):
+        super().clear()
+        self._bump()
+
+    def __ior__(self, other):
+        self._bump()
+        return super().__ior__(other)
+
+
 class JointLimits:
     """Per-joint limits of one skeleton, fitted from motion capture.
 
@@ -131,9 +173,12 @@ class JointLimits:
     def __init__(self, skeleton: Skeleton, joints: Mapping[int, JointLimit] | None = None,
                  enabled: Sequence[bool] | None = None, settings: Mapping[str, Any] | None = None):
         self.skeleton = skeleton
-        self.joints: dict[int, JointLimit] = dict(joints or {})
+        self.joints: dict[int, JointLimit] = _JointDict(joints or {})
         self.enabled = np.ones(skeleton.num_joints, bool) if enabled is None else np.asarray(enabled, bool).copy()
         self.settings: dict[str, Any] = dict(settings or {})
+
+    def __getstate__(self) -> dict:  # the compiled pose is rebuilt on first use, not pickled
+        return {k: v for k, v in self.__dict__.items() if k != "_pose_cache"}
 
     # ------------------------------------------------------------------ fitting
     @classmethod
@@ -263,11 +308,31 @@ class JointLimits:
             raise LimitsError("rotations contain NaN or infinite values")
         return q
 
-    def project(self, rotations: Array, soften: tuple[float, float] | None = None) -> Array:
-        """Limited local rotations ``[..., J, 4]``; ``soften=(falloff, radius)`` leaves some leeway."""
-        q = self._check(rotations)
-        out = q.copy()
-        for j in self._order():  # parents first: a coupled child is limited for its parent's result
+    def _pose_core(self) -> tuple[Any, list[int], list[int]]:
+        """(the C++ projector of every active joint with a compiled FittedLimit, their indices, the
+        other active joints parents first), cached until the joints, their limits or the enabled
+        flags change."""
+        joints = self.joints
+        cached = getattr(self, "_pose_cache", None)
+        if cached is not None and cached[0] is joints and cached[1] == getattr(joints, "version", None) \
+                and cached[2] == self.enabled.tobytes():
+            return cached[3]
+        if not isinstance(joints, _JointDict):  # the attribute was replaced by a plain dict
+            joints = self.joints = _JointDict(joints)
+        fast = [j for j in self.active() if getattr(self.joints[j], "_compiled", None) is not None]
+        core = _core.PoseLimits(self.skeleton.num_joints, fast, [self.joints[j]._compiled for j in fast])
+        rest = [j for j in self._order() if j not in set(fast)]
+        self._pose_cache = (joints, joints.version, self.enabled.tobytes(), (core, fast, rest))
+        return core, fast, rest
+
+    def _project_pose(self, q: Array, soften: tuple[float, float] | None) -> Array:
+        core, _, rest = self._pose_core()
+        out = np.empty(q.shape)
+        ok = core.project(np.ascontiguousarray(q), False, 0.0, 0.0, out) if soften is None else \
+            core.project(np.ascontiguousarray(q), True, soften[0], soften[1], out)
+        if not ok:
+            raise LimitsError("rotations contain NaN or infinite values")
+        for j in rest:  # parents first: a coupled child is limited for its parent's result
             lim = self.joints[j]
             if hasattr(lim, "parent"):
                 out[..., j, :] = lim.project(q[..., j, :], soften, parent=out[..., self.skeleton.index(lim.parent), :])
@@ -276,21 +341,40 @@ class JointLimits:
                     else lim.project(q[..., j, :])
         return out
 
+    def project(self, rotations: Array, soften: tuple[float, float] | None = None) -> Array:
+        """Limited local rotations ``[..., J, 4]``; ``soften=(falloff, radius)`` leaves some leeway."""
+        q = np.asarray(rotations, np.float64)
+        if q.ndim < 2 or q.shape[-2:] != (self.skeleton.num_joints, 4):
+            raise LimitsError(f"rotations must be [..., {self.skeleton.num_joints}, 4], got {q.shape}")
+        return self._project_pose(q, None if soften is None else check_soften(soften))
+
     def contains(self, rotations: Array, tolerance: float = 1e-6) -> NDArray[np.bool_]:
         """``bool[..., J]``: inside the limit (joints without an active limit count as inside)."""
         q = self._check(rotations)
+        _, fast, rest = self._pose_core()
         out = np.ones(q.shape[:-1], bool)
-        for j in self.active():
+        if fast:  # a compiled FittedLimit contains what it does not move by more than the tolerance
+            out[..., fast] = self._violation_fast(q, fast) <= tolerance
+        for j in rest:
             lim = self.joints[j]
             extra = {"parent": q[..., self.skeleton.index(lim.parent), :]} if hasattr(lim, "parent") else {}
             out[..., j] = lim.contains(q[..., j, :], tolerance, **extra)
         return out
 
+    def _violation_fast(self, q: Array, fast: list[int]) -> Array:
+        core = self._pose_core()[0]
+        hard = np.empty(q.shape)
+        core.project(np.ascontiguousarray(q), False, 0.0, 0.0, hard)
+        return quat.angle(q[..., fast, :], hard[..., fast, :])
+
     def violation(self, rotations: Array) -> Array:
         """Radians ``[..., J]`` between each rotation and its projection (0 when inside)."""
         q = self._check(rotations)
+        _, fast, rest = self._pose_core()
         out = np.zeros(q.shape[:-1])
-        for j in self.active():
+        if fast:
+            out[..., fast] = self._violation_fast(q, fast)
+        for j in rest:
             lim = self.joints[j]
             extra = {"parent": q[..., self.skeleton.index(lim.parent), :]} if hasattr(lim, "parent") else {}
             out[..., j] = lim.violation(q[..., j, :], **extra)
