@@ -1,5 +1,9 @@
 // Inverse kinematics: two-bone (geometric and the demo's), whole-body DLS steps, CCD.
 #include "bind.hpp"
+#include <thread>
+#include <vector>
+
+#include "jointlimits/ccd.hpp"
 #include "jointlimits/two_bone.hpp"
 #include "jointlimits/whole_body.hpp"
 
@@ -8,7 +12,13 @@ namespace jlbind {
 namespace {
 using I8 = nb::ndarray<int8_t, nb::c_contig, nb::device::cpu>;
 using U8 = nb::ndarray<const uint8_t, nb::c_contig, nb::device::cpu>;
+using BArr = nb::ndarray<const bool, nb::c_contig, nb::device::cpu>;
+using OutB = nb::ndarray<bool, nb::c_contig, nb::device::cpu>;
+using OutI = nb::ndarray<int64_t, nb::c_contig, nb::device::cpu>;
 }  // namespace
+
+jointlimits::ReachWindows reach_windows(const CArr& wn, const CArr& we1, const CArr& we2, const CArr& wc,
+                                        const IArr& wvs, const CArr& verts, const CArr& eg);  // bind_reach.cpp
 
 void bind_ik(nb::module_& m) {
     m.def(
@@ -75,6 +85,72 @@ void bind_ik(nb::module_& m) {
                                          first.data(), free.data(), F, J, dx.data(), push.data());
         },
         "One damped least-squares step per pose (whole-body IK) into dx [F, 3 + 3J] and push [F, J].");
+    m.def(
+        "ccd_batch",
+        [](CArr br, CArr bp, CArr off, CArr t, CArr tr, bool has_ori, CArr end_rot, CArr init, CArr starts,
+           CArr start_eff, BArr has, CArr ref, CArr axis, CArr tmid, CArr thalf, IArr jw, CArr wn, CArr we1, CArr we2,
+           CArr wc, IArr wvs, CArr verts, CArr eg, nb::list fitted, double tol, double ori_tol, double ori_weight,
+           int64_t max_iter, int64_t max_restarts, int64_t stall_iters, double stall_ratio, Arr out, OutB success,
+           OutI iters, Arr err, Arr oerr, OutI restarts) {
+            const int64_t N = init.shape(0), n = init.shape(1), S = starts.shape(0);
+            check_shape(init, "init", {N, n, 4});
+            check_shape(br, "base_rotation", {N, 4});
+            check_shape(bp, "base_position", {N, 3});
+            check_shape(off, "offsets", {N, n + 1, 3});
+            check_shape(t, "targets", {N, 3});
+            check_shape(tr, "target_rotations", {N, 4});
+            check_shape(end_rot, "end_rotation", {N, 4});
+            check_shape(starts, "starts", {S, n, 4});
+            check_shape(start_eff, "start_effectors", {S, 3});
+            check_shape(has, "has", {n});
+            check_shape(ref, "ref", {n, 4});
+            check_shape(axis, "axis", {n, 3});
+            check_shape(tmid, "tmid", {n});
+            check_shape(thalf, "thalf", {n});
+            check_shape(jw, "jw", {n + 1});
+            check_shape(out, "out", {N, n, 4});
+            for (auto* a : {&err, &oerr}) check_shape(*a, "err", {N});
+            check_shape(success, "success", {N});
+            check_shape(iters, "iters", {N});
+            check_shape(restarts, "restarts", {N});
+            if (static_cast<int64_t>(fitted.size()) != n) throw std::invalid_argument("_core: one fitted entry per joint");
+            jointlimits::ChainLimits lim{{}, has.data(), ref.data(), axis.data(), tmid.data(), thalf.data(), jw.data(),
+                                         reach_windows(wn, we1, we2, wc, wvs, verts, eg)};
+            for (int64_t k = 0; k < n; ++k) {
+                if (jw.data()[k] < 0 || jw.data()[k + 1] < jw.data()[k] || jw.data()[k + 1] > int64_t(wn.shape(0)))
+                    throw std::invalid_argument("_core: corrupt joint window ranges");
+                nb::handle h = fitted[k];
+                lim.fitted.push_back(h.is_none() ? nullptr : &nb::cast<const jointlimits::PackedLimit&>(h));
+            }
+            const jointlimits::CCDOptions o{tol, ori_tol, ori_weight, max_iter, max_restarts, stall_iters, stall_ratio};
+            nb::gil_scoped_release nogil;
+            auto solve = [&](int64_t lo, int64_t hi) {
+                for (int64_t k = lo; k < hi; ++k) {
+                    const double* b = br.data() + 4 * k;
+                    const double* p = bp.data() + 3 * k;
+                    const double* e = end_rot.data() + 4 * k;
+                    const jointlimits::CCDStats st = jointlimits::ccd_one(
+                        {b[0], b[1], b[2], b[3]}, {p[0], p[1], p[2]}, off.data() + 3 * (n + 1) * k, t.data() + 3 * k,
+                        tr.data() + 4 * k, has_ori, {e[0], e[1], e[2], e[3]}, init.data() + 4 * n * k, starts.data(),
+                        start_eff.data(), S, n, lim, o, out.data() + 4 * n * k);
+                    success.data()[k] = st.success;
+                    iters.data()[k] = st.iters;
+                    err.data()[k] = st.err;
+                    oerr.data()[k] = st.oerr;
+                    restarts.data()[k] = st.restarts;
+                }
+            };
+            // independent chains: split big batches over the cores
+            const int64_t workers = N >= 64 ? std::max<int64_t>(1, std::min<int64_t>(std::thread::hardware_concurrency(), 8)) : 1;
+            if (workers == 1) {
+                solve(0, N);
+            } else {
+                std::vector<std::thread> pool;
+                for (int64_t w = 0; w < workers; ++w) pool.emplace_back(solve, N * w / workers, N * (w + 1) / workers);
+                for (auto& th : pool) th.join();
+            }
+        },
+        "CCD over N chains with limits and restarts into out [N, n, 4] and the per-chain statistics.");
 }
 
 }  // namespace jlbind

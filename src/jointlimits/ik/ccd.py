@@ -8,11 +8,11 @@ limit. When the error stops shrinking (the solver grinds against a limit) it res
 of a few precomputed start poses, nearest effector first (:func:`precompute_start_poses`
 clusters them from training clips with k-means). The best pose found is returned.
 
-Two back ends run the same algorithm: a numba kernel (used when every limit is a
-:class:`~jointlimits.reach.ReachWindowLimit`, a :class:`~jointlimits.model.FittedLimit` (box,
-oriented box, ellipsoid or k-DOP, whole or swing-twist; compiled from flat arrays by
-:func:`pack_fitted_limits`) or ``None``) and a numpy one, vectorised over the batch, for any
-limit object with ``.project(q [..., 4])``.
+Two back ends run the same algorithm: the C++ core (used when every limit is a
+:class:`~jointlimits.reach.ReachWindowLimit`, a :class:`~jointlimits.model.FittedLimit` with a
+compiled form (box, oriented box, ellipsoid or k-DOP, whole or swing-twist) or ``None``; big
+batches run on every core) and a numpy one, vectorised over the batch, for any limit object with
+``.project(q [..., 4])``.
 """
 
 from __future__ import annotations
@@ -21,14 +21,13 @@ import math
 from dataclasses import dataclass
 from typing import Any, Sequence
 
-import numba as nb
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .. import quat
+from .. import _core, quat
 from ..errors import IKError
-from ..limits._kernels.fused import EMPTY_SHAPE, _fitted_kernel, pack_limit
-from ..limits.reach import ReachWindowLimit, _qmul, _qrot, _rw_project_one, _simple
+from ..limits._kernels.fused import step
+from ..limits.reach import ReachWindowLimit
 from ..skeleton import Motion, Skeleton, forward_kinematics_arrays
 
 __all__ = ["CCDResult", "StartPoses", "CCDSolver", "ccd", "solve_ccd", "precompute_start_poses",
@@ -139,219 +138,11 @@ def _resolve_limits(limits: Any, n: int, joints: Sequence[int] | None) -> list[A
     return lims
 
 
-# --------------------------------------------------------------------------- numba kernel
-# FittedLimit projection on flat arrays: the compiled step of jointlimits.fused, with the packed
-# limits of all chain joints stacked (two shape slots per joint) so one tuple carries them.
-
-
-@nb.njit(cache=True)
-def _fitted_project_rows(Q, k, fl):
-    """``FittedLimit.project`` (hard, no softening) of rotations ``Q [m, 4]`` of chain joint k, in place."""
-    (fmode, fref, fax, fcov, ftlo, fthi, codes, F, x0, x1, AX, m0, m1, MN, MX, g0, g1, GG, BND) = fl
-    sa, sb = 2 * k, 2 * k + 1
-    _fitted_kernel(Q, fref[k], fax[k], fmode[k] - 1, fcov[k], False, False, 0.0, 0.0, ftlo[k], fthi[k],
-                   codes[sa], F[sa], AX[x0[sa]:x1[sa]], MN[m0[sa]:m1[sa]], MX[m0[sa]:m1[sa]], GG[g0[sa]:g1[sa]],
-                   BND[g0[sa]:g1[sa]], codes[sb], F[sb], AX[x0[sb]:x1[sb]], MN[m0[sb]:m1[sb]], MX[m0[sb]:m1[sb]],
-                   GG[g0[sb]:g1[sb]], BND[g0[sb]:g1[sb]], Q, Q[:0])
-
-
-def pack_fitted_limits(lims: Sequence[Any]) -> tuple:
-    """Flat arrays (a tuple the numba kernels unpack) of the ``FittedLimit`` of each chain joint
-    (``jointlimits.fused.pack_limit`` stacked; other joints get mode 0 = no fitted limit)."""
-    from ..limits.joint import FittedLimit
-
-    n = len(lims)
-    fmode = np.zeros(n, np.int64)
-    fref = np.tile(np.array([1.0, 0, 0, 0]), (n, 1))
-    fax = np.tile(np.array([1.0, 0, 0]), (n, 1))
-    fcov = np.zeros(n, np.bool_)
-    ftlo = np.zeros(n)
-    fthi = np.zeros(n)
-    slots: list[tuple] = []
-    for k, lim in enumerate(lims):
-        if isinstance(lim, FittedLimit):
-            mode, covers, (ftlo[k], fthi[k]), a, b = pack_limit(lim)
-            fmode[k], fcov[k], fref[k], fax[k] = mode + 1, covers, lim.reference, lim.twist_axis
-        else:
-            a = b = EMPTY_SHAPE
-        slots += [a, b]
-    codes = np.array([sl[0] for sl in slots], np.int64)
-    F = np.ascontiguousarray(np.stack([sl[1] for sl in slots]))
-
-    def stack(idx: int, width: int | None) -> tuple[Array, Array, Array]:
-        parts = [sl[idx] for sl in slots]
-        ends = np.cumsum([len(p) for p in parts])
-        starts = ends - np.array([len(p) for p in parts])
-        shape = (0, width) if width else (0,)
-        flat = np.ascontiguousarray(np.concatenate(parts) if parts else np.zeros(shape), np.float64)
-        return starts.astype(np.int64), ends.astype(np.int64), flat
-
-    x0, x1, AX = stack(2, 3)
-    m0, m1, MN = stack(3, None)
-    _, _, MX = stack(4, None)
-    g0, g1, GG = stack(5, 3)
-    _, _, BND = stack(6, None)
-    return (fmode, fref, fax, fcov, ftlo, fthi, codes, F, x0, x1, AX, m0, m1, MN, MX, g0, g1, GG, BND)
-
-
+# --------------------------------------------------------------------------- compiled back end
 def project_fitted(limit: Any, rotations: ArrayLike) -> Array:
-    """``limit.project(rotations)`` of a ``FittedLimit`` through the compiled kernel CCD uses
-    (``[..., 4]`` -> ``[..., 4]``); tests check it against the reference implementation."""
-    q = np.asarray(rotations, np.float64)
-    flat = np.ascontiguousarray(q.reshape(-1, 4))
-    out = flat.copy()
-    _fitted_project_rows(out, 0, pack_fitted_limits([limit]))
-    return out.reshape(q.shape)
-
-
-@nb.njit(cache=True)
-def _fk_chain(br, bp, off, L, n, G, P):
-    gw, gx, gy, gz = br[0], br[1], br[2], br[3]
-    px, py, pz = bp[0], bp[1], bp[2]
-    for k in range(n):
-        ox, oy, oz = _qrot(gw, gx, gy, gz, off[k, 0], off[k, 1], off[k, 2])
-        px, py, pz = px + ox, py + oy, pz + oz
-        gw, gx, gy, gz = _qmul(gw, gx, gy, gz, L[k, 0], L[k, 1], L[k, 2], L[k, 3])
-        P[k, 0], P[k, 1], P[k, 2] = px, py, pz
-        G[k, 0], G[k, 1], G[k, 2], G[k, 3] = gw, gx, gy, gz
-    ox, oy, oz = _qrot(gw, gx, gy, gz, off[n, 0], off[n, 1], off[n, 2])
-    P[n, 0], P[n, 1], P[n, 2] = px + ox, py + oy, pz + oz
-
-
-@nb.njit(cache=True)
-def _project_joint(L, k, has, ref, axis, tmid, thalf, jw, wn, we1, we2, wc, wvs, verts, eg, fl):
-    if fl[0][k] != 0:
-        _fitted_project_rows(L[k:k + 1], k, fl)
-    elif has[k]:
-        a, b, c, d, moved = _rw_project_one(L[k, 0], L[k, 1], L[k, 2], L[k, 3], ref[k], axis[k], tmid[k], thalf[k],
-                                            jw[k], jw[k + 1], wn, we1, we2, wc, wvs, verts, eg, 1e-9)
-        L[k, 0], L[k, 1], L[k, 2], L[k, 3] = a, b, c, d
-
-
-@nb.njit(cache=True)
-def _errors(P, G, n, t, tr, has_ori, end_rot):
-    dx, dy, dz = P[n, 0] - t[0], P[n, 1] - t[1], P[n, 2] - t[2]
-    e = math.sqrt(dx * dx + dy * dy + dz * dz)
-    oe = 0.0
-    if has_ori:
-        ew, ex, ey, ez = _qmul(G[n - 1, 0], G[n - 1, 1], G[n - 1, 2], G[n - 1, 3],
-                               end_rot[0], end_rot[1], end_rot[2], end_rot[3])
-        dot = abs(ew * tr[0] + ex * tr[1] + ey * tr[2] + ez * tr[3])
-        oe = 2.0 * math.acos(min(dot, 1.0))
-    return e, oe
-
-
-@nb.njit(cache=True)
-def _ccd_one(br, bp, off, t, tr, has_ori, end_rot, init, starts, start_eff, n,
-             has, ref, axis, tmid, thalf, jw, wn, we1, we2, wc, wvs, verts, eg, fl,
-             tol, ori_tol, ori_weight, max_iter, max_restarts, stall_iters, stall_ratio, out):
-    L = init.copy()
-    G = np.empty((n, 4))
-    P = np.empty((n + 1, 3))
-    for k in range(n):
-        _project_joint(L, k, has, ref, axis, tmid, thalf, jw, wn, we1, we2, wc, wvs, verts, eg, fl)
-    S = starts.shape[0]
-    tried = np.zeros(S, np.bool_)
-    # target in the base frame, for choosing restart poses
-    ltx, lty, ltz = _qrot(br[0], -br[1], -br[2], -br[3], t[0] - bp[0], t[1] - bp[1], t[2] - bp[2])
-    best_e, best_oe, best_score = 1e300, 0.0, 1e300
-    total = 0
-    restarts = 0
-    success = False
-    while True:
-        prev = 1e300
-        stall = 0
-        for it in range(max_iter):
-            total += 1
-            for i in range(n - 1, -1, -1):
-                _fk_chain(br, bp, off, L, n, G, P)
-                pix, piy, piz = P[i, 0], P[i, 1], P[i, 2]
-                ux, uy, uz = P[n, 0] - pix, P[n, 1] - piy, P[n, 2] - piz
-                vx, vy, vz = t[0] - pix, t[1] - piy, t[2] - piz
-                lu = math.sqrt(ux * ux + uy * uy + uz * uz)
-                lv = math.sqrt(vx * vx + vy * vy + vz * vz)
-                if lu < 1e-12 or lv < 1e-12:
-                    rw, rx, ry, rz = 1.0, 0.0, 0.0, 0.0
-                else:
-                    rw, rx, ry, rz = _simple(ux / lu, uy / lu, uz / lu, vx / lv, vy / lv, vz / lv)
-                if has_ori and lv >= 1e-12:
-                    # twist about the joint->target line that best aligns the end rotation
-                    ew, ex, ey, ez = _qmul(G[n - 1, 0], G[n - 1, 1], G[n - 1, 2], G[n - 1, 3],
-                                           end_rot[0], end_rot[1], end_rot[2], end_rot[3])
-                    ew, ex, ey, ez = _qmul(rw, rx, ry, rz, ew, ex, ey, ez)
-                    qw, qx, qy, qz = _qmul(tr[0], tr[1], tr[2], tr[3], ew, -ex, -ey, -ez)
-                    if qw < 0.0:
-                        qw, qx, qy, qz = -qw, -qx, -qy, -qz
-                    ax, ay, az = vx / lv, vy / lv, vz / lv
-                    s = qx * ax + qy * ay + qz * az
-                    ang = 2.0 * math.atan2(s, qw) * ori_weight
-                    ch, sh = math.cos(0.5 * ang), math.sin(0.5 * ang)
-                    rw, rx, ry, rz = _qmul(ch, sh * ax, sh * ay, sh * az, rw, rx, ry, rz)
-                # L_i' = parent^-1 R G_i
-                if i == 0:
-                    pw, px_, py_, pz_ = br[0], br[1], br[2], br[3]
-                else:
-                    pw, px_, py_, pz_ = G[i - 1, 0], G[i - 1, 1], G[i - 1, 2], G[i - 1, 3]
-                gw, gx, gy, gz = _qmul(rw, rx, ry, rz, G[i, 0], G[i, 1], G[i, 2], G[i, 3])
-                a, b, c, d = _qmul(pw, -px_, -py_, -pz_, gw, gx, gy, gz)
-                nn = math.sqrt(a * a + b * b + c * c + d * d)
-                L[i, 0], L[i, 1], L[i, 2], L[i, 3] = a / nn, b / nn, c / nn, d / nn
-                _project_joint(L, i, has, ref, axis, tmid, thalf, jw, wn, we1, we2, wc, wvs, verts, eg, fl)
-            _fk_chain(br, bp, off, L, n, G, P)
-            e, oe = _errors(P, G, n, t, tr, has_ori, end_rot)
-            score = e + (oe if has_ori else 0.0)
-            if score < best_score:
-                best_score, best_e, best_oe = score, e, oe
-                for k in range(n):
-                    for m in range(4):
-                        out[k, m] = L[k, m]
-            if e <= tol and (not has_ori or oe <= ori_tol):
-                success = True
-                break
-            if score > prev * (1.0 - stall_ratio):
-                stall += 1
-                if stall >= stall_iters:
-                    break
-            else:
-                stall = 0
-            prev = score
-        if success or restarts >= max_restarts:
-            break
-        # restart from the untried start pose whose effector is nearest the target
-        pick = -1
-        bd = 1e300
-        for s_ in range(S):
-            if not tried[s_]:
-                dx, dy, dz = start_eff[s_, 0] - ltx, start_eff[s_, 1] - lty, start_eff[s_, 2] - ltz
-                dd = dx * dx + dy * dy + dz * dz
-                if dd < bd:
-                    bd, pick = dd, s_
-        if pick < 0:
-            break
-        tried[pick] = True
-        restarts += 1
-        for k in range(n):
-            for m in range(4):
-                L[k, m] = starts[pick, k, m]
-    return success, total, best_e, best_oe, restarts
-
-
-@nb.njit(cache=True, parallel=True)
-def _ccd_batch(br, bp, off, t, tr, has_ori, end_rot, init, starts, start_eff,
-               has, ref, axis, tmid, thalf, jw, wn, we1, we2, wc, wvs, verts, eg, fl,
-               tol, ori_tol, ori_weight, max_iter, max_restarts, stall_iters, stall_ratio,
-               out, success, iters, err, oerr, restarts):
-    N = t.shape[0]
-    n = init.shape[1]
-    for k in nb.prange(N):
-        s, it, e, oe, r = _ccd_one(br[k], bp[k], off[k], t[k], tr[k], has_ori, end_rot[k], init[k], starts, start_eff, n,
-                                   has, ref, axis, tmid, thalf, jw, wn, we1, we2, wc, wvs, verts, eg, fl,
-                                   tol, ori_tol, ori_weight, max_iter, max_restarts, stall_iters, stall_ratio, out[k])
-        success[k] = s
-        iters[k] = it
-        err[k] = e
-        oerr[k] = oe
-        restarts[k] = r
+    """``limit.project(rotations)`` of a ``FittedLimit`` through the compiled step CCD uses
+    (``[..., 4]`` -> ``[..., 4]``, hard, no softening); tests check it against the reference."""
+    return step(limit._compiled, np.asarray(rotations, np.float64), None)[0]
 
 
 def _pack_limits(lims: Sequence[ReachWindowLimit | None]):
@@ -494,8 +285,8 @@ def ccd(base_rotation: ArrayLike, base_position: ArrayLike, offsets: ArrayLike, 
     ``stall_ratio`` (relative) for ``stall_iterations`` sweeps in a row; then up to
     ``max_restarts`` restarts follow. Orientation targets are met by twisting about the
     joint-to-target line, which converges markedly slower than position-only solves.
-    ``backend``: "auto" (numba when every limit is a ReachWindowLimit, a FittedLimit of a
-    ``JointLimits`` model, or None), "numba" or "numpy".
+    ``backend``: "auto" (compiled when every limit is a ReachWindowLimit, a FittedLimit of a
+    ``JointLimits`` model, or None), "compiled" or "numpy".
     """
     t = np.asarray(targets, np.float64)
     if t.ndim != 2 or t.shape[-1] != 3:
@@ -539,18 +330,19 @@ def ccd(base_rotation: ArrayLike, base_position: ArrayLike, offsets: ArrayLike, 
     from ..limits.joint import FittedLimit
 
     # a FittedLimit has a compiled step only when all its shapes do (implicit and coupled ones have none)
-    numba_ok = all(l is None or isinstance(l, ReachWindowLimit)
-                   or (isinstance(l, FittedLimit) and l._packed is not None) for l in lims)
-    if backend not in ("auto", "numba", "numpy"):
-        raise IKError(f"backend must be 'auto', 'numba' or 'numpy', got {backend!r}")
-    if backend == "numba" and not numba_ok:
-        raise IKError("the numba back end handles ReachWindowLimit and FittedLimit limits only; use backend='numpy'")
+    compiled_ok = all(l is None or isinstance(l, ReachWindowLimit)
+                      or (isinstance(l, FittedLimit) and l._compiled is not None) for l in lims)
+    # "numba" is the old name of the compiled back end, still accepted
+    if backend not in ("auto", "compiled", "numba", "numpy"):
+        raise IKError(f"backend must be 'auto', 'compiled' or 'numpy', got {backend!r}")
+    if backend in ("compiled", "numba") and not compiled_ok:
+        raise IKError("the compiled back end handles ReachWindowLimit and FittedLimit limits only; use backend='numpy'")
     args = (tolerance, orientation_tolerance, orientation_weight, int(max_iterations), int(max_restarts),
             int(stall_iterations), float(stall_ratio))
-    if backend == "numpy" or not numba_ok:
+    if backend == "numpy" or not compiled_ok:
         return _ccd_numpy(br, bp, off, t, tr, er, q0.copy(), starts, seff, lims, *args)
     pack = _pack_limits([l if isinstance(l, ReachWindowLimit) else None for l in lims])
-    fl = pack_fitted_limits(lims)
+    fitted = [l._compiled if isinstance(l, FittedLimit) else None for l in lims]
     out = np.empty((N, n, 4))
     success = np.zeros(N, np.bool_)
     iters = np.zeros(N, np.int64)
@@ -558,8 +350,8 @@ def ccd(base_rotation: ArrayLike, base_position: ArrayLike, offsets: ArrayLike, 
     oerr = np.zeros(N)
     rs = np.zeros(N, np.int64)
     trr = np.ascontiguousarray(tr) if has_ori else np.zeros((N, 4))
-    _ccd_batch(br, bp, off, t, trr, has_ori, np.ascontiguousarray(er), q0, starts, seff, *pack, fl, *args,
-               out, success, iters, err, oerr, rs)
+    _core.ccd_batch(br, bp, off, t, trr, has_ori, np.ascontiguousarray(er), q0, starts, seff, *pack, fitted, *args,
+                    out, success, iters, err, oerr, rs)
     return CCDResult(out, success, iters, err, oerr, rs)
 
 

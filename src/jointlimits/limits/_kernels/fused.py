@@ -90,13 +90,3 @@ def project_fitted(q: np.ndarray, ref: np.ndarray, axis: np.ndarray, mode: int, 
     q = np.asarray(q, np.float64)
     soft = None if soften is None else (float(soften[0]), float(soften[1]))
     return step(compile_limit(ref, axis, mode, covers, a, b, twist), q, soft, want_hard)
-
-
-def __getattr__(name: str) -> Any:
-    # jointlimits.ik.ccd's numba kernels still call the numba step (until ccd.py is ported):
-    # loaded only on that request, so the limits themselves never import numba
-    if name == "_fitted_kernel":
-        from ._legacy_numba import _fitted_kernel
-
-        return _fitted_kernel
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
