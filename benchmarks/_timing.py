@@ -8,7 +8,7 @@ from typing import Any, Callable
 
 
 def best(fn: Callable[[], Any], repeat: int = 5, warmup: int = 1) -> float:
-    """Fastest of ``repeat`` timed calls (seconds), after ``warmup`` untimed ones (numba compiles)."""
+    """Fastest of ``repeat`` timed calls (seconds), after ``warmup`` untimed ones (caches warm up)."""
     return best_with_result(fn, repeat, warmup)[1]
 
 

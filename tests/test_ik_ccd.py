@@ -50,7 +50,7 @@ def _reachable_targets(n, seed, lims=None):
     return P[:, 3], off
 
 
-@pytest.mark.parametrize("backend", ["numba", "numpy"])
+@pytest.mark.parametrize("backend", ["compiled", "numpy"])
 def test_free_chain_reaches_targets(backend):
     t, off = _reachable_targets(200, 0)
     res = ccd(quat.identity((200,)), np.zeros((200, 3)), off, t, quat.identity(3), tolerance=1e-3,
@@ -71,13 +71,13 @@ def test_limits_never_violated_and_back_ends_agree():
     sp = precompute_start_poses(quat.normalize(quat.identity((400, 3)) + 0.4 * rng.normal(size=(400, 3, 4))),
                                 off, count=4, limits=lims)
     out = {}
-    for backend in ("numba", "numpy"):
+    for backend in ("compiled", "numpy"):
         res = ccd(quat.identity((N,)), np.zeros((N, 3)), off, t, quat.identity(3), lims, start_poses=sp,
                   tolerance=0.05, max_iterations=1000, stall_ratio=1e-4, stall_iterations=20, backend=backend)
         for k, lim in enumerate(lims):
             assert np.all(lim.contains(res.rotations[:, k])), f"{backend}: joint {k} outside its limit"
         out[backend] = res
-    a, b = out["numba"], out["numpy"]
+    a, b = out["compiled"], out["numpy"]
     assert a.success[:150].mean() > 0.9
     assert not a.success[150:].all()  # the far targets include unreachable ones
     # same algorithm: identical up to rounding, which long grinds on unreachable targets may amplify
@@ -236,7 +236,7 @@ def _fitted_limits():
 
 
 def test_fitted_limit_kernel_matches_project():
-    """The compiled FittedLimit projection used by the numba CCD equals FittedLimit.project."""
+    """The compiled FittedLimit projection used by the compiled CCD equals FittedLimit.project."""
     from jointlimits.ik.ccd import project_fitted
 
     rng = np.random.default_rng(4)
@@ -247,8 +247,8 @@ def test_fitted_limit_kernel_matches_project():
                                    err_msg=f"limit {k}: {lim.to_dict()['kind']}")
 
 
-def test_ccd_with_fitted_limits_runs_in_numba_and_respects_them():
-    """A JointLimits-style chain (FittedLimit per joint) goes through the numba back end (no
+def test_ccd_with_fitted_limits_runs_compiled_and_respects_them():
+    """A JointLimits-style chain (FittedLimit per joint) goes through the compiled back end (no
     fallback) and agrees with the numpy back end on success and limits."""
     from jointlimits.model import FittedLimit, fit_shape
 
@@ -266,13 +266,13 @@ def test_ccd_with_fitted_limits_runs_in_numba_and_respects_them():
     rot[:, 1:4] = q
     _, gp = forward_kinematics(mot.with_rotations(rot))
     targets = gp[:, solver.end]
-    r_nb = solver.solve_arrays(mot.rotations, mot.positions, targets, backend="numba")
+    r_c = solver.solve_arrays(mot.rotations, mot.positions, targets, backend="compiled")
     r_np = solver.solve_arrays(mot.rotations, mot.positions, targets, backend="numpy")
-    for r in (r_nb, r_np):
+    for r in (r_c, r_np):
         inside = np.all([lims[k].contains(r.rotations[:, k]) for k in range(3)], axis=0)
         assert inside.all()
         assert r.success.mean() >= 0.7
-    assert abs(r_nb.success.mean() - r_np.success.mean()) <= 0.05
+    assert abs(r_c.success.mean() - r_np.success.mean()) <= 0.05
 
 
 def test_ccd_with_implicit_limits_falls_back_to_numpy_and_respects_them():
@@ -292,4 +292,4 @@ def test_ccd_with_implicit_limits_falls_back_to_numpy_and_respects_them():
     r = solver.solve_arrays(mot.rotations, mot.positions, gp[:, solver.end])
     assert np.all([lims[k].contains(r.rotations[:, k]) for k in range(3)])
     with pytest.raises(IKError, match="numpy"):
-        solver.solve_arrays(mot.rotations, mot.positions, gp[:, solver.end], backend="numba")
+        solver.solve_arrays(mot.rotations, mot.positions, gp[:, solver.end], backend="compiled")

@@ -198,7 +198,7 @@ def test_golden_ik_two_bone():
 
 
 @pytest.mark.parametrize("with_pole", [False, True])
-def test_numba_kernel_matches_numpy_reference(with_pole):
+def test_compiled_kernel_matches_numpy_reference(with_pole):
     """The fused kernel against the numpy reference, over all three reach cases, targets on the
     root and broadcast inputs."""
     from jointlimits.ik.two_bone import two_bone_numpy
@@ -229,7 +229,7 @@ def test_numba_kernel_matches_numpy_reference(with_pole):
         two_bone(a, b, c, t, P, Lk, Lj, backend="gpu")
 
 
-def test_numba_ik_two_bone_matches_numpy_reference():
+def test_compiled_ik_two_bone_matches_numpy_reference():
     from jointlimits.ik.two_bone import ik_two_bone_numpy
 
     rng = np.random.default_rng(8)

@@ -17,14 +17,13 @@ from dataclasses import dataclass, field
 from types import SimpleNamespace
 from typing import Any, Mapping, Sequence
 
-import numba
 import numpy as np
 from numpy.typing import NDArray
 
 from ._checks import check_soften
-from .. import quat
+from .. import _core, quat
 from ..errors import LimitsError
-from .implicit import (ENCODING, Implicit, _contains_kernel, _project_kernel, decode_grid, encode_grid, fit_field,
+from .implicit import (ENCODING, Implicit, decode_grid, encode_grid, fit_field,
                        nearest_inside)
 from .joint import FittedLimit, _project_batched, to_limit_space
 
@@ -55,32 +54,6 @@ def humanoid_pairs(names: Sequence[str], parents: Sequence[int]) -> list[tuple[s
     return out
 
 
-@numba.njit(cache=True, nogil=True)
-def _weights_kernel(vp, porigin, pcell, cells, ids, ws):  # pragma: no cover - compiled
-    """Trilinear weights of the 8 parent cell centres around each parent point (clamped to the grid)."""
-    nx, ny, nz = cells.shape
-    dims = (nx, ny, nz)
-    for i in range(vp.shape[0]):
-        i0 = np.empty(3, np.int64)
-        t = np.empty(3)
-        for a in range(3):
-            f = (vp[i, a] - porigin[a]) / pcell - 0.5
-            f = min(max(f, 0.0), dims[a] - 1.0)
-            k = min(int(math.floor(f)), max(dims[a] - 2, 0))
-            i0[a] = k
-            t[a] = f - k
-        n = 0
-        for a in range(2):
-            for b in range(2):
-                for c in range(2):
-                    ii = min(i0[0] + a, nx - 1)
-                    jj = min(i0[1] + b, ny - 1)
-                    kk = min(i0[2] + c, nz - 1)
-                    ids[i, n] = cells[ii, jj, kk]
-                    ws[i, n] = (t[0] if a else 1.0 - t[0]) * (t[1] if b else 1.0 - t[1]) * (t[2] if c else 1.0 - t[2])
-                    n += 1
-
-
 class _Blend:
     """The child's blended field for given parent rotations, as a shape FittedLimit's batched
     path can use (one row of blend weights per point)."""
@@ -99,8 +72,8 @@ class _Blend:
         flat = np.ascontiguousarray(points, np.float64).reshape(-1, 3)
         out = np.empty_like(flat)
         ids, ws = self._rows(len(flat))
-        _project_kernel(flat, s.position, s.rotation, s.origin, s.cell, s.threshold, lim._F, lim._D, lim._NEAR,
-                        ids, ws, s.normal, out)
+        _core.implicit_project(flat, s.position, s.rotation, s.origin, s.cell, s.threshold, lim._F, lim._D, lim._NEAR,
+                               ids, ws, s.normal, out)
         return out
 
     def contains(self, points: Array, tolerance: float = 0.0) -> NDArray[np.bool_]:
@@ -108,8 +81,8 @@ class _Blend:
         flat = np.ascontiguousarray(points, np.float64).reshape(-1, 3)
         out = np.empty(len(flat), np.bool_)
         ids, ws = self._rows(len(flat))
-        _contains_kernel(flat, s.position, s.rotation, s.origin, s.cell, s.threshold, lim._F, ids, ws,
-                         float(tolerance), out)
+        _core.implicit_contains(flat, s.position, s.rotation, s.origin, s.cell, s.threshold, lim._F, ids, ws,
+                                float(tolerance), out)
         return out
 
     def radius(self) -> float:
@@ -201,7 +174,7 @@ class CoupledLimit:
         vp = to_limit_space(np.asarray(parent_rotations, np.float64).reshape(-1, 4), self.parent_reference)
         ids = np.empty((len(vp), 8), np.int64)
         ws = np.empty((len(vp), 8))
-        _weights_kernel(vp, self.porigin, self.pcell, np.ascontiguousarray(self.cells), ids, ws)
+        _core.coupled_weights(vp, self.porigin, self.pcell, np.ascontiguousarray(self.cells), ids, ws)
         return ids, ws
 
     def _proxy(self, parent_rotations: Array | None, n: int) -> SimpleNamespace:

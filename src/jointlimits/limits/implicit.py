@@ -26,10 +26,10 @@ import zlib
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Mapping
 
-import numba
 import numpy as np
 from numpy.typing import NDArray
 
+from .. import _core
 from ..errors import LimitsError
 from . import cloud
 from ._checks import _points
@@ -47,287 +47,6 @@ MARCH_STEP = 0.5  # gradient-march step, in cells
 MARCH_STEPS = 64
 BISECTIONS = 20  # crossing to 2^-20 of a half cell
 SAFETY = 1e-7  # results read at least threshold * (1 + SAFETY)
-
-
-# --------------------------------------------------------------------------- compiled field
-
-
-@numba.njit(cache=True, nogil=True, inline="always")
-def _eval(F, ids, ws, m, gx, gy, gz):  # pragma: no cover - compiled
-    """Blended field sum_k ws[k] F[ids[k]] and its gradient at grid coordinates (0 outside the grid)."""
-    nx, ny, nz = F.shape[1], F.shape[2], F.shape[3]
-    if not (gx >= 0.0 and gy >= 0.0 and gz >= 0.0 and gx <= nx - 1 and gy <= ny - 1 and gz <= nz - 1):
-        return 0.0, 0.0, 0.0, 0.0
-    i = min(int(gx), nx - 2)
-    j = min(int(gy), ny - 2)
-    k = min(int(gz), nz - 2)
-    fx, fy, fz = gx - i, gy - j, gz - k
-    f = dx = dy = dz = 0.0
-    for t in range(m):
-        w = ws[t]
-        if w == 0.0:
-            continue
-        G = F[ids[t]]
-        c000, c100, c010, c110 = G[i, j, k], G[i + 1, j, k], G[i, j + 1, k], G[i + 1, j + 1, k]
-        c001, c101, c011, c111 = G[i, j, k + 1], G[i + 1, j, k + 1], G[i, j + 1, k + 1], G[i + 1, j + 1, k + 1]
-        a00 = c000 + (c100 - c000) * fx
-        a10 = c010 + (c110 - c010) * fx
-        a01 = c001 + (c101 - c001) * fx
-        a11 = c011 + (c111 - c011) * fx
-        b0 = a00 + (a10 - a00) * fy
-        b1 = a01 + (a11 - a01) * fy
-        f += w * (b0 + (b1 - b0) * fz)
-        ex0 = (c100 - c000) + ((c110 - c010) - (c100 - c000)) * fy
-        ex1 = (c101 - c001) + ((c111 - c011) - (c101 - c001)) * fy
-        dx += w * (ex0 + (ex1 - ex0) * fz)
-        dy += w * ((a10 - a00) + ((a11 - a01) - (a10 - a00)) * fz)
-        dz += w * (b1 - b0)
-    return f, dx, dy, dz
-
-
-@numba.njit(cache=True, nogil=True, inline="always")
-def _to_grid(x, y, z, pos, rot, origin, inv_cell):  # pragma: no cover - compiled
-    dx, dy, dz = x - pos[0], y - pos[1], z - pos[2]
-    u = rot[0, 0] * dx + rot[1, 0] * dy + rot[2, 0] * dz
-    v = rot[0, 1] * dx + rot[1, 1] * dy + rot[2, 1] * dz
-    w = rot[0, 2] * dx + rot[1, 2] * dy + rot[2, 2] * dz
-    return (u - origin[0]) * inv_cell, (v - origin[1]) * inv_cell, (w - origin[2]) * inv_cell
-
-
-@numba.njit(cache=True, nogil=True, inline="always")
-def _from_grid(gx, gy, gz, pos, rot, origin, cell, normal):  # pragma: no cover - compiled
-    u, v, w = origin[0] + gx * cell, origin[1] + gy * cell, origin[2] + gz * cell
-    x = rot[0, 0] * u + rot[0, 1] * v + rot[0, 2] * w + pos[0]
-    y = rot[1, 0] * u + rot[1, 1] * v + rot[1, 2] * w + pos[1]
-    z = rot[2, 0] * u + rot[2, 1] * v + rot[2, 2] * w + pos[2]
-    d = x * normal[0] + y * normal[1] + z * normal[2]  # sections: stay exactly in the plane
-    return x - d * normal[0], y - d * normal[1], z - d * normal[2]
-
-
-@numba.njit(cache=True, nogil=True)
-def _contains_kernel(pts, pos, rot, origin, cell, thr, F, ids, ws, tol, out):  # pragma: no cover - compiled
-    """Inside: field >= thr, or within ``tol`` of the surface to first order (field + tol |grad|)."""
-    inv = 1.0 / cell
-    m = ids.shape[1]
-    one = ids.shape[0] == 1
-    for i in range(pts.shape[0]):
-        r = 0 if one else i
-        gx, gy, gz = _to_grid(pts[i, 0], pts[i, 1], pts[i, 2], pos, rot, origin, inv)
-        f, dx, dy, dz = _eval(F, ids[r], ws[r], m, gx, gy, gz)
-        out[i] = f >= thr or (tol > 0.0 and f > 0.0 and f + tol * inv * math.sqrt(dx * dx + dy * dy + dz * dz) >= thr)
-
-
-@numba.njit(cache=True, nogil=True)
-def _field_kernel(pts, pos, rot, origin, cell, F, ids, ws, out):  # pragma: no cover - compiled
-    inv = 1.0 / cell
-    m = ids.shape[1]
-    one = ids.shape[0] == 1
-    for i in range(pts.shape[0]):
-        r = 0 if one else i
-        gx, gy, gz = _to_grid(pts[i, 0], pts[i, 1], pts[i, 2], pos, rot, origin, inv)
-        f, dx, dy, dz = _eval(F, ids[r], ws[r], m, gx, gy, gz)
-        out[i, 0] = f
-        # gradient in limit space: R (d / cell)
-        out[i, 1] = (rot[0, 0] * dx + rot[0, 1] * dy + rot[0, 2] * dz) * inv
-        out[i, 2] = (rot[1, 0] * dx + rot[1, 1] * dy + rot[1, 2] * dz) * inv
-        out[i, 3] = (rot[2, 0] * dx + rot[2, 1] * dy + rot[2, 2] * dz) * inv
-
-
-@numba.njit(cache=True, nogil=True, inline="always")
-def _crossing(F, ids, ws, m, thr, ax, ay, az, bx, by, bz):  # pragma: no cover - compiled
-    """Bisection between an outside point a and an inside point b: a point inside, near the crossing."""
-    for _ in range(BISECTIONS):
-        cx, cy, cz = 0.5 * (ax + bx), 0.5 * (ay + by), 0.5 * (az + bz)
-        if _eval(F, ids, ws, m, cx, cy, cz)[0] >= thr:
-            bx, by, bz = cx, cy, cz
-        else:
-            ax, ay, az = cx, cy, cz
-    return bx, by, bz
-
-
-@numba.njit(cache=True, nogil=True, inline="always")
-def _node(D, x, y, z):  # pragma: no cover - compiled
-    """The grid node nearest grid coordinates (x, y, z), clamped to the grid."""
-    nx, ny, nz = D.shape[1], D.shape[2], D.shape[3]
-    i = min(max(int(math.floor(x + 0.5)), 0), nx - 1)
-    j = min(max(int(math.floor(y + 0.5)), 0), ny - 1)
-    k = min(max(int(math.floor(z + 0.5)), 0), nz - 1)
-    return i, j, k
-
-
-@numba.njit(cache=True, nogil=True, inline="always")
-def _enter(gx, gy, gz, sx, sy, sz, nx, ny, nz):  # pragma: no cover - compiled
-    """Where the ray from g along s enters the grid box (g itself if inside or missed)."""
-    t = 0.0
-    if gx < 0.0 and sx > 0.0:
-        t = max(t, -gx / sx)
-    elif gx > nx - 1 and sx < 0.0:
-        t = max(t, (nx - 1 - gx) / sx)
-    if gy < 0.0 and sy > 0.0:
-        t = max(t, -gy / sy)
-    elif gy > ny - 1 and sy < 0.0:
-        t = max(t, (ny - 1 - gy) / sy)
-    if gz < 0.0 and sz > 0.0:
-        t = max(t, -gz / sz)
-    elif gz > nz - 1 and sz < 0.0:
-        t = max(t, (nz - 1 - gz) / sz)
-    return gx + sx * t, gy + sy * t, gz + sz * t
-
-
-@numba.njit(cache=True, nogil=True, inline="always")
-def _toward_nearest(F, D, NEAR, kf, ids, ws, m, thr, gx, gy, gz, nlx, nly, nlz, poff, cx0, cy0, cz0):  # pragma: no cover
-    """Where the gradient gives no direction: the first inside point on the segment to the
-    nearest inside node (of field ``kf``; moved onto the plane of a section), found by sphere
-    tracing on the nodes' distances to the inside, then bisection."""
-    nx, ny, nz = F.shape[1], F.shape[2], F.shape[3]
-    # outside the grid: look up from where the segment toward the shape's centre enters it
-    ex, ey, ez = _enter(gx, gy, gz, cx0 - gx, cy0 - gy, cz0 - gz, nx, ny, nz)
-    i, j, k = _node(D, ex, ey, ez)
-    b = NEAR[kf, i, j, k]
-    bx, by, bz = float(b // (ny * nz)), float((b // nz) % ny), float(b % nz)
-    d = bx * nlx + by * nly + bz * nlz - poff
-    bx, by, bz = bx - d * nlx, by - d * nly, bz - d * nlz
-    sx, sy, sz = bx - gx, by - gy, bz - gz
-    L = math.sqrt(sx * sx + sy * sy + sz * sz)
-    if L == 0.0:
-        return bx, by, bz
-    sx, sy, sz = sx / L, sy / L, sz / L
-    px, py, pz = _enter(gx, gy, gz, sx, sy, sz, nx, ny, nz)  # the field is 0 outside the grid
-    t = min(L, math.sqrt((px - gx) ** 2 + (py - gy) ** 2 + (pz - gz) ** 2))
-    while t < L:
-        i, j, k = _node(D, px, py, pz)
-        t = min(L, t + max(D[kf, i, j, k] - 2.0, MARCH_STEP))
-        cx, cy, cz = gx + sx * t, gy + sy * t, gz + sz * t
-        if _eval(F, ids, ws, m, cx, cy, cz)[0] >= thr:
-            return _crossing(F, ids, ws, m, thr, px, py, pz, cx, cy, cz)
-        px, py, pz = cx, cy, cz
-    return bx, by, bz
-
-
-@numba.njit(cache=True, nogil=True)
-def _project_kernel(pts, pos, rot, origin, cell, thr, F, D, NEAR, ids, ws, normal, out):  # pragma: no cover
-    """Project limit-space points onto the blended implicit limit (inside points copied)."""
-    inv = 1.0 / cell
-    m = ids.shape[1]
-    one = ids.shape[0] == 1
-    # the plane constraint of a section in grid directions: n_l . g = poff
-    nlx = rot[0, 0] * normal[0] + rot[1, 0] * normal[1] + rot[2, 0] * normal[2]
-    nly = rot[0, 1] * normal[0] + rot[1, 1] * normal[1] + rot[2, 1] * normal[2]
-    nlz = rot[0, 2] * normal[0] + rot[1, 2] * normal[1] + rot[2, 2] * normal[2]
-    cx0, cy0, cz0 = -origin[0] * inv, -origin[1] * inv, -origin[2] * inv  # the frame's centre
-    poff = -(nlx * origin[0] + nly * origin[1] + nlz * origin[2] + normal[0] * pos[0] + normal[1] * pos[1]
-             + normal[2] * pos[2]) * inv
-    for i in range(pts.shape[0]):
-        x, y, z = pts[i, 0], pts[i, 1], pts[i, 2]
-        r = 0 if one else i
-        idr, wr = ids[r], ws[r]
-        gx, gy, gz = _to_grid(x, y, z, pos, rot, origin, inv)
-        f, dx, dy, dz = _eval(F, idr, wr, m, gx, gy, gz)
-        if f >= thr:
-            out[i, 0], out[i, 1], out[i, 2] = x, y, z
-            continue
-        found = False
-        cx, cy, cz = gx, gy, gz
-        px, py, pz = gx, gy, gz
-        for _ in range(MARCH_STEPS):  # up the gradient
-            dn = dx * nlx + dy * nly + dz * nlz
-            dx, dy, dz = dx - dn * nlx, dy - dn * nly, dz - dn * nlz
-            g = math.sqrt(dx * dx + dy * dy + dz * dz)
-            if f <= 0.0 or g < 1e-9:
-                break
-            px, py, pz = cx, cy, cz
-            k = MARCH_STEP / g
-            cx, cy, cz = cx + dx * k, cy + dy * k, cz + dz * k
-            f, dx, dy, dz = _eval(F, idr, wr, m, cx, cy, cz)
-            if f >= thr:
-                found = True
-                break
-        if found:
-            cx, cy, cz = _crossing(F, idr, wr, m, thr, px, py, pz, cx, cy, cz)
-        else:  # no usable gradient: toward the nearest inside node of the most weighted field
-            tried = 0
-            for _ in range(m):  # a blend: the next most weighted field if that node is not inside it
-                best = -1
-                for t in range(m):
-                    if not (tried >> t) & 1 and wr[t] > 0.0 and (best < 0 or wr[t] > wr[best]):
-                        best = t
-                if best < 0:
-                    break
-                tried |= 1 << best
-                cx, cy, cz = _toward_nearest(F, D, NEAR, idr[best], idr, wr, m, thr, gx, gy, gz, nlx, nly, nlz,
-                                             poff, cx0, cy0, cz0)
-                f, dx, dy, dz = _eval(F, idr, wr, m, cx, cy, cz)
-                if f >= thr:
-                    break
-            for _ in range(MARCH_STEPS):  # still outside the blend: up its gradient from there
-                if f >= thr:
-                    break
-                g = math.sqrt(dx * dx + dy * dy + dz * dz)
-                if f <= 0.0 or g < 1e-9:
-                    break
-                px, py, pz = cx, cy, cz
-                k = MARCH_STEP / g
-                cx, cy, cz = cx + dx * k, cy + dy * k, cz + dz * k
-                f, dx, dy, dz = _eval(F, idr, wr, m, cx, cy, cz)
-                if f >= thr:
-                    cx, cy, cz = _crossing(F, idr, wr, m, thr, px, py, pz, cx, cy, cz)
-        ox, oy, oz = _from_grid(cx, cy, cz, pos, rot, origin, cell, normal)
-        # rounding on the way back (and through a rotation) must not leave the result just
-        # outside (idempotence): push it on along the way it came until it reads a little
-        # inside from limit space
-        sx, sy, sz = cx - gx, cy - gy, cz - gz
-        sn = math.sqrt(sx * sx + sy * sy + sz * sz)
-        if sn > 0.0:
-            sx, sy, sz = sx / sn, sy / sn, sz / sn
-        e = 1e-9
-        for _ in range(40):
-            hx, hy, hz = _to_grid(ox, oy, oz, pos, rot, origin, inv)
-            if _eval(F, idr, wr, m, hx, hy, hz)[0] >= thr * (1.0 + SAFETY):
-                break
-            ox, oy, oz = _from_grid(cx + sx * e, cy + sy * e, cz + sz * e, pos, rot, origin, cell, normal)
-            e *= 2.0
-        out[i, 0], out[i, 1], out[i, 2] = ox, oy, oz
-
-
-@numba.njit(cache=True, nogil=True)
-def _splat(centres, radius, F):  # pragma: no cover - compiled
-    """Add a soft-object metaball (1 - r^2 / R^2)^3 of radius ``radius`` (cells) at each centre."""
-    nx, ny, nz = F.shape
-    r = int(math.ceil(radius))
-    rr = radius * radius
-    for c in range(centres.shape[0]):
-        ci, cj, ck = centres[c, 0], centres[c, 1], centres[c, 2]
-        for i in range(max(0, ci - r), min(nx, ci + r + 1)):
-            for j in range(max(0, cj - r), min(ny, cj + r + 1)):
-                for k in range(max(0, ck - r), min(nz, ck + r + 1)):
-                    d2 = (i - ci) ** 2 + (j - cj) ** 2 + (k - ck) ** 2
-                    if d2 < rr:
-                        a = 1.0 - d2 / rr
-                        F[i, j, k] += a * a * a
-
-
-@numba.njit(cache=True, nogil=True)
-def _lift_points(g, lift, F):  # pragma: no cover - compiled
-    """Raise to ``lift`` the corner nodes of every grid cell holding a point whose field is below
-    it (trilinear interpolation of corners >= lift is >= lift, up to rounding)."""
-    nx, ny, nz = F.shape
-    lifted = 0
-    ids = np.zeros(1, np.int64)
-    ws = np.ones(1)
-    F4 = F.reshape((1, nx, ny, nz))
-    for p in range(g.shape[0]):
-        if _eval(F4, ids, ws, 1, g[p, 0], g[p, 1], g[p, 2])[0] >= lift:
-            continue
-        i = min(max(int(g[p, 0]), 0), nx - 2)
-        j = min(max(int(g[p, 1]), 0), ny - 2)
-        k = min(max(int(g[p, 2]), 0), nz - 2)
-        for a in range(2):
-            for b in range(2):
-                for c in range(2):
-                    if F[i + a, j + b, k + c] < lift:
-                        F[i + a, j + b, k + c] = lift
-        lifted += 1
-    return lifted
 
 
 # --------------------------------------------------------------------------- fitting
@@ -364,7 +83,7 @@ def fit_field(local: Array, origin: Array, dims: tuple[int, int, int], cell: flo
         v = np.clip(np.rint(g), 0, np.array(dims) - 1).astype(np.int64)
         occupied = np.zeros(dims, np.bool_)
         occupied[v[:, 0], v[:, 1], v[:, 2]] = True
-        _splat(np.argwhere(occupied), float(radius), F)
+        _core.implicit_splat(np.ascontiguousarray(np.argwhere(occupied), np.int64), float(radius), F)
     if fill_holes:
         inside = F >= threshold
         filled = ndimage.binary_fill_holes(inside)
@@ -377,7 +96,7 @@ def fit_field(local: Array, origin: Array, dims: tuple[int, int, int], cell: flo
         F64 = F32.astype(np.float64)
         # a little above the threshold: the points must read inside however their grid
         # coordinates are rounded later
-        if _lift_points(np.ascontiguousarray(g), threshold * (1.0 + 1e-5), F64):
+        if _core.implicit_lift_points(np.ascontiguousarray(g), threshold * (1.0 + 1e-5), F64):
             F32 = F64.astype(np.float32)
     return F32
 
@@ -526,14 +245,15 @@ class Implicit(Shape):
         p = _points(points)
         flat = np.ascontiguousarray(p.reshape(-1, 3))
         out = np.empty((len(flat), 4))
-        _field_kernel(flat, *self._args(), self._F, self._ids, self._ws, out)
+        _core.implicit_field(flat, *self._args(), self._F, self._ids, self._ws, out)
         return out.reshape(p.shape[:-1] + (4,))
 
     def contains(self, points: Array, tolerance: float = 1e-9) -> NDArray[np.bool_]:
         p = _points(points)
         flat = np.ascontiguousarray(p.reshape(-1, 3))
         out = np.empty(len(flat), np.bool_)
-        _contains_kernel(flat, *self._args(), self.threshold, self._F, self._ids, self._ws, float(tolerance), out)
+        _core.implicit_contains(flat, *self._args(), self.threshold, self._F, self._ids, self._ws, float(tolerance),
+                                out)
         return out.reshape(p.shape[:-1])
 
     def project(self, points: Array) -> Array:
@@ -542,8 +262,8 @@ class Implicit(Shape):
         if not np.all(np.isfinite(flat)):
             raise LimitsError("points contain NaN or infinite values")
         out = np.empty_like(flat)
-        _project_kernel(flat, *self._args(), self.threshold, self._F, self._D, self._NEAR, self._ids, self._ws,
-                        self.normal, out)
+        _core.implicit_project(flat, *self._args(), self.threshold, self._F, self._D, self._NEAR, self._ids, self._ws,
+                               self.normal, out)
         return out.reshape(p.shape)
 
     def radius(self) -> float:

@@ -1,0 +1,366 @@
+// Implicit-surface limits: metaball fields sampled on a voxel grid, blended (coupled limits),
+// with trilinear contains and projection by gradient march + bisection (jointlimits.limits.implicit).
+#pragma once
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+
+namespace jointlimits {
+
+/// K fields F [K, nx, ny, nz] (float64), their nodes' distances to the inside D and nearest
+/// inside node NEAR (flat index) per field, in a frame: local = R^T (x - pos), grid coordinates
+/// (local - origin) / cell. rot is row-major with the frame's axes as columns.
+struct ImplicitField {
+    const double* F;
+    const float* D;
+    const int32_t* NEAR;
+    int64_t K, nx, ny, nz;
+    const double* pos;
+    const double* rot;
+    const double* origin;
+    double cell;
+};
+
+namespace implicit_detail {
+
+constexpr double kMarchStep = 0.5;  // gradient-march step, in cells
+constexpr int kMarchSteps = 64;
+constexpr int kBisections = 20;  // crossing to 2^-20 of a half cell
+constexpr double kSafety = 1e-7;  // results read at least threshold * (1 + kSafety)
+
+struct FG {
+    double f, dx, dy, dz;
+};
+
+/// Blended field sum_t ws[t] F[ids[t]] and its gradient at grid coordinates (0 outside the grid).
+inline FG eval(const ImplicitField& S, const int64_t* ids, const double* ws, int64_t m, double gx, double gy,
+               double gz) {
+    const int64_t nx = S.nx, ny = S.ny, nz = S.nz;
+    if (!(gx >= 0.0 && gy >= 0.0 && gz >= 0.0 && gx <= nx - 1 && gy <= ny - 1 && gz <= nz - 1)) return {0, 0, 0, 0};
+    const int64_t i = std::min<int64_t>(static_cast<int64_t>(gx), nx - 2);
+    const int64_t j = std::min<int64_t>(static_cast<int64_t>(gy), ny - 2);
+    const int64_t k = std::min<int64_t>(static_cast<int64_t>(gz), nz - 2);
+    const double fx = gx - i, fy = gy - j, fz = gz - k;
+    FG r{0, 0, 0, 0};
+    const int64_t sy = nz, sx = ny * nz;
+    for (int64_t t = 0; t < m; ++t) {
+        const double w = ws[t];
+        if (w == 0.0) continue;
+        const double* G = S.F + ids[t] * nx * ny * nz + i * sx + j * sy + k;
+        const double c000 = G[0], c100 = G[sx], c010 = G[sy], c110 = G[sx + sy];
+        const double c001 = G[1], c101 = G[sx + 1], c011 = G[sy + 1], c111 = G[sx + sy + 1];
+        const double a00 = c000 + (c100 - c000) * fx;
+        const double a10 = c010 + (c110 - c010) * fx;
+        const double a01 = c001 + (c101 - c001) * fx;
+        const double a11 = c011 + (c111 - c011) * fx;
+        const double b0 = a00 + (a10 - a00) * fy;
+        const double b1 = a01 + (a11 - a01) * fy;
+        r.f += w * (b0 + (b1 - b0) * fz);
+        const double ex0 = (c100 - c000) + ((c110 - c010) - (c100 - c000)) * fy;
+        const double ex1 = (c101 - c001) + ((c111 - c011) - (c101 - c001)) * fy;
+        r.dx += w * (ex0 + (ex1 - ex0) * fz);
+        r.dy += w * ((a10 - a00) + ((a11 - a01) - (a10 - a00)) * fz);
+        r.dz += w * (b1 - b0);
+    }
+    return r;
+}
+
+inline void to_grid(const ImplicitField& S, double x, double y, double z, double inv, double& gx, double& gy,
+                    double& gz) {
+    const double* R = S.rot;
+    const double dx = x - S.pos[0], dy = y - S.pos[1], dz = z - S.pos[2];
+    const double u = R[0] * dx + R[3] * dy + R[6] * dz;
+    const double v = R[1] * dx + R[4] * dy + R[7] * dz;
+    const double w = R[2] * dx + R[5] * dy + R[8] * dz;
+    gx = (u - S.origin[0]) * inv, gy = (v - S.origin[1]) * inv, gz = (w - S.origin[2]) * inv;
+}
+
+inline void from_grid(const ImplicitField& S, double gx, double gy, double gz, const double* normal, double& x,
+                      double& y, double& z) {
+    const double* R = S.rot;
+    const double u = S.origin[0] + gx * S.cell, v = S.origin[1] + gy * S.cell, w = S.origin[2] + gz * S.cell;
+    x = R[0] * u + R[1] * v + R[2] * w + S.pos[0];
+    y = R[3] * u + R[4] * v + R[5] * w + S.pos[1];
+    z = R[6] * u + R[7] * v + R[8] * w + S.pos[2];
+    const double d = x * normal[0] + y * normal[1] + z * normal[2];  // sections: stay exactly in the plane
+    x -= d * normal[0], y -= d * normal[1], z -= d * normal[2];
+}
+
+/// Bisection between an outside point a and an inside point b: a point inside, near the crossing.
+inline void crossing(const ImplicitField& S, const int64_t* ids, const double* ws, int64_t m, double thr, double ax,
+                     double ay, double az, double& bx, double& by, double& bz) {
+    for (int it = 0; it < kBisections; ++it) {
+        const double cx = 0.5 * (ax + bx), cy = 0.5 * (ay + by), cz = 0.5 * (az + bz);
+        if (eval(S, ids, ws, m, cx, cy, cz).f >= thr)
+            bx = cx, by = cy, bz = cz;
+        else
+            ax = cx, ay = cy, az = cz;
+    }
+}
+
+/// The grid node nearest grid coordinates (x, y, z), clamped to the grid.
+inline void node(const ImplicitField& S, double x, double y, double z, int64_t& i, int64_t& j, int64_t& k) {
+    i = std::min<int64_t>(std::max<int64_t>(static_cast<int64_t>(std::floor(x + 0.5)), 0), S.nx - 1);
+    j = std::min<int64_t>(std::max<int64_t>(static_cast<int64_t>(std::floor(y + 0.5)), 0), S.ny - 1);
+    k = std::min<int64_t>(std::max<int64_t>(static_cast<int64_t>(std::floor(z + 0.5)), 0), S.nz - 1);
+}
+
+/// Where the ray from g along s enters the grid box (g itself if inside or missed).
+inline void enter(const ImplicitField& S, double gx, double gy, double gz, double sx, double sy, double sz,
+                  double& ox, double& oy, double& oz) {
+    const double nx = static_cast<double>(S.nx), ny = static_cast<double>(S.ny), nz = static_cast<double>(S.nz);
+    double t = 0.0;
+    if (gx < 0.0 && sx > 0.0)
+        t = std::max(t, -gx / sx);
+    else if (gx > nx - 1 && sx < 0.0)
+        t = std::max(t, (nx - 1 - gx) / sx);
+    if (gy < 0.0 && sy > 0.0)
+        t = std::max(t, -gy / sy);
+    else if (gy > ny - 1 && sy < 0.0)
+        t = std::max(t, (ny - 1 - gy) / sy);
+    if (gz < 0.0 && sz > 0.0)
+        t = std::max(t, -gz / sz);
+    else if (gz > nz - 1 && sz < 0.0)
+        t = std::max(t, (nz - 1 - gz) / sz);
+    ox = gx + sx * t, oy = gy + sy * t, oz = gz + sz * t;
+}
+
+/// Where the gradient gives no direction: the first inside point on the segment to the nearest
+/// inside node of field kf (moved onto the plane of a section), by sphere tracing on the nodes'
+/// distances to the inside, then bisection.
+inline void toward_nearest(const ImplicitField& S, int64_t kf, const int64_t* ids, const double* ws, int64_t m,
+                           double thr, double gx, double gy, double gz, double nlx, double nly, double nlz,
+                           double poff, double cx0, double cy0, double cz0, double& rx, double& ry, double& rz) {
+    const int64_t nyz = S.ny * S.nz, nxyz = S.nx * nyz;
+    double ex, ey, ez;
+    // outside the grid: look up from where the segment toward the shape's centre enters it
+    enter(S, gx, gy, gz, cx0 - gx, cy0 - gy, cz0 - gz, ex, ey, ez);
+    int64_t i, j, k;
+    node(S, ex, ey, ez, i, j, k);
+    const int64_t b = S.NEAR[kf * nxyz + i * nyz + j * S.nz + k];
+    double bx = static_cast<double>(b / nyz), by = static_cast<double>((b / S.nz) % S.ny),
+           bz = static_cast<double>(b % S.nz);
+    const double d = bx * nlx + by * nly + bz * nlz - poff;
+    bx -= d * nlx, by -= d * nly, bz -= d * nlz;
+    double sx = bx - gx, sy = by - gy, sz = bz - gz;
+    const double L = std::sqrt(sx * sx + sy * sy + sz * sz);
+    rx = bx, ry = by, rz = bz;
+    if (L == 0.0) return;
+    sx /= L, sy /= L, sz /= L;
+    double px, py, pz;
+    enter(S, gx, gy, gz, sx, sy, sz, px, py, pz);  // the field is 0 outside the grid
+    double t = std::min(L, std::sqrt((px - gx) * (px - gx) + (py - gy) * (py - gy) + (pz - gz) * (pz - gz)));
+    while (t < L) {
+        node(S, px, py, pz, i, j, k);
+        t = std::min(L, t + std::max(static_cast<double>(S.D[kf * nxyz + i * nyz + j * S.nz + k]) - 2.0, kMarchStep));
+        double cx = gx + sx * t, cy = gy + sy * t, cz = gz + sz * t;
+        if (eval(S, ids, ws, m, cx, cy, cz).f >= thr) {
+            crossing(S, ids, ws, m, thr, px, py, pz, cx, cy, cz);
+            rx = cx, ry = cy, rz = cz;
+            return;
+        }
+        px = cx, py = cy, pz = cz;
+    }
+}
+
+}  // namespace implicit_detail
+
+/// Inside test of n points [n, 3] (field >= thr, or within tol of the surface to first order);
+/// blend rows ids/ws [R, m] with R = 1 (shared) or n.
+inline void implicit_contains(const ImplicitField& S, const double* pts, int64_t n, double thr, const int64_t* ids,
+                              const double* ws, int64_t R, int64_t m, double tol, bool* out) {
+    using namespace implicit_detail;
+    const double inv = 1.0 / S.cell;
+    for (int64_t i = 0; i < n; ++i) {
+        const int64_t r = R == 1 ? 0 : i;
+        double gx, gy, gz;
+        to_grid(S, pts[3 * i], pts[3 * i + 1], pts[3 * i + 2], inv, gx, gy, gz);
+        const FG v = eval(S, ids + r * m, ws + r * m, m, gx, gy, gz);
+        out[i] = v.f >= thr ||
+                 (tol > 0.0 && v.f > 0.0 && v.f + tol * inv * std::sqrt(v.dx * v.dx + v.dy * v.dy + v.dz * v.dz) >= thr);
+    }
+}
+
+/// Field value and gradient (in limit space) [n, 4] of n points.
+inline void implicit_field(const ImplicitField& S, const double* pts, int64_t n, const int64_t* ids, const double* ws,
+                           int64_t R, int64_t m, double* out) {
+    using namespace implicit_detail;
+    const double inv = 1.0 / S.cell;
+    const double* Rm = S.rot;
+    for (int64_t i = 0; i < n; ++i) {
+        const int64_t r = R == 1 ? 0 : i;
+        double gx, gy, gz;
+        to_grid(S, pts[3 * i], pts[3 * i + 1], pts[3 * i + 2], inv, gx, gy, gz);
+        const FG v = eval(S, ids + r * m, ws + r * m, m, gx, gy, gz);
+        out[4 * i] = v.f;
+        // gradient in limit space: R (d / cell)
+        out[4 * i + 1] = (Rm[0] * v.dx + Rm[1] * v.dy + Rm[2] * v.dz) * inv;
+        out[4 * i + 2] = (Rm[3] * v.dx + Rm[4] * v.dy + Rm[5] * v.dz) * inv;
+        out[4 * i + 3] = (Rm[6] * v.dx + Rm[7] * v.dy + Rm[8] * v.dz) * inv;
+    }
+}
+
+/// Project n limit-space points onto the blended implicit limit (inside points copied); normal
+/// is the plane normal of a section (zero for a 3D shape).
+inline void implicit_project(const ImplicitField& S, const double* pts, int64_t n, double thr, const int64_t* ids,
+                             const double* ws, int64_t R, int64_t m, const double* normal, double* out) {
+    using namespace implicit_detail;
+    const double inv = 1.0 / S.cell;
+    const double* Rm = S.rot;
+    // the plane constraint of a section in grid directions: n_l . g = poff
+    const double nlx = Rm[0] * normal[0] + Rm[3] * normal[1] + Rm[6] * normal[2];
+    const double nly = Rm[1] * normal[0] + Rm[4] * normal[1] + Rm[7] * normal[2];
+    const double nlz = Rm[2] * normal[0] + Rm[5] * normal[1] + Rm[8] * normal[2];
+    const double cx0 = -S.origin[0] * inv, cy0 = -S.origin[1] * inv, cz0 = -S.origin[2] * inv;  // the frame's centre
+    const double poff = -(nlx * S.origin[0] + nly * S.origin[1] + nlz * S.origin[2] + normal[0] * S.pos[0] +
+                          normal[1] * S.pos[1] + normal[2] * S.pos[2]) *
+                        inv;
+    for (int64_t i = 0; i < n; ++i) {
+        const double x = pts[3 * i], y = pts[3 * i + 1], z = pts[3 * i + 2];
+        const int64_t r = R == 1 ? 0 : i;
+        const int64_t* idr = ids + r * m;
+        const double* wr = ws + r * m;
+        double gx, gy, gz;
+        to_grid(S, x, y, z, inv, gx, gy, gz);
+        FG v = eval(S, idr, wr, m, gx, gy, gz);
+        if (v.f >= thr) {
+            out[3 * i] = x, out[3 * i + 1] = y, out[3 * i + 2] = z;
+            continue;
+        }
+        bool found = false;
+        double cx = gx, cy = gy, cz = gz, px = gx, py = gy, pz = gz;
+        for (int s = 0; s < kMarchSteps; ++s) {  // up the gradient
+            const double dn = v.dx * nlx + v.dy * nly + v.dz * nlz;
+            v.dx -= dn * nlx, v.dy -= dn * nly, v.dz -= dn * nlz;
+            const double g = std::sqrt(v.dx * v.dx + v.dy * v.dy + v.dz * v.dz);
+            if (v.f <= 0.0 || g < 1e-9) break;
+            px = cx, py = cy, pz = cz;
+            const double k = kMarchStep / g;
+            cx += v.dx * k, cy += v.dy * k, cz += v.dz * k;
+            v = eval(S, idr, wr, m, cx, cy, cz);
+            if (v.f >= thr) {
+                found = true;
+                break;
+            }
+        }
+        if (found) {
+            crossing(S, idr, wr, m, thr, px, py, pz, cx, cy, cz);
+        } else {  // no usable gradient: toward the nearest inside node of the most weighted field
+            int64_t tried = 0;
+            for (int64_t a = 0; a < m; ++a) {  // a blend: the next most weighted field if that node is not inside it
+                int64_t best = -1;
+                for (int64_t t = 0; t < m; ++t)
+                    if (!((tried >> t) & 1) && wr[t] > 0.0 && (best < 0 || wr[t] > wr[best])) best = t;
+                if (best < 0) break;
+                tried |= int64_t(1) << best;
+                toward_nearest(S, idr[best], idr, wr, m, thr, gx, gy, gz, nlx, nly, nlz, poff, cx0, cy0, cz0, cx, cy,
+                               cz);
+                v = eval(S, idr, wr, m, cx, cy, cz);
+                if (v.f >= thr) break;
+            }
+            for (int s = 0; s < kMarchSteps; ++s) {  // still outside the blend: up its gradient from there
+                if (v.f >= thr) break;
+                const double g = std::sqrt(v.dx * v.dx + v.dy * v.dy + v.dz * v.dz);
+                if (v.f <= 0.0 || g < 1e-9) break;
+                px = cx, py = cy, pz = cz;
+                const double k = kMarchStep / g;
+                cx += v.dx * k, cy += v.dy * k, cz += v.dz * k;
+                v = eval(S, idr, wr, m, cx, cy, cz);
+                if (v.f >= thr) crossing(S, idr, wr, m, thr, px, py, pz, cx, cy, cz);
+            }
+        }
+        double ox, oy, oz;
+        from_grid(S, cx, cy, cz, normal, ox, oy, oz);
+        // rounding on the way back (and through a rotation) must not leave the result just
+        // outside (idempotence): push it on along the way it came until it reads a little
+        // inside from limit space
+        double sx = cx - gx, sy = cy - gy, sz = cz - gz;
+        const double sn = std::sqrt(sx * sx + sy * sy + sz * sz);
+        if (sn > 0.0) sx /= sn, sy /= sn, sz /= sn;
+        double e = 1e-9;
+        for (int s = 0; s < 40; ++s) {
+            double hx, hy, hz;
+            to_grid(S, ox, oy, oz, inv, hx, hy, hz);
+            if (eval(S, idr, wr, m, hx, hy, hz).f >= thr * (1.0 + kSafety)) break;
+            from_grid(S, cx + sx * e, cy + sy * e, cz + sz * e, normal, ox, oy, oz);
+            e *= 2.0;
+        }
+        out[3 * i] = ox, out[3 * i + 1] = oy, out[3 * i + 2] = oz;
+    }
+}
+
+/// Add a soft-object metaball (1 - r^2 / R^2)^3 of radius `radius` (cells) at each of n integer
+/// centres [n, 3] to the grid F [nx, ny, nz].
+inline void implicit_splat(const int64_t* centres, int64_t n, double radius, double* F, int64_t nx, int64_t ny,
+                           int64_t nz) {
+    const int64_t r = static_cast<int64_t>(std::ceil(radius));
+    const double rr = radius * radius;
+    for (int64_t c = 0; c < n; ++c) {
+        const int64_t ci = centres[3 * c], cj = centres[3 * c + 1], ck = centres[3 * c + 2];
+        for (int64_t i = std::max<int64_t>(0, ci - r); i < std::min(nx, ci + r + 1); ++i)
+            for (int64_t j = std::max<int64_t>(0, cj - r); j < std::min(ny, cj + r + 1); ++j)
+                for (int64_t k = std::max<int64_t>(0, ck - r); k < std::min(nz, ck + r + 1); ++k) {
+                    const double d2 = static_cast<double>((i - ci) * (i - ci) + (j - cj) * (j - cj) + (k - ck) * (k - ck));
+                    if (d2 < rr) {
+                        const double a = 1.0 - d2 / rr;
+                        F[(i * ny + j) * nz + k] += a * a * a;
+                    }
+                }
+    }
+}
+
+/// Raise to `lift` the corner nodes of every grid cell holding a point (grid coordinates g [n, 3])
+/// whose field is below it; returns how many points were lifted.
+inline int64_t implicit_lift_points(const double* g, int64_t n, double lift, double* F, int64_t nx, int64_t ny,
+                                    int64_t nz) {
+    const double zero3[3] = {0.0, 0.0, 0.0};
+    const double eye[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1};
+    const ImplicitField S{F, nullptr, nullptr, 1, nx, ny, nz, zero3, eye, zero3, 1.0};
+    const int64_t id = 0;
+    const double w = 1.0;
+    int64_t lifted = 0;
+    for (int64_t p = 0; p < n; ++p) {
+        if (implicit_detail::eval(S, &id, &w, 1, g[3 * p], g[3 * p + 1], g[3 * p + 2]).f >= lift) continue;
+        const int64_t i = std::min<int64_t>(std::max<int64_t>(static_cast<int64_t>(g[3 * p]), 0), nx - 2);
+        const int64_t j = std::min<int64_t>(std::max<int64_t>(static_cast<int64_t>(g[3 * p + 1]), 0), ny - 2);
+        const int64_t k = std::min<int64_t>(std::max<int64_t>(static_cast<int64_t>(g[3 * p + 2]), 0), nz - 2);
+        for (int a = 0; a < 2; ++a)
+            for (int b = 0; b < 2; ++b)
+                for (int c = 0; c < 2; ++c) {
+                    double& v = F[((i + a) * ny + (j + b)) * nz + (k + c)];
+                    if (v < lift) v = lift;
+                }
+        ++lifted;
+    }
+    return lifted;
+}
+
+/// Trilinear weights of the 8 parent cell centres around each of n parent limit-space points vp
+/// [n, 3] (clamped to the cell grid cells [nx, ny, nz] of field ids) -> ids, ws [n, 8].
+inline void coupled_weights(const double* vp, int64_t n, const double* porigin, double pcell, const int64_t* cells,
+                            int64_t nx, int64_t ny, int64_t nz, int64_t* ids, double* ws) {
+    const int64_t dims[3] = {nx, ny, nz};
+    for (int64_t i = 0; i < n; ++i) {
+        int64_t i0[3];
+        double t[3];
+        for (int a = 0; a < 3; ++a) {
+            double f = (vp[3 * i + a] - porigin[a]) / pcell - 0.5;
+            f = std::min(std::max(f, 0.0), dims[a] - 1.0);
+            const int64_t k = std::min<int64_t>(static_cast<int64_t>(std::floor(f)), std::max<int64_t>(dims[a] - 2, 0));
+            i0[a] = k;
+            t[a] = f - k;
+        }
+        int q = 0;
+        for (int a = 0; a < 2; ++a)
+            for (int b = 0; b < 2; ++b)
+                for (int c = 0; c < 2; ++c) {
+                    const int64_t ii = std::min(i0[0] + a, nx - 1), jj = std::min(i0[1] + b, ny - 1),
+                                  kk = std::min(i0[2] + c, nz - 1);
+                    ids[8 * i + q] = cells[(ii * ny + jj) * nz + kk];
+                    ws[8 * i + q] = (a ? t[0] : 1.0 - t[0]) * (b ? t[1] : 1.0 - t[1]) * (c ? t[2] : 1.0 - t[2]);
+                    ++q;
+                }
+    }
+}
+
+}  // namespace jointlimits
