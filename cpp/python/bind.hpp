@@ -4,9 +4,12 @@
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <thread>
+#include <vector>
 
 namespace nb = nanobind;
 
@@ -25,6 +28,22 @@ inline void check_shape(const A& a, const char* name, const int64_t (&expected)[
     bool ok = a.ndim() == N;
     for (size_t i = 0; ok && i < N; ++i) ok = expected[i] < 0 || int64_t(a.shape(i)) == expected[i];
     if (!ok) throw std::invalid_argument(std::string("_core: array '") + name + "' has the wrong shape");
+}
+
+/// f(lo, hi) over [0, n) in one contiguous range per core when there are at least min_rows rows
+/// per core (independent rows only; call with the GIL released).
+template <class F>
+inline void parallel_rows(int64_t n, int64_t min_rows, F&& f) {
+    const int64_t cores = std::max<int64_t>(1, std::min<int64_t>(std::thread::hardware_concurrency(), 8));
+    const int64_t workers = std::max<int64_t>(1, std::min<int64_t>(cores, n / std::max<int64_t>(min_rows, 1)));
+    if (workers == 1) {
+        f(int64_t(0), n);
+        return;
+    }
+    std::vector<std::thread> pool;
+    for (int64_t w = 1; w < workers; ++w) pool.emplace_back(f, n * w / workers, n * (w + 1) / workers);
+    f(int64_t(0), n / workers);
+    for (auto& t : pool) t.join();
 }
 
 void bind_fk(nb::module_& m);        // skeleton FK (bind_fk.cpp)

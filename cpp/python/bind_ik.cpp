@@ -1,8 +1,5 @@
 // Inverse kinematics: two-bone (geometric and the demo's), whole-body DLS steps, CCD.
 #include "bind.hpp"
-#include <thread>
-#include <vector>
-
 #include "jointlimits/ccd.hpp"
 #include "jointlimits/two_bone.hpp"
 #include "jointlimits/whole_body.hpp"
@@ -35,9 +32,12 @@ void bind_ik(nb::module_& m) {
             check_shape(foot_out, "foot_out", {n, 3});
             check_shape(case_out, "case_out", {n});
             nb::gil_scoped_release nogil;
-            jointlimits::two_bone(A.data(), B.data(), C.data(), T.data(), has_pole ? pole.data() : nullptr, P.data(),
-                                  LK.data(), LJ.data(), n, root_out.data(), mid_out.data(), knee_out.data(),
-                                  foot_out.data(), case_out.data());
+            parallel_rows(n, 20000, [&](int64_t lo, int64_t hi) {
+                jointlimits::two_bone(A.data() + 3 * lo, B.data() + 3 * lo, C.data() + 3 * lo, T.data() + 3 * lo,
+                                      has_pole ? pole.data() + 3 * lo : nullptr, P.data() + 4 * lo, LK.data() + 4 * lo,
+                                      LJ.data() + 4 * lo, hi - lo, root_out.data() + 4 * lo, mid_out.data() + 4 * lo,
+                                      knee_out.data() + 3 * lo, foot_out.data() + 3 * lo, case_out.data() + lo);
+            });
         },
         "Geometric two-bone solve over n chains (flat rows) into the outputs.");
     m.def(
@@ -51,8 +51,11 @@ void bind_ik(nb::module_& m) {
             check_shape(mid_out, "mid_out", {n, 4});
             check_shape(bad, "bad", {n});
             nb::gil_scoped_release nogil;
-            jointlimits::ik_two_bone(A.data(), B.data(), C.data(), T.data(), FWD.data(), RG.data(), MG.data(),
-                                     PG.data(), buf, n, root_out.data(), mid_out.data(), bad.data());
+            parallel_rows(n, 20000, [&](int64_t lo, int64_t hi) {
+                jointlimits::ik_two_bone(A.data() + 3 * lo, B.data() + 3 * lo, C.data() + 3 * lo, T.data() + 3 * lo,
+                                         FWD.data() + 3 * lo, RG.data() + 4 * lo, MG.data() + 4 * lo, PG.data() + 4 * lo,
+                                         buf, hi - lo, root_out.data() + 4 * lo, mid_out.data() + 4 * lo, bad.data() + lo);
+            });
         },
         "The joint-limits demo's two-bone IK over n chains into the outputs.");
     m.def(
@@ -140,15 +143,7 @@ void bind_ik(nb::module_& m) {
                     restarts.data()[k] = st.restarts;
                 }
             };
-            // independent chains: split big batches over the cores
-            const int64_t workers = N >= 64 ? std::max<int64_t>(1, std::min<int64_t>(std::thread::hardware_concurrency(), 8)) : 1;
-            if (workers == 1) {
-                solve(0, N);
-            } else {
-                std::vector<std::thread> pool;
-                for (int64_t w = 0; w < workers; ++w) pool.emplace_back(solve, N * w / workers, N * (w + 1) / workers);
-                for (auto& th : pool) th.join();
-            }
+            parallel_rows(N, 32, solve);  // independent chains: big batches over the cores
         },
         "CCD over N chains with limits and restarts into out [N, n, 4] and the per-chain statistics.");
 }
