@@ -426,11 +426,106 @@ inline bool project_box_oriented(const double* pts, std::size_t n, const double*
 }
 
 /// Ellipsoid with semi-axes scale (squared radii scale^2 + eps). Returns the first non-finite row or -1.
+namespace detail {
+/// ellipsoid_local's start: the lower bound of the root h it starts Newton from (0 when the point
+/// is inside, S(0) <= 1) and `lo`, the smallest positive squared radius.
+inline bool ellipsoid_start(double u, double v, double w, double ssx, double ssy, double ssz, double& h,
+                            double& lo) {
+    double s0 = 0.0;
+    if (ssx > 0.0) s0 += u * u / ssx;
+    if (ssy > 0.0) s0 += v * v / ssy;
+    if (ssz > 0.0) s0 += w * w / ssz;
+    h = 0.0;
+    lo = 0.0;
+    if (!(s0 > 1.0)) return false;
+    double m = ssx;
+    if (ssy > m) m = ssy;
+    if (ssz > m) m = ssz;
+    lo = ssx;
+    if (ssy > 0.0 && (ssy < lo || lo == 0.0)) lo = ssy;
+    if (ssz > 0.0 && (ssz < lo || lo == 0.0)) lo = ssz;
+    const double big = std::max(std::abs(u), std::max(std::abs(v), std::abs(w)));
+    double b;
+    if (big > 1e150) {
+        const double su = u / big, sv = v / big, sw = w / big;
+        b = big * std::sqrt(ssx * su * su + ssy * sv * sv + ssz * sw * sw) - m;
+    } else {
+        b = std::sqrt(ssx * u * u + ssy * v * v + ssz * w * w) - m;
+    }
+    if (b > h) h = b;
+    b = std::sqrt(ssx) * std::abs(u) - ssx;
+    if (b > h) h = b;
+    b = std::sqrt(ssy) * std::abs(v) - ssy;
+    if (b > h) h = b;
+    b = std::sqrt(ssz) * std::abs(w) - ssz;
+    if (b > h) h = b;
+    return true;
+}
+
+constexpr int kLanes = 8;
+
+/// ellipsoid_local's Newton iterations on up to kLanes points at once, in lock step: each lane
+/// makes exactly the updates the one-point loop makes (frozen once it stops), so the results are
+/// the same bits while the independent points hide each other's division latency.
+inline void ellipsoid_newton_lanes(int m, const double* U, const double* V, const double* W, double ssx, double ssy,
+                                   double ssz, int iterations, double* H, const double* LO, double* DONE) {
+    for (int it = 0; it < iterations; ++it) {
+        double live = 0.0;
+        for (int i = 0; i < kLanes; ++i) live += i < m ? 1.0 - DONE[i] : 0.0;
+        if (live == 0.0) break;
+        for (int i = 0; i < kLanes; ++i) {
+            const double h = H[i];
+            double S = 0.0, D = 0.0;
+            if (ssx > 0.0) {
+                const double t = 1.0 / (ssx + h), a = U[i] * t, g = ssx * a * a;
+                S += g;
+                D += g * t;
+            }
+            if (ssy > 0.0) {
+                const double t = 1.0 / (ssy + h), a = V[i] * t, g = ssy * a * a;
+                S += g;
+                D += g * t;
+            }
+            if (ssz > 0.0) {
+                const double t = 1.0 / (ssz + h), a = W[i] * t, g = ssz * a * a;
+                S += g;
+                D += g * t;
+            }
+            const bool stop = S <= 1.0 + 1e-15 || D <= 0.0;
+            const double step = (S * std::sqrt(S) - S) / (stop ? 1.0 : D);
+            const bool go = DONE[i] == 0.0 && !stop && step > 0.0;
+            const double hn = h + step;
+            H[i] = go ? hn : h;
+            const bool conv = step <= 1e-9 * (hn + LO[i]);
+            DONE[i] = (DONE[i] != 0.0 || !go || conv) ? 1.0 : 0.0;
+        }
+    }
+}
+}  // namespace detail
+
+/// Ellipsoid with semi-axes scale (squared radii scale^2 + eps). Returns the first non-finite row or -1.
+/// Points outside are projected kLanes at a time (detail::ellipsoid_newton_lanes).
 inline int64_t project_ellipsoid(const double* pts, std::size_t n, const double* scale, double eps, const Frame& fr,
                                  int iterations, double* out) {
+    using detail::kLanes;
     const double sx = scale[0], sy = scale[1], sz = scale[2];
     const double ssx = sx * sx + eps, ssy = sy * sy + eps, ssz = sz * sz + eps;
     int64_t bad = -1;
+    alignas(64) double U[kLanes], V[kLanes], W[kLanes], H[kLanes], LO[kLanes], DONE[kLanes];
+    std::size_t idx[kLanes];
+    int m = 0;
+    auto flush = [&]() {
+        for (int i = m; i < kLanes; ++i) U[i] = V[i] = W[i] = H[i] = LO[i] = 0.0, DONE[i] = 1.0;
+        detail::ellipsoid_newton_lanes(m, U, V, W, ssx, ssy, ssz, iterations, H, LO, DONE);
+        for (int i = 0; i < m; ++i) {
+            const double h = H[i];
+            const double ou = ssx + h > 0.0 ? U[i] * ssx / (ssx + h) : 0.0;
+            const double ov = ssy + h > 0.0 ? V[i] * ssy / (ssy + h) : 0.0;
+            const double ow = ssz + h > 0.0 ? W[i] * ssz / (ssz + h) : 0.0;
+            fr.from_local(ou, ov, ow, out + 3 * idx[i]);
+        }
+        m = 0;
+    };
     for (std::size_t i = 0; i < n; ++i) {
         const double x = pts[3 * i], y = pts[3 * i + 1], z = pts[3 * i + 2];
         if (!(std::isfinite(x) && std::isfinite(y) && std::isfinite(z))) {
@@ -444,9 +539,11 @@ inline int64_t project_ellipsoid(const double* pts, std::size_t n, const double*
             out[3 * i] = x, out[3 * i + 1] = y, out[3 * i + 2] = z;
             continue;
         }
-        ellipsoid_local(u, v, w, ssx, ssy, ssz, iterations, u, v, w);
-        fr.from_local(u, v, w, out + 3 * i);
+        U[m] = u, V[m] = v, W[m] = w, idx[m] = i;
+        DONE[m] = detail::ellipsoid_start(u, v, w, ssx, ssy, ssz, H[m], LO[m]) ? 0.0 : 1.0;
+        if (++m == kLanes) flush();
     }
+    if (m) flush();
     return bad;
 }
 
