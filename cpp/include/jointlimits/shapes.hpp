@@ -159,10 +159,40 @@ inline bool solve_active(const double* G, const int64_t* act, int na, double gx,
 }
 }  // namespace detail
 
+/// Whether the m half-spaces G x <= bnd come in exactly opposite pairs (row j + m/2 = -row j, as a
+/// k-DOP's slabs are packed), so one dot product serves both.
+inline bool kdop_paired(const double* G, int m) {
+    if (m % 2 || m > 128) return false;
+    const int h = m / 2;
+    for (int j = 0; j < 3 * h; ++j)
+        if (G[3 * h + j] != -G[j]) return false;
+    return true;
+}
+
+namespace detail {
+/// S[j] = G[j] . p - bnd[j] for every half-space; with opposite pairs one dot product per pair
+/// (the negated sum equals the sum of the negated products bit for bit).
+inline void kdop_slack(const double* G, const double* bnd, int m, bool paired, double x, double y, double z,
+                       double* S) {
+    if (paired) {
+        const int h = m / 2;
+        for (int j = 0; j < h; ++j) {
+            const double d = G[j * 3] * x + G[j * 3 + 1] * y + G[j * 3 + 2] * z;
+            S[j] = d - bnd[j];
+            S[j + h] = -d - bnd[j + h];
+        }
+    } else {
+        for (int j = 0; j < m; ++j) S[j] = G[j * 3] * x + G[j * 3 + 1] * y + G[j * 3 + 2] * z - bnd[j];
+    }
+}
+}  // namespace detail
+
 /// Euclidean projection of (u, v, w) onto {x : G x <= bnd} (unit rows) by a dual active-set method
 /// (Goldfarb-Idnani, identity Hessian). Returns 0 ok, 1 infeasible, 2 did not converge.
 inline int kdop_exact_local(double u, double v, double w, const double* G, const double* bnd, int m, double tol,
-                            int max_iter, double& ox, double& oy, double& oz) {
+                            int max_iter, double& ox, double& oy, double& oz, bool paired = false) {
+    double S[128];
+    if (m > 128) paired = false;
     const double inf = std::numeric_limits<double>::infinity();
     int64_t act[3] = {0, 0, 0};
     double mult[3] = {0.0, 0.0, 0.0};
@@ -173,8 +203,9 @@ inline int kdop_exact_local(double u, double v, double w, const double* G, const
     while (true) {
         int q = -1;
         double worst = tol;
+        if (m <= 128) detail::kdop_slack(G, bnd, m, paired, x, y, z, S);
         for (int j = 0; j < m; ++j) {
-            const double s = G[j * 3] * x + G[j * 3 + 1] * y + G[j * 3 + 2] * z - bnd[j];
+            const double s = m <= 128 ? S[j] : G[j * 3] * x + G[j * 3 + 1] * y + G[j * 3 + 2] * z - bnd[j];
             if (s > worst) {
                 bool skip = false;
                 for (int t = 0; t < na; ++t)
@@ -603,6 +634,8 @@ inline int64_t project_kdop_exact(const double* pts, std::size_t n, const double
     for (int j = 0; j < m; ++j)
         if (std::abs(bnd[j]) > bmax) bmax = std::abs(bnd[j]);
     int64_t bad = -1;
+    const bool paired = kdop_paired(G, m);
+    const int h = m / 2;
     for (std::size_t i = 0; i < n; ++i) {
         const double x = pts[3 * i], y = pts[3 * i + 1], z = pts[3 * i + 2];
         if (!(std::isfinite(x) && std::isfinite(y) && std::isfinite(z))) {
@@ -617,17 +650,27 @@ inline int64_t project_kdop_exact(const double* pts, std::size_t n, const double
         if (std::abs(w) > mag) mag = std::abs(w);
         const double tol = 1e-12 * (1.0 + bmax + mag);
         bool inside = true;
-        for (int j = 0; j < m; ++j)
-            if (G[3 * j] * u + G[3 * j + 1] * v + G[3 * j + 2] * w - bnd[j] > tol) {
-                inside = false;
-                break;
+        if (paired) {
+            for (int j = 0; j < h; ++j) {
+                const double d = G[3 * j] * u + G[3 * j + 1] * v + G[3 * j + 2] * w;
+                if (d - bnd[j] > tol || -d - bnd[j + h] > tol) {
+                    inside = false;
+                    break;
+                }
             }
+        } else {
+            for (int j = 0; j < m; ++j)
+                if (G[3 * j] * u + G[3 * j + 1] * v + G[3 * j + 2] * w - bnd[j] > tol) {
+                    inside = false;
+                    break;
+                }
+        }
         if (inside) {
             out[3 * i] = x, out[3 * i + 1] = y, out[3 * i + 2] = z;
             continue;
         }
         double a, b, c;
-        int st = kdop_exact_local(u, v, w, G, bnd, m, tol, 64, a, b, c);
+        int st = kdop_exact_local(u, v, w, G, bnd, m, tol, 64, a, b, c, paired);
         if (st == 2) st = kdop_brute_local(u, v, w, G, bnd, m, 10.0 * tol, a, b, c);
         if (st != 0 && *empty < 0) *empty = static_cast<int64_t>(i);
         fr.from_local(a, b, c, out + 3 * i);

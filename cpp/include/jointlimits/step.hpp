@@ -21,7 +21,8 @@ struct PackedShape {
     int code = SLABS;
     double f[16] = {0};
     std::vector<double> axes, mins, maxs, G, bnd;
-    double bmax = 0.0;  // max |bnd| (exact k-DOP), for its tolerance
+    double bmax = 0.0;     // max |bnd| (exact k-DOP), for its tolerance
+    bool paired = false;   // exact k-DOP rows in opposite pairs (kdop_paired)
     int n_axes() const { return static_cast<int>(axes.size() / 3); }
     int n_g() const { return static_cast<int>(bnd.size()); }
 };
@@ -136,14 +137,25 @@ inline Vec3 project_point(const Vec3& p, const PackedShape& s) {
         const double bmax = s.bmax;
         const double tol = 1e-12 * (1.0 + bmax + std::max(std::abs(u), std::max(std::abs(v), std::abs(w))));
         bool inside = true;
-        for (int j = 0; j < m; ++j)
-            if (G[3 * j] * u + G[3 * j + 1] * v + G[3 * j + 2] * w - bnd[j] > tol) {
-                inside = false;
-                break;
+        if (s.paired) {
+            const int h = m / 2;
+            for (int j = 0; j < h; ++j) {
+                const double d = G[3 * j] * u + G[3 * j + 1] * v + G[3 * j + 2] * w;
+                if (d - bnd[j] > tol || -d - bnd[j + h] > tol) {
+                    inside = false;
+                    break;
+                }
             }
+        } else {
+            for (int j = 0; j < m; ++j)
+                if (G[3 * j] * u + G[3 * j + 1] * v + G[3 * j + 2] * w - bnd[j] > tol) {
+                    inside = false;
+                    break;
+                }
+        }
         if (inside) return p;
         double a, b, c;
-        int st = kdop_exact_local(u, v, w, G, bnd, m, tol, 64, a, b, c);
+        int st = kdop_exact_local(u, v, w, G, bnd, m, tol, 64, a, b, c, s.paired);
         if (st == 2) kdop_brute_local(u, v, w, G, bnd, m, 10.0 * tol, a, b, c);
         u = a, v = b, w = c;
     }
