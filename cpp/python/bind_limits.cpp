@@ -35,8 +35,6 @@ PackedShape shape_from(const nb::tuple& t) {
     s.maxs = vec(nb::cast<CArr>(t[4]));
     s.G = vec(nb::cast<CArr>(t[5]));
     s.bnd = vec(nb::cast<CArr>(t[6]));
-    for (const double b : s.bnd) s.bmax = std::max(s.bmax, std::abs(b));
-    if (s.code == jointlimits::KDOP_EXACT) s.paired = jointlimits::kdop_paired(s.G.data(), static_cast<int>(s.bnd.size()));
     if (s.code < 0 || s.code > 5) throw std::invalid_argument("_core: unknown shape code");
     if (s.axes.size() % 3 || s.G.size() != 3 * s.bnd.size())
         throw std::invalid_argument("_core: a packed shape's axes / G must be [n, 3]");
@@ -46,6 +44,7 @@ PackedShape shape_from(const nb::tuple& t) {
         throw std::invalid_argument("_core: packed slabs need one min and max per axis");
     if (s.code == jointlimits::POLYGON && s.axes.size() < 3)
         throw std::invalid_argument("_core: a packed polygon needs vertices");
+    s.prepare();
     return s;
 }
 

@@ -23,6 +23,23 @@ struct PackedShape {
     std::vector<double> axes, mins, maxs, G, bnd;
     double bmax = 0.0;     // max |bnd| (exact k-DOP), for its tolerance
     bool paired = false;   // exact k-DOP rows in opposite pairs (kdop_paired)
+    std::vector<double> edges;  // polygon: per edge (u0, v0, eu, ev, |e|^2), built once by prepare()
+    /// Per-shape constants the step would otherwise recompute for every row.
+    void prepare() {
+        bmax = 0.0;
+        for (const double b : bnd) bmax = std::max(bmax, std::abs(b));
+        paired = code == KDOP_EXACT && kdop_paired(G.data(), static_cast<int>(bnd.size()));
+        edges.clear();
+        if (code == POLYGON) {
+            const int nv = n_axes();
+            const double* ax = axes.data();
+            for (int k = 0; k < nv; ++k) {
+                const int k2 = k + 1 < nv ? k + 1 : 0;
+                const double ex = ax[k2 * 3] - ax[k * 3], ey = ax[k2 * 3 + 1] - ax[k * 3 + 1];
+                edges.insert(edges.end(), {ax[k * 3], ax[k * 3 + 1], ex, ey, ex * ex + ey * ey});
+            }
+        }
+    }
     int n_axes() const { return static_cast<int>(axes.size() / 3); }
     int n_g() const { return static_cast<int>(bnd.size()); }
 };
@@ -60,28 +77,31 @@ inline Vec3 project_point(const Vec3& p, const PackedShape& s) {
     const double x = p.x, y = p.y, z = p.z;
     const double* f = s.f;
     if (s.code == POLYGON) {
-        const double* ax = s.axes.data();
-        const int nv = s.n_axes();
+        const double* e = s.edges.data();
+        const int nv = static_cast<int>(s.edges.size() / 5);
         const double yu = f[3] * x + f[4] * y + f[5] * z;
         const double yv = f[6] * x + f[7] * y + f[8] * z;
+        const double tol = -1e-12 * (1.0 + std::abs(yu) + std::abs(yv));
+        double cross[64];
+        const bool keep = nv <= 64;
         bool inside = true;
         for (int k = 0; k < nv; ++k) {
-            const int k2 = k + 1 < nv ? k + 1 : 0;
-            const double ex = ax[k2 * 3] - ax[k * 3], ey = ax[k2 * 3 + 1] - ax[k * 3 + 1];
-            if (ex * (yv - ax[k * 3 + 1]) - ey * (yu - ax[k * 3]) < -1e-12 * (1.0 + std::abs(yu) + std::abs(yv))) {
-                inside = false;
-                break;
-            }
+            const double* ek = e + 5 * k;
+            const double c = ek[2] * (yv - ek[1]) - ek[3] * (yu - ek[0]);
+            if (keep) cross[k] = c;
+            inside = inside && !(c < tol);
+            if (!inside && !keep) break;
         }
         if (inside) return p;
+        // the closest boundary point lies on an edge whose line the point is beyond (cross < 0)
         double best = 1e300, bu = yu, bv = yv;
         for (int k = 0; k < nv; ++k) {
-            const int k2 = k + 1 < nv ? k + 1 : 0;
-            const double ex = ax[k2 * 3] - ax[k * 3], ey = ax[k2 * 3 + 1] - ax[k * 3 + 1];
-            const double ee = ex * ex + ey * ey;
-            double t = ee > 0 ? ((yu - ax[k * 3]) * ex + (yv - ax[k * 3 + 1]) * ey) / ee : 0.0;
+            if (keep && !(cross[k] < 0.0)) continue;
+            const double* ek = e + 5 * k;
+            const double ex = ek[2], ey = ek[3], ee = ek[4];
+            double t = ee > 0 ? ((yu - ek[0]) * ex + (yv - ek[1]) * ey) / ee : 0.0;
             t = std::min(std::max(t, 0.0), 1.0);
-            const double cu = ax[k * 3] + t * ex, cv = ax[k * 3 + 1] + t * ey;
+            const double cu = ek[0] + t * ex, cv = ek[1] + t * ey;
             const double d = (cu - yu) * (cu - yu) + (cv - yv) * (cv - yv);
             if (d < best) best = d, bu = cu, bv = cv;
         }
