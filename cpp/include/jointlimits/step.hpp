@@ -24,11 +24,48 @@ struct PackedShape {
     double bmax = 0.0;     // max |bnd| (exact k-DOP), for its tolerance
     bool paired = false;   // exact k-DOP rows in opposite pairs (kdop_paired)
     std::vector<double> edges;  // polygon: per edge (u0, v0, eu, ev, |e|^2), built once by prepare()
+    double reach = 0.0;  // exact k-DOP: max |x| over the polytope (inflated for rounding); 0: unknown
+    /// The largest |x| over the exact k-DOP's vertices (every triple of planes), slightly inflated;
+    /// 0 if there are none (unbounded or empty).
+    double kdop_reach() const {
+        const int m = static_cast<int>(bnd.size());
+        const double* g = G.data();
+        double best = -1.0;
+        for (int a = 0; a < m; ++a)
+            for (int b = a + 1; b < m; ++b)
+                for (int c = b + 1; c < m; ++c) {
+                    const double* A = g + 3 * a;
+                    const double* B = g + 3 * b;
+                    const double* C = g + 3 * c;
+                    const double bc0 = B[1] * C[2] - B[2] * C[1], bc1 = B[2] * C[0] - B[0] * C[2], bc2 = B[0] * C[1] - B[1] * C[0];
+                    const double det = A[0] * bc0 + A[1] * bc1 + A[2] * bc2;
+                    if (std::abs(det) <= 1e-9) continue;
+                    const double ca0 = C[1] * A[2] - C[2] * A[1], ca1 = C[2] * A[0] - C[0] * A[2], ca2 = C[0] * A[1] - C[1] * A[0];
+                    const double ab0 = A[1] * B[2] - A[2] * B[1], ab1 = A[2] * B[0] - A[0] * B[2], ab2 = A[0] * B[1] - A[1] * B[0];
+                    const double u = (bnd[a] * bc0 + bnd[b] * ca0 + bnd[c] * ab0) / det;
+                    const double v = (bnd[a] * bc1 + bnd[b] * ca1 + bnd[c] * ab1) / det;
+                    const double w = (bnd[a] * bc2 + bnd[b] * ca2 + bnd[c] * ab2) / det;
+                    const double tol = 1e-9 * (1.0 + std::abs(u) + std::abs(v) + std::abs(w));
+                    bool feasible = true;
+                    for (int j = 0; j < m && feasible; ++j)
+                        feasible = g[3 * j] * u + g[3 * j + 1] * v + g[3 * j + 2] * w - bnd[j] <= tol;
+                    if (!feasible) continue;
+                    const double x = f[3] * u + f[4] * v + f[5] * w + f[0];
+                    const double y = f[6] * u + f[7] * v + f[8] * w + f[1];
+                    const double z = f[9] * u + f[10] * v + f[11] * w + f[2];
+                    best = std::max(best, std::sqrt(x * x + y * y + z * z));
+                }
+        // a bounded polytope's farthest point is a vertex; the projection lands in it up to its
+        // tolerance (1e-12 relative), far below this margin
+        return best > 0.0 ? best * (1.0 + 1e-6) + 1e-6 : 0.0;
+    }
+
     /// Per-shape constants the step would otherwise recompute for every row.
     void prepare() {
         bmax = 0.0;
         for (const double b : bnd) bmax = std::max(bmax, std::abs(b));
         paired = code == KDOP_EXACT && kdop_paired(G.data(), static_cast<int>(bnd.size()));
+        reach = paired ? kdop_reach() : 0.0;  // two-sided slabs with a vertex: bounded
         edges.clear();
         if (code == POLYGON) {
             const int nv = n_axes();
@@ -194,6 +231,11 @@ inline void project_covers(Vec3& v, Vec3& h, const PackedShape& s, bool long_cov
     h = project_point(v, s);
     if (!long_cover_on) return;
     const Vec3 v2 = long_cover(v);
+    if (s.reach > 0.0) {  // the other cover cannot be nearer: skip its projection (same result)
+        const double gap = std::sqrt(v2.x * v2.x + v2.y * v2.y + v2.z * v2.z) - s.reach;
+        const double d1 = sq(h.x - v.x) + sq(h.y - v.y) + sq(h.z - v.z);
+        if (gap > 0.0 && d1 * (1.0 + 1e-9) < gap * gap * (1.0 - 1e-9)) return;
+    }
     const Vec3 h2 = project_point(v2, s);
     if (sq(h2.x - v2.x) + sq(h2.y - v2.y) + sq(h2.z - v2.z) < sq(h.x - v.x) + sq(h.y - v.y) + sq(h.z - v.z)) {
         v = v2;
