@@ -523,10 +523,10 @@ inline void limit_step_rows(const PackedLimit& L, const double* q, std::size_t n
 
 /// Limited rotations q [n, 4] -> out [n, 4] (softened when soft_on) and, if hard != nullptr, the
 /// unsoftened result; rows strided by `stride` doubles. Modes 0 and 1 run in vectorised chunks,
-/// the reference-quirks mode one row at a time.
+/// the reference-quirks mode and batches under 4 rows one row at a time (the same bits).
 inline void limit_step(const PackedLimit& L, const double* q, std::size_t n, bool soft_on, double falloff,
                        double radius, double* out, double* hard, std::size_t stride = 4) {
-    if (L.mode == 2) {
+    if (L.mode == 2 || n < 4) {  // (a few rows: the phases' loop overheads outweigh their SIMD)
         limit_step_rows(L, q, n, soft_on, falloff, radius, out, hard, stride);
         return;
     }
