@@ -35,7 +35,6 @@ PackedShape shape_from(const nb::tuple& t) {
     s.maxs = vec(nb::cast<CArr>(t[4]));
     s.G = vec(nb::cast<CArr>(t[5]));
     s.bnd = vec(nb::cast<CArr>(t[6]));
-    for (const double b : s.bnd) s.bmax = std::max(s.bmax, std::abs(b));
     if (s.code < 0 || s.code > 5) throw std::invalid_argument("_core: unknown shape code");
     if (s.axes.size() % 3 || s.G.size() != 3 * s.bnd.size())
         throw std::invalid_argument("_core: a packed shape's axes / G must be [n, 3]");
@@ -45,6 +44,7 @@ PackedShape shape_from(const nb::tuple& t) {
         throw std::invalid_argument("_core: packed slabs need one min and max per axis");
     if (s.code == jointlimits::POLYGON && s.axes.size() < 3)
         throw std::invalid_argument("_core: a packed polygon needs vertices");
+    s.prepare();
     return s;
 }
 
@@ -76,7 +76,29 @@ void bind_limits(nb::module_& m) {
                 new (self) PackedLimit(std::move(L));
             },
             nb::arg("mode"), nb::arg("covers"), nb::arg("tlo"), nb::arg("thi"), nb::arg("ref"), nb::arg("axis"),
-            nb::arg("a"), nb::arg("b"));
+            nb::arg("a"), nb::arg("b"))
+        .def(
+            "project",
+            [](const PackedLimit& L, CArr q, bool soft_on, double falloff, double radius) {
+                const size_t nd = q.ndim();
+                if (nd == 0 || q.shape(nd - 1) != 4)
+                    throw std::invalid_argument("_core: rotations must be [..., 4]");
+                const size_t n = q.size() / 4;
+                double* buf = new double[q.size() ? q.size() : 1];
+                nb::capsule owner(buf, [](void* p) noexcept { delete[] static_cast<double*>(p); });
+                if (n >= 64) {  // releasing the GIL costs more than a few rotations
+                    nb::gil_scoped_release nogil;
+                    jointlimits::limit_step(L, q.data(), n, soft_on, falloff, radius, buf, nullptr);
+                } else {
+                    jointlimits::limit_step(L, q.data(), n, soft_on, falloff, radius, buf, nullptr);
+                }
+                size_t shape[8];
+                if (nd > 8) throw std::invalid_argument("_core: at most 8 dimensions");
+                for (size_t i = 0; i < nd; ++i) shape[i] = q.shape(i);
+                return nb::ndarray<nb::numpy, double>(buf, nd, shape, owner);
+            },
+            nb::arg("q"), nb::arg("soft_on"), nb::arg("falloff"), nb::arg("radius"),
+            "Limited rotations [..., 4] (a new array): the step with one call and one allocation.");
 
     m.def(
         "limit_step",

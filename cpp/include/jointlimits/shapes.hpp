@@ -159,10 +159,40 @@ inline bool solve_active(const double* G, const int64_t* act, int na, double gx,
 }
 }  // namespace detail
 
+/// Whether the m half-spaces G x <= bnd come in exactly opposite pairs (row j + m/2 = -row j, as a
+/// k-DOP's slabs are packed), so one dot product serves both.
+inline bool kdop_paired(const double* G, int m) {
+    if (m % 2 || m > 128) return false;
+    const int h = m / 2;
+    for (int j = 0; j < 3 * h; ++j)
+        if (G[3 * h + j] != -G[j]) return false;
+    return true;
+}
+
+namespace detail {
+/// S[j] = G[j] . p - bnd[j] for every half-space; with opposite pairs one dot product per pair
+/// (the negated sum equals the sum of the negated products bit for bit).
+inline void kdop_slack(const double* G, const double* bnd, int m, bool paired, double x, double y, double z,
+                       double* S) {
+    if (paired) {
+        const int h = m / 2;
+        for (int j = 0; j < h; ++j) {
+            const double d = G[j * 3] * x + G[j * 3 + 1] * y + G[j * 3 + 2] * z;
+            S[j] = d - bnd[j];
+            S[j + h] = -d - bnd[j + h];
+        }
+    } else {
+        for (int j = 0; j < m; ++j) S[j] = G[j * 3] * x + G[j * 3 + 1] * y + G[j * 3 + 2] * z - bnd[j];
+    }
+}
+}  // namespace detail
+
 /// Euclidean projection of (u, v, w) onto {x : G x <= bnd} (unit rows) by a dual active-set method
 /// (Goldfarb-Idnani, identity Hessian). Returns 0 ok, 1 infeasible, 2 did not converge.
 inline int kdop_exact_local(double u, double v, double w, const double* G, const double* bnd, int m, double tol,
-                            int max_iter, double& ox, double& oy, double& oz) {
+                            int max_iter, double& ox, double& oy, double& oz, bool paired = false) {
+    double S[128];
+    if (m > 128) paired = false;
     const double inf = std::numeric_limits<double>::infinity();
     int64_t act[3] = {0, 0, 0};
     double mult[3] = {0.0, 0.0, 0.0};
@@ -173,8 +203,9 @@ inline int kdop_exact_local(double u, double v, double w, const double* G, const
     while (true) {
         int q = -1;
         double worst = tol;
+        if (m <= 128) detail::kdop_slack(G, bnd, m, paired, x, y, z, S);
         for (int j = 0; j < m; ++j) {
-            const double s = G[j * 3] * x + G[j * 3 + 1] * y + G[j * 3 + 2] * z - bnd[j];
+            const double s = m <= 128 ? S[j] : G[j * 3] * x + G[j * 3 + 1] * y + G[j * 3 + 2] * z - bnd[j];
             if (s > worst) {
                 bool skip = false;
                 for (int t = 0; t < na; ++t)
@@ -426,11 +457,106 @@ inline bool project_box_oriented(const double* pts, std::size_t n, const double*
 }
 
 /// Ellipsoid with semi-axes scale (squared radii scale^2 + eps). Returns the first non-finite row or -1.
+namespace detail {
+/// ellipsoid_local's start: the lower bound of the root h it starts Newton from (0 when the point
+/// is inside, S(0) <= 1) and `lo`, the smallest positive squared radius.
+inline bool ellipsoid_start(double u, double v, double w, double ssx, double ssy, double ssz, double& h,
+                            double& lo) {
+    double s0 = 0.0;
+    if (ssx > 0.0) s0 += u * u / ssx;
+    if (ssy > 0.0) s0 += v * v / ssy;
+    if (ssz > 0.0) s0 += w * w / ssz;
+    h = 0.0;
+    lo = 0.0;
+    if (!(s0 > 1.0)) return false;
+    double m = ssx;
+    if (ssy > m) m = ssy;
+    if (ssz > m) m = ssz;
+    lo = ssx;
+    if (ssy > 0.0 && (ssy < lo || lo == 0.0)) lo = ssy;
+    if (ssz > 0.0 && (ssz < lo || lo == 0.0)) lo = ssz;
+    const double big = std::max(std::abs(u), std::max(std::abs(v), std::abs(w)));
+    double b;
+    if (big > 1e150) {
+        const double su = u / big, sv = v / big, sw = w / big;
+        b = big * std::sqrt(ssx * su * su + ssy * sv * sv + ssz * sw * sw) - m;
+    } else {
+        b = std::sqrt(ssx * u * u + ssy * v * v + ssz * w * w) - m;
+    }
+    if (b > h) h = b;
+    b = std::sqrt(ssx) * std::abs(u) - ssx;
+    if (b > h) h = b;
+    b = std::sqrt(ssy) * std::abs(v) - ssy;
+    if (b > h) h = b;
+    b = std::sqrt(ssz) * std::abs(w) - ssz;
+    if (b > h) h = b;
+    return true;
+}
+
+constexpr int kLanes = 8;
+
+/// ellipsoid_local's Newton iterations on up to kLanes points at once, in lock step: each lane
+/// makes exactly the updates the one-point loop makes (frozen once it stops), so the results are
+/// the same bits while the independent points hide each other's division latency.
+inline void ellipsoid_newton_lanes(int m, const double* U, const double* V, const double* W, double ssx, double ssy,
+                                   double ssz, int iterations, double* H, const double* LO, double* DONE) {
+    for (int it = 0; it < iterations; ++it) {
+        double live = 0.0;
+        for (int i = 0; i < kLanes; ++i) live += i < m ? 1.0 - DONE[i] : 0.0;
+        if (live == 0.0) break;
+        for (int i = 0; i < kLanes; ++i) {
+            const double h = H[i];
+            double S = 0.0, D = 0.0;
+            if (ssx > 0.0) {
+                const double t = 1.0 / (ssx + h), a = U[i] * t, g = ssx * a * a;
+                S += g;
+                D += g * t;
+            }
+            if (ssy > 0.0) {
+                const double t = 1.0 / (ssy + h), a = V[i] * t, g = ssy * a * a;
+                S += g;
+                D += g * t;
+            }
+            if (ssz > 0.0) {
+                const double t = 1.0 / (ssz + h), a = W[i] * t, g = ssz * a * a;
+                S += g;
+                D += g * t;
+            }
+            const bool stop = S <= 1.0 + 1e-15 || D <= 0.0;
+            const double step = (S * std::sqrt(S) - S) / (stop ? 1.0 : D);
+            const bool go = DONE[i] == 0.0 && !stop && step > 0.0;
+            const double hn = h + step;
+            H[i] = go ? hn : h;
+            const bool conv = step <= 1e-9 * (hn + LO[i]);
+            DONE[i] = (DONE[i] != 0.0 || !go || conv) ? 1.0 : 0.0;
+        }
+    }
+}
+}  // namespace detail
+
+/// Ellipsoid with semi-axes scale (squared radii scale^2 + eps). Returns the first non-finite row or -1.
+/// Points outside are projected kLanes at a time (detail::ellipsoid_newton_lanes).
 inline int64_t project_ellipsoid(const double* pts, std::size_t n, const double* scale, double eps, const Frame& fr,
                                  int iterations, double* out) {
+    using detail::kLanes;
     const double sx = scale[0], sy = scale[1], sz = scale[2];
     const double ssx = sx * sx + eps, ssy = sy * sy + eps, ssz = sz * sz + eps;
     int64_t bad = -1;
+    alignas(64) double U[kLanes], V[kLanes], W[kLanes], H[kLanes], LO[kLanes], DONE[kLanes];
+    std::size_t idx[kLanes];
+    int m = 0;
+    auto flush = [&]() {
+        for (int i = m; i < kLanes; ++i) U[i] = V[i] = W[i] = H[i] = LO[i] = 0.0, DONE[i] = 1.0;
+        detail::ellipsoid_newton_lanes(m, U, V, W, ssx, ssy, ssz, iterations, H, LO, DONE);
+        for (int i = 0; i < m; ++i) {
+            const double h = H[i];
+            const double ou = ssx + h > 0.0 ? U[i] * ssx / (ssx + h) : 0.0;
+            const double ov = ssy + h > 0.0 ? V[i] * ssy / (ssy + h) : 0.0;
+            const double ow = ssz + h > 0.0 ? W[i] * ssz / (ssz + h) : 0.0;
+            fr.from_local(ou, ov, ow, out + 3 * idx[i]);
+        }
+        m = 0;
+    };
     for (std::size_t i = 0; i < n; ++i) {
         const double x = pts[3 * i], y = pts[3 * i + 1], z = pts[3 * i + 2];
         if (!(std::isfinite(x) && std::isfinite(y) && std::isfinite(z))) {
@@ -444,9 +570,11 @@ inline int64_t project_ellipsoid(const double* pts, std::size_t n, const double*
             out[3 * i] = x, out[3 * i + 1] = y, out[3 * i + 2] = z;
             continue;
         }
-        ellipsoid_local(u, v, w, ssx, ssy, ssz, iterations, u, v, w);
-        fr.from_local(u, v, w, out + 3 * i);
+        U[m] = u, V[m] = v, W[m] = w, idx[m] = i;
+        DONE[m] = detail::ellipsoid_start(u, v, w, ssx, ssy, ssz, H[m], LO[m]) ? 0.0 : 1.0;
+        if (++m == kLanes) flush();
     }
+    if (m) flush();
     return bad;
 }
 
@@ -506,6 +634,8 @@ inline int64_t project_kdop_exact(const double* pts, std::size_t n, const double
     for (int j = 0; j < m; ++j)
         if (std::abs(bnd[j]) > bmax) bmax = std::abs(bnd[j]);
     int64_t bad = -1;
+    const bool paired = kdop_paired(G, m);
+    const int h = m / 2;
     for (std::size_t i = 0; i < n; ++i) {
         const double x = pts[3 * i], y = pts[3 * i + 1], z = pts[3 * i + 2];
         if (!(std::isfinite(x) && std::isfinite(y) && std::isfinite(z))) {
@@ -520,17 +650,27 @@ inline int64_t project_kdop_exact(const double* pts, std::size_t n, const double
         if (std::abs(w) > mag) mag = std::abs(w);
         const double tol = 1e-12 * (1.0 + bmax + mag);
         bool inside = true;
-        for (int j = 0; j < m; ++j)
-            if (G[3 * j] * u + G[3 * j + 1] * v + G[3 * j + 2] * w - bnd[j] > tol) {
-                inside = false;
-                break;
+        if (paired) {
+            for (int j = 0; j < h; ++j) {
+                const double d = G[3 * j] * u + G[3 * j + 1] * v + G[3 * j + 2] * w;
+                if (d - bnd[j] > tol || -d - bnd[j + h] > tol) {
+                    inside = false;
+                    break;
+                }
             }
+        } else {
+            for (int j = 0; j < m; ++j)
+                if (G[3 * j] * u + G[3 * j + 1] * v + G[3 * j + 2] * w - bnd[j] > tol) {
+                    inside = false;
+                    break;
+                }
+        }
         if (inside) {
             out[3 * i] = x, out[3 * i + 1] = y, out[3 * i + 2] = z;
             continue;
         }
         double a, b, c;
-        int st = kdop_exact_local(u, v, w, G, bnd, m, tol, 64, a, b, c);
+        int st = kdop_exact_local(u, v, w, G, bnd, m, tol, 64, a, b, c, paired);
         if (st == 2) st = kdop_brute_local(u, v, w, G, bnd, m, 10.0 * tol, a, b, c);
         if (st != 0 && *empty < 0) *empty = static_cast<int64_t>(i);
         fr.from_local(a, b, c, out + 3 * i);

@@ -21,7 +21,62 @@ struct PackedShape {
     int code = SLABS;
     double f[16] = {0};
     std::vector<double> axes, mins, maxs, G, bnd;
-    double bmax = 0.0;  // max |bnd| (exact k-DOP), for its tolerance
+    double bmax = 0.0;     // max |bnd| (exact k-DOP), for its tolerance
+    bool paired = false;   // exact k-DOP rows in opposite pairs (kdop_paired)
+    std::vector<double> edges;  // polygon: per edge (u0, v0, eu, ev, |e|^2), built once by prepare()
+    double reach = 0.0;  // exact k-DOP: max |x| over the polytope (inflated for rounding); 0: unknown
+    /// The largest |x| over the exact k-DOP's vertices (every triple of planes), slightly inflated;
+    /// 0 if there are none (unbounded or empty).
+    double kdop_reach() const {
+        const int m = static_cast<int>(bnd.size());
+        const double* g = G.data();
+        double best = -1.0;
+        for (int a = 0; a < m; ++a)
+            for (int b = a + 1; b < m; ++b)
+                for (int c = b + 1; c < m; ++c) {
+                    const double* A = g + 3 * a;
+                    const double* B = g + 3 * b;
+                    const double* C = g + 3 * c;
+                    const double bc0 = B[1] * C[2] - B[2] * C[1], bc1 = B[2] * C[0] - B[0] * C[2], bc2 = B[0] * C[1] - B[1] * C[0];
+                    const double det = A[0] * bc0 + A[1] * bc1 + A[2] * bc2;
+                    if (std::abs(det) <= 1e-9) continue;
+                    const double ca0 = C[1] * A[2] - C[2] * A[1], ca1 = C[2] * A[0] - C[0] * A[2], ca2 = C[0] * A[1] - C[1] * A[0];
+                    const double ab0 = A[1] * B[2] - A[2] * B[1], ab1 = A[2] * B[0] - A[0] * B[2], ab2 = A[0] * B[1] - A[1] * B[0];
+                    const double u = (bnd[a] * bc0 + bnd[b] * ca0 + bnd[c] * ab0) / det;
+                    const double v = (bnd[a] * bc1 + bnd[b] * ca1 + bnd[c] * ab1) / det;
+                    const double w = (bnd[a] * bc2 + bnd[b] * ca2 + bnd[c] * ab2) / det;
+                    const double tol = 1e-9 * (1.0 + std::abs(u) + std::abs(v) + std::abs(w));
+                    bool feasible = true;
+                    for (int j = 0; j < m && feasible; ++j)
+                        feasible = g[3 * j] * u + g[3 * j + 1] * v + g[3 * j + 2] * w - bnd[j] <= tol;
+                    if (!feasible) continue;
+                    const double x = f[3] * u + f[4] * v + f[5] * w + f[0];
+                    const double y = f[6] * u + f[7] * v + f[8] * w + f[1];
+                    const double z = f[9] * u + f[10] * v + f[11] * w + f[2];
+                    best = std::max(best, std::sqrt(x * x + y * y + z * z));
+                }
+        // a bounded polytope's farthest point is a vertex; the projection lands in it up to its
+        // tolerance (1e-12 relative), far below this margin
+        return best > 0.0 ? best * (1.0 + 1e-6) + 1e-6 : 0.0;
+    }
+
+    /// Per-shape constants the step would otherwise recompute for every row.
+    void prepare() {
+        bmax = 0.0;
+        for (const double b : bnd) bmax = std::max(bmax, std::abs(b));
+        paired = code == KDOP_EXACT && kdop_paired(G.data(), static_cast<int>(bnd.size()));
+        reach = paired ? kdop_reach() : 0.0;  // two-sided slabs with a vertex: bounded
+        edges.clear();
+        if (code == POLYGON) {
+            const int nv = n_axes();
+            const double* ax = axes.data();
+            for (int k = 0; k < nv; ++k) {
+                const int k2 = k + 1 < nv ? k + 1 : 0;
+                const double ex = ax[k2 * 3] - ax[k * 3], ey = ax[k2 * 3 + 1] - ax[k * 3 + 1];
+                edges.insert(edges.end(), {ax[k * 3], ax[k * 3 + 1], ex, ey, ex * ex + ey * ey});
+            }
+        }
+    }
     int n_axes() const { return static_cast<int>(axes.size() / 3); }
     int n_g() const { return static_cast<int>(bnd.size()); }
 };
@@ -59,28 +114,31 @@ inline Vec3 project_point(const Vec3& p, const PackedShape& s) {
     const double x = p.x, y = p.y, z = p.z;
     const double* f = s.f;
     if (s.code == POLYGON) {
-        const double* ax = s.axes.data();
-        const int nv = s.n_axes();
+        const double* e = s.edges.data();
+        const int nv = static_cast<int>(s.edges.size() / 5);
         const double yu = f[3] * x + f[4] * y + f[5] * z;
         const double yv = f[6] * x + f[7] * y + f[8] * z;
+        const double tol = -1e-12 * (1.0 + std::abs(yu) + std::abs(yv));
+        double cross[64];
+        const bool keep = nv <= 64;
         bool inside = true;
         for (int k = 0; k < nv; ++k) {
-            const int k2 = k + 1 < nv ? k + 1 : 0;
-            const double ex = ax[k2 * 3] - ax[k * 3], ey = ax[k2 * 3 + 1] - ax[k * 3 + 1];
-            if (ex * (yv - ax[k * 3 + 1]) - ey * (yu - ax[k * 3]) < -1e-12 * (1.0 + std::abs(yu) + std::abs(yv))) {
-                inside = false;
-                break;
-            }
+            const double* ek = e + 5 * k;
+            const double c = ek[2] * (yv - ek[1]) - ek[3] * (yu - ek[0]);
+            if (keep) cross[k] = c;
+            inside = inside && !(c < tol);
+            if (!inside && !keep) break;
         }
         if (inside) return p;
+        // the closest boundary point lies on an edge whose line the point is beyond (cross < 0)
         double best = 1e300, bu = yu, bv = yv;
         for (int k = 0; k < nv; ++k) {
-            const int k2 = k + 1 < nv ? k + 1 : 0;
-            const double ex = ax[k2 * 3] - ax[k * 3], ey = ax[k2 * 3 + 1] - ax[k * 3 + 1];
-            const double ee = ex * ex + ey * ey;
-            double t = ee > 0 ? ((yu - ax[k * 3]) * ex + (yv - ax[k * 3 + 1]) * ey) / ee : 0.0;
+            if (keep && !(cross[k] < 0.0)) continue;
+            const double* ek = e + 5 * k;
+            const double ex = ek[2], ey = ek[3], ee = ek[4];
+            double t = ee > 0 ? ((yu - ek[0]) * ex + (yv - ek[1]) * ey) / ee : 0.0;
             t = std::min(std::max(t, 0.0), 1.0);
-            const double cu = ax[k * 3] + t * ex, cv = ax[k * 3 + 1] + t * ey;
+            const double cu = ek[0] + t * ex, cv = ek[1] + t * ey;
             const double d = (cu - yu) * (cu - yu) + (cv - yv) * (cv - yv);
             if (d < best) best = d, bu = cu, bv = cv;
         }
@@ -136,14 +194,25 @@ inline Vec3 project_point(const Vec3& p, const PackedShape& s) {
         const double bmax = s.bmax;
         const double tol = 1e-12 * (1.0 + bmax + std::max(std::abs(u), std::max(std::abs(v), std::abs(w))));
         bool inside = true;
-        for (int j = 0; j < m; ++j)
-            if (G[3 * j] * u + G[3 * j + 1] * v + G[3 * j + 2] * w - bnd[j] > tol) {
-                inside = false;
-                break;
+        if (s.paired) {
+            const int h = m / 2;
+            for (int j = 0; j < h; ++j) {
+                const double d = G[3 * j] * u + G[3 * j + 1] * v + G[3 * j + 2] * w;
+                if (d - bnd[j] > tol || -d - bnd[j + h] > tol) {
+                    inside = false;
+                    break;
+                }
             }
+        } else {
+            for (int j = 0; j < m; ++j)
+                if (G[3 * j] * u + G[3 * j + 1] * v + G[3 * j + 2] * w - bnd[j] > tol) {
+                    inside = false;
+                    break;
+                }
+        }
         if (inside) return p;
         double a, b, c;
-        int st = kdop_exact_local(u, v, w, G, bnd, m, tol, 64, a, b, c);
+        int st = kdop_exact_local(u, v, w, G, bnd, m, tol, 64, a, b, c, s.paired);
         if (st == 2) kdop_brute_local(u, v, w, G, bnd, m, 10.0 * tol, a, b, c);
         u = a, v = b, w = c;
     }
@@ -162,6 +231,11 @@ inline void project_covers(Vec3& v, Vec3& h, const PackedShape& s, bool long_cov
     h = project_point(v, s);
     if (!long_cover_on) return;
     const Vec3 v2 = long_cover(v);
+    if (s.reach > 0.0) {  // the other cover cannot be nearer: skip its projection (same result)
+        const double gap = std::sqrt(v2.x * v2.x + v2.y * v2.y + v2.z * v2.z) - s.reach;
+        const double d1 = sq(h.x - v.x) + sq(h.y - v.y) + sq(h.z - v.z);
+        if (gap > 0.0 && d1 * (1.0 + 1e-9) < gap * gap * (1.0 - 1e-9)) return;
+    }
     const Vec3 h2 = project_point(v2, s);
     if (sq(h2.x - v2.x) + sq(h2.y - v2.y) + sq(h2.z - v2.z) < sq(h.x - v.x) + sq(h.y - v.y) + sq(h.z - v.z)) {
         v = v2;
@@ -449,10 +523,10 @@ inline void limit_step_rows(const PackedLimit& L, const double* q, std::size_t n
 
 /// Limited rotations q [n, 4] -> out [n, 4] (softened when soft_on) and, if hard != nullptr, the
 /// unsoftened result; rows strided by `stride` doubles. Modes 0 and 1 run in vectorised chunks,
-/// the reference-quirks mode one row at a time.
+/// the reference-quirks mode and batches under 4 rows one row at a time (the same bits).
 inline void limit_step(const PackedLimit& L, const double* q, std::size_t n, bool soft_on, double falloff,
                        double radius, double* out, double* hard, std::size_t stride = 4) {
-    if (L.mode == 2) {
+    if (L.mode == 2 || n < 4) {  // (a few rows: the phases' loop overheads outweigh their SIMD)
         limit_step_rows(L, q, n, soft_on, falloff, radius, out, hard, stride);
         return;
     }

@@ -161,6 +161,14 @@ class FittedLimit:
 
     def project(self, rotations: Array, soften: tuple[float, float] | None = None) -> Array:
         """Limited local rotations ``[..., 4]`` (same cover as the input's nearest)."""
+        c = self._compiled
+        if c is not None and type(rotations) is np.ndarray and rotations.ndim:
+            # the per-call path of interactive tools: one C++ call, no temporaries (other dtypes and
+            # layouts are converted by the binding)
+            if soften is None:
+                return c.project(rotations, False, 0.0, 0.0)
+            falloff, radius = check_soften(soften)
+            return c.project(rotations, True, falloff, radius)
         return self._project(rotations, soften)[0]
 
     def contains(self, rotations: Array, tolerance: float = 1e-6) -> NDArray[np.bool_]:

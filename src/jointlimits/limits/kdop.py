@@ -5,6 +5,7 @@ interval of any slab shape (boxes are k-DOPs with three slabs)."""
 from __future__ import annotations
 
 import math
+from itertools import combinations
 from dataclasses import dataclass, field
 from typing import ClassVar, Tuple
 
@@ -253,8 +254,27 @@ class KDop(SlabShape):
         return contains_kdop(points, self.mins, self.maxs, self.position, self.rotation, self.axes, tol=tolerance)
 
     def radius(self) -> float:
+        """Largest |v| over the k-DOP: its farthest vertex (every triple of slab planes that meets
+        inside the others), or the bound ``|position| + sqrt(3) max |bound|`` if none does. It decides
+        whether the limit reaches past pi (the step then also tries the long cover)."""
         ext = np.maximum(np.abs(self.mins), np.abs(self.maxs))
-        return float(np.linalg.norm(self.position) + math.sqrt(3.0) * np.max(ext))
+        bound = float(np.linalg.norm(self.position) + math.sqrt(3.0) * np.max(ext))
+        ax = np.asarray(self.axes, np.float64)
+        A = np.concatenate([ax, -ax])
+        b = np.concatenate([np.asarray(self.maxs, np.float64), -np.asarray(self.mins, np.float64)])
+        idx = np.array(list(combinations(range(len(A)), 3)))
+        M = A[idx]
+        scale = np.prod(np.linalg.norm(M, axis=2), axis=1)
+        ok = np.abs(np.linalg.det(M)) > 1e-9 * scale
+        if not ok.any():
+            return bound
+        V = np.linalg.solve(M[ok], b[idx[ok]][..., None])[..., 0]
+        tol = 1e-9 * (1.0 + np.abs(b).max())
+        feasible = np.all(V @ A.T <= b + tol, axis=1)
+        if not feasible.any():
+            return bound
+        world = V[feasible] @ np.asarray(self.rotation, np.float64).T + self.position
+        return float(min(bound, np.linalg.norm(world, axis=1).max() * (1.0 + 1e-9) + 1e-12))
 
     def slabs(self):
         return self.position, self.rotation, self.axes, self.mins, self.maxs
