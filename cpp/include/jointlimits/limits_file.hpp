@@ -74,6 +74,8 @@ inline PackedShape shape(const nlohmann::json& d, const std::string& what) {
     if (s.code == BOX && s.mins.size() != 3) throw LimitsFileError(what + ": a box needs 3 bounds");
     if (s.code == SLABS && 3 * s.mins.size() != s.axes.size())
         throw LimitsFileError(what + ": one bound pair per slab axis expected");
+    if (s.code == POLYGON && s.axes.size() < 3) throw LimitsFileError(what + ": a polygon needs vertices");
+    s.prepare();  // the derived tables the step reads (as the Python binding builds them)
     return s;
 }
 
