@@ -108,6 +108,7 @@ class Box(SlabShape):
 
     def __post_init__(self) -> None:
         self._check()
+        self.lo, self.hi = _box_limits(self.lo, self.hi)
 
     @classmethod
     def fit(cls, points, padding: float = 0.05, subsample: float | None = 0.05) -> "Box":

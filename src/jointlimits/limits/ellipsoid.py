@@ -107,6 +107,7 @@ class Ellipsoid(ConvexShape):
 
     def __post_init__(self) -> None:
         self._check()
+        self.scale = _scale(self.scale)
 
     @classmethod
     def fit(cls, points, padding: float = 0.05, subsample: float | None = 0.05) -> "Ellipsoid":

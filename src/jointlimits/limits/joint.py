@@ -105,7 +105,10 @@ class FittedLimit:
     kind: str = "fitted"
 
     def __post_init__(self) -> None:
-        self.reference = quat.normalize(np.asarray(self.reference, np.float64).reshape(4))
+        r = np.asarray(self.reference, np.float64).reshape(4)
+        if not (np.all(np.isfinite(r)) and np.linalg.norm(r) > 1e-12):
+            raise LimitsError(f"a fitted limit needs a finite, non-zero reference rotation, got {r.tolist()}")
+        self.reference = quat.normalize(r)
         ax = np.asarray(self.twist_axis, np.float64).reshape(3)
         n = np.linalg.norm(ax)
         if not (np.all(np.isfinite(self.reference)) and np.isfinite(n) and n > 0):

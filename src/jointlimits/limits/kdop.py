@@ -239,6 +239,7 @@ class KDop(SlabShape):
 
     def __post_init__(self) -> None:
         self._check()
+        self.mins, self.maxs, self.axes = _kdop_limits(self.mins, self.maxs, self.axes)
 
     @classmethod
     def fit(cls, points, padding: float = 0.05, subsample: float | None = 0.05) -> "KDop":

@@ -26,6 +26,7 @@ from ._checks import check_soften
 from .joint import (FittedLimit, JointLimit, fit_shape, from_limit_space, limit_from_dict, swing_section,  # noqa: F401
                     to_limit_space, twist_interval)
 from .registry import JOINT_KINDS, SHAPES, joint_limit_class
+from .schema import check_compiled, check_document, check_entry, parse_json
 from .shape import Shape  # noqa: F401
 
 __all__ = ["JointLimits", "JointLimit", "FittedLimit", "Shape", "SHAPES", "fit_shape", "to_limit_space",
@@ -432,11 +433,7 @@ class JointLimits:
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any], source: str = "limits") -> "JointLimits":
-        if not isinstance(d, Mapping) or d.get("schema") != SCHEMA:
-            raise LimitsError(f"{source}: not a jointlimits limits file (schema {SCHEMA!r} expected)")
-        v = d.get("version")
-        if v != SCHEMA_VERSION:
-            raise LimitsError(f"{source}: limits file version {v!r} is not supported (this is version {SCHEMA_VERSION})")
+        check_document(d, source, SCHEMA, SCHEMA_VERSION)
         try:
             skd = d["skeleton"]
             names, parents = list(skd["names"]), np.asarray(skd["parents"], np.int64)
@@ -446,10 +443,13 @@ class JointLimits:
                 raise LimitsError(f"{source}: skeleton fingerprint does not match its joint list (edited by hand?)")
             joints: dict[int, JointLimit] = {}
             enabled = np.ones(len(names), bool)
-            for e in d["joints"]:
-                j = sk.index(e["name"])
-                joints[j] = limit_from_dict(e["limit"])
-                enabled[j] = bool(e.get("enabled", True))
+            seen: set[str] = set()
+            for k, e in enumerate(d["joints"]):
+                name, on, entry = check_entry(e, k, source, seen)
+                j = sk.index(name)
+                joints[j] = limit_from_dict(entry)
+                enabled[j] = on
+                check_compiled(e, joints[j], name, source)
         except LimitsError as e:
             msg = str(e)
             raise LimitsError(msg if msg.startswith(source) else f"{source}: {msg}") from None
@@ -469,11 +469,12 @@ class JointLimits:
         """Read a limits file; raises LimitsError if it is missing, corrupt or of another version."""
         p = Path(path)
         try:
-            d = json.loads(p.read_text())
+            text = p.read_text()
         except OSError as e:
             raise LimitsError(f"{p}: cannot read limits file ({e.strerror or e})") from None
-        except (json.JSONDecodeError, UnicodeDecodeError) as e:
-            raise LimitsError(f"{p}: corrupt limits file (not valid JSON: {e})") from None
+        except UnicodeDecodeError as e:
+            raise LimitsError(f"{p}: corrupt limits file (not UTF-8 text: {e})") from None
+        d = parse_json(text, str(p))
         return cls.from_dict(d, str(p))
 
     def __repr__(self) -> str:

@@ -107,12 +107,18 @@ class ConvexShape(Shape):
     def _check(self) -> None:
         if self.kind and self.kind != type(self).kind:
             raise LimitsError(f"a {type(self).__name__} is a {type(self).kind!r} limit, not {self.kind!r}")
-        self.position = np.asarray(self.position, np.float64).reshape(3)
-        self.rotation = np.asarray(self.rotation, np.float64).reshape(3, 3)
+        for name, shape in (("position", (3,)), ("rotation", (3, 3))):
+            try:
+                setattr(self, name, np.asarray(getattr(self, name), np.float64).reshape(shape))
+            except (TypeError, ValueError):
+                raise LimitsError(f"{self.kind} limit: {name!r} must be {' x '.join(map(str, shape))} numbers") from None
         for name in self._FIELDS:
             v = getattr(self, name)
             if v is not None:
-                v = np.asarray(v, np.float64).reshape((-1, 3) if name == "axes" else (-1,))
+                try:
+                    v = np.asarray(v, np.float64).reshape((-1, 3) if name == "axes" else (-1,))
+                except (TypeError, ValueError):
+                    raise LimitsError(f"{self.kind} limit: {name!r} must be an array of numbers") from None
                 setattr(self, name, v)
             if v is None or not np.all(np.isfinite(v)):
                 raise LimitsError(f"{self.kind} limit needs finite {name!r}")
