@@ -115,3 +115,13 @@ def test_cli_reports_a_corrupt_file_in_one_line(docs, tmp_path, case):
     lines = res.stderr.splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: ") and words.lower() in lines[0].lower(), res.stderr
     assert not out.exists()
+
+
+@pytest.mark.parametrize("at", [float("nan"), float("inf"), "3", 2.5, True])
+def test_splice_at_must_be_a_frame(at):
+    from jointlimits import tracking
+    from jointlimits.tracking import TrackingError
+
+    m = procedural.range_of_motion(seconds=1.0)
+    with pytest.raises(TrackingError, match="at must be a frame"):
+        tracking.splice(m, m, at=at)

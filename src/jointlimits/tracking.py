@@ -21,6 +21,7 @@ motion makes implausible), or tamed by clipping target velocity/acceleration.
 from __future__ import annotations
 
 import dataclasses
+import math
 from typing import Sequence
 
 import numpy as np
@@ -301,7 +302,8 @@ def splice(a: Motion, b: Motion, at: int | None = None, smooth: bool = True, *, 
         raise TrackingError(f"frame times differ: {a.frame_time} vs {b.frame_time}; resample one clip first")
     if at is None:
         at = a.num_frames
-    if isinstance(at, bool) or int(at) != at or not 1 <= int(at) <= a.num_frames:
+    if (isinstance(at, bool) or not isinstance(at, (int, float, np.integer, np.floating)) or not math.isfinite(at)
+            or int(at) != at or not 1 <= int(at) <= a.num_frames):
         raise TrackingError(f"at must be a frame of a in [1, {a.num_frames}], got {at!r}")
     at = int(at)
     rot_b = b.rotations.copy()
