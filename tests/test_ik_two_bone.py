@@ -244,3 +244,78 @@ def test_compiled_ik_two_bone_matches_numpy_reference():
     r2, m2 = ik_two_bone_numpy(a, b, c, t, fwd, R, M, P)
     np.testing.assert_allclose(r1, r2, rtol=0, atol=1e-9)
     np.testing.assert_allclose(m1, m2, rtol=0, atol=1e-9)
+
+
+def _chains(n, seed=11):
+    rng = np.random.default_rng(seed)
+    a = rng.normal(size=(n, 3))
+    b = a + rng.normal(size=(n, 3))
+    c = b + rng.normal(size=(n, 3))
+    t = a + 1.5 * rng.normal(size=(n, 3))
+    P, Lk, Lj = (quat.normalize(rng.normal(size=(n, 4))) for _ in range(3))
+    return a, b, c, t, P, Lk, Lj, rng.normal(size=(n, 3)), rng.normal(size=(n, 3))
+
+
+@pytest.mark.parametrize("n", [1, 63, 64, 700, 5000])  # one row, below/above the GIL release, blocks, cores
+def test_direct_call_equals_checked_path(n):
+    """The one-call path (same-shape float64 arrays) gives the bits of the checked path (which
+    backend="compiled" always takes), for the geometric solve with and without a pole and for
+    the demo's formulation."""
+    a, b, c, t, P, Lk, Lj, pole, fwd = _chains(n)
+    for pl in (None, pole):
+        s1 = two_bone(a, b, c, t, P, Lk, Lj, pl)
+        s2 = two_bone(a, b, c, t, P, Lk, Lj, pl, backend="compiled")
+        for k in ("root_local", "mid_local", "mid", "end", "case"):
+            x, y = getattr(s1, k), getattr(s2, k)
+            assert x.shape == y.shape and x.dtype == y.dtype, k
+            np.testing.assert_array_equal(x, y, err_msg=k)
+    r1, m1 = ik_two_bone(a, b, c, t, fwd, P, Lk, Lj, 0.02)
+    r2, m2 = ik_two_bone(a, b, c, t, fwd, P, Lk, Lj, 0.02, backend="compiled")
+    np.testing.assert_array_equal(r1, r2)
+    np.testing.assert_array_equal(m1, m2)
+
+
+def test_direct_call_shapes_and_fallbacks():
+    """Single chains ([3]/[4] inputs) and any leading shape come back in that shape; lists,
+    float32, strided or broadcast inputs take the checked path with the same results; NaN and
+    zero-length bones anywhere in a big batch raise the precise errors."""
+    a, b, c, t, P, Lk, Lj, pole, fwd = _chains(6000)
+    one = two_bone(a[0], b[0], c[0], t[0], P[0], Lk[0], Lj[0])
+    assert one.root_local.shape == (4,) and one.mid.shape == (3,) and one.case.shape == ()
+    ref = two_bone(a[:1], b[:1], c[:1], t[:1], P[:1], Lk[:1], Lj[:1])
+    np.testing.assert_array_equal(one.root_local, ref.root_local[0])
+    np.testing.assert_array_equal(one.end, ref.end[0])
+    lead = two_bone(*(x[:24].reshape(2, 3, 4, -1) for x in (a, b, c, t, P, Lk, Lj)))
+    assert lead.root_local.shape == (2, 3, 4, 4) and lead.case.shape == (2, 3, 4)
+    rows = two_bone(a[:24], b[:24], c[:24], t[:24], P[:24], Lk[:24], Lj[:24])
+    np.testing.assert_array_equal(lead.mid.reshape(-1, 3), rows.mid)
+    empty = two_bone(*(x[:0] for x in (a, b, c, t, P, Lk, Lj)))
+    assert empty.root_local.shape == (0, 4) and empty.case.shape == (0,)
+    base = two_bone(a[:5], b[:5], c[:5], t[:5], P[:5], Lk[:5], Lj[:5])
+    as_lists = two_bone(*(x[:5].tolist() for x in (a, b, c, t, P, Lk, Lj)))
+    np.testing.assert_array_equal(as_lists.root_local, base.root_local)
+    f32 = [x[:5].astype(np.float32) for x in (a, b, c, t, P, Lk, Lj)]
+    np.testing.assert_array_equal(two_bone(*f32).mid_local,
+                                  two_bone(*(x.astype(np.float64) for x in f32)).mid_local)
+    strided = two_bone(*(np.asfortranarray(x[:5]) for x in (a, b, c, t, P, Lk, Lj)))
+    np.testing.assert_array_equal(strided.mid_local, base.mid_local)
+    rl, ml = ik_two_bone(*(x[:5].tolist() for x in (a, b, c, t, fwd, P, Lk, Lj)))
+    np.testing.assert_array_equal(rl, ik_two_bone(a[:5], b[:5], c[:5], t[:5], fwd[:5], P[:5], Lk[:5], Lj[:5])[0])
+    bad_t = t.copy()
+    bad_t[4321, 1] = np.inf
+    with pytest.raises(IKError, match="infinite"):
+        two_bone(a, b, c, bad_t, P, Lk, Lj)
+    with pytest.raises(IKError, match="infinite"):
+        ik_two_bone(a, b, c, bad_t, fwd, P, Lk, Lj)
+    bad_pole = pole.copy()
+    bad_pole[5999, 0] = np.nan
+    with pytest.raises(IKError, match="NaN"):
+        two_bone(a, b, c, t, P, Lk, Lj, bad_pole)
+    flat = c.copy()
+    flat[4000] = b[4000]
+    with pytest.raises(IKError, match=r"zero-length bone mid->end at index \(4000,\)"):
+        two_bone(a, b, flat, t, P, Lk, Lj)
+    with pytest.raises(IKError, match=r"zero-length bone mid->end at index \(4000,\)"):
+        ik_two_bone(a, b, flat, t, fwd, P, Lk, Lj)
+    with pytest.raises(ValueError):
+        ik_two_bone(a, b, c, t, fwd, P, Lk, Lj, max_length_buffer="x")

@@ -1,4 +1,12 @@
 // Inverse kinematics: two-bone (geometric and the demo's), whole-body DLS steps, CCD.
+#include <nanobind/stl/optional.h>
+
+#include <atomic>
+#include <cmath>
+#include <optional>
+#include <type_traits>
+#include <vector>
+
 #include "bind.hpp"
 #include "jointlimits/ccd.hpp"
 #include "jointlimits/two_bone.hpp"
@@ -12,6 +20,118 @@ using U8 = nb::ndarray<const uint8_t, nb::c_contig, nb::device::cpu>;
 using BArr = nb::ndarray<const bool, nb::c_contig, nb::device::cpu>;
 using OutB = nb::ndarray<bool, nb::c_contig, nb::device::cpu>;
 using OutI = nb::ndarray<int64_t, nb::c_contig, nb::device::cpu>;
+
+// Rows per core before a two-bone batch is split over the cores (a thread costs ~20-40 us).
+constexpr int64_t kTwoBoneRowsPerCore = 1024;
+
+/// A read-only C-contiguous float64 array seen through the buffer protocol, which costs less per
+/// argument than nanobind's conversion; ok is false for anything else (lists, other dtypes or
+/// layouts), which the Python wrapper then converts and checks.
+struct View {
+    Py_buffer v{};
+    bool ok = false;
+    explicit View(nb::handle h) {
+        if (h.is_none()) return;
+        if (PyObject_GetBuffer(h.ptr(), &v, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) != 0) {
+            PyErr_Clear();
+            return;
+        }
+        const char* f = v.format ? v.format : "B";
+        if (*f == '<' || *f == '=' || *f == '@') ++f;
+        ok = v.itemsize == 8 && f[0] == 'd' && f[1] == 0 && v.ndim >= 1 && v.ndim <= 8;
+        if (!ok) PyBuffer_Release(&v);
+    }
+    ~View() {
+        if (ok) PyBuffer_Release(&v);
+    }
+    View(const View&) = delete;
+    View& operator=(const View&) = delete;
+    const double* data() const { return static_cast<const double*>(v.buf); }
+    size_t size() const { return size_t(v.len) / 8; }
+    /// Same leading shape as ref and a last extent of `last`.
+    bool like(const View& ref, Py_ssize_t last) const {
+        if (!ok || v.ndim != ref.v.ndim || v.shape[v.ndim - 1] != last) return false;
+        for (int i = 0; i + 1 < v.ndim; ++i)
+            if (v.shape[i] != ref.v.shape[i]) return false;
+        return true;
+    }
+    /// Every value of rows [lo, hi) finite (x - x is 0 only for finite x; vectorisable).
+    bool finite(int64_t lo, int64_t hi) const {
+        const size_t w = size_t(v.shape[v.ndim - 1]);
+        const double* p = data() + w * size_t(lo);
+        const size_t m = w * size_t(hi - lo);
+        bool fin = true;
+        for (size_t i = 0; i < m; ++i) fin &= (p[i] - p[i]) == 0.0;
+        return fin;
+    }
+};
+
+/// New numpy arrays of the leading shape of `a` for the outputs of a direct call: numpy.empty
+/// with the buffer protocol for the pointer, cheaper than exporting nanobind ndarrays.
+struct Outputs {
+    nb::object lead, lead3, lead4;  // shape tuples: leading, then with a last extent of 3 and 4
+    explicit Outputs(const View& a) {
+        const int nd = a.v.ndim;
+        PyObject* t[3] = {PyTuple_New(nd - 1), PyTuple_New(nd), PyTuple_New(nd)};
+        for (int i = 0; i + 1 < nd; ++i)
+            for (PyObject* x : t) PyTuple_SET_ITEM(x, i, PyLong_FromSsize_t(a.v.shape[i]));
+        PyTuple_SET_ITEM(t[1], nd - 1, PyLong_FromLong(3));
+        PyTuple_SET_ITEM(t[2], nd - 1, PyLong_FromLong(4));
+        lead = nb::steal(t[0]), lead3 = nb::steal(t[1]), lead4 = nb::steal(t[2]);
+    }
+    template <class T>
+    T* make(nb::object& out, int width) {
+        // numpy.empty and the dtypes, looked up once and kept for the life of the process (never
+        // released: the interpreter may be gone when static destructors run)
+        static PyObject* empty = nb::object(nb::module_::import_("numpy").attr("empty")).release().ptr();
+        static PyObject* f64 = nb::module_::import_("numpy").attr("dtype")("float64").release().ptr();
+        static PyObject* i8 = nb::module_::import_("numpy").attr("dtype")("int8").release().ptr();
+        PyObject* args[] = {(width == 3 ? lead3 : width == 4 ? lead4 : lead).ptr(),
+                            std::is_same_v<T, int8_t> ? i8 : f64};
+        out = nb::steal(PyObject_Vectorcall(empty, args, 2, nullptr));
+        if (!out.is_valid()) throw nb::python_error();
+        Py_buffer view;
+        if (PyObject_GetBuffer(out.ptr(), &view, PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS) != 0) throw nb::python_error();
+        T* p = static_cast<T*>(view.buf);
+        PyBuffer_Release(&view);  // out keeps the memory alive
+        return p;
+    }
+};
+
+/// f(lo, hi) over [0, n), split over the cores for big batches (call without the GIL). Small
+/// ones stay on this thread without asking the OS for the core count (~8 us in parallel_rows).
+template <class F>
+void split_rows(int64_t n, F&& f) {
+    if (n < 2 * kTwoBoneRowsPerCore)
+        f(int64_t(0), n);
+    else
+        parallel_rows(n, kTwoBoneRowsPerCore, f);
+}
+
+/// Run rows(lo, hi) over n rows in blocks whose inputs are checked finite first (while they are
+/// in cache), with the GIL released and split over the cores for big batches. False (and the
+/// outputs unspecified) when an input is not finite.
+template <class Finite, class F>
+bool run_rows(int64_t n, Finite&& finite, F&& rows) {
+    std::atomic<bool> ok{true};
+    auto blocks = [&](int64_t lo, int64_t hi) {
+        for (int64_t s = lo; s < hi; s += 256) {
+            const int64_t e = std::min(hi, s + 256);
+            if (!finite(s, e)) {
+                ok.store(false, std::memory_order_relaxed);
+                return;
+            }
+            rows(s, e);
+        }
+    };
+    if (n < 64) {  // releasing the GIL costs more than a few chains
+        blocks(int64_t(0), n);
+    } else {
+        nb::gil_scoped_release nogil;
+        split_rows(n, blocks);
+    }
+    return ok.load();
+}
 }  // namespace
 
 jointlimits::ReachWindows reach_windows(const CArr& wn, const CArr& we1, const CArr& we2, const CArr& wc,
@@ -32,7 +152,7 @@ void bind_ik(nb::module_& m) {
             check_shape(foot_out, "foot_out", {n, 3});
             check_shape(case_out, "case_out", {n});
             nb::gil_scoped_release nogil;
-            parallel_rows(n, 20000, [&](int64_t lo, int64_t hi) {
+            split_rows(n, [&](int64_t lo, int64_t hi) {
                 jointlimits::two_bone(A.data() + 3 * lo, B.data() + 3 * lo, C.data() + 3 * lo, T.data() + 3 * lo,
                                       has_pole ? pole.data() + 3 * lo : nullptr, P.data() + 4 * lo, LK.data() + 4 * lo,
                                       LJ.data() + 4 * lo, hi - lo, root_out.data() + 4 * lo, mid_out.data() + 4 * lo,
@@ -51,13 +171,87 @@ void bind_ik(nb::module_& m) {
             check_shape(mid_out, "mid_out", {n, 4});
             check_shape(bad, "bad", {n});
             nb::gil_scoped_release nogil;
-            parallel_rows(n, 20000, [&](int64_t lo, int64_t hi) {
+            split_rows(n, [&](int64_t lo, int64_t hi) {
                 jointlimits::ik_two_bone(A.data() + 3 * lo, B.data() + 3 * lo, C.data() + 3 * lo, T.data() + 3 * lo,
                                          FWD.data() + 3 * lo, RG.data() + 4 * lo, MG.data() + 4 * lo, PG.data() + 4 * lo,
                                          buf, hi - lo, root_out.data() + 4 * lo, mid_out.data() + 4 * lo, bad.data() + lo);
             });
         },
         "The joint-limits demo's two-bone IK over n chains into the outputs.");
+    // Direct entries for the public API's common case (every input of one leading shape, no
+    // broadcasting): one call that checks, allocates and solves. They return None whenever the
+    // Python path must take over: other shapes, non-finite values or a zero-length bone (that
+    // path raises the precise IKError).
+    m.def(
+        "two_bone_solve",
+        [](nb::handle a_, nb::handle b_, nb::handle c_, nb::handle t_, nb::handle p_, nb::handle lk_, nb::handle lj_,
+           nb::handle pole_) -> nb::object {
+            const View A(a_), B(b_), C(c_), T(t_), P(p_), LK(lk_), LJ(lj_), PL(pole_);
+            const bool has_pole = !pole_.is_none();
+            if (!A.like(A, 3) || !B.like(A, 3) || !C.like(A, 3) || !T.like(A, 3) || !P.like(A, 4) ||
+                !LK.like(A, 4) || !LJ.like(A, 4) || (has_pole && !PL.like(A, 3)))
+                return nb::none();
+            const int64_t n = int64_t(A.size() / 3);
+            Outputs o(A);
+            nb::object r_root, r_mid, r_knee, r_foot, r_case;
+            double* ro = o.make<double>(r_root, 4);
+            double* mo = o.make<double>(r_mid, 4);
+            double* ko = o.make<double>(r_knee, 3);
+            double* fo = o.make<double>(r_foot, 3);
+            int8_t* co = o.make<int8_t>(r_case, 0);
+            const double* pl = has_pole ? PL.data() : nullptr;
+            auto finite = [&](int64_t lo, int64_t hi) {
+                return A.finite(lo, hi) & B.finite(lo, hi) & C.finite(lo, hi) & T.finite(lo, hi) & P.finite(lo, hi) &
+                       LK.finite(lo, hi) & LJ.finite(lo, hi) & (!has_pole || PL.finite(lo, hi));
+            };
+            const bool fin = run_rows(n, finite, [&](int64_t lo, int64_t hi) {
+                jointlimits::two_bone(A.data() + 3 * lo, B.data() + 3 * lo, C.data() + 3 * lo, T.data() + 3 * lo,
+                                      pl ? pl + 3 * lo : nullptr, P.data() + 4 * lo, LK.data() + 4 * lo,
+                                      LJ.data() + 4 * lo, hi - lo, ro + 4 * lo, mo + 4 * lo, ko + 3 * lo, fo + 3 * lo,
+                                      co + lo);
+            });
+            if (!fin) return nb::none();
+            for (int64_t i = 0; i < n; ++i)
+                if (co[i] < 0) return nb::none();
+            return nb::make_tuple(r_root, r_mid, r_knee, r_foot, r_case);
+        },
+        nb::arg("root"), nb::arg("mid"), nb::arg("end"), nb::arg("target"), nb::arg("root_parent_rotation"),
+        nb::arg("root_local"), nb::arg("mid_local"), nb::arg("pole").none() = nb::none(),
+        "(root_local, mid_local, mid, end, case) of two_bone when every input is a float64 C-contiguous array "
+        "of one leading shape, else None.");
+    m.def(
+        "ik_two_bone_solve",
+        [](nb::handle a_, nb::handle b_, nb::handle c_, nb::handle t_, nb::handle f_, nb::handle rg_, nb::handle mg_,
+           nb::handle pg_, double buf) -> nb::object {
+            const View A(a_), B(b_), C(c_), T(t_), FWD(f_), RG(rg_), MG(mg_), PG(pg_);
+            if (!A.like(A, 3) || !B.like(A, 3) || !C.like(A, 3) || !T.like(A, 3) || !FWD.like(A, 3) ||
+                !RG.like(A, 4) || !MG.like(A, 4) || !PG.like(A, 4))
+                return nb::none();
+            const int64_t n = int64_t(A.size() / 3);
+            Outputs o(A);
+            nb::object r_root, r_mid;
+            double* ro = o.make<double>(r_root, 4);
+            double* mo = o.make<double>(r_mid, 4);
+            std::vector<int8_t> codes(static_cast<size_t>(n));
+            int8_t* bad = codes.data();
+            auto finite = [&](int64_t lo, int64_t hi) {
+                return A.finite(lo, hi) & B.finite(lo, hi) & C.finite(lo, hi) & T.finite(lo, hi) &
+                       FWD.finite(lo, hi) & RG.finite(lo, hi) & MG.finite(lo, hi) & PG.finite(lo, hi);
+            };
+            const bool fin = run_rows(n, finite, [&](int64_t lo, int64_t hi) {
+                jointlimits::ik_two_bone(A.data() + 3 * lo, B.data() + 3 * lo, C.data() + 3 * lo, T.data() + 3 * lo,
+                                         FWD.data() + 3 * lo, RG.data() + 4 * lo, MG.data() + 4 * lo,
+                                         PG.data() + 4 * lo, buf, hi - lo, ro + 4 * lo, mo + 4 * lo, bad + lo);
+            });
+            if (!fin) return nb::none();
+            for (int64_t i = 0; i < n; ++i)
+                if (bad[i] < 0) return nb::none();
+            return nb::make_tuple(r_root, r_mid);
+        },
+        nb::arg("bone_root"), nb::arg("bone_mid"), nb::arg("bone_end"), nb::arg("target"), nb::arg("fwd"),
+        nb::arg("bone_root_gr"), nb::arg("bone_mid_gr"), nb::arg("bone_par_gr"), nb::arg("max_length_buffer"),
+        "(root_lr, mid_lr) of ik_two_bone when every input is a float64 C-contiguous array of one leading "
+        "shape, else None.");
     m.def(
         "dls_normal_step",
         [](CArr gp, CArr tgt, CArr wp, CArr ro, CArr wo, CArr rp, CArr wr, CArr nrm, CArr lam, IArr chain,
@@ -143,7 +337,10 @@ void bind_ik(nb::module_& m) {
                     restarts.data()[k] = st.restarts;
                 }
             };
-            parallel_rows(N, 32, solve);  // independent chains: big batches over the cores
+            if (N < 64)  // (parallel_rows asks the OS for the core count: ~8 us)
+                solve(0, N);
+            else
+                parallel_rows(N, 32, solve);  // independent chains: big batches over the cores
         },
         "CCD over N chains with limits and restarts into out [N, n, 4] and the per-chain statistics.");
 }

@@ -408,7 +408,13 @@ def two_bone(root: ArrayLike, mid: ArrayLike, end: ArrayLike, target: ArrayLike,
     New positions come from :func:`two_bone_positions`. ``backend``: "auto"/"compiled" (the
     C++ core) or "numpy" (:func:`two_bone_numpy`, the reference).
     """
-    if _backend(backend) == "numpy":
+    if backend == "auto":
+        # the common case (float64 arrays of one leading shape) in one C++ call; None sends
+        # broadcasting, other inputs, bad values and zero-length bones down the checked path below
+        r = _core.two_bone_solve(root, mid, end, target, root_parent_rotation, root_local, mid_local, pole)
+        if r is not None:
+            return TwoBoneSolution(*r)
+    elif _backend(backend) == "numpy":
         return two_bone_numpy(root, mid, end, target, root_parent_rotation, root_local, mid_local, pole)
     a, b, c, t = (_as_vec(n, x) for n, x in (("root", root), ("mid", mid), ("end", end), ("target", target)))
     P = _as_quat("root_parent_rotation", root_parent_rotation)
@@ -441,7 +447,15 @@ def ik_two_bone(bone_root: ArrayLike, bone_mid: ArrayLike, bone_end: ArrayLike, 
     Inputs are ``[..., 3]`` positions / ``[..., 4]`` global rotations, broadcast together.
     ``backend``: "auto"/"compiled" (the C++ core) or "numpy" (:func:`ik_two_bone_numpy`).
     """
-    if _backend(backend) == "numpy":
+    if backend == "auto":
+        try:  # the common case in one C++ call (see two_bone); a TypeError: a non-numeric buffer
+            r = _core.ik_two_bone_solve(bone_root, bone_mid, bone_end, target, fwd, bone_root_gr, bone_mid_gr,
+                                        bone_par_gr, max_length_buffer)
+        except TypeError:
+            r = None
+        if r is not None:
+            return r
+    elif _backend(backend) == "numpy":
         return ik_two_bone_numpy(bone_root, bone_mid, bone_end, target, fwd, bone_root_gr, bone_mid_gr,
                                  bone_par_gr, max_length_buffer)
     a, b, c, t, f, rg, mg, pg = _demo_inputs(bone_root, bone_mid, bone_end, target, fwd, bone_root_gr,
