@@ -97,6 +97,40 @@ def test_dls_step_matches_finite_difference_least_squares(clip):
     np.testing.assert_allclose(dx[0], np.linalg.solve(A, b), rtol=1e-6, atol=1e-8)
 
 
+def test_dls_step_batches_over_the_cores_give_the_bits_of_one_pose_at_a_time(clip):
+    # a big batch is split over the cores: each pose must come out as when solved alone, with
+    # clamped joints, orientation and posture terms and per-pose damping all in play
+    sk = clip.skeleton
+    J = sk.num_joints
+    F = 2 * clip.num_frames  # above the split (128 poses)
+    rng = np.random.default_rng(1)
+    ik = WholeBodyIK(sk)
+    L = quat.normalize(np.concatenate([clip.rotations] * 2) + 0.05 * rng.normal(size=(F, J, 4)))
+    _, gp = ik._fk(L, np.concatenate([clip.positions[:, 0]] * 2))
+    _, tgt = forward_kinematics(clip)
+    tgt = np.concatenate([tgt] * 2)
+    wp = rng.random((F, J)) * (rng.random((F, J)) > 0.2)
+    ro, rp = rng.normal(size=(F, J, 3)), rng.normal(size=(F, J, 3))
+    wo, wr = rng.random((F, J)) * (rng.random((F, J)) > 0.7), np.full((F, J), 1e-3)
+    nrm = rng.normal(size=(F, J, 3)) * (rng.random((F, J, 1)) > 0.8)
+    nrm /= np.where(np.any(nrm != 0, axis=-1, keepdims=True), np.linalg.norm(nrm, axis=-1, keepdims=True), 1.0)
+    lam = rng.random(F) + 0.01
+    free = np.ones(3 + 3 * J, np.uint8)
+    args = (gp, tgt, wp, ro, wo, rp, wr, nrm, lam)
+    dx, push = np.empty((F, 3 + 3 * J)), np.empty((F, J))
+    _dls_normal_step(*args, ik._chain, ik._chain_len, ik._off, ik._first, free, dx, push)
+    push_one = np.empty((1, J))
+    for f in range(0, F, 37):
+        dx_one = np.empty((1, 3 + 3 * J))
+        push_one[:] = 0.0
+        _dls_normal_step(*(np.ascontiguousarray(a[f:f + 1]) for a in args), ik._chain, ik._chain_len, ik._off,
+                         ik._first, free, dx_one, push_one)
+        np.testing.assert_array_equal(dx[f], dx_one[0])
+        clamped = np.any(nrm[f] != 0, axis=-1)
+        np.testing.assert_array_equal(push[f, clamped], push_one[0, clamped])
+    assert np.all(np.isfinite(dx)) and np.abs(dx).max() > 0
+
+
 def test_limits_are_respected_and_clean_poses_inside_stay_exact(clip, limits):
     over = over_rotate(clip, 0.6, seed=1)
     assert not limits.contains(over.rotations).all()

@@ -277,9 +277,18 @@ void bind_ik(nb::module_& m) {
             for (int64_t i = 0; i < N; ++i)
                 if (first.data()[i] < 0 || first.data()[i] > i) throw std::invalid_argument("_core: corrupt envelope");
             nb::gil_scoped_release nogil;
-            jointlimits::dls_normal_step(gp.data(), tgt.data(), wp.data(), ro.data(), wo.data(), rp.data(), wr.data(),
-                                         nrm.data(), lam.data(), chain.data(), chain_len.data(), D, off.data(),
-                                         first.data(), free.data(), F, J, dx.data(), push.data());
+            // poses are independent: big batches over the cores (same bits per pose)
+            auto poses = [&](int64_t lo, int64_t hi) {
+                const int64_t v = lo * J * 3, s = lo * J;
+                jointlimits::dls_normal_step(gp.data() + v, tgt.data() + v, wp.data() + s, ro.data() + v, wo.data() + s,
+                                             rp.data() + v, wr.data() + s, nrm.data() + v, lam.data() + lo,
+                                             chain.data(), chain_len.data(), D, off.data(), first.data(), free.data(),
+                                             hi - lo, J, dx.data() + lo * N, push.data() + s);
+            };
+            if (F < 128)  // (parallel_rows asks the OS for the core count: ~8 us)
+                poses(0, F);
+            else
+                parallel_rows(F, 64, poses);
         },
         "One damped least-squares step per pose (whole-body IK) into dx [F, 3 + 3J] and push [F, J].");
     m.def(

@@ -145,6 +145,31 @@ def project_fitted(limit: Any, rotations: ArrayLike) -> Array:
     return step(limit._compiled, np.asarray(rotations, np.float64), None)[0]
 
 
+def _reach_parts(lim: ReachWindowLimit | None) -> tuple:
+    """What a reach window's packed form is built from (its _pack() makes new arrays)."""
+    if lim is None:
+        return (None,)
+    return (lim, lim.reference, lim.axis, lim._tmid, lim._thalf, lim._wn, lim._we1, lim._we2, lim._wc, lim._wvs,
+            lim._verts, lim._eg)
+
+
+# the last packed chain (the parts it was built from, the arrays): a solver called per frame
+# packs its limits once
+_last_pack: list = [None, None]
+
+
+def _packed_reach(lims: Sequence[ReachWindowLimit | None]) -> tuple:
+    """:func:`_pack_limits`, reusing the last result while the limits are the same objects."""
+    parts = [_reach_parts(l) for l in lims]
+    key, pack = _last_pack
+    if key is not None and len(key) == len(parts) and all(
+            len(a) == len(b) and all(x is y for x, y in zip(a, b)) for a, b in zip(key, parts)):
+        return pack
+    pack = _pack_limits(lims)
+    _last_pack[:] = [parts, pack]
+    return pack
+
+
 def _pack_limits(lims: Sequence[ReachWindowLimit | None]):
     n = len(lims)
     has = np.zeros(n, np.bool_)
@@ -341,7 +366,7 @@ def ccd(base_rotation: ArrayLike, base_position: ArrayLike, offsets: ArrayLike, 
             int(stall_iterations), float(stall_ratio))
     if backend == "numpy" or not compiled_ok:
         return _ccd_numpy(br, bp, off, t, tr, er, q0.copy(), starts, seff, lims, *args)
-    pack = _pack_limits([l if isinstance(l, ReachWindowLimit) else None for l in lims])
+    pack = _packed_reach([l if isinstance(l, ReachWindowLimit) else None for l in lims])
     fitted = [l._compiled if isinstance(l, FittedLimit) else None for l in lims]
     out = np.empty((N, n, 4))
     success = np.zeros(N, np.bool_)
