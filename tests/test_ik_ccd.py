@@ -293,3 +293,68 @@ def test_ccd_with_implicit_limits_falls_back_to_numpy_and_respects_them():
     assert np.all([lims[k].contains(r.rotations[:, k]) for k in range(3)])
     with pytest.raises(IKError, match="numpy"):
         solver.solve_arrays(mot.rotations, mot.positions, gp[:, solver.end], backend="compiled")
+
+
+def _same_result(a, b):
+    for k in ("rotations", "success", "iterations", "error", "orientation_error", "restarts"):
+        x, y = getattr(a, k), getattr(b, k)
+        assert x.shape == y.shape and x.dtype == y.dtype, k
+        np.testing.assert_array_equal(x, y, err_msg=k)
+
+
+@pytest.mark.parametrize("N", [1, 63, 200])  # one target, under and over the split over the cores
+def test_direct_call_equals_checked_path(N):
+    """The one-call path (it checks, normalises and broadcasts in C++) gives the bits of the
+    checked path (backend="compiled"): reach windows with restarts, fitted limits, free joints,
+    per-target and shared inputs, quaternions that are not unit, orientation targets."""
+    from jointlimits.ik.ccd import _ccd_direct
+
+    rng = np.random.default_rng(9)
+    reach = _limits()
+    t_ok, off = _reachable_targets(N, 4, reach)
+    t = t_ok + rng.normal(size=t_ok.shape) * 8 * (rng.random((N, 1)) < 0.3)  # some out of reach: restarts
+    sp = precompute_start_poses(quat.normalize(quat.identity((300, 3)) + 0.4 * rng.normal(size=(300, 3, 4))),
+                                off, count=4, limits=reach)
+    br = 3.0 * quat.normalize(quat.identity((N,)) + 0.1 * rng.normal(size=(N, 4)))
+    bp = 0.5 * rng.normal(size=(N, 3))
+    init = 0.5 * quat.normalize(quat.identity((N, 3)) + 0.3 * rng.normal(size=(N, 3, 4)))
+    offN = off * (1.0 + 0.1 * rng.random((N, 1, 1)))
+    fitted = _fitted_limits()[4:7]
+    kw = dict(tolerance=0.05, max_iterations=150, stall_iterations=10)
+    cases = [
+        ((br, bp, offN, t, init, reach), dict(start_poses=sp)),
+        ((br[0], bp[0], off, t, init[0], None), {}),
+        ((br, bp, off, t, init, fitted), dict(target_rotations=2.0 * quat.normalize(rng.normal(size=(N, 4))),
+                                             end_rotation=quat.normalize(rng.normal(size=(N, 4))))),
+        ((br[0], bp, offN, t, init[0], [None, reach[1], fitted[0]]),
+         dict(target_rotations=quat.normalize(rng.normal(size=4)), end_rotation=quat.normalize(rng.normal(size=4)),
+              start_poses=sp)),
+    ]
+    for args, extra in cases:
+        direct = ccd(*args, **extra, **kw)
+        _same_result(direct, ccd(*args, **extra, **kw, backend="compiled"))
+        opts = [kw["tolerance"], 0.01, 1.0, kw["max_iterations"], 4, kw["stall_iterations"], 0.002]
+        assert _ccd_direct(*args, extra.get("target_rotations"), extra.get("end_rotation"),
+                           extra.get("start_poses"), *opts) is not None  # the one-call path ran
+
+
+def test_direct_call_fallbacks_and_errors():
+    """Lists, broadcasting the direct call does not do, and no targets give the checked path's
+    results; bad values deep in a batch raise its precise errors."""
+    t, off = _reachable_targets(100, 6)
+    I3 = quat.identity(3)
+    base = ccd(quat.identity((100,)), np.zeros((100, 3)), off, t, I3)
+    listed = ccd(quat.identity((100,)).tolist(), np.zeros((100, 3)).tolist(), off.tolist(), t.tolist(), I3.tolist())
+    _same_result(base, listed)
+    empty = ccd(quat.identity((0,)), np.zeros((0, 3)), off, t[:0], I3)
+    assert empty.rotations.shape == (0, 3, 4) and empty.success.shape == (0,)
+    bad = t.copy()
+    bad[77, 2] = np.nan
+    with pytest.raises(IKError, match=r"targets contains NaN or infinite values \(first at row 77\)"):
+        ccd(quat.identity((100,)), np.zeros((100, 3)), off, bad, I3)
+    offN = np.repeat(off[None], 100, axis=0)
+    offN[90, 2] = 0.0
+    with pytest.raises(IKError, match="zero-length bone: chain joint 2"):
+        ccd(quat.identity((100,)), np.zeros((100, 3)), offN, t, I3)
+    with pytest.raises(IKError, match="init must be finite"):
+        ccd(quat.identity((100,)), np.zeros((100, 3)), off, t, np.full((3, 4), np.inf))

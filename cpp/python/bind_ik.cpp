@@ -81,13 +81,24 @@ struct Outputs {
     }
     template <class T>
     T* make(nb::object& out, int width) {
+        return new_array<T>(out, width == 3 ? lead3 : width == 4 ? lead4 : lead);
+    }
+    /// numpy.empty(shape, T) into out; its data pointer.
+    template <class T>
+    static T* new_array(nb::object& out, const nb::object& shape) {
         // numpy.empty and the dtypes, looked up once and kept for the life of the process (never
         // released: the interpreter may be gone when static destructors run)
         static PyObject* empty = nb::object(nb::module_::import_("numpy").attr("empty")).release().ptr();
-        static PyObject* f64 = nb::module_::import_("numpy").attr("dtype")("float64").release().ptr();
-        static PyObject* i8 = nb::module_::import_("numpy").attr("dtype")("int8").release().ptr();
-        PyObject* args[] = {(width == 3 ? lead3 : width == 4 ? lead4 : lead).ptr(),
-                            std::is_same_v<T, int8_t> ? i8 : f64};
+        static PyObject* dtype = [] {
+            const char* name = std::is_same_v<T, int8_t>    ? "int8"
+                               : std::is_same_v<T, int64_t> ? "int64"
+                               : std::is_same_v<T, bool>    ? "bool"
+                                                            : "float64";
+            return nb::module_::import_("numpy").attr("dtype")(name).release().ptr();
+        }();
+        static_assert(std::is_same_v<T, double> || std::is_same_v<T, int8_t> || std::is_same_v<T, int64_t> ||
+                      std::is_same_v<T, bool>);
+        PyObject* args[] = {shape.ptr(), dtype};
         out = nb::steal(PyObject_Vectorcall(empty, args, 2, nullptr));
         if (!out.is_valid()) throw nb::python_error();
         Py_buffer view;
@@ -97,6 +108,28 @@ struct Outputs {
         return p;
     }
 };
+
+/// Rows of width w of an input that is either one row [w] (shared) or [N, w]: the stride between
+/// rows (0 or w), or -1 for any other shape.
+inline int64_t row_stride(const View& a, Py_ssize_t N, Py_ssize_t w) {
+    if (!a.ok) return -1;
+    if (a.v.ndim == 1 && a.v.shape[0] == w) return 0;
+    if (a.v.ndim == 2 && a.v.shape[0] == N && a.v.shape[1] == w) return w;
+    return -1;
+}
+
+/// Norms of the quaternions [m, 4] at p all where plain division normalises them as
+/// jointlimits.quat.normalize does (its unscaled branch); their norms into nrm.
+inline bool quat_norms(const double* p, size_t m, std::vector<double>& nrm) {
+    nrm.resize(m);
+    for (size_t i = 0; i < m; ++i) {
+        const double* q = p + 4 * i;
+        const double n = std::sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]);
+        if (!(n > 1e-150 && n < 1e150)) return false;
+        nrm[i] = n;
+    }
+    return true;
+}
 
 /// f(lo, hi) over [0, n), split over the cores for big batches (call without the GIL). Small
 /// ones stay on this thread without asking the OS for the core count (~8 us in parallel_rows).
@@ -252,6 +285,133 @@ void bind_ik(nb::module_& m) {
         nb::arg("bone_root_gr"), nb::arg("bone_mid_gr"), nb::arg("bone_par_gr"), nb::arg("max_length_buffer"),
         "(root_lr, mid_lr) of ik_two_bone when every input is a float64 C-contiguous array of one leading "
         "shape, else None.");
+    // CCD in one call for the public API's common case: float64 C-contiguous inputs, each shared
+    // ([w]) or per target ([N, w]), finite, quaternion norms in quat.normalize's plain range and no
+    // zero-length bone; None otherwise (the Python path then checks, broadcasts and raises).
+    m.def(
+        "ccd_solve",
+        [](nb::handle t_, nb::handle br_, nb::handle bp_, nb::handle off_, nb::handle init_, nb::handle tr_,
+           nb::handle er_, nb::handle starts_, nb::handle seff_, BArr has, CArr ref, CArr axis, CArr tmid, CArr thalf,
+           IArr jw, CArr wn, CArr we1, CArr we2, CArr wc, IArr wvs, CArr verts, CArr eg, nb::list fitted, double tol,
+           double ori_tol, double ori_weight, int64_t max_iter, int64_t max_restarts, int64_t stall_iters,
+           double stall_ratio) -> nb::object {
+            const View T(t_), BR(br_), BP(bp_), OFF(off_), INIT(init_), TR(tr_), ER(er_), ST(starts_), SE(seff_);
+            if (!T.ok || T.v.ndim != 2 || T.v.shape[1] != 3 || !OFF.ok || !INIT.ok || !ST.ok || !SE.ok) return nb::none();
+            const Py_ssize_t N = T.v.shape[0];
+            const int64_t sbr = row_stride(BR, N, 4), sbp = row_stride(BP, N, 3);
+            const bool has_ori = !tr_.is_none();
+            const int64_t str = has_ori ? row_stride(TR, N, 4) : 0, ser = er_.is_none() ? 0 : row_stride(ER, N, 4);
+            if (sbr < 0 || sbp < 0 || str < 0 || ser < 0) return nb::none();
+            // offsets [n + 1, 3] or [N, n + 1, 3]; init [n, 4] or [N, n, 4]
+            const int od = OFF.v.ndim;
+            if (od < 2 || od > 3 || (od == 3 && OFF.v.shape[0] != N) || OFF.v.shape[od - 1] != 3 ||
+                OFF.v.shape[od - 2] < 2)
+                return nb::none();
+            const int64_t n = OFF.v.shape[od - 2] - 1;
+            const int64_t soff = od == 3 ? 3 * (n + 1) : 0;
+            const int id = INIT.v.ndim;
+            if (id < 2 || id > 3 || (id == 3 && INIT.v.shape[0] != N) || INIT.v.shape[id - 2] != n ||
+                INIT.v.shape[id - 1] != 4)
+                return nb::none();
+            const int64_t sinit = id == 3 ? 4 * n : 0;
+            const Py_ssize_t S = ST.v.ndim == 3 ? ST.v.shape[0] : -1;
+            if (S < 0 || ST.v.shape[1] != n || ST.v.shape[2] != 4 || SE.v.ndim != 2 || SE.v.shape[0] != S ||
+                SE.v.shape[1] != 3)
+                return nb::none();
+            // the limit tables: as ccd_batch checks them
+            check_shape(has, "has", {n});
+            check_shape(ref, "ref", {n, 4});
+            check_shape(axis, "axis", {n, 3});
+            check_shape(tmid, "tmid", {n});
+            check_shape(thalf, "thalf", {n});
+            check_shape(jw, "jw", {n + 1});
+            if (static_cast<int64_t>(fitted.size()) != n) throw std::invalid_argument("_core: one fitted entry per joint");
+            const int64_t rows = N > 0 ? 1 : 0;  // (nothing to check or solve without targets)
+            if (rows && !(T.finite(0, N) && BR.finite(0, sbr ? N : 1) && BP.finite(0, sbp ? N : 1) &&
+                          OFF.finite(0, od == 3 ? N * (n + 1) : n + 1) && INIT.finite(0, id == 3 ? N * n : n) &&
+                          (!has_ori || TR.finite(0, str ? N : 1)) && (er_.is_none() || ER.finite(0, ser ? N : 1))))
+                return nb::none();
+            // no zero-length bone (the Python path names it)
+            const double* O = OFF.data();
+            for (int64_t r = 0; r < (od == 3 ? int64_t(N) : rows); ++r)
+                for (int64_t k = 1; k <= n; ++k) {
+                    const double* o = O + r * 3 * (n + 1) + 3 * k;
+                    if (std::sqrt(o[0] * o[0] + o[1] * o[1] + o[2] * o[2]) <= 1e-12) return nb::none();
+                }
+            // quaternions normalised as quat.normalize does when every norm is in its plain range
+            std::vector<double> nbr, ninit, ntr, ner;
+            if (!quat_norms(BR.data(), sbr ? N : rows, nbr) || !quat_norms(INIT.data(), (id == 3 ? N : rows) * n, ninit) ||
+                (has_ori && !quat_norms(TR.data(), str ? N : rows, ntr)) ||
+                (!er_.is_none() && !quat_norms(ER.data(), ser ? N : rows, ner)))
+                return nb::none();
+            jointlimits::ChainLimits lim{{}, has.data(), ref.data(), axis.data(), tmid.data(), thalf.data(), jw.data(),
+                                         reach_windows(wn, we1, we2, wc, wvs, verts, eg)};
+            for (int64_t k = 0; k < n; ++k) {
+                if (jw.data()[k] < 0 || jw.data()[k + 1] < jw.data()[k] || jw.data()[k + 1] > int64_t(wn.shape(0)))
+                    throw std::invalid_argument("_core: corrupt joint window ranges");
+                nb::handle h = fitted[k];
+                lim.fitted.push_back(h.is_none() ? nullptr : &nb::cast<const jointlimits::PackedLimit&>(h));
+            }
+            const jointlimits::CCDOptions o{tol, ori_tol, ori_weight, max_iter, max_restarts, stall_iters, stall_ratio};
+            nb::object r_out, r_succ, r_iters, r_err, r_oerr, r_rs;
+            const nb::object lead = nb::make_tuple(N);
+            double* out = Outputs::new_array<double>(r_out, nb::make_tuple(N, n, 4));
+            bool* succ = Outputs::new_array<bool>(r_succ, lead);
+            int64_t* iters = Outputs::new_array<int64_t>(r_iters, lead);
+            double* err = Outputs::new_array<double>(r_err, lead);
+            double* oerr = Outputs::new_array<double>(r_oerr, lead);
+            int64_t* rs = Outputs::new_array<int64_t>(r_rs, lead);
+            const double *brp = BR.data(), *bpp = BP.data(), *trp = has_ori ? TR.data() : nullptr,
+                         *erp = er_.is_none() ? nullptr : ER.data(), *ip = INIT.data(), *tp = T.data();
+            auto solve = [&](int64_t lo, int64_t hi) {
+                std::vector<double> init(4 * n);
+                for (int64_t k = lo; k < hi; ++k) {
+                    const double* b = brp + sbr * k;
+                    const double bn = nbr[sbr ? k : 0];
+                    const double* p = bpp + sbp * k;
+                    const double* q0 = ip + sinit * k;
+                    const double* qn = ninit.data() + (sinit ? k * n : 0);
+                    for (int64_t j = 0; j < n; ++j)
+                        for (int c = 0; c < 4; ++c) init[4 * j + c] = q0[4 * j + c] / qn[j];
+                    double tq[4] = {0.0, 0.0, 0.0, 0.0};
+                    if (has_ori) {
+                        const double* q = trp + str * k;
+                        const double qn1 = ntr[str ? k : 0];
+                        for (int c = 0; c < 4; ++c) tq[c] = q[c] / qn1;
+                    }
+                    jointlimits::Quat e{1.0, 0.0, 0.0, 0.0};
+                    if (erp) {
+                        const double* q = erp + ser * k;
+                        const double en = ner[ser ? k : 0];
+                        e = {q[0] / en, q[1] / en, q[2] / en, q[3] / en};
+                    }
+                    const jointlimits::CCDStats st = jointlimits::ccd_one(
+                        {b[0] / bn, b[1] / bn, b[2] / bn, b[3] / bn}, {p[0], p[1], p[2]}, O + soff * k, tp + 3 * k, tq,
+                        has_ori, e, init.data(), ST.data(), SE.data(), S, n, lim, o, out + 4 * n * k);
+                    succ[k] = st.success;
+                    iters[k] = st.iters;
+                    err[k] = st.err;
+                    oerr[k] = st.oerr;
+                    rs[k] = st.restarts;
+                }
+            };
+            if (N < 64) {  // (parallel_rows asks the OS for the core count: ~8 us)
+                solve(0, N);
+            } else {
+                nb::gil_scoped_release nogil;
+                parallel_rows(N, 32, solve);  // independent chains: big batches over the cores
+            }
+            return nb::make_tuple(r_out, r_succ, r_iters, r_err, r_oerr, r_rs);
+        },
+        nb::arg("targets"), nb::arg("base_rotation"), nb::arg("base_position"), nb::arg("offsets"), nb::arg("init"),
+        nb::arg("target_rotations").none(), nb::arg("end_rotation").none(), nb::arg("starts"),
+        nb::arg("start_effectors"), nb::arg("has"), nb::arg("ref"), nb::arg("axis"), nb::arg("tmid"),
+        nb::arg("thalf"), nb::arg("jw"), nb::arg("wn"), nb::arg("we1"), nb::arg("we2"), nb::arg("wc"), nb::arg("wvs"),
+        nb::arg("verts"), nb::arg("eg"), nb::arg("fitted"), nb::arg("tolerance"), nb::arg("orientation_tolerance"),
+        nb::arg("orientation_weight"), nb::arg("max_iterations"), nb::arg("max_restarts"),
+        nb::arg("stall_iterations"), nb::arg("stall_ratio"),
+        "(rotations, success, iterations, error, orientation_error, restarts) of ccd for its common case, "
+        "or None.");
     m.def(
         "dls_normal_step",
         [](CArr gp, CArr tgt, CArr wp, CArr ro, CArr wo, CArr rp, CArr wr, CArr nrm, CArr lam, IArr chain,

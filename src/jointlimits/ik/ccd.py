@@ -27,6 +27,7 @@ from numpy.typing import ArrayLike, NDArray
 from .. import _core, quat
 from ..errors import IKError
 from ..limits._kernels.fused import step
+from ..limits.joint import FittedLimit
 from ..limits.reach import ReachWindowLimit
 from ..skeleton import Motion, Skeleton, forward_kinematics_arrays
 
@@ -291,6 +292,47 @@ def _vecs(name: str, x: ArrayLike, N: int, width: int) -> Array:
     return np.ascontiguousarray(a)
 
 
+def _compiled_ok(lims: Sequence[Any]) -> bool:
+    """Whether the compiled back end handles every limit: reach windows, fitted limits whose
+    shapes all have a compiled step (implicit and coupled ones have none) and free joints."""
+    return all(l is None or isinstance(l, ReachWindowLimit)
+               or (isinstance(l, FittedLimit) and l._compiled is not None) for l in lims)
+
+
+_NO_STARTS: dict[int, tuple[Array, Array]] = {}
+
+
+def _ccd_direct(base_rotation, base_position, offsets, targets, init, limits, target_rotations, end_rotation,
+                start_poses, tolerance, orientation_tolerance, orientation_weight, max_iterations, max_restarts,
+                stall_iterations, stall_ratio) -> CCDResult | None:
+    """The compiled solve in one C++ call (it checks, normalises and broadcasts the arrays
+    itself), or None when anything needs the checked path of :func:`ccd`: inputs that are not
+    float64 arrays of the accepted shapes, bad values, limits the compiled back end lacks."""
+    shape = getattr(offsets, "shape", None)
+    if shape is None or len(shape) not in (2, 3):
+        return None
+    n = shape[-2] - 1
+    lims = [None] * n if limits is None else limits
+    if len(lims) != n or not _compiled_ok(lims):
+        return None
+    if start_poses is None:
+        if n not in _NO_STARTS:
+            _NO_STARTS[n] = (np.zeros((0, n, 4)), np.zeros((0, 3)))
+        starts, seff = _NO_STARTS[n]
+    else:
+        starts = np.ascontiguousarray(start_poses.rotations, np.float64)
+        seff = np.ascontiguousarray(start_poses.effectors, np.float64)
+    pack = _packed_reach([l if isinstance(l, ReachWindowLimit) else None for l in lims])
+    fitted = [l._compiled if isinstance(l, FittedLimit) else None for l in lims]
+    try:
+        r = _core.ccd_solve(targets, base_rotation, base_position, offsets, init, target_rotations, end_rotation,
+                            starts, seff, *pack, fitted, tolerance, orientation_tolerance, orientation_weight,
+                            int(max_iterations), int(max_restarts), int(stall_iterations), float(stall_ratio))
+    except TypeError:  # options of the wrong type: the checked path reports them
+        return None
+    return None if r is None else CCDResult(*r)
+
+
 def ccd(base_rotation: ArrayLike, base_position: ArrayLike, offsets: ArrayLike, targets: ArrayLike,
         init: ArrayLike, limits: Sequence[Any] | None = None, target_rotations: ArrayLike | None = None,
         end_rotation: ArrayLike | None = None, start_poses: StartPoses | None = None, tolerance: float = 0.1,
@@ -313,6 +355,13 @@ def ccd(base_rotation: ArrayLike, base_position: ArrayLike, offsets: ArrayLike, 
     ``backend``: "auto" (compiled when every limit is a ReachWindowLimit, a FittedLimit of a
     ``JointLimits`` model, or None), "compiled" or "numpy".
     """
+    limits = None if limits is None else list(limits)
+    if backend == "auto":
+        r = _ccd_direct(base_rotation, base_position, offsets, targets, init, limits, target_rotations,
+                        end_rotation, start_poses, tolerance, orientation_tolerance, orientation_weight,
+                        max_iterations, max_restarts, stall_iterations, stall_ratio)
+        if r is not None:
+            return r
     t = np.asarray(targets, np.float64)
     if t.ndim != 2 or t.shape[-1] != 3:
         raise IKError(f"targets must be [N, 3], got {t.shape}")
@@ -352,11 +401,7 @@ def ccd(base_rotation: ArrayLike, base_position: ArrayLike, offsets: ArrayLike, 
         seff = np.ascontiguousarray(np.asarray(start_poses.effectors, np.float64))
         if starts.ndim != 3 or starts.shape[1:] != (n, 4) or seff.shape != (starts.shape[0], 3):
             raise IKError(f"start poses must be [S, {n}, 4] with effectors [S, 3], got {starts.shape}, {seff.shape}")
-    from ..limits.joint import FittedLimit
-
-    # a FittedLimit has a compiled step only when all its shapes do (implicit and coupled ones have none)
-    compiled_ok = all(l is None or isinstance(l, ReachWindowLimit)
-                      or (isinstance(l, FittedLimit) and l._compiled is not None) for l in lims)
+    compiled_ok = _compiled_ok(lims)
     # "numba" is the old name of the compiled back end, still accepted
     if backend not in ("auto", "compiled", "numba", "numpy"):
         raise IKError(f"backend must be 'auto', 'compiled' or 'numpy', got {backend!r}")
@@ -419,6 +464,16 @@ class CCDSolver:
         self.limits = _resolve_limits(limits, len(idx), idx)
         self.start_poses = start_poses
         self.options = options
+        # per-call work done once: the chain's columns, the base's ancestors (root first) for its
+        # global transform, and the reference pose of the limits it was built from
+        self._chain_cols = np.array(idx + [e], np.intp)
+        path, a = [], int(skeleton.parents[idx[0]])
+        while a >= 0:
+            path.append(a)
+            a = int(skeleton.parents[a])
+        self._base_path = np.array(path[::-1], np.intp)
+        self._base_parents = np.arange(-1, len(path) - 1, dtype=np.int64)
+        self._reference: tuple[tuple, Array] | None = None
 
     @property
     def joints_and_end(self) -> list[int]:
@@ -426,11 +481,19 @@ class CCDSolver:
 
     def reference_pose(self) -> Array:
         """Local rotations ``[n, 4]`` to start from: each limit's ``reference`` (identity if none)."""
+        return self._reference_pose().copy()
+
+    def _reference_pose(self) -> Array:
+        key = tuple(getattr(lim, "reference", None) for lim in self.limits)
+        if self._reference is not None and len(key) == len(self._reference[0]) and all(
+                a is b for a, b in zip(key, self._reference[0])):
+            return self._reference[1]
         out = quat.identity(len(self.joints))
         for k, lim in enumerate(self.limits):
             ref = getattr(lim, "reference", None)
             if ref is not None and np.shape(ref) == (4,):
                 out[k] = np.asarray(ref, np.float64)
+        self._reference = (key, out)
         return out
 
     def solve_arrays(self, rotations: ArrayLike, positions: ArrayLike, targets: ArrayLike,
@@ -444,26 +507,29 @@ class CCDSolver:
         J = self.skeleton.num_joints
         if rot.ndim != 3 or rot.shape[1:] != (J, 4) or pos.shape != rot.shape[:1] + (J, 3):
             raise IKError(f"rotations/positions must be [N, {J}, 4]/[N, {J}, 3], got {rot.shape}, {pos.shape}")
-        base = int(self.skeleton.parents[self.joints[0]])
         N = rot.shape[0]
-        if base >= 0:
-            gr, gp = forward_kinematics_arrays(rot[:, : base + 1], pos[:, : base + 1], self.skeleton.parents[: base + 1])
-            br, bp = gr[:, base], gp[:, base]
+        if self._base_path.size:
+            # forward kinematics of the base's ancestors only (the same products in the same order)
+            lr = np.ascontiguousarray(rot[:, self._base_path])
+            lp = np.ascontiguousarray(pos[:, self._base_path])
+            gr, gp = np.empty(lr.shape), np.empty(lp.shape)
+            _core.forward_kinematics(lr, lp, self._base_parents, gr, gp)
+            br, bp = np.ascontiguousarray(gr[:, -1]), np.ascontiguousarray(gp[:, -1])
         else:
             br, bp = quat.identity(N), np.zeros((N, 3))
-        off = pos[:, self.joints_and_end]
+        off = np.ascontiguousarray(pos[:, self._chain_cols])
         if isinstance(init, str):
             if init == "reference":
-                q0 = self.reference_pose()
+                q0 = self._reference_pose()
             elif init == "current":
-                q0 = rot[:, self.joints]
+                q0 = np.ascontiguousarray(rot[:, self.joints])
             else:
                 raise IKError(f"init must be 'reference', 'current' or an array, got {init!r}")
         else:
             q0 = init
         opts = {**self.options, **options}
         return ccd(br, bp, off, targets, q0, self.limits, target_rotations=target_rotations,
-                   end_rotation=rot[:, self.end] if target_rotations is not None else None,
+                   end_rotation=np.ascontiguousarray(rot[:, self.end]) if target_rotations is not None else None,
                    start_poses=self.start_poses, **opts)
 
     def solve(self, motion: Motion, targets: ArrayLike, **kwargs: Any) -> tuple[Motion, CCDResult]:
