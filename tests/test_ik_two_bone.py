@@ -319,3 +319,7 @@ def test_direct_call_shapes_and_fallbacks():
         ik_two_bone(a, b, flat, t, fwd, P, Lk, Lj)
     with pytest.raises(ValueError):
         ik_two_bone(a, b, c, t, fwd, P, Lk, Lj, max_length_buffer="x")
+    with pytest.raises(IKError, match="root must be an array of 3-vectors"):
+        two_bone(None, b[0], c[0], t[0], P[0], Lk[0], Lj[0])
+    with pytest.raises(IKError, match="bone_mid must be an array of 3-vectors"):
+        ik_two_bone(a[0], None, c[0], t[0], fwd[0], P[0], Lk[0], Lj[0])

@@ -248,8 +248,9 @@ void bind_ik(nb::module_& m) {
                 if (co[i] < 0) return nb::none();
             return nb::make_tuple(r_root, r_mid, r_knee, r_foot, r_case);
         },
-        nb::arg("root"), nb::arg("mid"), nb::arg("end"), nb::arg("target"), nb::arg("root_parent_rotation"),
-        nb::arg("root_local"), nb::arg("mid_local"), nb::arg("pole").none() = nb::none(),
+        nb::arg("root").none(), nb::arg("mid").none(), nb::arg("end").none(), nb::arg("target").none(),
+        nb::arg("root_parent_rotation").none(), nb::arg("root_local").none(), nb::arg("mid_local").none(),
+        nb::arg("pole").none() = nb::none(),
         "(root_local, mid_local, mid, end, case) of two_bone when every input is a float64 C-contiguous array "
         "of one leading shape, else None.");
     m.def(
@@ -281,8 +282,9 @@ void bind_ik(nb::module_& m) {
                 if (bad[i] < 0) return nb::none();
             return nb::make_tuple(r_root, r_mid);
         },
-        nb::arg("bone_root"), nb::arg("bone_mid"), nb::arg("bone_end"), nb::arg("target"), nb::arg("fwd"),
-        nb::arg("bone_root_gr"), nb::arg("bone_mid_gr"), nb::arg("bone_par_gr"), nb::arg("max_length_buffer"),
+        nb::arg("bone_root").none(), nb::arg("bone_mid").none(), nb::arg("bone_end").none(), nb::arg("target").none(),
+        nb::arg("fwd").none(), nb::arg("bone_root_gr").none(), nb::arg("bone_mid_gr").none(),
+        nb::arg("bone_par_gr").none(), nb::arg("max_length_buffer"),
         "(root_lr, mid_lr) of ik_two_bone when every input is a float64 C-contiguous array of one leading "
         "shape, else None.");
     // CCD in one call for the public API's common case: float64 C-contiguous inputs, each shared
@@ -403,9 +405,9 @@ void bind_ik(nb::module_& m) {
             }
             return nb::make_tuple(r_out, r_succ, r_iters, r_err, r_oerr, r_rs);
         },
-        nb::arg("targets"), nb::arg("base_rotation"), nb::arg("base_position"), nb::arg("offsets"), nb::arg("init"),
-        nb::arg("target_rotations").none(), nb::arg("end_rotation").none(), nb::arg("starts"),
-        nb::arg("start_effectors"), nb::arg("has"), nb::arg("ref"), nb::arg("axis"), nb::arg("tmid"),
+        nb::arg("targets").none(), nb::arg("base_rotation").none(), nb::arg("base_position").none(),
+        nb::arg("offsets").none(), nb::arg("init").none(), nb::arg("target_rotations").none(),
+        nb::arg("end_rotation").none(), nb::arg("starts"), nb::arg("start_effectors"), nb::arg("has"), nb::arg("ref"), nb::arg("axis"), nb::arg("tmid"),
         nb::arg("thalf"), nb::arg("jw"), nb::arg("wn"), nb::arg("we1"), nb::arg("we2"), nb::arg("wc"), nb::arg("wvs"),
         nb::arg("verts"), nb::arg("eg"), nb::arg("fitted"), nb::arg("tolerance"), nb::arg("orientation_tolerance"),
         nb::arg("orientation_weight"), nb::arg("max_iterations"), nb::arg("max_restarts"),
