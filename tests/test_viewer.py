@@ -437,7 +437,7 @@ def test_view_command(tmp_path, files):
 def test_view_command_errors(tmp_path, files):
     lim_path, clip_path = files
     out = tmp_path / "page.html"
-    assert "unknown joint 'Tail'" in one_line_error(run("view", lim_path, clip_path, "-o", out, "--joint", "Tail"))
+    assert "no joint named 'Tail'" in one_line_error(run("view", lim_path, clip_path, "-o", out, "--joint", "Tail"))
     assert not out.exists()
     assert "give a .html path" in one_line_error(run("view", lim_path, clip_path, "-o", tmp_path / "p.png"))
     assert "cannot read limits file" in one_line_error(run("view", tmp_path / "none.json", "-o", out))

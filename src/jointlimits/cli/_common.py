@@ -93,6 +93,39 @@ def check_output_path(out: Path, inputs: Iterable[Path | None], force: bool = Fa
         raise BadInput(os_error_message(e)) from None
 
 
+def quiet_option(fn: Callable) -> Callable:
+    return click.option("-q", "--quiet", is_flag=True, help="Print nothing but errors (no progress bars, no summary).")(fn)
+
+
+def json_option(fn: Callable) -> Callable:
+    return click.option("--json", "as_json", is_flag=True, help="Print the summary as one JSON object on stdout.")(fn)
+
+
+def emit(text: str, data: dict, quiet: bool = False, as_json: bool = False, unknown_as_null: bool = False) -> None:
+    """A command's summary: ``data`` as strict JSON with ``--json``, else ``text`` unless ``--quiet``."""
+    if as_json:
+        click.echo(strict_json(data, unknown_as_null=unknown_as_null))
+    elif not quiet:
+        click.echo(text)
+
+
+def split_names(values: Iterable[str]) -> list[str] | None:
+    """Joint names from repeatable, comma-separated options (None when none were given)."""
+    out = [n.strip() for v in values for n in v.split(",") if n.strip()]
+    return out or None
+
+
+def joint_selection(fn: Callable) -> Callable:
+    """``--joints``, ``--exclude`` and ``--root``: which joints a command's limits concern."""
+    fn = click.option("--root", is_flag=True,
+                      help="Also limit the joints carrying the global position and heading (left alone by default).")(fn)
+    fn = click.option("--exclude", multiple=True, metavar="NAMES",
+                      help="Joints to leave alone (comma-separated, repeatable).")(fn)
+    fn = click.option("--joints", multiple=True, metavar="NAMES",
+                      help="Only these joints (comma-separated, repeatable).")(fn)
+    return fn
+
+
 def _nulls(obj: Any) -> Any:
     if isinstance(obj, float) and not math.isfinite(obj):
         return None

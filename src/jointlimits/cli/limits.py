@@ -8,7 +8,8 @@ from typing import Any
 import click
 import numpy as np
 
-from ._common import BadInput, check_output_path, friendly_errors, progress as progress_bar, strict_json
+from ._common import (BadInput, check_output_path, emit, friendly_errors, joint_selection, json_option, progress as progress_bar,
+                      quiet_option, split_names, strict_json)
 from ..limits.registry import JOINT_KINDS, SHAPES
 
 __all__ = ["fit_command", "apply_command", "report_command", "plot_command", "demo_command"]
@@ -65,7 +66,8 @@ def _parse_joint_shapes(items: tuple[str, ...]) -> dict[str, str]:
 
 def fit_limits(clips: list, shape: str, swing_twist: bool, padding: float, reference: Any,
                subsample: float, joint_shapes: dict[str, str], quiet: bool = False, coupled: bool = False,
-               pairs: list[tuple[str, str]] | None = None):
+               pairs: list[tuple[str, str]] | None = None, joints: list[str] | None = None,
+               exclude: list[str] | None = None, root: bool = False):
     """Fit with a progress bar over joints."""
     from ..limits.model import JointLimits
 
@@ -80,7 +82,7 @@ def fit_limits(clips: list, shape: str, swing_twist: bool, padding: float, refer
     try:
         return JointLimits.fit(clips, shape=shape, swing_twist=swing_twist, padding=padding, reference=reference,
                                subsample=subsample, shapes=joint_shapes, progress=progress, coupled=coupled,
-                               pairs=pairs)
+                               pairs=pairs, joints=joints, exclude=exclude, root=root)
     finally:
         bar.close()
 
@@ -101,13 +103,17 @@ def fit_limits(clips: list, shape: str, swing_twist: bool, padding: float, refer
               help="Implicit limits only: condition children's limits on their parents' rotations.")
 @click.option("--pair", multiple=True, metavar="PARENT=CHILD",
               help="A coupled pair (repeatable; default: the humanoid pairs found by joint name).")
-@click.option("--force", is_flag=True, help="Allow the output to overwrite an input file.")
-@click.option("-q", "--quiet", is_flag=True, help="No progress bars.")
+@joint_selection
+@click.option("--force", is_flag=True, help="Replace an existing output (also one that is an input).")
+@quiet_option
+@json_option
 @friendly_errors
 def fit_command(clips: tuple[Path, ...], output: Path, shape: str, swing_twist: bool, padding: float,
                 reference: str, subsample: float, joint_shape: tuple[str, ...], coupled: bool, pair: tuple[str, ...],
-                force: bool, quiet: bool) -> None:
-    """Fit joint limits to one or more BVH clips of the same skeleton."""
+                joints: tuple[str, ...], exclude: tuple[str, ...], root: bool, force: bool, quiet: bool,
+                as_json: bool) -> None:
+    """Fit joint limits to one or more BVH clips of the same skeleton and rest pose. The joints
+    carrying the global position and heading get no limit unless --root or --joints names them."""
     check_output_path(output, list(clips), force)
     if (coupled or pair) and (shape != "implicit" or swing_twist):
         raise BadInput("--coupled and --pair need --shape implicit (without --swing-twist)")
@@ -117,14 +123,21 @@ def fit_command(clips: tuple[Path, ...], output: Path, shape: str, swing_twist: 
         if bad:
             raise BadInput(f"--pair takes PARENT=CHILD, got {bad[0]!r}")
         pairs = [tuple(p.split("=", 1)) for p in pair]
-    ms = _load_clips(list(clips), quiet)
+    ms = _load_clips(list(clips), quiet or as_json)
     lim = fit_limits(ms, shape, swing_twist, padding, _parse_reference(reference), subsample,
-                     _parse_joint_shapes(joint_shape), quiet, coupled or bool(pair), pairs)
+                     _parse_joint_shapes(joint_shape), quiet or as_json, coupled or bool(pair), pairs,
+                     split_names(joints), split_names(exclude), root)
     lim.save(output)
     frames = sum(m.num_frames for m in ms)
-    click.echo(f"fitted {len(lim.joints)} joints ({shape}{', swing-twist' if swing_twist else ''}"
-               f"{', coupled' if coupled or pair else ''}) "
-               f"on {len(ms)} clip(s), {frames} frames -> {output}")
+    names = [lim.skeleton.names[j] for j in sorted(lim.joints)]
+    left = [n for n in lim.settings.get("root_joints", []) if n not in names]
+    emit(f"fitted {len(lim.joints)} joints ({shape}{', swing-twist' if swing_twist else ''}"
+         f"{', coupled' if coupled or pair else ''}) "
+         f"on {len(ms)} clip(s), {frames} frames -> {output}"
+         + (f" (left alone: {', '.join(left)})" if left else ""),
+         {"output": str(output), "clips": [str(c) for c in clips], "frames": frames, "shape": shape,
+          "swing_twist": swing_twist, "coupled": bool(coupled or pair), "joints": names, "root_joints_left_alone": left},
+         quiet, as_json)
 
 
 @click.command("apply")
@@ -134,49 +147,91 @@ def fit_command(clips: tuple[Path, ...], output: Path, shape: str, swing_twist: 
 @click.option("--soften", nargs=2, type=float, metavar="FALLOFF RADIUS", default=None,
               help="Soften the projection (tanh falloff, extra radius in radians).")
 @click.option("--smooth", is_flag=True, help="Remove pops where a projection switches sides (tracking spring).")
-@click.option("--force", is_flag=True, help="Allow the output to overwrite the input clip.")
+@joint_selection
+@click.option("--retarget-rest", is_flag=True,
+              help="Re-express the limits in the clip's rest pose where it differs by one rotation per joint.")
+@click.option("--force", is_flag=True, help="Replace an existing output (also the input clip).")
+@quiet_option
+@json_option
 @friendly_errors
 def apply_command(limits_file: Path, clip: Path, output: Path, soften: tuple[float, float] | None,
-                  smooth: bool, force: bool) -> None:
-    """Project every frame of CLIP into the limits and write the result."""
+                  smooth: bool, joints: tuple[str, ...], exclude: tuple[str, ...], root: bool, retarget_rest: bool,
+                  force: bool, quiet: bool, as_json: bool) -> None:
+    """Project every frame of CLIP into the limits and write the result. The joints carrying the
+    global position and heading are left alone unless --root or --joints names them."""
     from .. import io as motion_io
-    from ..limits.model import JointLimits
 
     check_output_path(output, [clip, limits_file], force)
-    lim = JointLimits.load(limits_file)
     m = motion_io.load(clip)
     _require_frames(m, clip)
-    out = lim.apply(m, soften=soften, smooth=smooth)
+    lim = _limits_for(limits_file, m, joints, exclude, root, retarget_rest)
+    out = lim.apply(m, soften=soften, smooth=smooth, root=True)
     motion_io.save(output, out)
     v = lim.violation(m.rotations)
     changed = int(np.any(v > 1e-6, axis=1).sum())
-    click.echo(f"limited {changed}/{m.num_frames} frames (max violation {np.degrees(v.max()):.1f} deg) -> {output}")
+    emit(f"limited {changed}/{m.num_frames} frames (max violation {np.degrees(v.max()):.1f} deg) -> {output}",
+         {"output": str(output), "frames": m.num_frames, "frames_limited": changed,
+          "max_violation_deg": float(np.degrees(v.max())), "joints": [m.skeleton.names[j] for j in lim.active()]},
+         quiet, as_json)
+
+
+def _limits_for(limits_file: Path, motion: Any, joints: tuple[str, ...], exclude: tuple[str, ...], root: bool,
+                retarget_rest: bool = False) -> Any:
+    """The limits of LIMITS.json for this clip: re-expressed in its rest pose if asked, on the
+    chosen joints (by default without those carrying the global position and heading)."""
+    from ..limits.model import JointLimits
+
+    lim = JointLimits.load(limits_file)
+    lim.check_skeleton(motion.skeleton, rest=False)
+    if retarget_rest:
+        lim = lim.retarget_rest(motion.skeleton)
+    lim = lim.select(split_names(joints), split_names(exclude), motion, root)
+    lim.check_skeleton(motion.skeleton)
+    return lim
+
+
+def _ranges_text(ranges: list[list[int]], most: int = 4) -> str:
+    parts = [f"{a}" if a == b else f"{a}-{b}" for a, b in ranges[:most]]
+    return ", ".join(parts) + (f" (+{len(ranges) - most} more)" if len(ranges) > most else "")
 
 
 def _report_table(rows: list[dict]) -> str:
-    lines = [f"{'joint':<20} {'outside':>8} {'fraction':>9} {'mean deg':>9} {'max deg':>9}"]
+    ranges = any("frame_ranges" in r for r in rows)
+    lines = [f"{'joint':<20} {'outside':>8} {'fraction':>9} {'mean deg':>9} {'max deg':>9}"
+             + ("  frames outside" if ranges else "")]
     for r in sorted(rows, key=lambda r: -r["fraction_outside"]):
         lines.append(f"{r['joint']:<20} {r['frames_outside']:>8d} {r['fraction_outside']:>9.3f} "
-                     f"{r['mean_violation_deg']:>9.2f} {r['max_violation_deg']:>9.2f}")
+                     f"{r['mean_violation_deg']:>9.2f} {r['max_violation_deg']:>9.2f}"
+                     + (f"  {_ranges_text(r.get('frame_ranges', []))}" if ranges else ""))
     return "\n".join(lines)
 
 
 @click.command("report")
 @click.argument("limits_file", metavar="LIMITS.json", type=click.Path(path_type=Path))
 @click.argument("clips", nargs=-1, required=True, type=click.Path(path_type=Path))
-@click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")
+@joint_selection
+@click.option("--retarget-rest", is_flag=True,
+              help="Re-express the limits in the clips' rest pose where it differs by one rotation per joint.")
+@quiet_option
+@json_option
 @friendly_errors
-def report_command(limits_file: Path, clips: tuple[Path, ...], as_json: bool) -> None:
-    """Per joint: frames outside the limits, fraction, mean and max violation in degrees."""
-    from ..limits.model import JointLimits
-
-    lim = JointLimits.load(limits_file)
-    ms = _load_clips(list(clips), quiet=as_json)
-    rows = lim.report(ms)
-    if as_json:
-        click.echo(strict_json({"limits": str(limits_file), "clips": [str(c) for c in clips], "joints": rows}))
-    else:
-        click.echo(_report_table(rows))
+def report_command(limits_file: Path, clips: tuple[Path, ...], joints: tuple[str, ...], exclude: tuple[str, ...],
+                   root: bool, retarget_rest: bool, quiet: bool, as_json: bool) -> None:
+    """Per clip and joint: frames outside the limits (and which), fraction, mean and max violation
+    in degrees; then all clips together."""
+    ms = _load_clips(list(clips), quiet=quiet or as_json)
+    per_clip = []
+    for c, m in zip(clips, ms):
+        lim = _limits_for(limits_file, m, joints, exclude, root, retarget_rest)
+        per_clip.append({"clip": str(c), "frames": m.num_frames, "joints": lim.report(m)})
+    lim = _limits_for(limits_file, ms[0], joints, exclude, root, retarget_rest)
+    rows = lim.report(ms) if len(ms) > 1 else [{k: v for k, v in r.items() if k != "frame_ranges"}
+                                               for r in per_clip[0]["joints"]]
+    text = "\n\n".join(f"{p['clip']} ({p['frames']} frames):\n" + _report_table(p["joints"]) for p in per_clip)
+    if len(ms) > 1:
+        text += f"\n\nall {len(ms)} clips:\n" + _report_table(rows)
+    emit(text, {"limits": str(limits_file), "clips": [str(c) for c in clips], "joints": rows, "per_clip": per_clip},
+         quiet, as_json)
 
 
 @click.command("plot")

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from ._common import BadInput, check_output_path, friendly_errors
+from ._common import BadInput, check_output_path, emit, friendly_errors, json_option, quiet_option, split_names
 
 __all__ = ["view_command"]
 
@@ -15,14 +15,21 @@ __all__ = ["view_command"]
 @click.argument("limits_file", metavar="LIMITS.json", type=click.Path(path_type=Path))
 @click.argument("clips", nargs=-1, metavar="[CLIP]...", type=click.Path(path_type=Path))
 @click.option("-o", "--output", type=click.Path(path_type=Path), required=True, help="HTML page to write.")
-@click.option("--joint", "joints", multiple=True, metavar="NAME",
-              help="Joint to show (repeatable; default: every joint with a limit).")
+@click.option("--joint", "--joints", "joints", multiple=True, metavar="NAMES",
+              help="Joints to show (comma-separated, repeatable; default: every joint with a limit).")
+@click.option("--exclude", multiple=True, metavar="NAMES", help="Joints not to show (comma-separated, repeatable).")
+@click.option("--root", is_flag=True, help="Also show the joints carrying the global position and heading.")
+@click.option("--retarget-rest", is_flag=True,
+              help="Re-express the limits in the clips' rest pose where it differs by one rotation per joint.")
 @click.option("--max-points", type=click.IntRange(min=1), default=3000, show_default=True,
               help="Frames drawn per joint (an even subsample over all clips).")
 @click.option("--force", is_flag=True, help="Replace an existing page (or an input file).")
+@quiet_option
+@json_option
 @friendly_errors
 def view_command(limits_file: Path, clips: tuple[Path, ...], output: Path, joints: tuple[str, ...],
-                 max_points: int, force: bool) -> None:
+                 exclude: tuple[str, ...], root: bool, retarget_rest: bool, max_points: int, force: bool,
+                 quiet: bool, as_json: bool) -> None:
     """Write an interactive page of the limits: per joint, the clips' rotations in limit space
     (red where outside) and the limit surface, turnable in 3D, with a dropdown to switch joints.
     Without CLIP only the limit surfaces are shown. The page works offline (plotly.js inline)."""
@@ -35,12 +42,19 @@ def view_command(limits_file: Path, clips: tuple[Path, ...], output: Path, joint
         raise BadInput(f"{output}: file exists; pass --force to replace it")
     lim = JointLimits.load(limits_file)
     ms = [motion_io.load(c) for c in clips]
+    if ms:
+        lim.check_skeleton(ms[0].skeleton, rest=False)
+        if retarget_rest:
+            lim = lim.retarget_rest(ms[0].skeleton)
+    names = split_names(joints)
+    lim = lim.select(names, split_names(exclude), ms[0] if ms and ms[0].num_frames else None, root)
     try:  # the page's checks name each clip by its file name (LimitsError -> one line via friendly_errors)
-        path = write_limits_page(lim, ms or None, output, joints=list(joints) or None, max_points=max_points,
+        path = write_limits_page(lim, ms or None, output, joints=names, max_points=max_points,
                                  overwrite=force, clip_names=[c.name for c in clips] or None)
     except FileExistsError:  # appeared while the page was being built
         raise BadInput(f"{output}: file exists; pass --force to replace it") from None
-    shown = len(dict.fromkeys(joints)) if joints else len(lim.active())
+    shown = len(dict.fromkeys(names)) if names else len(lim.active())
     frames = sum(m.num_frames for m in ms)
     what = f"{frames} frames of {len(ms)} clip(s)" if ms else "limit surfaces only"
-    click.echo(f"wrote {path} ({shown} joint(s), {what}; opens offline in a browser)")
+    emit(f"wrote {path} ({shown} joint(s), {what}; opens offline in a browser)",
+         {"output": str(path), "joints": shown, "frames": frames, "clips": [str(c) for c in clips]}, quiet, as_json)

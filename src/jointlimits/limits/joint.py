@@ -108,12 +108,14 @@ class FittedLimit:
         r = np.asarray(self.reference, np.float64).reshape(4)
         if not (np.all(np.isfinite(r)) and np.linalg.norm(r) > 1e-12):
             raise LimitsError(f"a fitted limit needs a finite, non-zero reference rotation, got {r.tolist()}")
-        self.reference = quat.normalize(r)
+        # unit values are kept as given (normalising twice moves the last bit), so a saved and
+        # loaded limit projects bit-equal to the one fitted
+        self.reference = r.copy() if abs(float(r @ r) - 1.0) < 1e-12 else quat.normalize(r)
         ax = np.asarray(self.twist_axis, np.float64).reshape(3)
         n = np.linalg.norm(ax)
         if not (np.all(np.isfinite(self.reference)) and np.isfinite(n) and n > 0):
             raise LimitsError("a fitted limit needs a finite reference rotation and a non-zero twist axis")
-        self.twist_axis = ax / n
+        self.twist_axis = ax.copy() if abs(n - 1.0) < 1e-12 else ax / n
         if self.shape is None and (self.swing is None or self.twist is None):
             raise LimitsError("a fitted limit needs either a shape or both swing and twist shapes")
         parts = (self.shape,) if self.shape is not None else (self.swing, self.twist)

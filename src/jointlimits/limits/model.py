@@ -26,11 +26,12 @@ from ._checks import check_soften
 from .joint import (FittedLimit, JointLimit, fit_shape, from_limit_space, limit_from_dict, swing_section,  # noqa: F401
                     to_limit_space, twist_interval)
 from .registry import JOINT_KINDS, SHAPES, joint_limit_class
+from .rest import DEFAULT_REST_TOLERANCE, RestRetargetedLimit, rest_differences, rest_directions, rest_rotations
 from .schema import check_compiled, check_document, check_entry, parse_json
 from .shape import Shape  # noqa: F401
 
 __all__ = ["JointLimits", "JointLimit", "FittedLimit", "Shape", "SHAPES", "fit_shape", "to_limit_space",
-           "from_limit_space", "relative_clouds"]
+           "from_limit_space", "relative_clouds", "root_joints", "frame_ranges"]
 
 SCHEMA = "jointlimits/limits"
 SCHEMA_VERSION = 1
@@ -56,6 +57,44 @@ def _as_motions(motions: Motion | Iterable[Motion]) -> list[Motion]:
             f, j = np.argwhere(bad)[0]
             raise LimitsError(f"clip {k}: rotation of joint {m.skeleton.names[j]!r} at frame {f} is NaN/inf")
     return ms
+
+
+def root_joints(motions: Motion | Iterable[Motion], tolerance: float = 1e-9) -> list[int]:
+    """The joints that carry the global position and heading: each root, and below a root that
+    never rotates in any of ``motions``, the joints that move by their own translation (a
+    ground-level root at the identity hands the root motion to its child, as in Bandai Namco's
+    ``joint_Root -> Hips``). Limits leave these alone by default."""
+    ms = [motions] if isinstance(motions, Motion) else list(motions)
+    sk = ms[0].skeleton
+    still = np.ones(sk.num_joints, bool)
+    moves = np.zeros(sk.num_joints, bool)
+    for m in ms:
+        if m.num_frames:
+            still &= np.all(quat.angle(m.rotations, m.rotations[:1]) <= tolerance, axis=0)
+            scale = max(float(np.abs(m.positions).max(initial=0.0)), 1.0)
+            moves |= np.any(np.abs(m.positions - m.positions[:1]) > 1e-9 * scale, axis=(0, 2))
+    out: list[int] = []
+    for j in range(sk.num_joints):
+        p = sk.parents[j]
+        if p < 0 or (p in out and still[p] and moves[j]):
+            out.append(j)
+    return out
+
+
+def frame_ranges(mask: NDArray[np.bool_]) -> list[list[int]]:
+    """``[[first, last], ...]`` (inclusive) of the runs of true frames in ``mask``."""
+    m = np.concatenate([[False], np.asarray(mask, bool), [False]])
+    edges = np.flatnonzero(m[1:] != m[:-1])
+    return [[int(a), int(b) - 1] for a, b in zip(edges[::2], edges[1::2])]
+
+
+def _rest_mismatch(names: Sequence[str], fitted: Sequence[Array], other: Sequence[Array], joints: Iterable[int],
+                   tolerance: float) -> str | None:
+    diff = rest_differences(fitted, other, joints)
+    bad = sorted(((d, j) for j, d in diff.items() if d > tolerance), reverse=True)
+    if not bad:
+        return None
+    return ", ".join(f"{names[j]} {d:.1f} deg" for d, j in bad[:6]) + (f" and {len(bad) - 6} more" if len(bad) > 6 else "")
 
 
 def _reference_pose(ms: list[Motion], reference: Any) -> Array:
@@ -123,6 +162,36 @@ def _joint_entry(name: str, enabled: bool, limit: Any) -> dict:
     return entry
 
 
+def _read_rest(skd: Mapping[str, Any], sk: Skeleton, source: str) -> tuple[list[Array] | None, float]:
+    """The stored rest directions (None for files written before they were stored: then the
+    offsets' directions) and tolerance of a limits file's skeleton entry."""
+    tol = skd.get("rest_tolerance_deg", DEFAULT_REST_TOLERANCE)
+    if isinstance(tol, bool) or not isinstance(tol, (int, float)) or not (0 <= tol <= 180):
+        raise LimitsError(f"{source}: rest_tolerance_deg must be a number of degrees in [0, 180]")
+    rd = skd.get("rest_directions")
+    if rd is None:
+        return None, float(tol)
+    if not isinstance(rd, list) or len(rd) != sk.num_joints:
+        raise LimitsError(f"{source}: rest_directions must list every joint's child bone directions")
+    out = []
+    for j, rows in enumerate(rd):
+        if not isinstance(rows, list):
+            raise LimitsError(f"{source}: rest_directions of joint {sk.names[j]!r} must be a list")
+        a = np.full((len(rows), 3), np.nan)
+        for k, v in enumerate(rows):
+            if v is None:
+                continue
+            if not (isinstance(v, list) and len(v) == 3 and all(isinstance(x, (int, float)) and not isinstance(x, bool)
+                                                              for x in v)):
+                raise LimitsError(f"{source}: a rest direction of joint {sk.names[j]!r} is not [x, y, z]")
+            a[k] = v
+            n = np.linalg.norm(a[k])
+            if not (np.isfinite(n) and abs(n - 1) < 1e-3):
+                raise LimitsError(f"{source}: a rest direction of joint {sk.names[j]!r} is not a unit vector")
+        out.append(a)
+    return out, float(tol)
+
+
 class _JointDict(dict):
     """A dict that counts its changes, so JointLimits knows when to rebuild its compiled pose."""
 
@@ -172,11 +241,15 @@ class JointLimits:
     """
 
     def __init__(self, skeleton: Skeleton, joints: Mapping[int, JointLimit] | None = None,
-                 enabled: Sequence[bool] | None = None, settings: Mapping[str, Any] | None = None):
+                 enabled: Sequence[bool] | None = None, settings: Mapping[str, Any] | None = None,
+                 rest: Sequence[Array] | None = None, rest_tolerance: float = DEFAULT_REST_TOLERANCE):
         self.skeleton = skeleton
         self.joints: dict[int, JointLimit] = _JointDict(joints or {})
         self.enabled = np.ones(skeleton.num_joints, bool) if enabled is None else np.asarray(enabled, bool).copy()
         self.settings: dict[str, Any] = dict(settings or {})
+        #: per joint, the rest directions of its child bones the limits were fitted in (see :mod:`.rest`)
+        self.rest: list[Array] = rest_directions(skeleton) if rest is None else [np.asarray(r, np.float64) for r in rest]
+        self.rest_tolerance = float(rest_tolerance)
 
     def __getstate__(self) -> dict:  # the compiled pose is rebuilt on first use, not pickled
         return {k: v for k, v in self.__dict__.items() if k != "_pose_cache"}
@@ -187,8 +260,14 @@ class JointLimits:
             padding: float = 0.05, reference: Any = "mean", subsample: float | None = 0.05,
             shapes: Mapping[str, str] | None = None, joints: Iterable[str] | None = None,
             progress: Callable[[int, int, str], None] | None = None, coupled: bool = False,
-            pairs: Iterable[tuple[str, str]] | None = None) -> "JointLimits":
+            pairs: Iterable[tuple[str, str]] | None = None, exclude: Iterable[str] | None = None,
+            root: bool = False, rest_tolerance: float = DEFAULT_REST_TOLERANCE) -> "JointLimits":
         """Fit limits for every joint with rotation channels (or the named ``joints``).
+
+        The joints that carry the global position and heading (:func:`root_joints`) get no limit
+        unless ``root`` is true or ``joints`` names them; ``exclude`` names joints to leave out.
+        Every clip must have the first clip's rest pose (child bone directions within
+        ``rest_tolerance`` degrees at the fitted joints and their parents).
 
         With ``coupled`` (``shape="implicit"``, no swing-twist) the child of each (parent,
         child) pair gets a limit conditioned on its parent's rotation (``CoupledLimit``):
@@ -213,10 +292,21 @@ class JointLimits:
             sk.index(name)
             if kind not in SHAPES + JOINT_KINDS:
                 raise LimitsError(f"unknown limit shape {kind!r} for joint {name!r}")
+        roots = root_joints(ms)
         if joints is None:
-            todo = [j for j in range(sk.num_joints) if sk.rotation_order(j)]
+            todo = [j for j in range(sk.num_joints) if sk.rotation_order(j) and (root or j not in roots)]
         else:
             todo = [sk.index(n) for n in joints]
+        if exclude is not None:
+            drop = {sk.index(n) for n in exclude}
+            todo = [j for j in todo if j not in drop]
+        rest = rest_directions(sk)
+        checked = sorted(set(todo) | {int(sk.parents[j]) for j in todo if sk.parents[j] >= 0})
+        for k, m in enumerate(ms[1:], 1):
+            bad = _rest_mismatch(sk.names, rest, rest_directions(m.skeleton), checked, rest_tolerance)
+            if bad:
+                raise LimitsError(f"clip {k} has another rest pose than clip 0 (bone directions differ at {bad}); "
+                                  "fit clips of one rest pose")
         out: dict[int, JointLimit] = {}
         for k, j in enumerate(todo):
             name = sk.names[j]
@@ -259,8 +349,9 @@ class JointLimits:
             progress(len(todo), len(todo), "")
         settings = {"shape": shape, "swing_twist": bool(swing_twist), "padding": float(padding),
                     "reference": reference if isinstance(reference, (str, int)) else "custom",
-                    "subsample": subsample, "coupled": bool(coupled), "clips": len(ms), "frames": int(sum(m.num_frames for m in ms))}
-        return cls(sk, out, settings=settings)
+                    "subsample": subsample, "coupled": bool(coupled), "clips": len(ms), "frames": int(sum(m.num_frames for m in ms)),
+                    "root_joints": [sk.names[j] for j in roots]}
+        return cls(sk, out, settings=settings, rest=rest)
 
     # ------------------------------------------------------------------ per joint
     def joint(self, joint: str | int) -> JointLimit:
@@ -300,6 +391,62 @@ class JointLimits:
         """Indices of joints that have a limit and are enabled."""
         return [j for j in sorted(self.joints) if self.enabled[j]]
 
+    def select(self, joints: Iterable[str | int] | None = None, exclude: Iterable[str | int] | None = None,
+               motion: Motion | None = None, root: bool = False) -> "JointLimits":
+        """These limits on fewer joints (the limit objects are shared): only ``joints`` if given,
+        without ``exclude``, and unless ``root`` (or ``joints`` names them) without the joints that
+        carry the global position and heading (those the fit recorded, and those of ``motion``)."""
+        sk = self.skeleton
+        on = self.enabled.copy()
+        if joints is not None:
+            named = [sk.index(n) for n in joints]
+            missing = [sk.names[j] for j in named if j not in self.joints]
+            if missing:
+                raise LimitsError(f"no limit for joint(s) {', '.join(map(repr, missing))} in these limits")
+            keep = np.zeros_like(on)
+            keep[named] = True
+            on &= keep
+        elif not root:
+            for n in self.settings.get("root_joints", []) or []:
+                if n in sk.names:
+                    on[sk.index(n)] = False
+            if motion is not None:
+                on[root_joints(motion)] = False
+        for n in exclude or ():
+            on[sk.index(n)] = False
+        if np.array_equal(on, self.enabled):
+            return self
+        out = JointLimits(sk, self.joints, on, self.settings, self.rest, self.rest_tolerance)
+        out.joints = self.joints  # the same dict: a change to one is a change to both
+        return out
+
+    def retarget_rest(self, skeleton: Skeleton) -> "JointLimits":
+        """These limits re-expressed for ``skeleton``: same joints, another rest pose, where the two
+        differ by one rotation per joint frame (LimitsError naming the joints where they do not)."""
+        if skeleton.fingerprint() != self.skeleton.fingerprint():
+            self.check_skeleton(skeleton, rest=False)
+        names = self.skeleton.names
+        parents = self.skeleton.parents
+        other = rest_directions(skeleton)
+        need = sorted(set(self.joints) | {int(parents[j]) for j in self.joints if parents[j] >= 0})
+        c = rest_rotations(self.rest, other, need, names, self.rest_tolerance)
+        out: dict[int, JointLimit] = {}
+        for j, lim in self.joints.items():
+            pre = c[int(parents[j])] if parents[j] >= 0 else quat.identity()
+            inner, pre0, post0 = (lim.inner, lim.pre, lim.post) if isinstance(lim, RestRetargetedLimit) \
+                else (lim, quat.identity(), quat.identity())
+            # compose with an earlier retarget: fitted <- previous <- this skeleton
+            pre_t, post_t = quat.normalize(quat.mul(pre0, pre)), quat.normalize(quat.mul(post0, c[j]))
+            if quat.angle(pre_t, quat.identity()) < 1e-12 and quat.angle(post_t, quat.identity()) < 1e-12:
+                out[j] = inner
+            else:
+                try:
+                    out[j] = RestRetargetedLimit(inner, pre_t, post_t)
+                except LimitsError as e:
+                    raise LimitsError(f"joint {names[j]!r}: {e}") from None
+        settings = dict(self.settings, rest_retargeted=True)
+        return JointLimits(skeleton.copy(), out, self.enabled, settings, other, self.rest_tolerance)
+
     # ------------------------------------------------------------------ whole poses
     def _check(self, rotations: Array) -> Array:
         q = np.asarray(rotations, np.float64)
@@ -338,7 +485,8 @@ class JointLimits:
             if hasattr(lim, "parent"):
                 out[..., j, :] = lim.project(q[..., j, :], soften, parent=out[..., self.skeleton.index(lim.parent), :])
             else:
-                out[..., j, :] = lim.project(q[..., j, :], soften) if isinstance(lim, FittedLimit) \
+                out[..., j, :] = lim.project(q[..., j, :], soften) \
+                    if soften is not None and (isinstance(lim, FittedLimit) or getattr(lim, "softenable", False)) \
                     else lim.project(q[..., j, :])
         return out
 
@@ -382,12 +530,16 @@ class JointLimits:
         return out
 
     def apply(self, motion: Motion, soften: tuple[float, float] | None = None, smooth: bool = False,
-              halflife: float = 0.25) -> Motion:
+              halflife: float = 0.25, joints: Iterable[str | int] | None = None,
+              exclude: Iterable[str | int] | None = None, root: bool = False) -> Motion:
         """A copy of ``motion`` with every frame limited. With ``smooth`` a tracking spring removes
-        the jumps a projection makes when it switches sides, leaving other frames as projected."""
-        self.check_skeleton(motion.skeleton)
+        the jumps a projection makes when it switches sides, leaving other frames as projected.
+        ``joints``, ``exclude`` and ``root`` choose the joints as in :meth:`select` (by default the
+        joints carrying the global position and heading are left alone)."""
+        lim = self.select(joints, exclude, motion, root)
+        lim.check_skeleton(motion.skeleton)
         out = motion.copy()
-        out.rotations = self.project(motion.rotations, soften)
+        out.rotations = lim.project(motion.rotations, soften)
         if smooth:
             out.rotations = smooth_switches(out.rotations, motion.rotations, motion.frame_time, halflife=halflife)
         return out
@@ -403,30 +555,46 @@ class JointLimits:
         for j in self.active():
             vj = v[:, j]
             out = vj > tolerance
-            rows.append({
+            row = {
                 "joint": self.skeleton.names[j], "frames": int(vj.size), "frames_outside": int(out.sum()),
                 "fraction_outside": float(out.mean()) if vj.size else 0.0,
                 "mean_violation_deg": float(np.degrees(vj[out].mean())) if out.any() else 0.0,
                 "max_violation_deg": float(np.degrees(vj.max())) if vj.size else 0.0,
-            })
+            }
+            if len(ms) == 1:
+                row["frame_ranges"] = frame_ranges(out)
+            rows.append(row)
         return rows
 
     # ------------------------------------------------------------------ files
-    def check_skeleton(self, skeleton: Skeleton) -> None:
-        """Raise LimitsError unless ``skeleton`` has the joints (names and parents) these limits were fitted on."""
+    def check_skeleton(self, skeleton: Skeleton, rest: bool = True) -> None:
+        """Raise LimitsError unless ``skeleton`` has the joints (names and parents) these limits were
+        fitted on and, with ``rest``, the same rest pose at the active joints and their parents
+        (child bone directions within ``rest_tolerance`` degrees)."""
         if skeleton.fingerprint() != self.skeleton.fingerprint():
             mine, theirs = set(self.skeleton.names), set(skeleton.names)
             detail = ""
             if mine != theirs:
                 detail = f" (missing {sorted(mine - theirs)[:5]}, unexpected {sorted(theirs - mine)[:5]})"
             raise LimitsError(f"these limits were fitted on another skeleton{detail}")
+        if rest and skeleton is not self.skeleton:
+            act = self.active()
+            parents = self.skeleton.parents
+            checked = sorted(set(act) | {int(parents[j]) for j in act if parents[j] >= 0})
+            bad = _rest_mismatch(self.skeleton.names, self.rest, rest_directions(skeleton), checked, self.rest_tolerance)
+            if bad:
+                raise LimitsError(f"these limits were fitted on another rest pose (bone directions differ at {bad}); "
+                                  "re-express them with retarget_rest (CLI: --retarget-rest)")
 
     def to_dict(self) -> dict:
         sk = self.skeleton
         return {
             "schema": SCHEMA, "version": SCHEMA_VERSION,
             "skeleton": {"names": sk.names, "parents": sk.parents.tolist(), "fingerprint": sk.fingerprint(),
-                         "offsets": sk.offsets.tolist()},
+                         "offsets": sk.offsets.tolist(),
+                         "rest_directions": [[None if not np.isfinite(v).all() else v.tolist() for v in r]
+                                             for r in self.rest],
+                         "rest_tolerance_deg": self.rest_tolerance},
             "settings": self.settings,
             "joints": [_joint_entry(sk.names[j], bool(self.enabled[j]), self.joints[j]) for j in sorted(self.joints)],
         }
@@ -441,6 +609,7 @@ class JointLimits:
             sk = Skeleton(names, parents, offsets)
             if skd.get("fingerprint") not in (None, sk.fingerprint()):
                 raise LimitsError(f"{source}: skeleton fingerprint does not match its joint list (edited by hand?)")
+            rest, tol = _read_rest(skd, sk, source)
             joints: dict[int, JointLimit] = {}
             enabled = np.ones(len(names), bool)
             seen: set[str] = set()
@@ -455,7 +624,7 @@ class JointLimits:
             raise LimitsError(msg if msg.startswith(source) else f"{source}: {msg}") from None
         except (KeyError, TypeError, ValueError) as e:
             raise LimitsError(f"{source}: corrupt limits file ({type(e).__name__}: {e})") from None
-        return cls(sk, joints, enabled, d.get("settings", {}))
+        return cls(sk, joints, enabled, d.get("settings", {}), rest, tol)
 
     def save(self, path: str | os.PathLike) -> None:
         """Write the limits as JSON, atomically."""

@@ -23,11 +23,12 @@ JOINT_LIMIT_CLASSES: dict[str, str] = {
     "fitted": "joint:FittedLimit",
     "reach-window": "reach:ReachWindowLimit",
     "coupled": "coupled:CoupledLimit",
+    "rest-retargeted": "rest:RestRetargetedLimit",
 }
 
 SHAPES: tuple[str, ...] = tuple(SHAPE_CLASSES)
 # limits fitted per joint from rotations rather than from a shape in limit space
-JOINT_KINDS: tuple[str, ...] = tuple(k for k in JOINT_LIMIT_CLASSES if k not in ("fitted", "coupled"))
+JOINT_KINDS: tuple[str, ...] = tuple(k for k in JOINT_LIMIT_CLASSES if k not in ("fitted", "coupled", "rest-retargeted"))
 
 
 def _load(table: dict[str, str], kind: object, what: str) -> type:
