@@ -121,11 +121,19 @@ def test_demo_runs_without_shared_data(tmp_path: Path):
 @pytest.mark.parametrize("clip", ["bandai_namco/dataset-1_kick_normal_001.bvh", "adelaide/milad.bvh",
                                   "cmu_cgspeed_max/131_01.bvh"])
 def test_demo_on_real_clips(clip: str, tmp_path: Path):
-    res = run("demo", "--input", MOCAP / clip, "--out", tmp_path / "d", "-q")
+    res = run("demo", "--input", MOCAP / clip, "--out", tmp_path / "d", "--json")
     assert res.exit_code == 0, res.output
+    summary = json.loads(res.stdout)
     assert (tmp_path / "d" / "limited.bvh").is_file()
     assert bvh.load(tmp_path / "d" / "limited.bvh").num_frames == bvh.load(MOCAP / clip).num_frames
     rep = json.loads((tmp_path / "d" / "report.json").read_text())
     # the hard projection puts every joint-frame inside; the printed summary says so
     assert all(r["frames_outside"] == 0 for r in rep["projected"]), rep["projected"]
-    assert "projected: 0.0%" in res.output
+    assert summary["fraction_outside"]["projected"] == 0.0
+    if not clip.startswith("adelaide"):
+        return
+    # a second run into the same folder refuses unless --force; -q prints nothing
+    again = run("demo", "--input", MOCAP / clip, "--out", tmp_path / "d", "-q")
+    assert again.exit_code == 2 and "pass --force" in again.stderr
+    again = run("demo", "--input", MOCAP / clip, "--out", tmp_path / "d", "-q", "--force")
+    assert again.exit_code == 0 and again.stdout == ""

@@ -154,6 +154,9 @@ def test_cli_recover(tmp_path, clip, limits):
     assert "outside the limits" in r.output and "after 0 joint-frames in 0 frames" in r.output
     m = bvh.load(out)
     assert m.num_frames == 40 and limits.contains(m.rotations, 1e-4).all()
+    r = CliRunner().invoke(main, ["recover", str(pos), "--skeleton", str(rig), "-o", str(out)])
+    assert r.exit_code == 2 and "file exists; pass --force" in r.output and bvh.load(out).num_frames == 40
+    out.unlink()
     before = rig.read_bytes()
     for args, msg in [
         (["recover", str(pos), "--skeleton", str(rig), "-o", str(rig)], "would overwrite the input"),

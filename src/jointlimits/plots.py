@@ -32,7 +32,7 @@ JOINT_FIGSIZE = (16.0, 10.0)  # inches; at DPI this is 1600 x 1000 pixels
 DPI = 100
 _MAX_SCATTER = 6000  # points drawn per cloud (a deterministic subsample beyond that)
 
-_C_CLIP, _C_PROJ, _C_OVER, _C_LIMIT = "tab:blue", "tab:orange", "0.55", "tab:red"
+_C_CLIP, _C_PROJ, _C_OVER, _C_LIMIT, _C_OUT = "tab:blue", "tab:orange", "0.55", "tab:red", "magenta"
 
 
 # --------------------------------------------------------------------------- files
@@ -230,17 +230,24 @@ def _draw_shape_3d(ax: Any, geo: dict[str, Any], k: float, label: str) -> None:
         ax.plot(*(line * k).T, color=_C_LIMIT, lw=0.8, alpha=0.8, label=label if i == 0 else None)
 
 
-def _scatter_3d(ax: Any, pts: Array, color: str, label: str, size: float = 4.0, alpha: float = 0.6) -> None:
+def _scatter_3d(ax: Any, pts: Array, color: str, label: str, size: float = 4.0, alpha: float = 0.6,
+                marker: str = "o") -> None:
     if pts.size:
         p = _thin(pts)
         ax.scatter(p[:, 0], p[:, 1], p[:, 2], s=size, c=color, alpha=alpha, depthshade=False, label=label,
-                   linewidths=0)
+                   linewidths=0 if marker == "o" else 0.9, marker=marker)
 
 
-def _scatter_2d(ax: Any, pts: Array, color: str, label: str | None, size: float = 4.0, alpha: float = 0.6) -> None:
+def _scatter_2d(ax: Any, pts: Array, color: str, label: str | None, size: float = 4.0, alpha: float = 0.6,
+                marker: str = "o") -> None:
     if pts.size:
         p = _thin(pts)
-        ax.scatter(p[:, 0], p[:, 1], s=size, c=color, alpha=alpha, label=label, linewidths=0)
+        ax.scatter(p[:, 0], p[:, 1], s=size, c=color, alpha=alpha, label=label,
+                   linewidths=0 if marker == "o" else 0.9, marker=marker)
+
+
+def _outside_label(inside: NDArray[np.bool_]) -> str:
+    return f"outside the limit ({int((~inside).sum())} frames)"
 
 
 def _outline_2d(ax: Any, outline: Array | None, label: str | None) -> None:
@@ -381,6 +388,7 @@ def plot_joint_limit(limits: JointLimits, motions: Motion | Sequence[Motion], jo
         cell_surfaces = _coupled_surfaces(coupled, k) if coupled is not None else []
         ax3 = fig.add_subplot(gs[0, 0], projection="3d")
         _scatter_3d(ax3, cloud, _C_CLIP, "clip")
+        _scatter_3d(ax3, cloud[~inside], _C_OUT, _outside_label(inside), size=14.0, alpha=0.9, marker="x")
         styles = [(_C_OVER, "over-rotated")] if over_rotated is not None else []
         styles += [(_C_PROJ, "projected")] if projected is not None else []
         for pts, (col, lab) in zip(others, styles):
@@ -394,6 +402,8 @@ def plot_joint_limit(limits: JointLimits, motions: Motion | Sequence[Motion], jo
         for col, (a, b) in enumerate(((0, 1), (0, 2), (1, 2)), start=1):
             ax = fig.add_subplot(gs[0, col])
             _scatter_2d(ax, cloud[:, [a, b]], _C_CLIP, "clip")
+            _scatter_2d(ax, cloud[~inside][:, [a, b]], _C_OUT, _outside_label(inside) if col == 1 else None,
+                        size=14.0, alpha=0.9, marker="x")
             for pts, (c, lab) in zip(others, styles):
                 _scatter_2d(ax, pts[:, [a, b]], c, lab, size=4.0, alpha=0.6)
             _outline_2d(ax, _hull2d(surf[:, [a, b]]) if surf.size else None, "limit (outline)")
@@ -424,6 +434,7 @@ def plot_joint_limit(limits: JointLimits, motions: Motion | Sequence[Motion], jo
         geo = shape_geometry(lim.swing)
         ax3 = fig.add_subplot(gs[0, 0], projection="3d")
         _scatter_3d(ax3, sw * k, _C_CLIP, "clip swing")
+        _scatter_3d(ax3, sw[~inside] * k, _C_OUT, _outside_label(inside), size=14.0, alpha=0.9, marker="x")
         for (s, _), (col, lab) in zip(ex, styles):
             _scatter_3d(ax3, s * k, col, lab, size=4.0, alpha=0.6)
         _draw_shape_3d(ax3, geo, k, "fitted swing shape")
@@ -438,6 +449,8 @@ def plot_joint_limit(limits: JointLimits, motions: Motion | Sequence[Motion], jo
         e1, e2 = _plane_basis(axis)
         axp = fig.add_subplot(gs[0, 1])
         _scatter_2d(axp, np.column_stack([sw @ e1, sw @ e2]) * k, _C_CLIP, "clip")
+        _scatter_2d(axp, np.column_stack([sw[~inside] @ e1, sw[~inside] @ e2]) * k, _C_OUT, _outside_label(inside),
+                    size=14.0, alpha=0.9, marker="x")
         for (s, _), (col, lab) in zip(ex, styles):
             _scatter_2d(axp, np.column_stack([s @ e1, s @ e2]) * k, col, lab, size=4.0, alpha=0.6)
         outline = _section_outline(sec, e1, e2)
@@ -452,6 +465,9 @@ def plot_joint_limit(limits: JointLimits, motions: Motion | Sequence[Motion], jo
         axt = fig.add_subplot(gs[0, 2:])
         t = tw @ axis
         axt.plot(np.arange(t.shape[0]), t * k, ".", ms=2.0, color=_C_CLIP, label="clip twist")
+        if (~inside).any():
+            out_f = np.flatnonzero(~inside)
+            axt.plot(out_f, t[out_f] * k, "x", ms=4.0, color=_C_OUT, label=_outside_label(inside))
         for (_, tt), (col, lab) in zip(ex, styles):
             axt.plot(np.arange(tt.shape[0]), (tt @ axis) * k, ".", ms=2.5, color=col, label=lab)
         lo, hi = tint

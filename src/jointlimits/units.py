@@ -9,7 +9,7 @@ import numpy as np
 
 from .skeleton import Motion, end_site_positions, forward_kinematics
 
-__all__ = ["UnitGuess", "guess_up_axis", "guess_units", "body_height"]
+__all__ = ["UnitGuess", "guess_up_axis", "guess_units", "body_height", "stature"]
 
 _HEAD = re.compile(r"head", re.I)
 _FOOT = re.compile(r"(foot|toe|ankle)", re.I)
@@ -62,11 +62,41 @@ def body_height(motion: Motion, up: str | None = None) -> float:
     return float(np.median(gp[..., k].max(1) - gp[..., k].min(1)))
 
 
-def guess_units(motion: Motion) -> UnitGuess:
-    """Closest typical human height (a skeleton up to the head is ~0.9 of stature) among common units."""
-    h = body_height(motion)
+def guess_units(motion: Motion, height: float | None = None) -> UnitGuess:
+    """Closest typical human height (a skeleton up to the head is ~0.9 of stature) among common
+    units, for ``height`` (file units; default :func:`body_height`)."""
+    h = body_height(motion) if height is None else float(height)
     if not np.isfinite(h) or h <= 0:
         return UnitGuess("unknown", 1.0, h)
     # compare in log space; End Sites included
     best = min(_UNITS, key=lambda u: abs(np.log(h / (u[2]))))
     return UnitGuess(best[0], best[1], h)
+
+
+def stature(motion: Motion, up: str | None = None, max_frames: int = 10_000) -> float:
+    """Standing height over the whole clip (file units): per frame, the top of the head (head
+    joints and their End Sites) above the lowest point of the feet (foot, toe and ankle joints and
+    their End Sites) along the up axis; the 99th percentile over at most ``max_frames`` frames
+    spread evenly over the clip, so a clip that starts seated, crouched or bowing, or that crawls
+    most of the time, still gives the standing height, and raised arms do not count. Without
+    head and foot joint names: the extent of all joints. NaN for a clip without frames."""
+    if motion.num_frames == 0:
+        return float("nan")
+    up = up or guess_up_axis(motion)
+    k = "xyz".index(up[1])
+    idx = np.unique(np.linspace(0, motion.num_frames - 1, min(motion.num_frames, max_frames)).astype(np.int64))
+    sub = Motion(motion.skeleton, motion.rotations[idx], motion.positions[idx], motion.frame_time)
+    gr, gp = forward_kinematics(sub)
+    sk = motion.skeleton
+    ends = [p for p, _ in sk.end_sites]
+    pts = np.concatenate([gp, end_site_positions(sub, gr, gp)], axis=1)[..., k]
+    owner = list(range(sk.num_joints)) + ends  # the joint each point belongs to
+    heads = [i for i, j in enumerate(owner) if _HEAD.search(sk.names[j])]
+    feet = [i for i, j in enumerate(owner) if _FOOT.search(sk.names[j])]
+    sign = 1.0 if up[0] == "+" else -1.0
+    if heads and feet:
+        ext = sign * (pts[:, heads].max(1) if sign > 0 else pts[:, heads].min(1)) \
+            - sign * (pts[:, feet].min(1) if sign > 0 else pts[:, feet].max(1))
+    else:
+        ext = pts.max(1) - pts.min(1)
+    return float(np.percentile(ext, 99))

@@ -78,9 +78,9 @@ def friendly_errors(fn: Callable) -> Callable:
 
 def check_output_path(out: Path, inputs: Iterable[Path | None], force: bool = False,
                       suffixes: tuple[str, ...] | None = None, what: str = "output") -> None:
-    """Before any work: refuse an output that would overwrite an input (unless ``--force``), that
-    has the wrong extension, or that cannot be written (folder, missing or read-only parent, name
-    too long)."""
+    """Before any work: refuse an output that exists or would overwrite an input (unless
+    ``--force``), that has the wrong extension, or that cannot be written (folder, missing or
+    read-only parent, name too long)."""
     if suffixes is not None and out.suffix.lower() not in suffixes:
         raise BadInput(f"{out}: the {what} is written as {suffixes[0][1:].upper()}; give a {suffixes[0]} path")
     try:
@@ -88,6 +88,8 @@ def check_output_path(out: Path, inputs: Iterable[Path | None], force: bool = Fa
         for p in inputs:
             if p is not None and p.exists() and p.resolve() == out_r and not force:
                 raise BadInput(f"{out}: {what} would overwrite the input; pass --force to do that on purpose")
+        if not force and (out.exists() or out.is_symlink()) and not out.is_dir():
+            raise BadInput(f"{out}: file exists; pass --force to replace it")
         check_writable(out)
     except OSError as e:
         raise BadInput(os_error_message(e)) from None

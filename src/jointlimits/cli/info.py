@@ -6,24 +6,26 @@ from pathlib import Path
 
 import click
 
-from ._common import friendly_errors, strict_json
+from ._common import emit, friendly_errors, json_option, quiet_option
 
 __all__ = ["info_command"]
 
 
 @click.command("info")
 @click.argument("clip", type=click.Path(path_type=Path))
-@click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")
+@quiet_option
+@json_option
 @friendly_errors
-def info_command(clip: Path, as_json: bool) -> None:
-    """Print a BVH clip's joints, channels, frames, fps, duration, units and up axis."""
+def info_command(clip: Path, quiet: bool, as_json: bool) -> None:
+    """Print a BVH clip's joints, channels, frames, fps, duration, units, up axis and body height
+    (the standing height over the whole clip: head above the lowest foot point)."""
     from .. import io as motion_io
-    from ..units import guess_units, guess_up_axis
+    from ..units import guess_units, guess_up_axis, stature
 
     m = motion_io.load(clip)
     sk = m.skeleton
-    units = guess_units(m)
-    up = guess_up_axis(m)
+    up = guess_up_axis(m) if m.num_frames else "+y"
+    units = guess_units(m, stature(m, up))
     joints = [
         {"name": n, "parent": (sk.names[p] if p >= 0 else None), "channels": sk.channels[j],
          "offset": sk.offsets[j].tolist()}
@@ -36,15 +38,13 @@ def info_command(clip: Path, as_json: bool) -> None:
         "units_guess": units.name, "metres_per_unit": units.metres_per_unit,
         "body_height": units.height, "up_axis_guess": up, "skeleton": joints,
     }
-    if as_json:
-        click.echo(strict_json(data, unknown_as_null=True))
-        return
-    click.echo(f"{clip}")
-    click.echo(f"  {m.num_frames} frames at {m.fps:.4g} fps ({m.duration:.2f} s), "
-               f"{data['joints']} joints, {data['end_sites']} end sites, {data['channels']} channels")
-    click.echo(f"  up axis guess {up}; units guess {units.name} "
-               f"(body height {units.height:.4g} -> {units.height * units.metres_per_unit:.2f} m)")
+    lines = [f"{clip}",
+             f"  {m.num_frames} frames at {m.fps:.4g} fps ({m.duration:.2f} s), "
+             f"{data['joints']} joints, {data['end_sites']} end sites, {data['channels']} channels",
+             f"  up axis guess {up}; units guess {units.name} "
+             f"(body height over the clip {units.height:.4g} -> {units.height * units.metres_per_unit:.2f} m)"]
     depth = sk.depth()
     for j, n in enumerate(sk.names):
         chans = " ".join(c[0] + c[1:4].replace("pos", "p").replace("rot", "r") for c in sk.channels[j])
-        click.echo(f"  {'  ' * int(depth[j])}{n}  [{chans}]")
+        lines.append(f"  {'  ' * int(depth[j])}{n}  [{chans}]")
+    emit("\n".join(lines), data, quiet, as_json, unknown_as_null=True)

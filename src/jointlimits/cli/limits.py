@@ -240,14 +240,20 @@ def report_command(limits_file: Path, clips: tuple[Path, ...], joints: tuple[str
 @click.option("-o", "--output", type=click.Path(path_type=Path), required=True, help="PNG file to write.")
 @click.option("--after", type=click.Path(path_type=Path), default=None,
               help="A filtered/limited version of CLIP: plot the joint's channel before/after instead.")
+@click.option("--retarget-rest", is_flag=True,
+              help="Re-express the limits in the clip's rest pose where it differs by one rotation per joint.")
+@click.option("--force", is_flag=True, help="Replace an existing figure.")
+@quiet_option
+@json_option
 @friendly_errors
-def plot_command(inputs: tuple[Path, ...], joint: str, output: Path, after: Path | None) -> None:
+def plot_command(inputs: tuple[Path, ...], joint: str, output: Path, after: Path | None, retarget_rest: bool,
+                 force: bool, quiet: bool, as_json: bool) -> None:
     """Plot a joint: ``plot LIMITS.json CLIP`` draws its point cloud in limit space with the limit
     surface and the quaternions before/after unrolling; ``plot CLIP --after OUT.bvh`` draws the
-    joint's rotation before/after filtering."""
+    joint's rotation before/after filtering. Frames outside the limit are marked."""
     from .. import io as motion_io
 
-    check_output_path(output, [*inputs, after], False, suffixes=(".png",), what="figure")
+    check_output_path(output, [*inputs, after], force, suffixes=(".png",), what="figure")
     if after is not None:
         if len(inputs) != 1:
             raise BadInput("with --after give exactly one CLIP (the original)")
@@ -264,12 +270,20 @@ def plot_command(inputs: tuple[Path, ...], joint: str, output: Path, after: Path
         from ..limits.model import JointLimits
         from ..plots import plot_joint_limit
 
-        lim = JointLimits.load(inputs[0])
         m = motion_io.load(inputs[1])
         _require_frames(m, inputs[1])
+        lim = JointLimits.load(inputs[0])
+        lim.check_skeleton(m.skeleton, rest=False)
+        if retarget_rest:
+            lim = lim.retarget_rest(m.skeleton)
         lim.check_skeleton(m.skeleton)
         path = plot_joint_limit(lim, m, joint, output)
-    click.echo(f"wrote {path or output}")
+    emit(f"wrote {path or output}", {"output": str(path or output), "joint": joint}, quiet, as_json)
+
+
+#: the files every demo run writes into --out (plus joint_<name>.png figures)
+DEMO_FILES = ("range_of_motion.bvh", "limits.json", "over_rotated.bvh", "limited.bvh", "report.json", "report.txt",
+              "violations.png", "limits.html")
 
 
 def run_demo(input_clip: Path | None, out_dir: Path, shape: str, swing_twist: bool, over: float,
@@ -338,15 +352,17 @@ def run_demo(input_clip: Path | None, out_dir: Path, shape: str, swing_twist: bo
               help="A real BVH clip (default: a procedural range-of-motion clip of a built-in humanoid).")
 @click.option("--out", "out_dir", type=click.Path(path_type=Path), default=Path("jointlimits_demo"),
               show_default=True, help="Folder for the results.")
-@click.option("--shape", type=SHAPE_CHOICE, default="ellipsoid", show_default=True)
-@click.option("--swing-twist", is_flag=True)
+@click.option("--shape", type=SHAPE_CHOICE, default="ellipsoid", show_default=True, help="Limit shape in limit space.")
+@click.option("--swing-twist", is_flag=True, help="Separate limits for swing and twist about the bone axis.")
 @click.option("--coupled", is_flag=True, help="With --shape implicit: parent-conditioned limits.")
 @click.option("--over-rotation", type=float, default=0.5, show_default=True,
               help="How far past the data the over-rotated copy goes (0.5 = 50%).")
-@click.option("-q", "--quiet", is_flag=True)
+@click.option("--force", is_flag=True, help="Replace the results of an earlier run in --out.")
+@quiet_option
+@json_option
 @friendly_errors
 def demo_command(input_clip: Path | None, out_dir: Path, shape: str, swing_twist: bool, coupled: bool,
-                 over_rotation: float, quiet: bool) -> None:
+                 over_rotation: float, force: bool, quiet: bool, as_json: bool) -> None:
     """Fit limits, apply them to an over-rotated copy, write BVHs, a report, PNG figures and an
     interactive HTML page of the worst joints' limits."""
     if out_dir.exists() and not out_dir.is_dir():
@@ -358,16 +374,22 @@ def demo_command(input_clip: Path | None, out_dir: Path, shape: str, swing_twist
         raise BadInput(f"{input_clip}: the demo would overwrite its own input; choose another --out")
     if coupled and (shape != "implicit" or swing_twist):
         raise BadInput("--coupled needs --shape implicit (without --swing-twist)")
-    rep = run_demo(input_clip, out_dir, shape, swing_twist, over_rotation, quiet, coupled)
+    if out_dir.is_dir() and not force:
+        old = [n for n in DEMO_FILES if (out_dir / n).exists()] + sorted(p.name for p in out_dir.glob("joint_*.png"))
+        if old:
+            raise BadInput(f"{out_dir}: holds the results of an earlier run ({old[0]}, ...); pass --force to replace them")
+    rep = run_demo(input_clip, out_dir, shape, swing_twist, over_rotation, quiet or as_json, coupled)
     b = rep["over_rotated"]
     a = rep["limited"]
     frac_b = np.mean([r["fraction_outside"] for r in b]) if b else 0.0
     frac_a = np.mean([r["fraction_outside"] for r in a]) if a else 0.0
     frac_h = np.mean([r["fraction_outside"] for r in rep["projected"]]) if a else 0.0
-    click.echo(f"jointlimits demo on {rep['input']}: {rep['frames']} frames, {rep['joints']} joints limited "
-               f"({shape}{', swing-twist' if swing_twist else ''})")
-    click.echo(f"  over-rotated copy: {100 * frac_b:.1f}% of joint-frames outside the limits; "
-               f"projected: {100 * frac_h:.1f}%; after smoothing the pops (limited.bvh): {100 * frac_a:.1f}%")
-    click.echo("  wrote:")
-    for k, v in rep["files"].items():
-        click.echo(f"    {k:<18} {v}")
+    lines = [f"jointlimits demo on {rep['input']}: {rep['frames']} frames, {rep['joints']} joints limited "
+             f"({shape}{', swing-twist' if swing_twist else ''})",
+             f"  over-rotated copy: {100 * frac_b:.1f}% of joint-frames outside the limits; "
+             f"projected: {100 * frac_h:.1f}%; after smoothing the pops (limited.bvh): {100 * frac_a:.1f}%",
+             "  wrote:"]
+    lines += [f"    {k:<18} {v}" for k, v in rep["files"].items()]
+    emit("\n".join(lines), {"input": rep["input"], "frames": rep["frames"], "joints": rep["joints"],
+                            "fraction_outside": {"over_rotated": float(frac_b), "projected": float(frac_h),
+                                                 "limited": float(frac_a)}, "files": rep["files"]}, quiet, as_json)
