@@ -421,7 +421,7 @@ def limits_and_clips(tmp_path_factory):
 def test_cli_export_writes_json_and_mjcf_and_prints_the_report(limits_and_clips):
     tmp, pl, pa, pb = limits_and_clips
     out = tmp / "rig.json"
-    res = run("export", pl, "--to", "mujoco", "--clips", pa, pb, "--holdout", pb, "-o", out, "-q", "--random", 3000)
+    res = run("export", pl, "--to", "mujoco", "--clips", pa, pb, "--holdout", pb, "-o", out, "--random", 3000)
     assert res.exit_code == 0, res.output
     assert "train eng" in res.output and "held eng" in res.output and "ALL JOINTS" in res.output
     assert "holdout_engine" in json.loads(out.read_text())["report"]["summary"]["covering"]["whole_pose"]

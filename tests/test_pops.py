@@ -138,7 +138,7 @@ def test_filter_detect_on_a_clean_clip_changes_nothing(tmp_path) -> None:
 
     src = MOCAP / CLEAN[0]
     out = tmp_path / "f.bvh"
-    r = CliRunner().invoke(filter_command, [str(src), "-o", str(out), "--detect", "-q"])
+    r = CliRunner().invoke(filter_command, [str(src), "-o", str(out), "--detect"])
     assert r.exit_code == 0, r.output
     assert "0 frames changed" in r.output
     a, b = bvh.load(src), bvh.load(out)

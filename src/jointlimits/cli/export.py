@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
 import click
 
-from ._common import BadInput, check_output_path, friendly_errors
+from ._common import BadInput, check_output_path, emit, friendly_errors, json_option, progress as progress_bar, quiet_option
 from ..export import ENGINES
 
 __all__ = ["export_command"]
@@ -76,15 +75,15 @@ def _outputs(output: Path, engine: str, variants: tuple[str, ...]) -> tuple[Path
               help="Rotations sampled per joint when no clips are given.")
 @click.option("--random", "n_random", type=click.IntRange(1000), default=40000, show_default=True,
               help="Haar-uniform random rotations per joint for the false-accept figures.")
-@click.option("--seed", type=int, default=0, show_default=True)
-@click.option("--force", is_flag=True, help="Allow an output to overwrite an input file.")
-@click.option("-q", "--quiet", is_flag=True, help="No progress bar.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the sampled and random rotations.")
+@click.option("--force", is_flag=True, help="Replace existing outputs (also an input file).")
+@quiet_option
+@json_option
 @friendly_errors
 def export_command(limits_file: Path, engine: str, clips: tuple[Path, ...], holdout: tuple[Path, ...], variant: str,
-                   output: Path, samples: int, n_random: int, seed: int, force: bool, quiet: bool) -> None:
+                   output: Path, samples: int, n_random: int, seed: int, force: bool, quiet: bool,
+                   as_json: bool) -> None:
     """Export fitted limits to an engine's joint parameters, print and store the loss report."""
-    from tqdm import tqdm
-
     from .._atomic import atomic_write
     from ..errors import JointLimitsError
     from ..export import export_limits
@@ -104,7 +103,7 @@ def export_command(limits_file: Path, engine: str, clips: tuple[Path, ...], hold
             lim.check_skeleton(m.skeleton)
         except JointLimitsError as e:
             raise BadInput(f"{p}: {e}") from None
-    bar = tqdm(total=1, desc=f"export {engine}", unit="joint", file=sys.stderr, disable=quiet, leave=False)
+    bar = progress_bar(1, f"export {engine}", "joint", disable=quiet or as_json)
 
     def progress(k: int, n: int, name: str) -> None:
         bar.total = n
@@ -129,5 +128,5 @@ def export_command(limits_file: Path, engine: str, clips: tuple[Path, ...], hold
     for v, p in xml.items():
         with atomic_write(p) as fh:
             fh.write(texts[v])
-    click.echo(ex.table())
-    click.echo(f"wrote {js}" + "".join(f", {p}" for p in xml.values()))
+    emit(ex.table() + "\n" + f"wrote {js}" + "".join(f", {p}" for p in xml.values()),
+         {"output": str(js), "files": [str(js), *map(str, xml.values())], "engine": engine}, quiet, as_json)

@@ -13,7 +13,8 @@ from typing import Sequence
 import click
 import numpy as np
 
-from ._common import BadInput, check_distinct_outputs, check_output_path, friendly_errors, progress
+from ._common import (BadInput, check_distinct_outputs, check_output_path, emit, friendly_errors, json_option, progress,
+                      quiet_option)
 from ..errors import JointLimitsError
 from ..skeleton import Motion
 from ..tracking import DEFAULT_HALFLIFE, DEFAULT_THRESHOLD, DEFAULT_VELOCITY_HALFLIFE
@@ -114,7 +115,7 @@ def _check_outputs(out: Path, plot_path: Path | None, inputs: list[Path], force:
     check_output_path(out, inputs, force)
     if plot_path is not None:
         check_distinct_outputs(out, plot_path)
-        check_output_path(plot_path, inputs, False, suffixes=(".png",), what="--plot figure")
+        check_output_path(plot_path, inputs, force, suffixes=(".png",), what="--plot figure")
 
 
 def _pick_joint(motion: Motion, joint: str | None, changed: np.ndarray) -> str:
@@ -143,12 +144,13 @@ def _pick_joint(motion: Motion, joint: str | None, changed: np.ndarray) -> str:
 @click.option("--plot", "plot_path", type=click.Path(path_type=Path, dir_okay=False), default=None,
               help="Also write a before/after PNG.")
 @click.option("--joint", default=None, help="Joint to plot (default: the one changed most).")
-@click.option("--force", is_flag=True, help="Allow -o to be the input file.")
-@click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
+@click.option("--force", is_flag=True, help="Replace existing outputs (also the input file).")
+@quiet_option
+@json_option
 @friendly_errors
 def filter_command(clip: Path, out: Path, cuts: str | None, detect: bool, threshold: float, halflife: float,
                    velocity_halflife: float, v_max: float | None, a_max: float | None, plot_path: Path | None,
-                   joint: str | None, force: bool, quiet: bool) -> None:
+                   joint: str | None, force: bool, quiet: bool, as_json: bool) -> None:
     """Remove pops from CLIP with a tracking spring; clean frames are written unchanged."""
     from .. import io as motion_io
     from ..tracking import detect_discontinuities, filter_motion
@@ -164,7 +166,7 @@ def filter_command(clip: Path, out: Path, cuts: str | None, detect: bool, thresh
         raise BadInput(f"{clip}: the clip has no frames")
     if plot_path is not None and joint is not None:
         m.skeleton.index(joint)  # an unknown --joint fails before anything is written
-    with _progress(4, not quiet and m.num_frames > PROGRESS_MIN_FRAMES, "filter") as bar:
+    with _progress(4, not (quiet or as_json) and m.num_frames > PROGRESS_MIN_FRAMES, "filter") as bar:
         bar.update(1)
         found = detect_discontinuities(m, threshold).tolist() if detect else []
         all_cuts = sorted(set(given) | set(found))
@@ -176,12 +178,14 @@ def filter_command(clip: Path, out: Path, cuts: str | None, detect: bool, thresh
         bar.update(1)
     changed = np.count_nonzero(np.any(res.rotations != m.rotations, axis=(1, 2))
                                | np.any(res.positions != m.positions, axis=(1, 2)))
-    if detect:
-        click.echo(f"detected {len(found)} discontinuities: {found}", err=True)
-    click.echo(f"{out}: {m.num_frames} frames, {len(all_cuts)} cuts, {changed} frames changed", err=True)
     if plot_path is not None:
         name = _pick_joint(m, joint, res.rotations - m.rotations)
         plot_channel_before_after(m, res, name, plot_path, cuts=all_cuts)
+    emit((f"detected {len(found)} discontinuities: {found}\n" if detect else "")
+         + f"{out}: {m.num_frames} frames, {len(all_cuts)} cuts, {changed} frames changed",
+         {"output": str(out), "frames": m.num_frames, "cuts": [int(c) for c in all_cuts], "detected": [int(c) for c in found],
+          "frames_changed": int(changed),
+          "plot": str(plot_path) if plot_path is not None else None}, quiet, as_json)
 
 
 @click.command("splice")
@@ -198,11 +202,13 @@ def filter_command(clip: Path, out: Path, cuts: str | None, detect: bool, thresh
 @click.option("--plot", "plot_path", type=click.Path(path_type=Path, dir_okay=False), default=None,
               help="Write a before/after PNG around the join.")
 @click.option("--joint", default=None, help="Joint to plot (default: the one changed most).")
-@click.option("--force", is_flag=True, help="Allow -o to be one of the inputs.")
-@click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
+@click.option("--force", is_flag=True, help="Replace existing outputs (also an input file).")
+@quiet_option
+@json_option
 @friendly_errors
 def splice_command(clip_a: Path, clip_b: Path, out: Path, at: int | None, smooth: bool, align: bool,
-                   halflife: float, plot_path: Path | None, joint: str | None, force: bool, quiet: bool) -> None:
+                   halflife: float, plot_path: Path | None, joint: str | None, force: bool, quiet: bool,
+                   as_json: bool) -> None:
     """Join CLIP_A and CLIP_B (same skeleton) and smooth the pop at the join."""
     from .. import io as motion_io
     from ..tracking import splice
@@ -213,17 +219,19 @@ def splice_command(clip_a: Path, clip_b: Path, out: Path, at: int | None, smooth
     if plot_path is not None and joint is not None:
         a.skeleton.index(joint)  # an unknown --joint fails before anything is written
     total = a.num_frames + b.num_frames
-    with _progress(3, not quiet and total > PROGRESS_MIN_FRAMES, "splice") as bar:
+    with _progress(3, not (quiet or as_json) and total > PROGRESS_MIN_FRAMES, "splice") as bar:
         bar.update(1)
         res = splice(a, b, at=at, smooth=smooth, align=align, halflife=halflife)
         bar.update(1)
         motion_io.save(out, res)
         bar.update(1)
     join = a.num_frames if at is None else at
-    click.echo(f"{out}: {res.num_frames} frames, B starts at frame {join}", err=True)
     if plot_path is not None:
         raw = splice(a, b, at=at, smooth=False, align=align) if smooth else res
         name = _pick_joint(raw, joint, res.rotations - raw.rotations)
         lo = max(0, join - 30)
         hi = min(res.num_frames, join + int(round(4 * max(halflife, 0.25) / res.frame_time)) + 30)
         plot_channel_before_after(raw, res, name, plot_path, frames=(lo, hi), cuts=[join])
+    emit(f"{out}: {res.num_frames} frames, B starts at frame {join}",
+         {"output": str(out), "frames": res.num_frames, "join": join,
+          "plot": str(plot_path) if plot_path is not None else None}, quiet, as_json)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from ._common import BadInput, check_output_path, friendly_errors, strict_json
+from ._common import BadInput, check_output_path, friendly_errors, quiet_option, strict_json
 from ..footlock import DEFAULT_BLEND_FRAMES, DEFAULT_HEIGHT_THRESHOLD, DEFAULT_MIN_FRAMES, DEFAULT_VELOCITY_THRESHOLD
 
 __all__ = ["footlock_command"]
@@ -29,10 +29,12 @@ __all__ = ["footlock_command"]
 @click.option("--blend-frames", type=int, default=DEFAULT_BLEND_FRAMES, show_default=True,
               help="Frames over which the lock is blended in before and out after each contact.")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
-@click.option("--force", is_flag=True, help="Allow overwriting the input clip.")
+@click.option("--force", is_flag=True, help="Replace an existing output (also the input clip).")
+@quiet_option
 @friendly_errors
 def footlock_command(clip: Path, out: Path, limits_path: Path | None, height_threshold: float,
-                     velocity_threshold: float, min_frames: int, blend_frames: int, as_json: bool, force: bool) -> None:
+                     velocity_threshold: float, min_frames: int, blend_frames: int, as_json: bool, force: bool,
+                     quiet: bool) -> None:
     """Remove foot skating from CLIP: detect heel and toe contacts, lock what is planted with two-bone
     leg IK (inside --limits when given) and write OUT; prints skating before/after, on the detected
     contacts and by the independent measure (ankle and toe joints on low-and-slow frames)."""
@@ -54,6 +56,8 @@ def footlock_command(clip: Path, out: Path, limits_path: Path | None, height_thr
         d = rep.to_dict()
         d.update({"input": str(clip), "output": str(out), "limits": str(limits_path) if limits_path else None})
         click.echo(strict_json(d, unknown_as_null=True))
+        return
+    if quiet:
         return
     b, a = rep.skating_before, rep.skating_after
     click.echo(f"{clip} -> {out}")

@@ -5,13 +5,11 @@ Registered on the main group by ``jointlimits.cli``. Bad input is one line on st
 
 from __future__ import annotations
 
-import json
-import sys
 from pathlib import Path
 
 import click
 
-from ._common import BadInput, check_output_path, friendly_errors
+from ._common import BadInput, check_output_path, friendly_errors, progress as progress_bar, quiet_option, strict_json
 
 __all__ = ["recover_command"]
 
@@ -30,8 +28,8 @@ __all__ = ["recover_command"]
 @click.option("--no-warm-start", is_flag=True, help="Solve every frame on its own (no second pass from the previous frame).")
 @click.option("--robust", is_flag=True, help="Down-weight outlying observations in the second pass.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
-@click.option("--quiet", is_flag=True, help="No progress bar.")
-@click.option("--force", is_flag=True, help="Allow overwriting an input file.")
+@quiet_option
+@click.option("--force", is_flag=True, help="Replace an existing output (also an input file).")
 @friendly_errors
 def recover_command(positions: Path, skeleton_path: Path, limits_path: Path | None, out: Path, fps: float | None,
                     smooth: float | None, iterations: int, no_warm_start: bool, robust: bool, as_json: bool,
@@ -39,8 +37,6 @@ def recover_command(positions: Path, skeleton_path: Path, limits_path: Path | No
     """Recover rotations from 3D joint POSITIONS (.npz, .npy, .csv or the FK of a .bvh; NaN or
     empty = not observed) on the --skeleton rig, inside --limits, and write OUT as BVH; prints the
     fit error and the frames outside the limits before (limit-free closed-form fit) and after."""
-    from tqdm import tqdm
-
     from ..io import bvh
     from ..io.positions import load_positions
     from ..recover import load_limits_for, recover
@@ -60,7 +56,7 @@ def recover_command(positions: Path, skeleton_path: Path, limits_path: Path | No
     target = jp.for_skeleton(rig.skeleton)
     limits = load_limits_for(limits_path, rig.skeleton) if limits_path else None
     rate = fps or jp.fps or rig.fps
-    bar = tqdm(total=1, desc="recovering", unit="frame", file=sys.stderr, disable=quiet, leave=False)
+    bar = progress_bar(1, "recovering", "frame", disable=quiet or as_json)
 
     def progress(done: int, total: int) -> None:
         bar.total = total
@@ -77,7 +73,9 @@ def recover_command(positions: Path, skeleton_path: Path, limits_path: Path | No
         d = rep.to_dict()
         d.update({"input": str(positions), "skeleton": str(skeleton_path), "output": str(out),
                   "limits": str(limits_path) if limits_path else None})
-        click.echo(json.dumps(d, indent=2))
+        click.echo(strict_json(d, unknown_as_null=True))
+        return
+    if quiet:
         return
     n = rep.frames * rep.joints
     click.echo(f"{positions} -> {out}")

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from ._common import BadInput, check_output_path, friendly_errors
+from ._common import BadInput, check_output_path, emit, friendly_errors, json_option, quiet_option
 
 __all__ = ["resample_command", "rename_command"]
 
@@ -18,9 +18,11 @@ __all__ = ["resample_command", "rename_command"]
 @click.option("--fps", type=float, required=True, help="Frame rate of the result.")
 @click.option("-o", "--output", type=click.Path(path_type=Path), required=True,
               help="Motion file to write (.bvh, .glb, .gltf).")
-@click.option("--force", is_flag=True, help="Allow the output to overwrite the input clip.")
+@click.option("--force", is_flag=True, help="Replace an existing output (also the input clip).")
+@quiet_option
+@json_option
 @friendly_errors
-def resample_command(clip: Path, fps: float, output: Path, force: bool) -> None:
+def resample_command(clip: Path, fps: float, output: Path, force: bool, quiet: bool, as_json: bool) -> None:
     """Resample CLIP to FPS frames per second (slerp for rotations, linear for positions)."""
     from .. import io as motion_io
     from ..resample import resample
@@ -29,7 +31,9 @@ def resample_command(clip: Path, fps: float, output: Path, force: bool) -> None:
     m = motion_io.load(clip)
     out = resample(m, fps)
     motion_io.save(output, out)
-    click.echo(f"{m.num_frames} frames at {m.fps:g} fps -> {out.num_frames} frames at {out.fps:g} fps -> {output}")
+    emit(f"{m.num_frames} frames at {m.fps:g} fps -> {out.num_frames} frames at {out.fps:g} fps -> {output}",
+         {"output": str(output), "frames_in": m.num_frames, "fps_in": m.fps, "frames": out.num_frames, "fps": out.fps},
+         quiet, as_json)
 
 
 @click.command("rename")
@@ -41,10 +45,12 @@ def resample_command(clip: Path, fps: float, output: Path, force: bool) -> None:
 @click.option("--tolerance", type=float, default=None, metavar="DEG",
               help="Largest angle between mapped bones at rest (default 30).")
 @click.option("-o", "--output", type=click.Path(path_type=Path), required=True, help="Motion file to write.")
-@click.option("--force", is_flag=True, help="Allow the output to overwrite the input clip.")
+@click.option("--force", is_flag=True, help="Replace an existing output (also the input clip).")
+@quiet_option
+@json_option
 @friendly_errors
 def rename_command(clip: Path, target: str, source: str | None, tolerance: float | None, output: Path,
-                   force: bool) -> None:
+                   force: bool, quiet: bool, as_json: bool) -> None:
     """Rename CLIP's joints into another convention, or map it onto the skeleton of a limits file
     (or another clip) so that limits fitted there can be applied to it or reported on it."""
     from .. import io as motion_io
@@ -58,7 +64,8 @@ def rename_command(clip: Path, target: str, source: str | None, tolerance: float
         out = naming.rename_motion(m, target, source)
         changed = sum(a != b for a, b in zip(m.skeleton.names, out.skeleton.names))
         motion_io.save(output, out)
-        click.echo(f"renamed {changed} of {m.num_joints} joints into {target} -> {output}")
+        emit(f"renamed {changed} of {m.num_joints} joints into {target} -> {output}",
+             {"output": str(output), "renamed": changed, "joints": m.num_joints, "convention": target}, quiet, as_json)
         return
     tp = Path(target)
     if tp.suffix.lower() == ".json":
@@ -76,9 +83,11 @@ def rename_command(clip: Path, target: str, source: str | None, tolerance: float
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         out = naming.map_motion(m, sk, tol)
-    for w in caught:
+    for w in caught if not (quiet or as_json) else ():
         click.echo(f"warning: {w.message}", err=True)
     motion_io.save(output, out)
     ang = naming.rest_pose_angles(m.skeleton, sk)
-    click.echo(f"mapped {m.num_joints} joints onto {sk.num_joints} of {tp.name} "
-               f"(rest bones within {max(ang.values()):.1f} deg) -> {output}")
+    emit(f"mapped {m.num_joints} joints onto {sk.num_joints} of {tp.name} "
+         f"(rest bones within {max(ang.values()):.1f} deg) -> {output}",
+         {"output": str(output), "joints": m.num_joints, "target_joints": sk.num_joints,
+          "rest_max_deg": float(max(ang.values())), "warnings": [str(w.message) for w in caught]}, quiet, as_json)
