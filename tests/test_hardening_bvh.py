@@ -159,10 +159,10 @@ def test_writer_gives_back_the_exact_values():
     m = bvh.loads(LAYOUT)
     for data in (np.round(rng.uniform(-400, 400, (50, 9)), 6), rng.uniform(-400, 400, (50, 9)),
                  np.array([[0.0, -0.0, 1e-6, -1e-6, 0.5, -10.0, 1e8, 123456.789, 1e-300]])):
-        text = bvh._format_rows(data)
+        text = bvh._format_rows(data).decode()
         back = np.loadtxt(text.split("\n"), ndmin=2)
         assert np.array_equal(back, data) and "-0 " not in " " + text
-    assert bvh._format_rows(np.array([[0.5, -10.0, 0.000001]])) == "0.5 -10 0.000001\n"
+    assert bvh._format_rows(np.array([[0.5, -10.0, 0.000001]])) == b"0.5 -10 0.000001\n"
     assert bvh.dumps(m).count("\n") == LAYOUT.count("\n")
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 from dataclasses import dataclass, field
-from typing import Iterable, Sequence
+from typing import Any, Iterable, Sequence
 
 import numpy as np
 from numpy.typing import NDArray
@@ -150,6 +150,9 @@ class Motion:
     # Euler angles read from a file ([F, J, 3] in each joint's channel order, with the rotations
     # they produced) so an unchanged rotation is written back with the exact original values.
     source_euler: tuple[NDArray[np.float64], NDArray[np.float64]] | None = field(default=None, repr=False, compare=False)
+    # where the clip's text came from (jointlimits.io.bvh.BVHSource: per frame, its row in the
+    # file) so that saving writes unchanged values with their original tokens
+    source_text: Any = field(default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         self.rotations = np.asarray(self.rotations, dtype=np.float64)
@@ -198,8 +201,9 @@ class Motion:
         src = None
         if self.source_euler is not None:
             src = (self.source_euler[0][sl], self.source_euler[1][sl])
+        text = self.source_text[sl] if self.source_text is not None else None
         return dataclasses.replace(self, rotations=self.rotations[sl].copy(), positions=self.positions[sl].copy(),
-                                   frame_time=self.frame_time * (step or 1), source_euler=src)
+                                   frame_time=self.frame_time * (step or 1), source_euler=src, source_text=text)
 
     def __getitem__(self, item: slice) -> "Motion":
         if not isinstance(item, slice):

@@ -1,8 +1,11 @@
-// BVH motion text: channel values written as the shortest exact decimals.
+// BVH motion text: channel values written as the shortest exact decimals, in a file's own
+// number style, and rows of a source file rewritten with only their changed tokens replaced.
 #pragma once
+#include <charconv>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 
 namespace jointlimits {
 
@@ -40,6 +43,87 @@ inline int64_t format_fixed(const double* v, std::size_t n, std::size_t n_ch, ch
             if (d == k && k > 0) *p++ = '.';
         }
         *p++ = (i + 1) % n_ch == 0 ? '\n' : ' ';
+    }
+    return p - out;
+}
+
+/// Bytes put_value may write for one value.
+constexpr std::size_t kValueBytes = 64;
+
+/// Write x in the shortest fixed notation that parses back to x, with at least min_dec decimals
+/// (zeros appended; min_dec <= 20), no exponent for 1e-20 <= |x| < 1e21 (the shortest scientific
+/// form outside), -0 as 0. Returns the end.
+inline char* put_value(char* p, double x, int min_dec) {
+    if (x == 0.0) x = 0.0;  // -0 -> 0
+    const double a = std::abs(x);
+    if (a != 0.0 && (a < 1e-20 || a >= 1e21)) return std::to_chars(p, p + kValueBytes, x).ptr;
+    char* e = std::to_chars(p, p + kValueBytes, x, std::chars_format::fixed).ptr;
+    if (min_dec > 0) {
+        const char* dot = static_cast<const char*>(std::memchr(p, '.', static_cast<std::size_t>(e - p)));
+        int have = dot ? static_cast<int>(e - dot - 1) : 0;
+        if (!dot) *e++ = '.';
+        for (; have < min_dec; ++have) *e++ = '0';
+    }
+    return e;
+}
+
+/// n values, space separated, eol after every n_ch, each by put_value. Needs kValueBytes + eol_len
+/// bytes per value. Returns the bytes written.
+inline int64_t format_rows(const double* v, std::size_t n, std::size_t n_ch, int min_dec, const char* eol,
+                           std::size_t eol_len, char* out) {
+    char* p = out;
+    for (std::size_t i = 0; i < n; ++i) {
+        p = put_value(p, v[i], min_dec);
+        if ((i + 1) % n_ch == 0) {
+            std::memcpy(p, eol, eol_len);
+            p += eol_len;
+        } else {
+            *p++ = ' ';
+        }
+    }
+    return p - out;
+}
+
+inline bool is_space(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\f' || c == '\v'; }
+
+/// Rows of a source text with their changed values replaced: row i is src[starts[i], ends[i])
+/// (its line ending included); where same[i n_ch + c] is 0 its c-th token is replaced by
+/// put_value(v[i n_ch + c]); separators, unchanged tokens and line endings are copied. A row
+/// without a line ending gets eol unless it is the last. Returns the bytes written (at most the
+/// rows' bytes + kValueBytes per changed value + eol_len per row), or -1 if a row does not hold
+/// n_ch tokens.
+inline int64_t merge_rows(const char* src, const int64_t* starts, const int64_t* ends, std::size_t rows,
+                          std::size_t n_ch, const uint8_t* same, const double* v, int min_dec, const char* eol,
+                          std::size_t eol_len, char* out) {
+    char* p = out;
+    for (std::size_t i = 0; i < rows; ++i) {
+        const char* a = src + starts[i];
+        const char* b = src + ends[i];
+        std::size_t c = 0;
+        while (a < b) {
+            const char* t = a;
+            while (t < b && is_space(*t)) ++t;
+            std::memcpy(p, a, static_cast<std::size_t>(t - a));
+            p += t - a;
+            if (t == b) break;
+            const char* u = t;
+            while (u < b && !is_space(*u)) ++u;
+            if (c >= n_ch) return -1;
+            const std::size_t k = i * n_ch + c;
+            if (same[k]) {
+                std::memcpy(p, t, static_cast<std::size_t>(u - t));
+                p += u - t;
+            } else {
+                p = put_value(p, v[k], min_dec);
+            }
+            ++c;
+            a = u;
+        }
+        if (c != n_ch) return -1;
+        if (i + 1 < rows && (ends[i] == starts[i] || src[ends[i] - 1] != '\n')) {
+            std::memcpy(p, eol, eol_len);
+            p += eol_len;
+        }
     }
     return p - out;
 }

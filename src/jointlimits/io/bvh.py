@@ -5,6 +5,13 @@ anywhere in the list and in any order, 1 to 6 channels, position channels on non
 CRLF/LF, tabs, blank lines and exponents, and raises :class:`~jointlimits.errors.BVHError` with
 the line number on malformed input. ``save`` writes back the same hierarchy and channel layout;
 rotations that were not changed since loading are written with the exact values read.
+
+A loaded clip remembers where its text came from (:class:`BVHSource`: the file, or the string
+given to ``loads``, and where each frame's row is). Saving it again writes every unchanged value
+with its original token, the original header where the hierarchy is unchanged, and the file's
+line endings; changed values are written in the file's number style (fixed notation with at
+least its number of decimals, as many more as the value needs to read back exactly). Euler
+angles of changed rotations are the equivalent nearest the original angles of that frame.
 """
 
 from __future__ import annotations
@@ -25,7 +32,7 @@ from .._atomic import atomic_write
 from ..errors import BVHError
 from ..skeleton import POSITION_CHANNELS, ROTATION_CHANNELS, Motion, Skeleton
 
-__all__ = ["load", "loads", "save", "dumps", "channel_data", "CHANNEL_NAMES"]
+__all__ = ["load", "loads", "save", "dumps", "channel_data", "CHANNEL_NAMES", "BVHSource"]
 
 CHANNEL_NAMES = POSITION_CHANNELS + ROTATION_CHANNELS
 _AX = {"x": 0, "y": 1, "z": 2}
@@ -97,17 +104,24 @@ def _quat_to_euler(q: NDArray[np.float64], axes: str, hint: NDArray[np.float64] 
         out = np.where((dist(cands[1]) < dist(cands[0]))[:, None], cands[1], cands[0])
     if exact is None:
         exact = np.zeros(F, bool)
+    # unwrapped is continuous: without a hint the angles themselves, with one their difference from
+    # the original angles of the same frame (the file's own wraps at +-180 are kept, a new
+    # rotation that turns further than the original is followed past them)
+    ref = np.zeros_like(out) if hint is None else hint
+    d = out - ref
     if hint is not None:
-        out = np.where(exact[:, None], hint, out)
+        d -= 360.0 * np.round(d / 360.0)
+        d = np.where(exact[:, None], 0.0, d)
     if F > 1:
-        corr = np.zeros_like(out)
-        corr[1:] = -360.0 * np.round(np.diff(out, axis=0) / 360.0)
+        corr = np.zeros_like(d)
+        corr[1:] = -360.0 * np.round(np.diff(d, axis=0) / 360.0)
         corr[exact] = 0.0
         cs = np.cumsum(corr, axis=0)
         last = np.maximum.accumulate(np.where(exact, np.arange(F), -1))
         base = np.where((last >= 0)[:, None], cs[np.maximum(last, 0)], 0.0)
-        out = np.where(exact[:, None], out, out + cs - base)
-    return out
+        d = np.where(exact[:, None], d, d + cs - base)
+    out = ref + d
+    return out if hint is None else np.where(exact[:, None], hint, out)
 
 
 class _Tokens:
@@ -346,6 +360,84 @@ class _EulerRotations:
     __hash__ = None  # type: ignore[assignment]
 
 
+class BVHSource:
+    """The text a clip was loaded from: the file (re-read when saving, checked unchanged by size
+    and modification time) or the bytes given to :func:`loads`; the header's end, each frame
+    row's byte range (``rows[F, 2]``, line ending included), the bytes after the last row, the
+    line ending, the usual number of decimals and the parsed skeleton, frame count and frame time."""
+
+    def __init__(self, path: str | None, stat: tuple[int, int] | None, data: bytes | None, header_end: int,
+                 motion_end: int, rows: NDArray[np.int64], tail_start: int, eol: bytes, decimals: int,
+                 skeleton: Skeleton, n_frames: int, frame_time: float, frame_time_token: bytes):
+        self.path, self.stat, self.data = path, stat, data
+        self.header_end, self.motion_end, self.rows, self.tail_start = header_end, motion_end, rows, tail_start
+        self.eol, self.decimals = eol, decimals
+        self.skeleton, self.n_frames, self.frame_time, self.frame_time_token = (skeleton, n_frames, frame_time,
+                                                                              frame_time_token)
+
+    def __len__(self) -> int:
+        return int(self.rows.shape[0])
+
+    def __getitem__(self, sl: slice) -> "BVHSource":
+        out = BVHSource.__new__(BVHSource)
+        out.__dict__.update(self.__dict__)
+        out.rows = self.rows[sl]
+        return out
+
+    @property
+    def shape(self) -> tuple[int, ...]:  # lets Motion treat it like the per-frame arrays it slices with
+        return (len(self),)
+
+    def whole(self) -> bool:
+        """Whether the rows are all the source's rows, in order."""
+        return len(self) == self.n_frames and (len(self) == 0 or (
+            self.rows[0, 0] == self.header_end and self.rows[-1, 1] == self.tail_start
+            and bool(np.all(self.rows[1:, 0] >= self.rows[:-1, 1]))))
+
+    def read(self) -> bytes | None:
+        """The source's bytes, or None if its file is gone or changed since it was loaded."""
+        if self.data is not None:
+            return self.data
+        try:
+            with open(self.path, "rb") as fh:
+                st = os.fstat(fh.fileno())
+                if (st.st_size, st.st_mtime_ns) != self.stat:
+                    return None
+                return fh.read()
+        except OSError:
+            return None
+
+    def same_skeleton(self, sk: Skeleton) -> bool:
+        a = self.skeleton
+        return (a.names == sk.names and np.array_equal(a.parents, sk.parents) and np.array_equal(a.offsets, sk.offsets)
+                and [list(c) for c in a.channels] == [list(c) for c in sk.channels]
+                and len(a.end_sites) == len(sk.end_sites)
+                and all(p == q and np.array_equal(o, u) for (p, o), (q, u) in zip(a.end_sites, sk.end_sites)))
+
+
+_DECIMALS = re.compile(rb"[0-9]\.([0-9]*)")
+
+
+def _row_ranges(block: bytes) -> NDArray[np.int64]:
+    """``[n, 2]`` byte ranges (line ending included) of the non-blank lines of a block."""
+    arr = np.frombuffer(block, np.uint8)
+    nl = np.flatnonzero(arr == 10)
+    starts = np.concatenate([[0], nl + 1])
+    ends = np.concatenate([nl + 1, [arr.size]])
+    ink = np.concatenate([[0], np.cumsum(~np.isin(arr, np.frombuffer(b" \t\r\n\x0b\x0c", np.uint8)))])
+    keep = ink[ends] > ink[starts]
+    return np.stack([starts[keep], ends[keep]], axis=-1).astype(np.int64)
+
+
+def _decimals(block: bytes) -> int:
+    """The most common number of decimals among the first values of a block of rows."""
+    counts = [len(m) for m in _DECIMALS.findall(block[:8192])]
+    if not counts:
+        return 0
+    vals, n = np.unique(counts, return_counts=True)
+    return int(min(20, vals[np.argmax(n)]))
+
+
 class _MotionBuilder:
     """Fills a clip's arrays block by block of channel rows (no ``[F, C]`` copy of the whole data)."""
 
@@ -388,9 +480,9 @@ class _MotionBuilder:
             self.euler[a:b, js, :len(axes)] = ang
         self.n = b
 
-    def motion(self, frame_time: float) -> Motion:
+    def motion(self, frame_time: float, source: BVHSource | None = None) -> Motion:
         return Motion(self.skeleton, self.rotations, self.positions, frame_time,
-                      source_euler=(_EulerRotations(self.orders, self.euler), self.euler))
+                      source_euler=(_EulerRotations(self.orders, self.euler), self.euler), source_text=source)
 
 
 def _first_bad_byte(block: bytes) -> int | None:
@@ -473,8 +565,10 @@ def _next_nonblank(fh: IO[bytes], lineno: int) -> tuple[str | None, int]:
     return None, lineno
 
 
-def _read(fh: IO[bytes], size: int, path: str | None) -> Motion:
+def _read(fh: IO[bytes], size: int, path: str | None, data: bytes | None = None,
+          stat: tuple[int, int] | None = None, source_path: str | None = None) -> Motion:
     lines, n_head = _read_header(fh, path)
+    motion_end = fh.tell()
     tk = _Tokens(lines, path)
     if not tk.toks and tk.motion_line is None:
         raise BVHError("empty file: expected HIERARCHY", 1, path)
@@ -497,6 +591,7 @@ def _read(fh: IO[bytes], size: int, path: str | None) -> Motion:
     if not _FLOAT.fullmatch(tv):
         raise BVHError(f"Frame Time must be a number, found {tv!r}", ln, path)
     frame_time = float(tv)
+    ft_token = tv.encode("latin-1")
     if not (math.isfinite(frame_time) and frame_time > 0):
         raise BVHError(f"Frame Time must be positive and finite, found {tv!r}", ln, path)
     if frame_time < MIN_FRAME_TIME:
@@ -516,6 +611,10 @@ def _read(fh: IO[bytes], size: int, path: str | None) -> Motion:
     held = 0  # rows found, also past the header's count
     carry = b""
     line_no = first_line
+    data_start = fh.tell()
+    block_at = data_start  # file offset of the block being parsed
+    rows: list[NDArray[np.int64]] = []
+    decimals = None
     while True:
         chunk = fh.read(_BLOCK_BYTES)
         block = carry + chunk
@@ -535,25 +634,52 @@ def _read(fh: IO[bytes], size: int, path: str | None) -> Motion:
             elif held >= n_frames:
                 held += sum(1 for l in block.split(b"\n") if l.strip())
             else:
-                data = _parse_rows(block, line_no, held, n_ch, path)
-                take = min(data.shape[0], n_frames - held)
+                values = _parse_rows(block, line_no, held, n_ch, path)
+                take = min(values.shape[0], n_frames - held)
                 if take > capacity - builder.n:
                     take = capacity - builder.n
-                builder.add(data[:take])
-                held += data.shape[0]
+                builder.add(values[:take])
+                ranges = _row_ranges(block)
+                if ranges.shape[0] == values.shape[0]:
+                    rows.append(ranges[:take] + block_at)
+                if decimals is None:
+                    decimals = _decimals(block)
+                held += values.shape[0]
             line_no += block.count(b"\n")
+            block_at += len(block)
         if not chunk:
             break
     if held != n_frames:
         raise BVHError(f"header says Frames: {n_frames} but the file holds {held} frames "
                        "(truncated or extra rows)", max(1, line_no - 1), path)
-    return builder.motion(frame_time)
+    source = None
+    row_ranges = np.concatenate(rows) if rows else np.zeros((0, 2), np.int64)
+    if row_ranges.shape[0] == builder.n == n_frames and (source_path is not None or data is not None):
+        eol = b"\r\n" if _crlf_header(data, source_path) else b"\n"
+        tail = int(row_ranges[-1, 1]) if n_frames else data_start
+        source = BVHSource(None if data is not None else source_path, stat, data, data_start, motion_end, row_ranges, tail,
+                           eol, decimals or 0, skeleton.copy(), n_frames, frame_time, ft_token)
+    return builder.motion(frame_time, source)
+
+
+def _crlf_header(data: bytes | None, path: str | None) -> bool:
+    """Whether the file's first line ends with CRLF."""
+    if data is not None:
+        head = data[:4096]
+    else:
+        try:
+            with open(path, "rb") as fh:
+                head = fh.read(4096)
+        except OSError:
+            return False
+    i = head.find(b"\n")
+    return i > 0 and head[i - 1:i] == b"\r"
 
 
 def loads(text: str, path: str | None = None) -> Motion:
     """Parse BVH text into a Motion (see :func:`load`)."""
     raw = text.encode("utf-8", "surrogateescape")
-    return _read(io.BytesIO(raw), len(raw), path)
+    return _read(io.BytesIO(raw), len(raw), path, data=raw)
 
 
 def load(path: str | os.PathLike) -> Motion:
@@ -568,8 +694,8 @@ def load(path: str | os.PathLike) -> Motion:
         raise BVHError(f"cannot read file: {e.strerror or e}", None, str(p)) from None
     with fh:
         try:
-            size = os.fstat(fh.fileno()).st_size
-            return _read(fh, size, str(p))
+            st = os.fstat(fh.fileno())
+            return _read(fh, st.st_size, str(p), stat=(st.st_size, st.st_mtime_ns), source_path=os.path.abspath(p))
         except OSError as e:
             raise BVHError(f"cannot read file: {e.strerror or e}", None, str(p)) from None
 
@@ -621,35 +747,47 @@ def _fmt(x: float) -> str:
     return "0" if r in ("0.0", "-0.0") else (r[:-2] if r.endswith(".0") else r)
 
 
-_MINUS_ZERO = re.compile(r"(?<![0-9.e+-])-0(?=[,\n])")
 _ROWS_PER_WRITE = 4096
 
 
-def _format_repr(data: NDArray[np.float64]) -> str:
-    """Rows as BVH text, each value exactly as :func:`_fmt` writes it (shortest repr, no '.0',
-    no '-0'), by Python's C float repr over whole rows at once."""
-    s = repr(data.tolist())[2:-2].replace("], [", "\n") + "\n"
-    s = s.replace(".0,", ",").replace(".0\n", "\n")
-    if "-0," in s or "-0\n" in s:
-        s = _MINUS_ZERO.sub("0", s)
-    return s.replace(", ", " ")
-
-
-def _format_fixed(data: NDArray[np.float64]) -> str | None:
-    """Rows as BVH text when every value is a decimal with at most 22 places (what files hold),
-    in compiled code; each value parses back to the same double. None otherwise."""
-    flat = np.ascontiguousarray(data).reshape(-1)
-    out = np.empty(flat.size * 42 + 1, np.uint8)
-    n = _core.format_fixed(flat, data.shape[1], out)
-    return None if n < 0 else out[:n].tobytes().decode("ascii")
-
-
-def _format_rows(data: NDArray[np.float64]) -> str:
-    """Rows of channel values as BVH text that parses back to exactly the same values."""
+def _format_rows(data: NDArray[np.float64], decimals: int = 0, eol: bytes = b"\n") -> bytes:
+    """Rows of channel values as BVH text that parses back to exactly the same values: each the
+    shortest fixed-notation decimal with at least ``decimals`` places (compiled)."""
     if data.shape[0] == 0 or data.shape[1] == 0:
-        return ""
-    fixed = _format_fixed(data)
-    return fixed if fixed is not None else _format_repr(data)
+        return b""
+    flat = np.ascontiguousarray(data, np.float64).reshape(-1)
+    out = np.empty(flat.size * (64 + len(eol)) + 1, np.uint8)
+    n = _core.format_rows(flat, data.shape[1], int(decimals), eol, out)
+    return out[:n].tobytes()
+
+
+def _merge_rows(data: NDArray[np.float64], rows: NDArray[np.int64], raw: bytes, decimals: int, eol: bytes,
+                contiguous: bool) -> bytes | None:
+    """The source rows ``rows`` (byte ranges of ``raw``) with the values that differ from ``data``
+    replaced, everything else copied byte for byte; None if the rows do not parse as expected."""
+    n, n_ch = data.shape
+    if contiguous:
+        a = int(rows[0, 0])
+        chunk = raw[a:int(rows[-1, 1])]
+        ends = rows[:, 1] - a
+        starts = np.concatenate([[0], ends[:-1]])  # blank lines between rows go with the next row
+    else:
+        parts = [raw[int(s):int(e)] for s, e in rows]
+        chunk = b"".join(parts)
+        ends = np.cumsum([len(p) for p in parts]).astype(np.int64)
+        starts = np.concatenate([[0], ends[:-1]]).astype(np.int64)
+    try:
+        old = _parse_rows(chunk if chunk.endswith(b"\n") else chunk + b"\n", 1, 0, n_ch, None)
+    except BVHError:
+        return None
+    if old.shape != data.shape:
+        return None
+    same = (old == data).view(np.uint8)
+    flat = np.ascontiguousarray(data).reshape(-1)
+    out = np.empty(len(chunk) + n * len(eol) + int(flat.size - same.sum()) * 64 + 1, np.uint8)
+    k = _core.merge_rows(chunk, np.ascontiguousarray(starts, np.int64), np.ascontiguousarray(ends, np.int64),
+                         n_ch, np.ascontiguousarray(same).reshape(-1), flat, int(decimals), eol, out)
+    return None if k < 0 else out[:k].tobytes()
 
 
 def _hierarchy_lines(sk: Skeleton) -> list[str]:
@@ -684,23 +822,57 @@ def _hierarchy_lines(sk: Skeleton) -> list[str]:
     return out
 
 
-def _write(fh: IO[str], motion: Motion, data: NDArray[np.float64] | None = None) -> None:
+def _header(motion: Motion, src: BVHSource | None, raw: bytes | None) -> bytes:
+    """The header: the source's own bytes where its hierarchy (and frame count and time) are
+    unchanged, else written anew with the source's line ending."""
+    sk = motion.skeleton
+    F = motion.num_frames
+    if src is not None and raw is not None and src.same_skeleton(sk):
+        if F == src.n_frames and motion.frame_time == src.frame_time:
+            return raw[:src.header_end]
+        ft = src.frame_time_token if motion.frame_time == src.frame_time else _fmt(motion.frame_time).encode()
+        return raw[:src.motion_end] + b"Frames: %d" % F + src.eol + b"Frame Time: " + ft + src.eol
+    eol = (src.eol if src is not None else b"\n").decode()
+    lines = _hierarchy_lines(sk) + ["MOTION", f"Frames: {F}", f"Frame Time: {_fmt(motion.frame_time)}"]
+    return (eol.join(lines) + eol).encode("utf-8", "surrogateescape")
+
+
+def _write(fh: IO[bytes], motion: Motion, data: NDArray[np.float64] | None = None) -> None:
     if data is None:
         data = channel_data(motion)
-    out = _hierarchy_lines(motion.skeleton)
-    out.append("MOTION")
-    out.append(f"Frames: {motion.num_frames}")
-    out.append(f"Frame Time: {_fmt(motion.frame_time)}")
-    fh.write("\n".join(out) + "\n")
-    for a in range(0, data.shape[0], _ROWS_PER_WRITE):
-        fh.write(_format_rows(data[a:a + _ROWS_PER_WRITE]))
+    src = motion.source_text if isinstance(motion.source_text, BVHSource) else None
+    if src is not None and len(src) != motion.num_frames:
+        src = None
+    raw = src.read() if src is not None else None
+    if raw is None:
+        src_rows = None
+    else:
+        src_rows = src.rows
+    eol = src.eol if src is not None else b"\n"
+    decimals = src.decimals if src is not None else 0
+    fh.write(_header(motion, src, raw))
+    F = data.shape[0]
+    for a in range(0, F, _ROWS_PER_WRITE):
+        block = data[a:a + _ROWS_PER_WRITE]
+        text = None
+        if src_rows is not None and block.shape[1]:
+            rows = src_rows[a:a + _ROWS_PER_WRITE]
+            contiguous = bool(np.all(rows[1:, 0] >= rows[:-1, 1]))
+            text = _merge_rows(block, rows, raw, decimals, eol, contiguous)
+        if text is None:
+            text = _format_rows(block, decimals, eol)
+        if a + _ROWS_PER_WRITE < F and text and not text.endswith(b"\n"):
+            text += eol
+        fh.write(text)
+    if src is not None and raw is not None and src.whole():
+        fh.write(raw[src.tail_start:])
 
 
 def dumps(motion: Motion) -> str:
     """BVH text for a motion (same hierarchy and channel layout as its skeleton)."""
-    buf = io.StringIO()
+    buf = io.BytesIO()
     _write(buf, motion)
-    return buf.getvalue()
+    return buf.getvalue().decode("utf-8", "surrogateescape")
 
 
 def save(path: str | os.PathLike, motion: Motion, *, overwrite: bool = True) -> None:
@@ -713,5 +885,5 @@ def save(path: str | os.PathLike, motion: Motion, *, overwrite: bool = True) -> 
     if not overwrite and p.exists():
         raise BVHError("file exists (not overwriting it)", None, str(p))
     data = channel_data(motion)  # raises before a file is opened if the motion cannot be written
-    with atomic_write(p) as fh:
+    with atomic_write(p, binary=True) as fh:
         _write(fh, motion, data)

@@ -112,7 +112,16 @@ class Ellipsoid(ConvexShape):
     @classmethod
     def fit(cls, points, padding: float = 0.05, subsample: float | None = 0.05) -> "Ellipsoid":
         pos, rot = cloud.fit_frame(points, subsample)
-        return cls(position=pos, rotation=rot, scale=fit_ellipsoid(points, pos, rot, padding))
+        scale = fit_ellipsoid(points, pos, rot, padding)
+        # the seed's semi-axes are the cloud's extents along each axis: points toward the corners
+        # of that box lie outside. Grown uniformly until every training point is inside, plus
+        # 1e-7 (radians), so that rounding in a swing section or a projection never puts a point
+        # of the surface outside: a limit applied to the clip it was fitted on changes nothing.
+        pts = np.asarray(points, np.float64).reshape(-1, 3)
+        if pts.shape[0] and np.all(scale > 0):
+            r = float(np.sqrt(np.max(np.sum(((pts - pos) @ rot / scale) ** 2, axis=-1))))
+            scale = scale * max(r, 1.0) * (1.0 + 1e-7) + 1e-7
+        return cls(position=pos, rotation=rot, scale=scale)
 
     def project(self, points):
         return project_ellipsoid(points, self.scale, self.position, self.rotation)
