@@ -8,7 +8,7 @@ import math
 import numpy as np
 
 from . import quat
-from .errors import SkeletonError
+from .errors import JointLimitsError, SkeletonError
 from .skeleton import Motion
 
 __all__ = ["resample", "sample_times"]
@@ -49,5 +49,8 @@ def resample(motion: Motion, fps: float) -> Motion:
     pos[exact] = motion.positions[i][exact]
     src = None
     if motion.source_euler is not None and np.all(exact):
-        src = (motion.source_euler[0][i], motion.source_euler[1][i])
+        try:
+            src = (motion.source_euler[0][i], motion.source_euler[1][i])
+        except JointLimitsError:  # the clip's file changed since it was loaded: written from rotations
+            src = None
     return dataclasses.replace(motion, rotations=rot, positions=pos, frame_time=1.0 / fps, source_euler=src)

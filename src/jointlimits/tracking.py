@@ -28,7 +28,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from . import quat
-from .errors import SkeletonError
+from .errors import JointLimitsError, SkeletonError
 from .pops import PopParams, pop_scores
 from .skeleton import Motion
 from .springs import SpringError, halflife_to_gain, tracking_modes, track_errors
@@ -332,7 +332,10 @@ def splice(a: Motion, b: Motion, at: int | None = None, smooth: bool = True, *, 
     if a.source_euler is not None and b.source_euler is not None:
         ea, eb = a.source_euler, b.source_euler
         if ea[1].shape[1:] == eb[1].shape[1:]:
-            src = (np.concatenate([ea[0][:at], eb[0]], axis=0), np.concatenate([ea[1][:at], eb[1]], axis=0))
+            try:
+                src = (np.concatenate([ea[0][:at], eb[0]], axis=0), np.concatenate([ea[1][:at], eb[1]], axis=0))
+            except JointLimitsError:  # a clip's file changed since it was loaded: written from rotations
+                src = None
     out = Motion(a.skeleton.copy(), rot, pos, a.frame_time, source_euler=src)
     if smooth and at < out.num_frames:
         out = filter_motion(out, cuts=[at], halflife=halflife, velocity_halflife=velocity_halflife, snap=snap)

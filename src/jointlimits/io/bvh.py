@@ -360,6 +360,59 @@ class _EulerRotations:
     __hash__ = None  # type: ignore[assignment]
 
 
+_H = (np.uint64(0x9E3779B97F4A7C15), np.uint64(0xC2B2AE3D27D4EB4F), np.uint64(0x165667B19E3779F9),
+      np.uint64(0x27D4EB2F165667C5))
+
+
+def _qhash(q: NDArray[np.float64]) -> NDArray[np.uint64]:
+    """64-bit fingerprints of quaternions ``[..., 4]`` (their exact bits): how a save tells an
+    unchanged rotation from a changed one without keeping the Euler angles it was read from."""
+    u = np.ascontiguousarray(q, np.float64).view(np.uint64)
+    with np.errstate(over="ignore"):  # wrapping multiplication is the point
+        h = u[..., 0] * _H[0]
+        for k in (1, 2, 3):
+            h = (h ^ (h >> np.uint64(29))) * _H[k] + u[..., k]
+        h ^= h >> np.uint64(32)
+        return h * _H[0]
+
+
+class _LazyEuler:
+    """``source_euler[1]`` of a loaded clip: the ``[F, J, 3]`` Euler angles of its file, read from
+    the file again when first needed (keeping them from the load would cost a third of the
+    clip's memory). Raises BVHError if the file changed or is gone by then."""
+
+    ndim = 3
+    dtype = np.dtype(np.float64)
+
+    def __init__(self, source: "BVHSource"):
+        self._source = source
+        self._cache: NDArray[np.float64] | None = None
+
+    @property
+    def shape(self) -> tuple[int, int, int]:
+        return (len(self._source), self._source.skeleton.num_joints, 3)
+
+    def _get(self) -> NDArray[np.float64]:
+        if self._cache is None:
+            self._cache = self._source.euler()
+        return self._cache
+
+    def __array__(self, dtype=None, copy=None) -> NDArray[np.float64]:
+        a = self._get()
+        return a if dtype is None else a.astype(dtype)
+
+    def copy(self) -> NDArray[np.float64]:
+        return self._get().copy()
+
+    def __len__(self) -> int:
+        return len(self._source)
+
+    def __getitem__(self, key):
+        if isinstance(key, slice) and self._cache is None:
+            return _LazyEuler(self._source[key])
+        return self._get()[key]
+
+
 class BVHSource:
     """The text a clip was loaded from: the file (re-read when saving, checked unchanged by size
     and modification time) or the bytes given to :func:`loads`; the header's end, each frame
@@ -368,8 +421,10 @@ class BVHSource:
 
     def __init__(self, path: str | None, stat: tuple[int, int] | None, data: bytes | None, header_end: int,
                  motion_end: int, rows: NDArray[np.int64], tail_start: int, eol: bytes, decimals: int,
-                 skeleton: Skeleton, n_frames: int, frame_time: float, frame_time_token: bytes):
+                 skeleton: Skeleton, n_frames: int, frame_time: float, frame_time_token: bytes,
+                 hashes: NDArray[np.uint64]):
         self.path, self.stat, self.data = path, stat, data
+        self.hashes = hashes  # [F, J]: _qhash of each rotation as loaded
         self.header_end, self.motion_end, self.rows, self.tail_start = header_end, motion_end, rows, tail_start
         self.eol, self.decimals = eol, decimals
         self.skeleton, self.n_frames, self.frame_time, self.frame_time_token = (skeleton, n_frames, frame_time,
@@ -382,6 +437,7 @@ class BVHSource:
         out = BVHSource.__new__(BVHSource)
         out.__dict__.update(self.__dict__)
         out.rows = self.rows[sl]
+        out.hashes = self.hashes[sl]
         return out
 
     @property
@@ -407,6 +463,42 @@ class BVHSource:
         except OSError:
             return None
 
+    def values(self, raw: bytes | None = None) -> NDArray[np.float64] | None:
+        """``[F, C]`` channel values of the rows, parsed from the source again (None if it changed)."""
+        raw = self.read() if raw is None else raw
+        if raw is None:
+            return None
+        n_ch = sum(len(c) for c in self.skeleton.channels)
+        out = np.empty((len(self), n_ch))
+        for a in range(0, len(self), _ROWS_PER_WRITE):
+            rows = self.rows[a:a + _ROWS_PER_WRITE]
+            chunk, _, _ = _row_bytes(raw, rows)
+            try:
+                v = _parse_rows(chunk if chunk.endswith(b"\n") else chunk + b"\n", 1, 0, n_ch, None)
+            except BVHError:
+                return None
+            if v.shape != (rows.shape[0], n_ch):
+                return None
+            out[a:a + rows.shape[0]] = v
+        return out
+
+    def euler(self) -> NDArray[np.float64]:
+        """``[F, J, 3]`` Euler angles of the rows as read (BVHError if the source changed)."""
+        v = self.values()
+        if v is None:
+            raise BVHError("changed or removed since the clip was loaded: its original values are gone", None,
+                           self.path)
+        out = np.zeros((len(self), self.skeleton.num_joints, 3))
+        col = 0
+        for j, chans in enumerate(self.skeleton.channels):
+            k = 0
+            for c in chans:
+                if c in ROTATION_CHANNELS:
+                    out[:, j, k] = v[:, col]
+                    k += 1
+                col += 1
+        return out
+
     def same_skeleton(self, sk: Skeleton) -> bool:
         a = self.skeleton
         return (a.names == sk.names and np.array_equal(a.parents, sk.parents) and np.array_equal(a.offsets, sk.offsets)
@@ -415,18 +507,31 @@ class BVHSource:
                 and all(p == q and np.array_equal(o, u) for (p, o), (q, u) in zip(a.end_sites, sk.end_sites)))
 
 
+def _row_bytes(raw: bytes, rows: NDArray[np.int64]) -> tuple[bytes, NDArray[np.int64], NDArray[np.int64]]:
+    """The bytes of some source rows and each row's (start, end) in them: one slice when the
+    rows are in file order (blank lines between rows go with the next row), else joined."""
+    if rows.shape[0] and bool(np.all(rows[1:, 0] >= rows[:-1, 1])):
+        a = int(rows[0, 0])
+        ends = rows[:, 1] - a
+        return raw[a:int(rows[-1, 1])], np.concatenate([[0], ends[:-1]]).astype(np.int64), ends.astype(np.int64)
+    parts = [raw[int(x):int(y)] for x, y in rows]
+    ends = np.cumsum([len(q) for q in parts]).astype(np.int64) if parts else np.zeros(0, np.int64)
+    return b"".join(parts), np.concatenate([[0], ends[:-1]]).astype(np.int64), ends
+
+
 _DECIMALS = re.compile(rb"[0-9]\.([0-9]*)")
 
 
 def _row_ranges(block: bytes) -> NDArray[np.int64]:
     """``[n, 2]`` byte ranges (line ending included) of the non-blank lines of a block."""
-    arr = np.frombuffer(block, np.uint8)
-    nl = np.flatnonzero(arr == 10)
-    starts = np.concatenate([[0], nl + 1])
-    ends = np.concatenate([nl + 1, [arr.size]])
-    ink = np.concatenate([[0], np.cumsum(~np.isin(arr, np.frombuffer(b" \t\r\n\x0b\x0c", np.uint8)))])
-    keep = ink[ends] > ink[starts]
-    return np.stack([starts[keep], ends[keep]], axis=-1).astype(np.int64)
+    out: list[int] = []
+    pos, size = 0, len(block)
+    for line in block.split(b"\n"):
+        end = pos + len(line) + 1
+        if line.strip():
+            out += (pos, min(end, size))
+        pos = end
+    return np.array(out, np.int64).reshape(-1, 2)
 
 
 def _decimals(block: bytes) -> int:
@@ -448,7 +553,7 @@ class _MotionBuilder:
         self.positions[:] = skeleton.offsets[None]
         self.rotations = np.zeros((capacity, J, 4))
         self.rotations[..., 0] = 1.0
-        self.euler = np.zeros((capacity, J, 3))
+        self.hashes = np.full((capacity, J), _qhash(np.array([1.0, 0.0, 0.0, 0.0]))[()], np.uint64)
         self.pos_cols: list[tuple[int, int, int]] = []  # (joint, axis, column)
         groups: dict[str, tuple[list[int], list[list[int]]]] = {}
         self.orders: list[str] = []
@@ -476,13 +581,16 @@ class _MotionBuilder:
             self.positions[a:b, j, k] = data[:, col]
         for axes, js, cols in self.groups:
             ang = data[:, cols]  # [rows, Jg, n]
-            self.rotations[a:b, js] = _euler_to_quat(ang, axes)
-            self.euler[a:b, js, :len(axes)] = ang
+            q = _euler_to_quat(ang, axes)
+            self.rotations[a:b, js] = q
+            self.hashes[a:b, js] = _qhash(q)
         self.n = b
 
     def motion(self, frame_time: float, source: BVHSource | None = None) -> Motion:
+        euler = None if source is None else _LazyEuler(source)
         return Motion(self.skeleton, self.rotations, self.positions, frame_time,
-                      source_euler=(_EulerRotations(self.orders, self.euler), self.euler), source_text=source)
+                      source_euler=None if euler is None else (_EulerRotations(self.orders, euler), euler),
+                      source_text=source)
 
 
 def _first_bad_byte(block: bytes) -> int | None:
@@ -658,7 +766,7 @@ def _read(fh: IO[bytes], size: int, path: str | None, data: bytes | None = None,
         eol = b"\r\n" if _crlf_header(data, source_path) else b"\n"
         tail = int(row_ranges[-1, 1]) if n_frames else data_start
         source = BVHSource(None if data is not None else source_path, stat, data, data_start, motion_end, row_ranges, tail,
-                           eol, decimals or 0, skeleton.copy(), n_frames, frame_time, ft_token)
+                           eol, decimals or 0, skeleton.copy(), n_frames, frame_time, ft_token, builder.hashes[:n_frames])
     return builder.motion(frame_time, source)
 
 
@@ -700,15 +808,53 @@ def load(path: str | os.PathLike) -> Motion:
             raise BVHError(f"cannot read file: {e.strerror or e}", None, str(p)) from None
 
 
+def _check_fixed_positions(motion: Motion) -> None:
+    """BVHError if a joint moves along an axis it has no position channel for."""
+    sk = motion.skeleton
+    for j, chans in enumerate(sk.channels):
+        missing = [k for k in range(3) if POSITION_CHANNELS[k] not in chans]
+        if missing:
+            dev = np.abs(motion.positions[:, j, missing] - sk.offsets[j, missing])
+            if dev.size and np.max(dev) > 1e-9 * max(1.0, float(np.max(np.abs(sk.offsets[j])))):
+                raise BVHError(f"joint {sk.names[j]!r} moves along axes without position channels; "
+                               "add position channels to the skeleton to save it")
+
+
+def _text_source(motion: Motion) -> BVHSource | None:
+    """The motion's source text if its rows are the motion's frames in the same channel layout."""
+    src = motion.source_text
+    if not isinstance(src, BVHSource) or len(src) != motion.num_frames:
+        return None
+    if [list(c) for c in src.skeleton.channels] != [list(c) for c in motion.skeleton.channels]:
+        return None
+    return src
+
+
 def channel_data(motion: Motion) -> NDArray[np.float64]:
     """The ``[F, C]`` channel values (degrees, file units) that represent ``motion`` in BVH order."""
+    return _channel_data(motion)[0]
+
+
+def _channel_data(motion: Motion) -> tuple[NDArray[np.float64], NDArray[np.float64] | None, bytes | None]:
+    """(channel values, the source rows' values or None, the source's bytes or None)."""
     sk = motion.skeleton
     F = motion.num_frames
     motion.check_finite()
     cols: list[NDArray[np.float64]] = []
+    text = _text_source(motion)
+    raw = text.read() if text is not None else None
+    old = text.values(raw) if raw is not None else None
     src = motion.source_euler
-    if src is not None and (src[0].shape != motion.rotations.shape):
-        src = None
+    if src is not None and (old is not None or src[0].shape != motion.rotations.shape
+                            or isinstance(src[1], _LazyEuler) and src[1]._cache is None):
+        src = None  # the text's own values serve (or the text is gone: nothing to read them from)
+    if old is not None and np.array_equal(_qhash(motion.rotations), text.hashes):
+        pos_cols = [(c, j, POSITION_CHANNELS.index(ch)) for c, (j, ch) in
+                    enumerate((j, ch) for j, chans in enumerate(sk.channels) for ch in chans) if ch in POSITION_CHANNELS]
+        if all(np.array_equal(old[:, c], motion.positions[:, j, k]) for c, j, k in pos_cols):
+            _check_fixed_positions(motion)
+            return old, old, raw  # nothing changed since loading
+    col = 0
     for j, chans in enumerate(sk.channels):
         axes = "".join(c[0].lower() for c in chans if c in ROTATION_CHANNELS)
         has_pos = [POSITION_CHANNELS.index(c) for c in chans if c in POSITION_CHANNELS]
@@ -724,7 +870,10 @@ def channel_data(motion: Motion) -> NDArray[np.float64]:
             n = len(axes)
             hint = None
             exact = None
-            if src is not None:
+            if old is not None:
+                hint = old[:, [col + k for k, c in enumerate(chans) if c in ROTATION_CHANNELS]]
+                exact = _qhash(q) == text.hashes[:, j]
+            elif src is not None:
                 hint = src[1][:, j, :n].copy()
                 src_q = src[0].joint(j) if isinstance(src[0], _EulerRotations) else src[0][:, j]
                 exact = np.all(src_q == q, axis=-1)
@@ -739,7 +888,8 @@ def channel_data(motion: Motion) -> NDArray[np.float64]:
             else:
                 cols.append(rot[:, k])
                 k += 1
-    return np.stack(cols, axis=-1) if cols else np.zeros((F, 0))
+        col += len(chans)
+    return (np.stack(cols, axis=-1) if cols else np.zeros((F, 0))), old, raw
 
 
 def _fmt(x: float) -> str:
@@ -761,28 +911,18 @@ def _format_rows(data: NDArray[np.float64], decimals: int = 0, eol: bytes = b"\n
     return out[:n].tobytes()
 
 
-def _merge_rows(data: NDArray[np.float64], rows: NDArray[np.int64], raw: bytes, decimals: int, eol: bytes,
-                contiguous: bool) -> bytes | None:
-    """The source rows ``rows`` (byte ranges of ``raw``) with the values that differ from ``data``
-    replaced, everything else copied byte for byte; None if the rows do not parse as expected."""
+def _merge_rows(data: NDArray[np.float64], old: NDArray[np.float64], rows: NDArray[np.int64], raw: bytes,
+                decimals: int, eol: bytes) -> bytes | None:
+    """The source rows ``rows`` (byte ranges of ``raw``, holding the values ``old``) with the values
+    that differ in ``data`` replaced, everything else copied byte for byte; None if a row does not
+    hold its values."""
     n, n_ch = data.shape
-    if contiguous:
-        a = int(rows[0, 0])
-        chunk = raw[a:int(rows[-1, 1])]
-        ends = rows[:, 1] - a
-        starts = np.concatenate([[0], ends[:-1]])  # blank lines between rows go with the next row
-    else:
-        parts = [raw[int(s):int(e)] for s, e in rows]
-        chunk = b"".join(parts)
-        ends = np.cumsum([len(p) for p in parts]).astype(np.int64)
-        starts = np.concatenate([[0], ends[:-1]]).astype(np.int64)
-    try:
-        old = _parse_rows(chunk if chunk.endswith(b"\n") else chunk + b"\n", 1, 0, n_ch, None)
-    except BVHError:
-        return None
-    if old.shape != data.shape:
-        return None
+    chunk, starts, ends = _row_bytes(raw, rows)
+    if old is data:
+        return chunk
     same = (old == data).view(np.uint8)
+    if same.all():
+        return chunk
     flat = np.ascontiguousarray(data).reshape(-1)
     out = np.empty(len(chunk) + n * len(eol) + int(flat.size - same.sum()) * 64 + 1, np.uint8)
     k = _core.merge_rows(chunk, np.ascontiguousarray(starts, np.int64), np.ascontiguousarray(ends, np.int64),
@@ -837,17 +977,14 @@ def _header(motion: Motion, src: BVHSource | None, raw: bytes | None) -> bytes:
     return (eol.join(lines) + eol).encode("utf-8", "surrogateescape")
 
 
-def _write(fh: IO[bytes], motion: Motion, data: NDArray[np.float64] | None = None) -> None:
+def _write(fh: IO[bytes], motion: Motion, data: NDArray[np.float64] | None = None,
+           old: NDArray[np.float64] | None = None, raw: bytes | None = None) -> None:
     if data is None:
-        data = channel_data(motion)
-    src = motion.source_text if isinstance(motion.source_text, BVHSource) else None
-    if src is not None and len(src) != motion.num_frames:
-        src = None
-    raw = src.read() if src is not None else None
-    if raw is None:
-        src_rows = None
-    else:
-        src_rows = src.rows
+        data, old, raw = _channel_data(motion)
+    src = _text_source(motion)
+    if old is None:
+        raw = None
+    src_rows = src.rows if raw is not None else None
     eol = src.eol if src is not None else b"\n"
     decimals = src.decimals if src is not None else 0
     fh.write(_header(motion, src, raw))
@@ -856,9 +993,7 @@ def _write(fh: IO[bytes], motion: Motion, data: NDArray[np.float64] | None = Non
         block = data[a:a + _ROWS_PER_WRITE]
         text = None
         if src_rows is not None and block.shape[1]:
-            rows = src_rows[a:a + _ROWS_PER_WRITE]
-            contiguous = bool(np.all(rows[1:, 0] >= rows[:-1, 1]))
-            text = _merge_rows(block, rows, raw, decimals, eol, contiguous)
+            text = _merge_rows(block, old[a:a + _ROWS_PER_WRITE], src_rows[a:a + _ROWS_PER_WRITE], raw, decimals, eol)
         if text is None:
             text = _format_rows(block, decimals, eol)
         if a + _ROWS_PER_WRITE < F and text and not text.endswith(b"\n"):
@@ -884,6 +1019,6 @@ def save(path: str | os.PathLike, motion: Motion, *, overwrite: bool = True) -> 
     p = Path(path)
     if not overwrite and p.exists():
         raise BVHError("file exists (not overwriting it)", None, str(p))
-    data = channel_data(motion)  # raises before a file is opened if the motion cannot be written
+    data, old, raw = _channel_data(motion)  # raises before a file is opened if the motion cannot be written
     with atomic_write(p, binary=True) as fh:
-        _write(fh, motion, data)
+        _write(fh, motion, data, old, raw)
