@@ -55,6 +55,20 @@ def test_bursts_found_at_both_ends(k: int, degrees: float) -> None:
     assert np.all((np.abs(cuts - 200) <= 2) | (np.abs(cuts - 200 - k) <= 2)), cuts
 
 
+def test_shared_spikes_and_clip_edges_need_more() -> None:
+    # one joint jumping 25 degrees is a pop; two joints jumping together on the same frame are a
+    # movement of the body and must jump further; a jump at the clip's first frames likewise
+    one = _burst(_smooth(), 3, 200, 4, 25.0)
+    assert _near(TR.detect_discontinuities(one), [200, 204], 1)
+    both = _burst(one, 4, 200, 4, 25.0)
+    assert TR.detect_discontinuities(both).size == 0
+    big = _burst(_burst(_smooth(), 3, 200, 4, 60.0), 4, 200, 4, 60.0)
+    assert _near(TR.detect_discontinuities(big), [200, 204], 1)
+    edge = _burst(_smooth(), 3, 1, 3, 25.0)
+    assert not np.any(TR.detect_discontinuities(edge) <= 3)
+    assert _near(TR.detect_discontinuities(_burst(_smooth(), 3, 1, 3, 60.0)), [1, 4], 1)
+
+
 def test_one_frame_flip_of_180_degrees_is_found() -> None:
     # the velocity out and back is the same rotation, only the midway outlier sees it
     m = _burst(_smooth(), 2, 150, 1, 180.0, axis=(0, 1, 0))

@@ -62,7 +62,7 @@ class PopParams:
     #: ... but at least by this many frames of the clip
     min_count: int = 4
     #: smallest rotation change reported (degrees)
-    floor_degrees: float = 12.0
+    floor_degrees: float = 16.0
     #: smallest position change reported (centimetres)
     floor_cm: float = 4.0
     #: feet and toes touching the ground (see :func:`ground_contacts`) may turn this many times
@@ -76,6 +76,15 @@ class PopParams:
     pair_frames: int = 10
     #: out and back match when |u[t] + u[t']| < pair_tolerance * min(|u[t]|, |u[t']|)
     pair_tolerance: float = 0.2
+    #: a rotation spike that other joints share on the same frame (two or more channels above
+    #: ``shared_level`` of their bounds) is a movement of the body, not a pop of one joint: it
+    #: needs this many times the bound
+    k_shared: float = 1.6
+    shared_level: float = 0.9
+    #: within this many seconds of the clip's first or last frame (where the window and the
+    #: two-sided change see one side only) a spike needs this many times the bound
+    edge_seconds: float = 0.1
+    k_edge: float = 2.0
 
 
 def channel_velocities(motion: Motion) -> tuple[Array, Array, NDArray[np.int64]]:
@@ -214,7 +223,14 @@ def pop_scores(motion: Motion, params: PopParams | None = None) -> tuple[Array, 
         bound = np.where(paired_spikes(w, p.pair_frames, p.pair_tolerance, floor),
                          np.maximum(floor, p.k_pair * bound), bound)
     rs = s / bound
-    if moving.size:
+    if p.k_shared != 1.0:
+        shared = np.sum(rs >= p.shared_level, axis=1) >= 2
+        rs[shared] /= p.k_shared
+    if p.k_edge != 1.0:
+        e = int(round(p.edge_seconds / motion.frame_time))
+        if e > 0:
+            rs[:e + 1] /= p.k_edge
+            rs[-e:] /= p.k_edge
         s, a = two_sided_spikes(v)
         floor = p.floor_cm / 100.0
         bound = _bounds(s, a, win, floor, p)
