@@ -1,8 +1,8 @@
 """Fuzz the BVH reader with mutations of the shared clips and print counts.
 
 Every mutated file must either load or raise ``BVHError`` (anything else escaping is a failure),
-and every file that loads must write back and load again to the same skeleton and bit-identical
-channel values. ``tests/test_hardening_bvh.py`` runs a small sample of the same mutations.
+and every file that loads must write back as exactly the same text and load again to the same
+skeleton and bit-identical channel values. ``tests/test_hardening_bvh.py`` runs a small sample of the same mutations.
 
     python scripts/fuzz_bvh.py [--n 5000] [--seed 0] [--frames 12]
 """
@@ -102,7 +102,9 @@ def check(text: str) -> str:
         assert "\n" not in str(e), "multi-line error"
         return "rejected"
     assert np.isfinite(m.rotations).all() and np.isfinite(m.positions).all(), "non-finite motion accepted"
-    back = bvh.loads(bvh.dumps(m))
+    out = bvh.dumps(m)
+    assert out == text, "the text of an unchanged clip was not written back as it was"
+    back = bvh.loads(out)
     sk, sk2 = m.skeleton, back.skeleton
     assert sk.names == sk2.names and sk.parents.tolist() == sk2.parents.tolist(), "skeleton changed"
     assert sk.channels == sk2.channels and np.array_equal(sk.offsets, sk2.offsets), "channels/offsets changed"
@@ -144,8 +146,8 @@ def main() -> None:
     counts = run(args.n, args.seed, args.frames)
     bad = sum(v for k, v in counts.items() if k not in ("accepted", "rejected"))
     print(f"{args.n} mutations of {len(seed_texts(args.frames))} shared clips in {time.perf_counter() - t:.1f} s: "
-          f"{counts['rejected']} rejected with BVHError, {counts['accepted']} accepted and round-tripped "
-          f"bit-equal, {bad} failures")
+          f"{counts['rejected']} rejected with BVHError, {counts['accepted']} accepted, written back as the "
+          f"same text and round-tripped bit-equal, {bad} failures")
     for k, v in sorted(counts.items()):
         if k not in ("accepted", "rejected"):
             print(f"  {v:6d}  {k}")

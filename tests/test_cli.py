@@ -130,7 +130,7 @@ def test_demo_on_real_clips(clip: str, tmp_path: Path):
     # the hard projection puts every joint-frame inside; the printed summary says so
     assert all(r["frames_outside"] == 0 for r in rep["projected"]), rep["projected"]
     assert summary["fraction_outside"]["projected"] == 0.0
-    if not clip.startswith("adelaide"):
+    if not clip.startswith("bandai"):
         return
     # a second run into the same folder refuses unless --force; -q prints nothing
     again = run("demo", "--input", MOCAP / clip, "--out", tmp_path / "d", "-q")

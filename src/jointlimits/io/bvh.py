@@ -762,6 +762,8 @@ def _read(fh: IO[bytes], size: int, path: str | None, data: bytes | None = None,
                        "(truncated or extra rows)", max(1, line_no - 1), path)
     source = None
     row_ranges = np.concatenate(rows) if rows else np.zeros((0, 2), np.int64)
+    if row_ranges.shape[0]:
+        row_ranges[0, 0] = data_start  # blank lines before the first row go with it
     if row_ranges.shape[0] == builder.n == n_frames and (source_path is not None or data is not None):
         eol = b"\r\n" if _crlf_header(data, source_path) else b"\n"
         tail = int(row_ranges[-1, 1]) if n_frames else data_start
