@@ -362,7 +362,9 @@ def _planted_offsets(pa: Array, pt: Array | None, heel: NDArray[np.bool_], toe: 
         k = int(st[s0])
         o_prev = np.zeros(3) if s0 == 0 else o[s0 - 1]
         r_prev = quat.identity() if s0 == 0 else R[s0 - 1]
-        rest = not np.any(o_prev) and quat.angle(r_prev) == 0.0
+        # a lock is taken afresh only after a released gap that has faded out completely; a run that
+        # follows another run (or a fade not yet over) starts where the previous frame left the foot
+        rest = (s0 == 0 or st[s0 - 1] == 0) and not np.any(o_prev) and quat.angle(r_prev) == 0.0
         n = e0 - s0
         nb = max(B, int(np.ceil(np.degrees(quat.angle(r_prev)) / MAX_FADE_DEGREES)))
         fade_r = 1.0 - _smoothstep(np.arange(1, n + 1) / (nb + 1.0)) if nb else np.zeros(n)
@@ -432,7 +434,7 @@ def footlock(motion: Motion, limits: Any = None, contacts: NDArray[np.bool_] | N
              blend_frames: int = DEFAULT_BLEND_FRAMES, lock_frames: int = 1, lock_height: bool = False,
              refine: bool = True, tolerance: float = 0.001, toe_contacts: NDArray[np.bool_] | None = None,
              toes: bool = True, margin: int = DEFAULT_MARGIN, limit_ankle: bool = True,
-             toe_first: bool = False) -> tuple[Motion, FootlockReport]:
+             toe_first: bool = False, hold_toe: bool = True) -> tuple[Motion, FootlockReport]:
     """Pin planted heels and toes with two-bone leg IK; returns the new motion and a :class:`FootlockReport`.
 
     Per foot the chain is (grandparent, parent, foot) = (UpLeg, Leg, Foot). ``contacts`` are the
@@ -480,7 +482,7 @@ def footlock(motion: Motion, limits: Any = None, contacts: NDArray[np.bool_] | N
     chains = [(int(sk.parents[sk.parents[j]]), int(sk.parents[j]), j) for j in idx]
 
     # one batch over (frame, foot)
-    fs, ks, tg, rs, tps = [], [], [], [], []
+    fs, ks, tg, rs, tps, tws, tts = [], [], [], [], [], [], []
     for i, (h, k_, j) in enumerate(chains):
         pt = gp[:, toe_idx[i]] if toe_idx[i] is not None else None
         o, Rf, need = _planted_offsets(gp[:, j], pt, c[:, i], tc[:, i], blend_frames, lock_frames,
@@ -489,6 +491,12 @@ def footlock(motion: Motion, limits: Any = None, contacts: NDArray[np.bool_] | N
         fr = np.nonzero(need)[0]
         rs.append(Rf[fr])
         tps.append(tc[fr, i] if toe_idx[i] is not None else np.zeros(fr.size, bool))
+        if pt is not None:
+            tws.append(_toe_weight(tc[:, i], blend_frames)[fr])
+            tts.append(t[fr] + quat.mul_vec(Rf[fr], pt[fr] - gp[fr, j]))
+        else:
+            tws.append(np.zeros(fr.size))
+            tts.append(t[fr])
         fs.append(fr)
         ks.append(np.full(fr.size, i))
         tg.append(t[fr])
@@ -503,7 +511,11 @@ def footlock(motion: Motion, limits: Any = None, contacts: NDArray[np.bool_] | N
         J = np.array([ch[2] for ch in chains])[which]
         Pp = sk.parents[H]
         par = np.where((Pp >= 0)[:, None], gr[fr, np.maximum(Pp, 0)], quat.identity(fr.size))
-        targets = _soft_reach(gp[fr, H], gp[fr, K], gp[fr, J], targets)
+        toe_w = np.concatenate(tws)
+        toe_want = np.concatenate(tts)
+        TT = np.array([-1 if t is None else t for t in toe_idx])[which]
+        toe_off = np.where((TT >= 0)[:, None], motion.positions[fr, np.maximum(TT, 0)], 0.0)
+        targets = _soft_reach(gp[fr, H], gp[fr, K], gp[fr, J], targets, None if lock_height else up)
         off = np.stack([motion.positions[fr, H], motion.positions[fr, K], motion.positions[fr, J]], axis=1)
         base_p = np.where((Pp >= 0)[:, None], gp[fr, np.maximum(Pp, 0)], 0.0)
         turn = np.concatenate(rs) if rs else quat.identity(0)
@@ -548,8 +560,15 @@ def footlock(motion: Motion, limits: Any = None, contacts: NDArray[np.bool_] | N
                     nref += int(improve.sum())
                 ankle = _leg_fk(par, base_p, off, hip, knee)
             # the foot keeps its global rotation, turned about the ankle where heel and toe are both planted
+            # and, where the toe is planted, turned about the ankle as reached so that the toe stays
             gk = quat.mul(par, quat.mul(hip, knee))
-            foot = quat.normalize(quat.inv_mul(gk, want_foot))
+            wf = want_foot
+            if hold_toe and np.any(toe_w > 0):
+                r = np.nonzero(toe_w > 0)[0]
+                wf = want_foot.copy()
+                wf[r] = _hold_toe(want_foot[r], ankle[r], toe_off[r], toe_want[r], toe_w[r],
+                                  None if lock_height else up)
+            foot = quat.normalize(quat.inv_mul(gk, wf))
             if limits is not None and limit_ankle:
                 for i, (_, _, jj) in enumerate(chains):
                     lim = _joint_limit(limits, jj)
@@ -562,7 +581,6 @@ def footlock(motion: Motion, limits: Any = None, contacts: NDArray[np.bool_] | N
             return hip, knee, foot, ankle, err, nlim, nref
 
         hip, knee, foot, ankle, err, nlim, nref = solve(targets)
-        TT = np.array([-1 if t is None else t for t in toe_idx])[which]
         toe_rows = np.nonzero((TT >= 0) & np.concatenate(tps))[0] if tps else np.zeros(0, np.int64)
         if toe_first and toe_rows.size and limits is not None and limit_ankle:
             # the ankle's limit turned the foot: move the ankle so that a planted toe stays put
@@ -577,7 +595,7 @@ def footlock(motion: Motion, limits: Any = None, contacts: NDArray[np.bool_] | N
             if np.any(np.linalg.norm(e, axis=-1) > tol_u):
                 t2 = targets.copy()
                 t2[r] += e
-                t2 = _soft_reach(gp[fr, H], gp[fr, K], gp[fr, J], t2)
+                t2 = _soft_reach(gp[fr, H], gp[fr, K], gp[fr, J], t2, None if lock_height else up)
                 hip, knee, foot, ankle, err, nlim2, nref2 = solve(t2)
                 nlim, nref = nlim2, nref + nref2
         limited += nlim
@@ -602,10 +620,12 @@ def footlock(motion: Motion, limits: Any = None, contacts: NDArray[np.bool_] | N
 SOFT_REACH = 0.97
 
 
-def _soft_reach(hip: Array, knee: Array, ankle: Array, target: Array) -> Array:
+def _soft_reach(hip: Array, knee: Array, ankle: Array, target: Array, up: int | None = None) -> Array:
     """Targets with their distance ``d`` from the hip softly limited below the leg's length ``L``:
     beyond ``a L`` (``a = SOFT_REACH``) ``d' = a L + (1 - a) L tanh((d - a L) / ((1 - a) L))``, never
-    farther than the animated ankle already is."""
+    farther than the animated ankle already is. With ``up`` (the vertical axis) the target keeps its
+    horizontal position and rises toward the hip (a planted foot does not slide, the heel lifts);
+    only when the horizontal distance alone is too long is that shortened."""
     L = np.linalg.norm(knee - hip, axis=-1) + np.linalg.norm(ankle - knee, axis=-1)
     cur = np.linalg.norm(ankle - hip, axis=-1)
     v = target - hip
@@ -614,7 +634,56 @@ def _soft_reach(hip: Array, knee: Array, ankle: Array, target: Array) -> Array:
     span = np.maximum((1.0 - SOFT_REACH) * L, 1e-12)
     soft = np.where(d > a, a + span * np.tanh((d - a) / span), d)
     soft = np.maximum(soft, np.minimum(d, cur))
-    return hip + v * (soft / np.maximum(d, 1e-12))[:, None]
+    if up is None:
+        return hip + v * (soft / np.maximum(d, 1e-12))[:, None]
+    vh = v.copy()
+    vh[:, up] = 0.0
+    dh = np.linalg.norm(vh, axis=-1)
+    short = soft < d
+    out = v.copy()
+    # the vertical part shrinks first (continuous: at dh == soft both branches give vh, 0 up)
+    rise = short & (dh <= soft)
+    out[rise, up] = np.sign(v[rise, up]) * np.sqrt(np.maximum(soft[rise] ** 2 - dh[rise] ** 2, 0.0))
+    flat = short & (dh > soft)
+    out[flat] = vh[flat] * (soft[flat] / np.maximum(dh[flat], 1e-12))[:, None]
+    return hip + out
+
+
+def _toe_weight(toe: NDArray[np.bool_], blend_frames: int) -> Array:
+    """Per frame how much a planted toe is held by turning the foot about the reached ankle: 1 while
+    the toe is planted (gaps of 1-2 frames bridged), fading out (smoothstep) over ``blend_frames``
+    after each run."""
+    F = toe.shape[0]
+    m = toe.copy()
+    for g0, g1 in _runs(~m):
+        if g0 > 0 and g1 < F and g1 - g0 <= 2:
+            m[g0:g1] = True
+    w = m.astype(float)
+    B = max(int(blend_frames), 0)
+    for _, e in _runs(m):
+        n = min(B, F - e)
+        if n > 0:
+            w[e:e + n] = np.maximum(w[e:e + n], 1.0 - _smoothstep(np.arange(1, n + 1) / (B + 1.0)))
+    return w
+
+
+def _hold_toe(foot_g: Array, ankle: Array, toe_off: Array, toe_want: Array, w: Array, up: int | None) -> Array:
+    """Global foot rotations turned about the reached ankle so that the toe (local offset ``toe_off``)
+    lands horizontally on ``toe_want`` keeping the foot's length (its height on the side it points
+    to), by weight ``w``; with ``up`` None the whole position is the aim."""
+    cur = quat.mul_vec(foot_g, toe_off)
+    want = toe_want - ankle
+    if up is not None:
+        ln2 = np.sum(cur * cur, -1)
+        want[:, up] = 0.0
+        dh2 = np.sum(want * want, -1)
+        over = dh2 > ln2
+        want[over] *= np.sqrt(ln2[over] / dh2[over])[:, None]
+        rem = np.sqrt(np.maximum(ln2 - np.sum(want * want, -1), 0.0))
+        want[:, up] = np.where(cur[:, up] >= 0.0, rem, -rem)
+    turn = quat.between(cur, want)
+    turn = quat.slerp(quat.identity(len(w)), turn, np.clip(w, 0.0, 1.0))
+    return quat.normalize(quat.mul(turn, foot_g))
 
 
 def _joint_limit(limits: Any, j: int) -> Any:
