@@ -59,6 +59,9 @@ MAX_FADE_DEGREES = 3.0
 #: largest distance (m) a locked heel or toe is held away from its animation; beyond it the lock
 #: slides (off by default: on LAFAN1 any finite value traded more skating for few fewer pops)
 MAX_OFFSET = float("inf")
+#: largest acceleration (m/s^2) a released lock adds to the foot while it fades out; a gap too short
+#: to release it at that rate carries the rest into the next contact
+RELEASE_ACCELERATION = 10.0
 #: frames added to both ends of each detected contact when locking (the landing and take-off frames)
 DEFAULT_MARGIN = 1
 #: percentile of a foot joint's heights taken as its ground level
@@ -324,7 +327,8 @@ def _smoothstep(x: Array) -> Array:
 
 def _planted_offsets(pa: Array, pt: Array | None, heel: NDArray[np.bool_], toe: NDArray[np.bool_],
                      blend_frames: int, lock_frames: int, up: int | None,
-                     max_offset: float = np.inf) -> tuple[Array, Array, NDArray[np.bool_]]:
+                     max_offset: float = np.inf, bridge_step: float = np.inf,
+                     release_acc: float = np.inf) -> tuple[Array, Array, NDArray[np.bool_]]:
     """How to move one foot so that what is planted stays put -> (ankle offsets ``o [F, 3]``, global
     foot rotations ``R [F, 4]`` applied about the ankle, frames that need a solve).
 
@@ -339,14 +343,19 @@ def _planted_offsets(pa: Array, pt: Array | None, heel: NDArray[np.bool_], toe: 
     animation drifts farther than ``max_offset`` from its lock drags the lock along (it is sliding,
     and a long drift would be released as a pop). ``up``: that offset component
     is 0 (heights follow the animation). ``lock_frames``: a lock taken from rest averages that many
-    frames."""
+    frames. A gap of 1-2 frames between contacts is bridged when the animated ankle and toe travel at
+    most ``bridge_step`` per frame (horizontally) across it. ``release_acc`` (units per frame
+    squared) bounds how fast a released offset may fade; a gap too short carries the rest into the
+    next contact (default: every fade completes within its gap)."""
     F = pa.shape[0]
     o = np.zeros((F, 3))
     R = quat.identity(F)
     st = np.where(heel, 1, 0) + (np.where(toe, 2, 0) if pt is not None else 0)  # 0 none, 1 heel, 2 toe, 3 both
     # a gap of a frame or two between two contacts keeps the state before it (no release and re-lock)
+    # unless the animated foot steps meanwhile (a shuffle step is released and locked again)
+    pts = [pa] if pt is None else [pa, pt]
     for g0, g1 in _runs(st == 0):
-        if g0 > 0 and g1 < F and g1 - g0 <= 2:
+        if g0 > 0 and g1 < F and g1 - g0 <= 2 and _still(pts, g0 - 1, g1, bridge_step, up):
             st[g0:g1] = st[g0 - 1]
     if not (st > 0).any():
         return o, R, st > 0
@@ -370,11 +379,19 @@ def _planted_offsets(pa: Array, pt: Array | None, heel: NDArray[np.bool_], toe: 
         fade_r = 1.0 - _smoothstep(np.arange(1, n + 1) / (nb + 1.0)) if nb else np.zeros(n)
         r_fade = quat.slerp(np.broadcast_to(quat.identity(), (n, 4)), np.broadcast_to(r_prev, (n, 4)), fade_r)
         if k == 0:
-            # released: the corrections are gone by the end of the gap (the next contact starts afresh)
+            # released: the corrections fade out over blend_frames, or longer where that would
+            # accelerate the foot by more than release_acc (smoothstep's peak second difference is
+            # 6 / L^2 of its span); a fade the gap is too short for is carried into the next contact
+            # (which then starts where this gap left the foot), else the next contact starts afresh
             last = n if e0 < F else n + 1
-            bo = min(B + 1, last)
+            if np.isfinite(release_acc):
+                dist = float(np.linalg.norm(o_prev))
+                bo = max(B + 1, int(np.ceil(np.sqrt(6.0 * dist / max(release_acc, 1e-300)))))
+                br = nb + 1
+            else:
+                bo, br = min(B + 1, last), min(nb + 1, last)
             fade_o = 1.0 - _smoothstep(np.arange(1, n + 1) / bo)
-            fr_ = 1.0 - _smoothstep(np.arange(1, n + 1) / min(nb + 1, last))
+            fr_ = 1.0 - _smoothstep(np.arange(1, n + 1) / br)
             o[s0:e0] = fade_o[:, None] * o_prev
             R[s0:e0] = quat.slerp(np.broadcast_to(quat.identity(), (n, 4)), np.broadcast_to(r_prev, (n, 4)), fr_)
             continue
@@ -481,18 +498,21 @@ def footlock(motion: Motion, limits: Any = None, contacts: NDArray[np.bool_] | N
     rot = motion.rotations.copy()
     chains = [(int(sk.parents[sk.parents[j]]), int(sk.parents[j]), j) for j in idx]
 
+    # a detection gap of 1-2 frames is bridged where the foot moves no faster than a planted one
+    bridge = velocity_threshold * motion.frame_time / mpu
     # one batch over (frame, foot)
     fs, ks, tg, rs, tps, tws, tts = [], [], [], [], [], [], []
     for i, (h, k_, j) in enumerate(chains):
         pt = gp[:, toe_idx[i]] if toe_idx[i] is not None else None
         o, Rf, need = _planted_offsets(gp[:, j], pt, c[:, i], tc[:, i], blend_frames, lock_frames,
-                                       None if lock_height else up, MAX_OFFSET / mpu)
+                                       None if lock_height else up, MAX_OFFSET / mpu, bridge,
+                                       RELEASE_ACCELERATION * motion.frame_time ** 2 / mpu)
         t = gp[:, j] + o
         fr = np.nonzero(need)[0]
         rs.append(Rf[fr])
         tps.append(tc[fr, i] if toe_idx[i] is not None else np.zeros(fr.size, bool))
         if pt is not None:
-            tws.append(_toe_weight(tc[:, i], blend_frames)[fr])
+            tws.append(_toe_weight(tc[:, i], blend_frames, pt, bridge, None if lock_height else up)[fr])
             tts.append(t[fr] + quat.mul_vec(Rf[fr], pt[fr] - gp[fr, j]))
         else:
             tws.append(np.zeros(fr.size))
@@ -649,14 +669,28 @@ def _soft_reach(hip: Array, knee: Array, ankle: Array, target: Array, up: int | 
     return hip + out
 
 
-def _toe_weight(toe: NDArray[np.bool_], blend_frames: int) -> Array:
+def _still(points: Sequence[Array], a: int, b: int, step: float, up: int | None) -> bool:
+    """Whether every point travels at most ``step`` per frame (horizontally when ``up`` is given)
+    from frame ``a`` to frame ``b``."""
+    for p in points:
+        d = p[b] - p[a]
+        if up is not None:
+            d = d.copy()
+            d[up] = 0.0
+        if np.linalg.norm(d) > step * (b - a):
+            return False
+    return True
+
+
+def _toe_weight(toe: NDArray[np.bool_], blend_frames: int, pt: Array | None = None, bridge_step: float = np.inf,
+                up: int | None = None) -> Array:
     """Per frame how much a planted toe is held by turning the foot about the reached ankle: 1 while
-    the toe is planted (gaps of 1-2 frames bridged), fading out (smoothstep) over ``blend_frames``
-    after each run."""
+    the toe is planted (gaps of 1-2 frames bridged where the toe travels at most ``bridge_step`` per
+    frame), fading out (smoothstep) over ``blend_frames`` after each run."""
     F = toe.shape[0]
     m = toe.copy()
     for g0, g1 in _runs(~m):
-        if g0 > 0 and g1 < F and g1 - g0 <= 2:
+        if g0 > 0 and g1 < F and g1 - g0 <= 2 and (pt is None or _still([pt], g0 - 1, g1, bridge_step, up)):
             m[g0:g1] = True
     w = m.astype(float)
     B = max(int(blend_frames), 0)
