@@ -540,11 +540,12 @@ def footlock(motion: Motion, limits: Any = None, contacts: NDArray[np.bool_] | N
         base_p = np.where((Pp >= 0)[:, None], gp[fr, np.maximum(Pp, 0)], 0.0)
         turn = np.concatenate(rs) if rs else quat.identity(0)
         want_foot = quat.mul(turn, gr[fr, J])
+        pole = _knee_pole(gp[fr, H], gp[fr, K], gp[fr, J])
         tol_u = tolerance / mpu
 
         def solve(tg: Array) -> tuple[Array, Array, Array, Array, Array, int, int]:
             nlim = nref = 0
-            sol = two_bone(gp[fr, H], gp[fr, K], gp[fr, J], tg, par, rot[fr, H], rot[fr, K])
+            sol = two_bone(gp[fr, H], gp[fr, K], gp[fr, J], tg, par, rot[fr, H], rot[fr, K], pole)
             hip, knee = sol.root_local, sol.mid_local
             if limits is not None:
                 for i, (h, k_, _) in enumerate(chains):
@@ -680,6 +681,20 @@ def _still(points: Sequence[Array], a: int, b: int, step: float, up: int | None)
         if np.linalg.norm(d) > step * (b - a):
             return False
     return True
+
+
+def _knee_pole(hip: Array, knee: Array, ankle: Array) -> Array:
+    """A pole point one leg length out along the animated knee's bend direction (the knee's offset
+    from the hip-ankle line): with a target far from the animated ankle, "the circle point nearest
+    the animated knee" can flip sides when that knee lies near the new hip-target axis; the pole far
+    out in the bend direction keeps the knee on its side."""
+    L = np.linalg.norm(knee - hip, axis=-1) + np.linalg.norm(ankle - knee, axis=-1)
+    e = ankle - hip
+    e = e / np.maximum(np.linalg.norm(e, axis=-1), 1e-12)[:, None]
+    n = (knee - hip) - np.sum((knee - hip) * e, -1)[:, None] * e
+    ln = np.linalg.norm(n, axis=-1)
+    ok = ln > 1e-6 * L
+    return np.where(ok[:, None], knee + n * (L / np.maximum(ln, 1e-300))[:, None], knee)
 
 
 def _toe_weight(toe: NDArray[np.bool_], blend_frames: int, pt: Array | None = None, bridge_step: float = np.inf,
