@@ -17,9 +17,14 @@
   run the toe stays put while the animated foot lifts its heel about it. The offset is ramped in
   before and out after each planted stretch over ``blend_frames`` (smoothstep); the legs (UpLeg,
   Leg, Foot) are solved for all frames in one batch with :func:`~jointlimits.ik.two_bone` (the
-  knee moves least), projected into the joint limits, refined with limited CCD where the projection
-  pulled the ankle off its target; the foot keeps its global orientation (then, with limits, its
-  local rotation is projected into the ankle's limit).
+  knee on its animated bend side), projected into the joint limits, refined with limited CCD where the projection
+  pulled the ankle off its target; the foot keeps its global orientation, turned about the reached
+  ankle where the toe is planted so that the toe stays on its lock (then, with limits, its local
+  rotation is projected into the ankle's limit). Targets out of the leg's reach rise toward the hip
+  (the heel lifts) instead of sliding; the knee keeps its animated bend side. A run that follows
+  another run keeps its lock (no re-lock at a heel/toe switch); a 1-2 frame detection gap is
+  bridged only where the foot does not step; a released lock fades at a bounded acceleration and a
+  gap too short for it carries the rest into the next contact.
 """
 
 from __future__ import annotations
@@ -457,12 +462,17 @@ def footlock(motion: Motion, limits: Any = None, contacts: NDArray[np.bool_] | N
     Per foot the chain is (grandparent, parent, foot) = (UpLeg, Leg, Foot). ``contacts`` are the
     heel (ankle) contacts, ``toe_contacts`` those of the toe joints (:func:`find_toes`; detected the
     same way when not given; ``toes=False`` locks the ankle only). Ankle targets come from
-    :func:`_planted_offsets`; all frames of all feet are solved as one batch, ``hip', knee' =
-    two_bone(...)`` with the knee moving least, then ``limits.joint(j).project`` (a
+    :func:`_planted_offsets` (a detection gap of 1-2 frames is bridged only where the foot moves no
+    faster than ``velocity_threshold``; released locks fade at most at ``RELEASE_ACCELERATION``);
+    targets the leg cannot reach rise toward the hip keeping their horizontal place
+    (:func:`_soft_reach`); all frames of all feet are solved as one batch, ``hip', knee' =
+    two_bone(...)`` with the knee kept on its animated bend side (:func:`_knee_pole`), then ``limits.joint(j).project`` (a
     :class:`~jointlimits.model.JointLimits`) is applied to the hip and knee; with ``refine`` the
     solves the projection pulled more than ``tolerance`` metres off target are re-solved by CCD
-    inside the limits. The foot keeps its global rotation: ``foot' = inv(G_knee') G_foot``, then
-    with limits it is projected into the ankle's limit. Frames outside contacts and their blend
+    inside the limits. The foot keeps its global rotation: ``foot' = inv(G_knee') G_foot``; where
+    the toe is planted (``hold_toe``) the foot is turned about the ankle as reached so that the toe
+    lands horizontally on its lock (:func:`_hold_toe`, faded out over ``blend_frames`` after the toe
+    lifts); then with limits it is projected into the ankle's limit. Frames outside contacts and their blend
     windows are returned unchanged. ``limit_ankle=False`` leaves the ankle's rotation unlimited
     (hip and knee still are); with ``toe_first`` a planted toe that the ankle's limit moved is put
     back by moving the ankle (a second leg solve), trading ankle for toe skating. The report carries both the contact-based skating and the
@@ -501,7 +511,7 @@ def footlock(motion: Motion, limits: Any = None, contacts: NDArray[np.bool_] | N
     # a detection gap of 1-2 frames is bridged where the foot moves no faster than a planted one
     bridge = velocity_threshold * motion.frame_time / mpu
     # one batch over (frame, foot)
-    fs, ks, tg, rs, tps, tws, tts = [], [], [], [], [], [], []
+    fs, ks, tg, rs, tws, tts = [], [], [], [], [], []
     for i, (h, k_, j) in enumerate(chains):
         pt = gp[:, toe_idx[i]] if toe_idx[i] is not None else None
         o, Rf, need = _planted_offsets(gp[:, j], pt, c[:, i], tc[:, i], blend_frames, lock_frames,
@@ -510,7 +520,6 @@ def footlock(motion: Motion, limits: Any = None, contacts: NDArray[np.bool_] | N
         t = gp[:, j] + o
         fr = np.nonzero(need)[0]
         rs.append(Rf[fr])
-        tps.append(tc[fr, i] if toe_idx[i] is not None else np.zeros(fr.size, bool))
         if pt is not None:
             tws.append(_toe_weight(tc[:, i], blend_frames, pt, bridge, None if lock_height else up)[fr])
             tts.append(t[fr] + quat.mul_vec(Rf[fr], pt[fr] - gp[fr, j]))
@@ -602,15 +611,13 @@ def footlock(motion: Motion, limits: Any = None, contacts: NDArray[np.bool_] | N
             return hip, knee, foot, ankle, err, nlim, nref
 
         hip, knee, foot, ankle, err, nlim, nref = solve(targets)
-        toe_rows = np.nonzero((TT >= 0) & np.concatenate(tps))[0] if tps else np.zeros(0, np.int64)
+        toe_rows = np.nonzero((TT >= 0) & (toe_w > 0))[0]
         if toe_first and toe_rows.size and limits is not None and limit_ankle:
             # the ankle's limit turned the foot: move the ankle so that a planted toe stays put
             r = toe_rows
             gk = quat.mul(par[r], quat.mul(hip[r], knee[r]))
-            toe_off = motion.positions[fr[r], TT[r]]
-            toe_now = ankle[r] + quat.mul_vec(quat.mul(gk, foot[r]), toe_off)
-            toe_want = targets[r] + quat.mul_vec(turn[r], gp[fr[r], TT[r]] - gp[fr[r], J[r]])
-            e = toe_want - toe_now
+            toe_now = ankle[r] + quat.mul_vec(quat.mul(gk, foot[r]), toe_off[r])
+            e = (toe_want[r] - toe_now) * toe_w[r, None]
             if not lock_height:
                 e[:, up] = 0.0
             if np.any(np.linalg.norm(e, axis=-1) > tol_u):
