@@ -138,6 +138,21 @@ def test_cli_end_to_end(data, tmp_path):
     import json
 
     assert json.loads(r.output)["reduction_percent"] >= 90.0
+    # --free-ankle: hip and knee limited, the ankle left free (the toe held better)
+    toe_after = {}
+    for flag in ([], ["--free-ankle"]):
+        o = tmp_path / f"l{len(flag)}.bvh"
+        r = runner.invoke(main, ["footlock", str(clip), "-o", str(o), "--limits", str(lim), "--json"] + flag)
+        assert r.exit_code == 0, r.output
+        toe_after[bool(flag)] = json.loads(r.output)["independent_skating_after"]["toe_cm"]
+        got = bvh.load(o)
+        for name in ("LeftUpLeg", "LeftLeg", "LeftFoot"):
+            j = got.skeleton.index(name)
+            ch = np.any(np.abs(got.rotations[:, j] - walk.rotations[:600, j]) > 1e-6, axis=-1)
+            inside = limits.joint(j).contains(got.rotations[ch, j])
+            if name != "LeftFoot" or not flag:
+                assert inside.mean() > 0.99, (name, flag)  # (BVH text rounding may put a boundary rotation a hair out)
+    assert toe_after[True] < toe_after[False]
     # refuses to overwrite the input without --force
     before = clip.read_bytes()
     r = runner.invoke(main, ["footlock", str(clip), "-o", str(clip)])
