@@ -138,6 +138,21 @@ def test_cli_end_to_end(data, tmp_path):
     import json
 
     assert json.loads(r.output)["reduction_percent"] >= 90.0
+    # --free-ankle: hip and knee limited, the ankle left free (the toe held better)
+    toe_after = {}
+    for flag in ([], ["--free-ankle"]):
+        o = tmp_path / f"l{len(flag)}.bvh"
+        r = runner.invoke(main, ["footlock", str(clip), "-o", str(o), "--limits", str(lim), "--json"] + flag)
+        assert r.exit_code == 0, r.output
+        toe_after[bool(flag)] = json.loads(r.output)["independent_skating_after"]["toe_cm"]
+        got = bvh.load(o)
+        for name in ("LeftUpLeg", "LeftLeg", "LeftFoot"):
+            j = got.skeleton.index(name)
+            ch = np.any(np.abs(got.rotations[:, j] - walk.rotations[:600, j]) > 1e-6, axis=-1)
+            inside = limits.joint(j).contains(got.rotations[ch, j])
+            if name != "LeftFoot" or not flag:
+                assert inside.all(), (name, flag, inside.mean())
+    assert toe_after[True] < toe_after[False]
     # refuses to overwrite the input without --force
     before = clip.read_bytes()
     r = runner.invoke(main, ["footlock", str(clip), "-o", str(clip)])
@@ -233,3 +248,185 @@ def test_toe_pivot_keeps_the_toe_put():
     step = np.linalg.norm(np.diff(ankle, axis=0), axis=-1)
     assert step[:29].max() < 1e-9  # no jump at the heel-to-toe switch (the foot does not turn here)
     assert step[29:].max() < 0.5 * np.linalg.norm(o[29])  # the release is spread over the blend
+
+
+# --------------------------------------------------------------------------- issue 14 item 4
+MULTI = "multipleActions1_subject1.bvh"
+
+
+def _pop_sizes(m):
+    """Largest two-sided spike (see jointlimits.pops) of the leg joints' local rotations (degrees)
+    and of the ankle and toe positions (cm)."""
+    from jointlimits.pops import two_sided_spikes
+    from jointlimits.units import guess_units
+
+    sk = m.skeleton
+    feet = find_feet(sk)
+    legs = [j for f in feet for j in (int(sk.parents[sk.parents[f]]), int(sk.parents[f]), f)]
+    pts = feet + [t for t in find_toes(sk, feet) if t is not None]
+    q = quat.normalize(m.rotations[:, legs])
+    w = np.zeros(q.shape[:-1] + (3,))
+    w[1:] = quat.to_scaled_angle_axis(quat.abs(quat.mul_inv(q[1:], q[:-1])))
+    _, gp = forward_kinematics(m)
+    v = np.zeros((m.num_frames, len(pts), 3))
+    v[1:] = np.diff(gp[:, pts], axis=0) * guess_units(m).metres_per_unit * 100.0
+    return float(np.degrees(two_sided_spikes(w)[0].max())), float(two_sided_spikes(v)[0].max())
+
+
+@pytest.fixture(scope="module")
+def segments():
+    """The first 600 frames of the walk and of multipleActions1, locked without limits."""
+    out = {}
+    for name in (WALK, MULTI):
+        if not (LAFAN / name).is_file():
+            continue
+        m = bvh.load(LAFAN / name)[:600]
+        out[name] = (m,) + footlock(m)
+    return out
+
+
+@pytest.mark.parametrize("name", [WALK, MULTI])
+def test_independent_toe_and_ankle_skating_reduced_90_percent(segments, name):
+    m, out, rep = segments[name]
+    b = foot_skating(m)
+    a = foot_skating(out, reference=m)
+    assert b["ankle_cm"] > 50 and b["toe_cm"] > 30  # there is skating to remove
+    assert a["ankle_cm"] <= 0.1 * b["ankle_cm"], (b["ankle_cm"], a["ankle_cm"])
+    assert a["toe_cm"] <= 0.1 * b["toe_cm"], (b["toe_cm"], a["toe_cm"])
+
+
+@pytest.mark.parametrize("name", [WALK, MULTI])
+def test_locking_adds_no_pops(segments, name):
+    """No new pops: the pop detector finds no cut in the output that is not (within 2 frames) one of
+    the input's, and the largest two-sided spike of the leg rotations and of the ankle and toe
+    positions stays within 1.5x the input's largest or the detector's floor (12 deg, 4 cm),
+    whichever is larger (a toe that stops on landing may sharpen the input's own largest impact:
+    4.7 -> 4.9 cm and 3.7 -> 5.0 cm here; a release of a 27 cm lock in 3 frames or a knee flip is
+    2-3x)."""
+    from jointlimits.pops import PopParams, detect_pops
+
+    m, out, _ = segments[name]
+    c0, c1 = detect_pops(m), detect_pops(out)
+    new = [int(f) for f in c1 if not np.any(np.abs(c0 - f) <= 2)]
+    assert new == []
+    r0, p0 = _pop_sizes(m)
+    r1, p1 = _pop_sizes(out)
+    P = PopParams()
+    assert r1 <= max(1.5 * r0, P.floor_degrees), (r0, r1)
+    assert p1 <= max(1.5 * p0, P.floor_cm), (p0, p1)
+
+
+def test_feet_that_do_not_skate_are_left_alone(data):
+    """A clip whose feet stand still (the walk's frame 100 held for 300 frames while the spine and
+    arms move) has no skating and comes back unchanged."""
+    walk = data[0]
+    sk = walk.skeleton
+    F = 300
+    rot = np.repeat(walk.rotations[100:101], F, axis=0)
+    pos = np.repeat(walk.positions[100:101], F, axis=0)
+    t = np.arange(F) * walk.frame_time
+    for k, name in enumerate(("Spine", "Spine1", "LeftArm", "RightArm", "LeftForeArm", "Neck")):
+        j = sk.index(name)
+        rot[:, j] = quat.mul(quat.from_scaled_angle_axis(np.outer(0.4 * np.sin(1.3 * t + k), [0.3, 0.8, 0.5])), rot[:, j])
+    clean = walk.with_rotations(rot, pos)[0:F]
+    out, rep = footlock(clean)
+    assert rep.independent_before["total_cm"] == 0.0
+    assert np.degrees(quat.angle(clean.rotations, out.rotations)).max() < 1e-6
+    np.testing.assert_array_equal(out.positions, clean.positions)
+
+
+def test_soft_reach_rises_keeping_the_horizontal_place():
+    from jointlimits.footlock import SOFT_REACH, _soft_reach
+
+    hip = np.array([[0.0, 90.0, 0.0]])
+    knee = np.array([[0.0, 45.0, 10.0]])
+    ankle = np.array([[0.0, 0.0, 0.0]])  # the leg slightly bent, L = 92.2, the ankle 90 from the hip
+    L = 2 * np.hypot(45.0, 10.0)
+    target = np.array([[20.0, -5.0, 10.0]])  # out of reach (97.6), horizontally near
+    t = _soft_reach(hip, knee, ankle, target, up=1)
+    np.testing.assert_allclose(t[0, [0, 2]], target[0, [0, 2]])  # the foot does not slide ...
+    assert t[0, 1] > target[0, 1]  # ... it rises
+    assert 90.0 <= np.linalg.norm(t - hip) < L
+    # without an up axis the target is pulled toward the hip, its direction kept
+    t2 = _soft_reach(hip, knee, ankle, target)
+    d = target - hip
+    np.testing.assert_allclose(np.cross(t2 - hip, d), 0.0, atol=1e-9)
+    # a reachable target is not touched
+    near = np.array([[10.0, 30.0, 0.0]])
+    np.testing.assert_array_equal(_soft_reach(hip, knee, ankle, near, up=1), near)
+    assert SOFT_REACH < 1.0
+
+
+def test_hold_toe_turns_the_foot_about_the_ankle_onto_the_toe_lock():
+    from jointlimits.footlock import _hold_toe
+
+    rng = np.random.default_rng(3)
+    n = 50
+    foot = quat.normalize(rng.normal(size=(n, 4)))
+    ankle = rng.normal(size=(n, 3)) * 10
+    toe_off = np.array([[0.0, -5.0, 14.0]] * n)
+    cur = quat.mul_vec(foot, toe_off)
+    want = ankle + cur + rng.normal(size=(n, 3)) * 2.0
+    g = _hold_toe(foot, ankle, toe_off, want, np.ones(n), up=1)
+    toe = ankle + quat.mul_vec(g, toe_off)
+    ln = np.linalg.norm(toe_off, axis=-1)
+    reach = np.linalg.norm((want - ankle)[:, [0, 2]], axis=-1) < ln
+    assert reach.sum() > 20 and (~reach).sum() > 5
+    # horizontally on the lock where the foot's length allows, on the same side (toe below or above)
+    np.testing.assert_allclose(toe[reach][:, [0, 2]], want[reach][:, [0, 2]], atol=1e-9)
+    np.testing.assert_allclose(np.sign(toe[reach, 1] - ankle[reach, 1]), np.sign(cur[reach, 1]))
+    # else the foot lies flat pointing at it
+    np.testing.assert_allclose(toe[~reach, 1], ankle[~reach, 1], atol=1e-6)
+    dirs = (want - ankle)[~reach][:, [0, 2]]
+    got = (toe - ankle)[~reach][:, [0, 2]]
+    np.testing.assert_allclose(dirs[:, 0] * got[:, 1] - dirs[:, 1] * got[:, 0], 0.0, atol=1e-6)
+    np.testing.assert_allclose(np.linalg.norm(toe - ankle, axis=-1), ln)  # rigid
+    np.testing.assert_allclose(np.linalg.norm(g, axis=-1), 1.0)
+    # weight 0 leaves the foot as it was
+    np.testing.assert_allclose(np.abs(np.sum(_hold_toe(foot, ankle, toe_off, want, np.zeros(n), 1) * foot, -1)), 1.0)
+
+
+def test_a_shuffle_step_is_released_a_still_foot_bridged():
+    """A one-frame detection gap: bridged while the foot stays (the lock holds on), released and
+    locked anew where the animated foot steps 10 units meanwhile."""
+    from jointlimits.footlock import _planted_offsets
+
+    F = 30
+    heel = np.ones(F, bool)
+    heel[14] = False
+    still = np.zeros((F, 3))
+    still[:, 0] = np.arange(F) * 0.05  # a slow drift
+    o, _, _ = _planted_offsets(still, None, heel, np.zeros(F, bool), 4, 1, 1, bridge_step=0.5)
+    np.testing.assert_allclose((still + o)[:, 0], 0.0, atol=1e-12)  # held all through
+    step = still.copy()
+    step[14:, 0] += 10.0
+    o2, _, _ = _planted_offsets(step, None, heel, np.zeros(F, bool), 4, 1, 1, bridge_step=0.5)
+    a = step + o2
+    assert abs(a[20, 0] - 10.0) < 1.0 and abs(a[29, 0] - a[20, 0]) < 1e-12  # stepped, then held again
+
+
+def test_release_fades_at_a_bounded_acceleration():
+    """A lock 30 units from its animation released in a 3-frame gap: the fade spreads past the gap
+    (its second difference stays under release_acc), the next contact starts where it left the
+    foot, and the rest fades in the next gap."""
+    from jointlimits.footlock import _planted_offsets
+
+    F = 60
+    pa = np.zeros((F, 3))
+    pa[:20, 0] = np.arange(20) * 1.5  # the animated foot slides 28.5 units while planted
+    pa[20:, 0] = pa[19, 0] + np.arange(1, F - 19) * 0.0
+    heel = np.zeros(F, bool)
+    heel[:20] = True
+    heel[23:40] = True
+    acc = 1.0
+    o, _, _ = _planted_offsets(pa, None, heel, np.zeros(F, bool), 4, 1, 1, release_acc=acc)
+    a = pa + o
+    d2 = np.abs(np.diff(o[:, 0], 2))
+    # inside the gaps (frames 20-22 and from 40): the fade's own acceleration (the landing at frame 23
+    # stops the moving foot, as any landing does)
+    assert d2[19:21].max() <= 1.25 * acc and d2[39:].max() <= 1.25 * acc
+    assert np.abs(np.diff(a[23:40, 0])).max() < 1e-12  # held in the next contact
+    assert abs(o[-1, 0]) < 1e-9  # and gone by the end
+    # without the bound the fade completes inside the 3-frame gap (a jump of ~10 units per frame)
+    o2, _, _ = _planted_offsets(pa, None, heel, np.zeros(F, bool), 4, 1, 1)
+    assert np.abs(np.diff(o2[19:24, 0])).max() > 5.0 and o2[23, 0] == 0.0

@@ -17,9 +17,14 @@
   run the toe stays put while the animated foot lifts its heel about it. The offset is ramped in
   before and out after each planted stretch over ``blend_frames`` (smoothstep); the legs (UpLeg,
   Leg, Foot) are solved for all frames in one batch with :func:`~jointlimits.ik.two_bone` (the
-  knee moves least), projected into the joint limits, refined with limited CCD where the projection
-  pulled the ankle off its target; the foot keeps its global orientation (then, with limits, its
-  local rotation is projected into the ankle's limit).
+  knee on its animated bend side), projected into the joint limits, refined with limited CCD where the projection
+  pulled the ankle off its target; the foot keeps its global orientation, turned about the reached
+  ankle where the toe is planted so that the toe stays on its lock (then, with limits, its local
+  rotation is projected into the ankle's limit). Targets out of the leg's reach rise toward the hip
+  (the heel lifts) instead of sliding; the knee keeps its animated bend side. A run that follows
+  another run keeps its lock (no re-lock at a heel/toe switch); a 1-2 frame detection gap is
+  bridged only where the foot does not step; a released lock fades at a bounded acceleration and a
+  gap too short for it carries the rest into the next contact.
 """
 
 from __future__ import annotations
@@ -59,6 +64,9 @@ MAX_FADE_DEGREES = 3.0
 #: largest distance (m) a locked heel or toe is held away from its animation; beyond it the lock
 #: slides (off by default: on LAFAN1 any finite value traded more skating for few fewer pops)
 MAX_OFFSET = float("inf")
+#: largest acceleration (m/s^2) a released lock adds to the foot while it fades out; a gap too short
+#: to release it at that rate carries the rest into the next contact
+RELEASE_ACCELERATION = 10.0
 #: frames added to both ends of each detected contact when locking (the landing and take-off frames)
 DEFAULT_MARGIN = 1
 #: percentile of a foot joint's heights taken as its ground level
@@ -324,7 +332,8 @@ def _smoothstep(x: Array) -> Array:
 
 def _planted_offsets(pa: Array, pt: Array | None, heel: NDArray[np.bool_], toe: NDArray[np.bool_],
                      blend_frames: int, lock_frames: int, up: int | None,
-                     max_offset: float = np.inf) -> tuple[Array, Array, NDArray[np.bool_]]:
+                     max_offset: float = np.inf, bridge_step: float = np.inf,
+                     release_acc: float = np.inf) -> tuple[Array, Array, NDArray[np.bool_]]:
     """How to move one foot so that what is planted stays put -> (ankle offsets ``o [F, 3]``, global
     foot rotations ``R [F, 4]`` applied about the ankle, frames that need a solve).
 
@@ -339,14 +348,19 @@ def _planted_offsets(pa: Array, pt: Array | None, heel: NDArray[np.bool_], toe: 
     animation drifts farther than ``max_offset`` from its lock drags the lock along (it is sliding,
     and a long drift would be released as a pop). ``up``: that offset component
     is 0 (heights follow the animation). ``lock_frames``: a lock taken from rest averages that many
-    frames."""
+    frames. A gap of 1-2 frames between contacts is bridged when the animated ankle and toe travel at
+    most ``bridge_step`` per frame (horizontally) across it. ``release_acc`` (units per frame
+    squared) bounds how fast a released offset may fade; a gap too short carries the rest into the
+    next contact (default: every fade completes within its gap)."""
     F = pa.shape[0]
     o = np.zeros((F, 3))
     R = quat.identity(F)
     st = np.where(heel, 1, 0) + (np.where(toe, 2, 0) if pt is not None else 0)  # 0 none, 1 heel, 2 toe, 3 both
     # a gap of a frame or two between two contacts keeps the state before it (no release and re-lock)
+    # unless the animated foot steps meanwhile (a shuffle step is released and locked again)
+    pts = [pa] if pt is None else [pa, pt]
     for g0, g1 in _runs(st == 0):
-        if g0 > 0 and g1 < F and g1 - g0 <= 2:
+        if g0 > 0 and g1 < F and g1 - g0 <= 2 and _still(pts, g0 - 1, g1, bridge_step, up):
             st[g0:g1] = st[g0 - 1]
     if not (st > 0).any():
         return o, R, st > 0
@@ -362,17 +376,27 @@ def _planted_offsets(pa: Array, pt: Array | None, heel: NDArray[np.bool_], toe: 
         k = int(st[s0])
         o_prev = np.zeros(3) if s0 == 0 else o[s0 - 1]
         r_prev = quat.identity() if s0 == 0 else R[s0 - 1]
-        rest = not np.any(o_prev) and quat.angle(r_prev) == 0.0
+        # a lock is taken afresh only after a released gap that has faded out completely; a run that
+        # follows another run (or a fade not yet over) starts where the previous frame left the foot
+        rest = (s0 == 0 or st[s0 - 1] == 0) and not np.any(o_prev) and quat.angle(r_prev) == 0.0
         n = e0 - s0
         nb = max(B, int(np.ceil(np.degrees(quat.angle(r_prev)) / MAX_FADE_DEGREES)))
         fade_r = 1.0 - _smoothstep(np.arange(1, n + 1) / (nb + 1.0)) if nb else np.zeros(n)
         r_fade = quat.slerp(np.broadcast_to(quat.identity(), (n, 4)), np.broadcast_to(r_prev, (n, 4)), fade_r)
         if k == 0:
-            # released: the corrections are gone by the end of the gap (the next contact starts afresh)
+            # released: the corrections fade out over blend_frames, or longer where that would
+            # accelerate the foot by more than release_acc (smoothstep's peak second difference is
+            # 6 / L^2 of its span); a fade the gap is too short for is carried into the next contact
+            # (which then starts where this gap left the foot), else the next contact starts afresh
             last = n if e0 < F else n + 1
-            bo = min(B + 1, last)
+            if np.isfinite(release_acc):
+                dist = float(np.linalg.norm(o_prev))
+                bo = max(B + 1, int(np.ceil(np.sqrt(6.0 * dist / max(release_acc, 1e-300)))))
+                br = nb + 1
+            else:
+                bo, br = min(B + 1, last), min(nb + 1, last)
             fade_o = 1.0 - _smoothstep(np.arange(1, n + 1) / bo)
-            fr_ = 1.0 - _smoothstep(np.arange(1, n + 1) / min(nb + 1, last))
+            fr_ = 1.0 - _smoothstep(np.arange(1, n + 1) / br)
             o[s0:e0] = fade_o[:, None] * o_prev
             R[s0:e0] = quat.slerp(np.broadcast_to(quat.identity(), (n, 4)), np.broadcast_to(r_prev, (n, 4)), fr_)
             continue
@@ -432,18 +456,23 @@ def footlock(motion: Motion, limits: Any = None, contacts: NDArray[np.bool_] | N
              blend_frames: int = DEFAULT_BLEND_FRAMES, lock_frames: int = 1, lock_height: bool = False,
              refine: bool = True, tolerance: float = 0.001, toe_contacts: NDArray[np.bool_] | None = None,
              toes: bool = True, margin: int = DEFAULT_MARGIN, limit_ankle: bool = True,
-             toe_first: bool = False) -> tuple[Motion, FootlockReport]:
+             toe_first: bool = False, hold_toe: bool = True) -> tuple[Motion, FootlockReport]:
     """Pin planted heels and toes with two-bone leg IK; returns the new motion and a :class:`FootlockReport`.
 
     Per foot the chain is (grandparent, parent, foot) = (UpLeg, Leg, Foot). ``contacts`` are the
     heel (ankle) contacts, ``toe_contacts`` those of the toe joints (:func:`find_toes`; detected the
     same way when not given; ``toes=False`` locks the ankle only). Ankle targets come from
-    :func:`_planted_offsets`; all frames of all feet are solved as one batch, ``hip', knee' =
-    two_bone(...)`` with the knee moving least, then ``limits.joint(j).project`` (a
+    :func:`_planted_offsets` (a detection gap of 1-2 frames is bridged only where the foot moves no
+    faster than ``velocity_threshold``; released locks fade at most at ``RELEASE_ACCELERATION``);
+    targets the leg cannot reach rise toward the hip keeping their horizontal place
+    (:func:`_soft_reach`); all frames of all feet are solved as one batch, ``hip', knee' =
+    two_bone(...)`` with the knee kept on its animated bend side (:func:`_knee_pole`), then ``limits.joint(j).project`` (a
     :class:`~jointlimits.model.JointLimits`) is applied to the hip and knee; with ``refine`` the
     solves the projection pulled more than ``tolerance`` metres off target are re-solved by CCD
-    inside the limits. The foot keeps its global rotation: ``foot' = inv(G_knee') G_foot``, then
-    with limits it is projected into the ankle's limit. Frames outside contacts and their blend
+    inside the limits. The foot keeps its global rotation: ``foot' = inv(G_knee') G_foot``; where
+    the toe is planted (``hold_toe``) the foot is turned about the ankle as reached so that the toe
+    lands horizontally on its lock (:func:`_hold_toe`, faded out over ``blend_frames`` after the toe
+    lifts); then with limits it is projected into the ankle's limit. Frames outside contacts and their blend
     windows are returned unchanged. ``limit_ankle=False`` leaves the ankle's rotation unlimited
     (hip and knee still are); with ``toe_first`` a planted toe that the ankle's limit moved is put
     back by moving the ankle (a second leg solve), trading ankle for toe skating. The report carries both the contact-based skating and the
@@ -479,16 +508,24 @@ def footlock(motion: Motion, limits: Any = None, contacts: NDArray[np.bool_] | N
     rot = motion.rotations.copy()
     chains = [(int(sk.parents[sk.parents[j]]), int(sk.parents[j]), j) for j in idx]
 
+    # a detection gap of 1-2 frames is bridged where the foot moves no faster than a planted one
+    bridge = velocity_threshold * motion.frame_time / mpu
     # one batch over (frame, foot)
-    fs, ks, tg, rs, tps = [], [], [], [], []
+    fs, ks, tg, rs, tws, tts = [], [], [], [], [], []
     for i, (h, k_, j) in enumerate(chains):
         pt = gp[:, toe_idx[i]] if toe_idx[i] is not None else None
         o, Rf, need = _planted_offsets(gp[:, j], pt, c[:, i], tc[:, i], blend_frames, lock_frames,
-                                       None if lock_height else up, MAX_OFFSET / mpu)
+                                       None if lock_height else up, MAX_OFFSET / mpu, bridge,
+                                       RELEASE_ACCELERATION * motion.frame_time ** 2 / mpu)
         t = gp[:, j] + o
         fr = np.nonzero(need)[0]
         rs.append(Rf[fr])
-        tps.append(tc[fr, i] if toe_idx[i] is not None else np.zeros(fr.size, bool))
+        if pt is not None:
+            tws.append(_toe_weight(tc[:, i], blend_frames, pt, bridge, None if lock_height else up)[fr])
+            tts.append(t[fr] + quat.mul_vec(Rf[fr], pt[fr] - gp[fr, j]))
+        else:
+            tws.append(np.zeros(fr.size))
+            tts.append(t[fr])
         fs.append(fr)
         ks.append(np.full(fr.size, i))
         tg.append(t[fr])
@@ -503,16 +540,21 @@ def footlock(motion: Motion, limits: Any = None, contacts: NDArray[np.bool_] | N
         J = np.array([ch[2] for ch in chains])[which]
         Pp = sk.parents[H]
         par = np.where((Pp >= 0)[:, None], gr[fr, np.maximum(Pp, 0)], quat.identity(fr.size))
-        targets = _soft_reach(gp[fr, H], gp[fr, K], gp[fr, J], targets)
+        toe_w = np.concatenate(tws)
+        toe_want = np.concatenate(tts)
+        TT = np.array([-1 if t is None else t for t in toe_idx])[which]
+        toe_off = np.where((TT >= 0)[:, None], motion.positions[fr, np.maximum(TT, 0)], 0.0)
+        targets = _soft_reach(gp[fr, H], gp[fr, K], gp[fr, J], targets, None if lock_height else up)
         off = np.stack([motion.positions[fr, H], motion.positions[fr, K], motion.positions[fr, J]], axis=1)
         base_p = np.where((Pp >= 0)[:, None], gp[fr, np.maximum(Pp, 0)], 0.0)
         turn = np.concatenate(rs) if rs else quat.identity(0)
         want_foot = quat.mul(turn, gr[fr, J])
+        pole = _knee_pole(gp[fr, H], gp[fr, K], gp[fr, J])
         tol_u = tolerance / mpu
 
         def solve(tg: Array) -> tuple[Array, Array, Array, Array, Array, int, int]:
             nlim = nref = 0
-            sol = two_bone(gp[fr, H], gp[fr, K], gp[fr, J], tg, par, rot[fr, H], rot[fr, K])
+            sol = two_bone(gp[fr, H], gp[fr, K], gp[fr, J], tg, par, rot[fr, H], rot[fr, K], pole)
             hip, knee = sol.root_local, sol.mid_local
             if limits is not None:
                 for i, (h, k_, _) in enumerate(chains):
@@ -548,8 +590,15 @@ def footlock(motion: Motion, limits: Any = None, contacts: NDArray[np.bool_] | N
                     nref += int(improve.sum())
                 ankle = _leg_fk(par, base_p, off, hip, knee)
             # the foot keeps its global rotation, turned about the ankle where heel and toe are both planted
+            # and, where the toe is planted, turned about the ankle as reached so that the toe stays
             gk = quat.mul(par, quat.mul(hip, knee))
-            foot = quat.normalize(quat.inv_mul(gk, want_foot))
+            wf = want_foot
+            if hold_toe and np.any(toe_w > 0):
+                r = np.nonzero(toe_w > 0)[0]
+                wf = want_foot.copy()
+                wf[r] = _hold_toe(want_foot[r], ankle[r], toe_off[r], toe_want[r], toe_w[r],
+                                  None if lock_height else up)
+            foot = quat.normalize(quat.inv_mul(gk, wf))
             if limits is not None and limit_ankle:
                 for i, (_, _, jj) in enumerate(chains):
                     lim = _joint_limit(limits, jj)
@@ -562,22 +611,19 @@ def footlock(motion: Motion, limits: Any = None, contacts: NDArray[np.bool_] | N
             return hip, knee, foot, ankle, err, nlim, nref
 
         hip, knee, foot, ankle, err, nlim, nref = solve(targets)
-        TT = np.array([-1 if t is None else t for t in toe_idx])[which]
-        toe_rows = np.nonzero((TT >= 0) & np.concatenate(tps))[0] if tps else np.zeros(0, np.int64)
+        toe_rows = np.nonzero((TT >= 0) & (toe_w > 0))[0]
         if toe_first and toe_rows.size and limits is not None and limit_ankle:
             # the ankle's limit turned the foot: move the ankle so that a planted toe stays put
             r = toe_rows
             gk = quat.mul(par[r], quat.mul(hip[r], knee[r]))
-            toe_off = motion.positions[fr[r], TT[r]]
-            toe_now = ankle[r] + quat.mul_vec(quat.mul(gk, foot[r]), toe_off)
-            toe_want = targets[r] + quat.mul_vec(turn[r], gp[fr[r], TT[r]] - gp[fr[r], J[r]])
-            e = toe_want - toe_now
+            toe_now = ankle[r] + quat.mul_vec(quat.mul(gk, foot[r]), toe_off[r])
+            e = (toe_want[r] - toe_now) * toe_w[r, None]
             if not lock_height:
                 e[:, up] = 0.0
             if np.any(np.linalg.norm(e, axis=-1) > tol_u):
                 t2 = targets.copy()
                 t2[r] += e
-                t2 = _soft_reach(gp[fr, H], gp[fr, K], gp[fr, J], t2)
+                t2 = _soft_reach(gp[fr, H], gp[fr, K], gp[fr, J], t2, None if lock_height else up)
                 hip, knee, foot, ankle, err, nlim2, nref2 = solve(t2)
                 nlim, nref = nlim2, nref + nref2
         limited += nlim
@@ -602,10 +648,12 @@ def footlock(motion: Motion, limits: Any = None, contacts: NDArray[np.bool_] | N
 SOFT_REACH = 0.97
 
 
-def _soft_reach(hip: Array, knee: Array, ankle: Array, target: Array) -> Array:
+def _soft_reach(hip: Array, knee: Array, ankle: Array, target: Array, up: int | None = None) -> Array:
     """Targets with their distance ``d`` from the hip softly limited below the leg's length ``L``:
     beyond ``a L`` (``a = SOFT_REACH``) ``d' = a L + (1 - a) L tanh((d - a L) / ((1 - a) L))``, never
-    farther than the animated ankle already is."""
+    farther than the animated ankle already is. With ``up`` (the vertical axis) the target keeps its
+    horizontal position and rises toward the hip (a planted foot does not slide, the heel lifts);
+    only when the horizontal distance alone is too long is that shortened."""
     L = np.linalg.norm(knee - hip, axis=-1) + np.linalg.norm(ankle - knee, axis=-1)
     cur = np.linalg.norm(ankle - hip, axis=-1)
     v = target - hip
@@ -614,7 +662,84 @@ def _soft_reach(hip: Array, knee: Array, ankle: Array, target: Array) -> Array:
     span = np.maximum((1.0 - SOFT_REACH) * L, 1e-12)
     soft = np.where(d > a, a + span * np.tanh((d - a) / span), d)
     soft = np.maximum(soft, np.minimum(d, cur))
-    return hip + v * (soft / np.maximum(d, 1e-12))[:, None]
+    if up is None:
+        return hip + v * (soft / np.maximum(d, 1e-12))[:, None]
+    vh = v.copy()
+    vh[:, up] = 0.0
+    dh = np.linalg.norm(vh, axis=-1)
+    short = soft < d
+    out = v.copy()
+    # the vertical part shrinks first (continuous: at dh == soft both branches give vh, 0 up)
+    rise = short & (dh <= soft)
+    out[rise, up] = np.sign(v[rise, up]) * np.sqrt(np.maximum(soft[rise] ** 2 - dh[rise] ** 2, 0.0))
+    flat = short & (dh > soft)
+    out[flat] = vh[flat] * (soft[flat] / np.maximum(dh[flat], 1e-12))[:, None]
+    return hip + out
+
+
+def _still(points: Sequence[Array], a: int, b: int, step: float, up: int | None) -> bool:
+    """Whether every point travels at most ``step`` per frame (horizontally when ``up`` is given)
+    from frame ``a`` to frame ``b``."""
+    for p in points:
+        d = p[b] - p[a]
+        if up is not None:
+            d = d.copy()
+            d[up] = 0.0
+        if np.linalg.norm(d) > step * (b - a):
+            return False
+    return True
+
+
+def _knee_pole(hip: Array, knee: Array, ankle: Array) -> Array:
+    """A pole point one leg length out along the animated knee's bend direction (the knee's offset
+    from the hip-ankle line): with a target far from the animated ankle, "the circle point nearest
+    the animated knee" can flip sides when that knee lies near the new hip-target axis; the pole far
+    out in the bend direction keeps the knee on its side."""
+    L = np.linalg.norm(knee - hip, axis=-1) + np.linalg.norm(ankle - knee, axis=-1)
+    e = ankle - hip
+    e = e / np.maximum(np.linalg.norm(e, axis=-1), 1e-12)[:, None]
+    n = (knee - hip) - np.sum((knee - hip) * e, -1)[:, None] * e
+    ln = np.linalg.norm(n, axis=-1)
+    ok = ln > 1e-6 * L
+    return np.where(ok[:, None], knee + n * (L / np.maximum(ln, 1e-300))[:, None], knee)
+
+
+def _toe_weight(toe: NDArray[np.bool_], blend_frames: int, pt: Array | None = None, bridge_step: float = np.inf,
+                up: int | None = None) -> Array:
+    """Per frame how much a planted toe is held by turning the foot about the reached ankle: 1 while
+    the toe is planted (gaps of 1-2 frames bridged where the toe travels at most ``bridge_step`` per
+    frame), fading out (smoothstep) over ``blend_frames`` after each run."""
+    F = toe.shape[0]
+    m = toe.copy()
+    for g0, g1 in _runs(~m):
+        if g0 > 0 and g1 < F and g1 - g0 <= 2 and (pt is None or _still([pt], g0 - 1, g1, bridge_step, up)):
+            m[g0:g1] = True
+    w = m.astype(float)
+    B = max(int(blend_frames), 0)
+    for _, e in _runs(m):
+        n = min(B, F - e)
+        if n > 0:
+            w[e:e + n] = np.maximum(w[e:e + n], 1.0 - _smoothstep(np.arange(1, n + 1) / (B + 1.0)))
+    return w
+
+
+def _hold_toe(foot_g: Array, ankle: Array, toe_off: Array, toe_want: Array, w: Array, up: int | None) -> Array:
+    """Global foot rotations turned about the reached ankle so that the toe (local offset ``toe_off``)
+    lands horizontally on ``toe_want`` keeping the foot's length (its height on the side it points
+    to), by weight ``w``; with ``up`` None the whole position is the aim."""
+    cur = quat.mul_vec(foot_g, toe_off)
+    want = toe_want - ankle
+    if up is not None:
+        ln2 = np.sum(cur * cur, -1)
+        want[:, up] = 0.0
+        dh2 = np.sum(want * want, -1)
+        over = dh2 > ln2
+        want[over] *= np.sqrt(ln2[over] / dh2[over])[:, None]
+        rem = np.sqrt(np.maximum(ln2 - np.sum(want * want, -1), 0.0))
+        want[:, up] = np.where(cur[:, up] >= 0.0, rem, -rem)
+    turn = quat.between(cur, want)
+    turn = quat.slerp(quat.identity(len(w)), turn, np.clip(w, 0.0, 1.0))
+    return quat.normalize(quat.mul(turn, foot_g))
 
 
 def _joint_limit(limits: Any, j: int) -> Any:

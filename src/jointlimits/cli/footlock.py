@@ -28,13 +28,15 @@ __all__ = ["footlock_command"]
               help="Shortest contact in frames.")
 @click.option("--blend-frames", type=int, default=DEFAULT_BLEND_FRAMES, show_default=True,
               help="Frames over which the lock is blended in before and out after each contact.")
+@click.option("--free-ankle", is_flag=True,
+              help="With --limits: limit hip and knee only, not the ankle (the ankle's limit undoes part of a held toe).")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @click.option("--force", is_flag=True, help="Replace an existing output (also the input clip).")
 @quiet_option
 @friendly_errors
 def footlock_command(clip: Path, out: Path, limits_path: Path | None, height_threshold: float,
-                     velocity_threshold: float, min_frames: int, blend_frames: int, as_json: bool, force: bool,
-                     quiet: bool) -> None:
+                     velocity_threshold: float, min_frames: int, blend_frames: int, free_ankle: bool, as_json: bool,
+                     force: bool, quiet: bool) -> None:
     """Remove foot skating from CLIP: detect heel and toe contacts, lock what is planted with two-bone
     leg IK (inside --limits when given) and write OUT; prints skating before/after, on the detected
     contacts and by the independent measure (ankle and toe joints on low-and-slow frames)."""
@@ -50,7 +52,7 @@ def footlock_command(clip: Path, out: Path, limits_path: Path | None, height_thr
     motion = motion_io.load(clip)
     limits = JointLimits.load(limits_path) if limits_path else None
     result, rep = footlock(motion, limits, height_threshold=height_threshold, velocity_threshold=velocity_threshold,
-                           min_frames=min_frames, blend_frames=blend_frames)
+                           min_frames=min_frames, blend_frames=blend_frames, limit_ankle=not free_ankle)
     motion_io.save(out, result)
     if as_json:
         d = rep.to_dict()
