@@ -123,3 +123,20 @@ def test_a_source_changed_on_disk_is_not_used(tmp_path: Path):
     # the original tokens are gone: the rotations are written from the quaternions (same rotations)
     assert np.all(np.abs(np.sum(back.rotations * m.rotations, -1)) > 1 - 1e-12)
     assert "40.000000" not in out.read_text()
+
+
+def test_splice_and_resample_of_a_clip_whose_file_changed(tmp_path: Path):
+    from jointlimits.resample import resample
+    from jointlimits.tracking import splice
+
+    p = tmp_path / "a.bvh"
+    p.write_bytes(TEXT.encode())
+    m = bvh.load(p)
+    p.write_bytes(TEXT.replace("42.372200", "40.000000").encode())
+    os.utime(p, ns=(1, 1))
+    joined = splice(m, m, smooth=False, align=False)  # the original angles are gone: from the rotations
+    assert joined.source_euler is None and joined.num_frames == 8
+    np.testing.assert_array_equal(joined.rotations[:4], m.rotations)
+    same = resample(m, m.fps)
+    assert same.source_euler is None
+    np.testing.assert_array_equal(same.rotations, m.rotations)

@@ -170,6 +170,24 @@ bool run_rows(int64_t n, Finite&& finite, F&& rows) {
 jointlimits::ReachWindows reach_windows(const CArr& wn, const CArr& we1, const CArr& we2, const CArr& wc,
                                         const IArr& wvs, const CArr& verts, const CArr& eg);  // bind_reach.cpp
 
+namespace {
+/// The per-joint limits of an n-joint chain (shapes, reach windows, fitted limits), checked.
+jointlimits::ChainLimits chain_limits(int64_t n, const BArr& has, const CArr& ref, const CArr& axis, const CArr& tmid,
+                                      const CArr& thalf, const IArr& jw, const CArr& wn, const CArr& we1,
+                                      const CArr& we2, const CArr& wc, const IArr& wvs, const CArr& verts,
+                                      const CArr& eg, const nb::list& fitted) {
+    jointlimits::ChainLimits lim{{}, has.data(), ref.data(), axis.data(), tmid.data(), thalf.data(), jw.data(),
+                                 reach_windows(wn, we1, we2, wc, wvs, verts, eg)};
+    for (int64_t k = 0; k < n; ++k) {
+        if (jw.data()[k] < 0 || jw.data()[k + 1] < jw.data()[k] || jw.data()[k + 1] > int64_t(wn.shape(0)))
+            throw std::invalid_argument("_core: corrupt joint window ranges");
+        nb::handle h = fitted[k];
+        lim.fitted.push_back(h.is_none() ? nullptr : &nb::cast<const jointlimits::PackedLimit&>(h));
+    }
+    return lim;
+}
+}  // namespace
+
 void bind_ik(nb::module_& m) {
     m.def(
         "two_bone",
@@ -346,14 +364,8 @@ void bind_ik(nb::module_& m) {
                 (has_ori && !quat_norms(TR.data(), str ? N : rows, ntr)) ||
                 (!er_.is_none() && !quat_norms(ER.data(), ser ? N : rows, ner)))
                 return nb::none();
-            jointlimits::ChainLimits lim{{}, has.data(), ref.data(), axis.data(), tmid.data(), thalf.data(), jw.data(),
-                                         reach_windows(wn, we1, we2, wc, wvs, verts, eg)};
-            for (int64_t k = 0; k < n; ++k) {
-                if (jw.data()[k] < 0 || jw.data()[k + 1] < jw.data()[k] || jw.data()[k + 1] > int64_t(wn.shape(0)))
-                    throw std::invalid_argument("_core: corrupt joint window ranges");
-                nb::handle h = fitted[k];
-                lim.fitted.push_back(h.is_none() ? nullptr : &nb::cast<const jointlimits::PackedLimit&>(h));
-            }
+            jointlimits::ChainLimits lim =
+                chain_limits(n, has, ref, axis, tmid, thalf, jw, wn, we1, we2, wc, wvs, verts, eg, fitted);
             const jointlimits::CCDOptions o{tol, ori_tol, ori_weight, max_iter, max_restarts, stall_iters, stall_ratio};
             nb::object r_out, r_succ, r_iters, r_err, r_oerr, r_rs;
             const nb::object lead = nb::make_tuple(N);
@@ -482,14 +494,8 @@ void bind_ik(nb::module_& m) {
             check_shape(iters, "iters", {N});
             check_shape(restarts, "restarts", {N});
             if (static_cast<int64_t>(fitted.size()) != n) throw std::invalid_argument("_core: one fitted entry per joint");
-            jointlimits::ChainLimits lim{{}, has.data(), ref.data(), axis.data(), tmid.data(), thalf.data(), jw.data(),
-                                         reach_windows(wn, we1, we2, wc, wvs, verts, eg)};
-            for (int64_t k = 0; k < n; ++k) {
-                if (jw.data()[k] < 0 || jw.data()[k + 1] < jw.data()[k] || jw.data()[k + 1] > int64_t(wn.shape(0)))
-                    throw std::invalid_argument("_core: corrupt joint window ranges");
-                nb::handle h = fitted[k];
-                lim.fitted.push_back(h.is_none() ? nullptr : &nb::cast<const jointlimits::PackedLimit&>(h));
-            }
+            jointlimits::ChainLimits lim =
+                chain_limits(n, has, ref, axis, tmid, thalf, jw, wn, we1, we2, wc, wvs, verts, eg, fitted);
             const jointlimits::CCDOptions o{tol, ori_tol, ori_weight, max_iter, max_restarts, stall_iters, stall_ratio};
             nb::gil_scoped_release nogil;
             auto solve = [&](int64_t lo, int64_t hi) {

@@ -128,6 +128,22 @@ def joint_selection(fn: Callable) -> Callable:
     return fn
 
 
+def limits_for_clip(lim: Any, motion: Any, joints: Iterable[str], exclude: Iterable[str], root: bool,
+                    retarget_rest: bool = False) -> Any:
+    """Loaded limits made ready for a clip (or none): the same joints, re-expressed in its rest pose
+    with ``--retarget-rest``, on the joints ``--joints``/``--exclude``/``--root`` choose (by
+    default without those carrying the global position and heading), and checked against it."""
+    if motion is not None:
+        lim.check_skeleton(motion.skeleton, rest=False)
+        if retarget_rest:
+            lim = lim.retarget_rest(motion.skeleton)
+    lim = lim.select(split_names(joints), split_names(exclude),
+                     motion if motion is not None and motion.num_frames else None, root)
+    if motion is not None:
+        lim.check_skeleton(motion.skeleton)
+    return lim
+
+
 def _nulls(obj: Any) -> Any:
     if isinstance(obj, float) and not math.isfinite(obj):
         return None

@@ -8,8 +8,8 @@ from typing import Any
 import click
 import numpy as np
 
-from ._common import (BadInput, check_output_path, emit, friendly_errors, joint_selection, json_option, progress as progress_bar,
-                      quiet_option, split_names, strict_json)
+from ._common import (BadInput, check_output_path, emit, friendly_errors, joint_selection, json_option,
+                      limits_for_clip, progress as progress_bar, quiet_option, split_names, strict_json)
 from ..limits.registry import JOINT_KINDS, SHAPES
 
 __all__ = ["fit_command", "apply_command", "report_command", "plot_command", "demo_command"]
@@ -160,11 +160,12 @@ def apply_command(limits_file: Path, clip: Path, output: Path, soften: tuple[flo
     """Project every frame of CLIP into the limits and write the result. The joints carrying the
     global position and heading are left alone unless --root or --joints names them."""
     from .. import io as motion_io
+    from ..limits.model import JointLimits
 
     check_output_path(output, [clip, limits_file], force)
     m = motion_io.load(clip)
     _require_frames(m, clip)
-    lim = _limits_for(limits_file, m, joints, exclude, root, retarget_rest)
+    lim = limits_for_clip(JointLimits.load(limits_file), m, joints, exclude, root, retarget_rest)
     out = lim.apply(m, soften=soften, smooth=smooth, root=True)
     motion_io.save(output, out)
     v = lim.violation(m.rotations)
@@ -173,21 +174,6 @@ def apply_command(limits_file: Path, clip: Path, output: Path, soften: tuple[flo
          {"output": str(output), "frames": m.num_frames, "frames_limited": changed,
           "max_violation_deg": float(np.degrees(v.max())), "joints": [m.skeleton.names[j] for j in lim.active()]},
          quiet, as_json)
-
-
-def _limits_for(limits_file: Path, motion: Any, joints: tuple[str, ...], exclude: tuple[str, ...], root: bool,
-                retarget_rest: bool = False) -> Any:
-    """The limits of LIMITS.json for this clip: re-expressed in its rest pose if asked, on the
-    chosen joints (by default without those carrying the global position and heading)."""
-    from ..limits.model import JointLimits
-
-    lim = JointLimits.load(limits_file)
-    lim.check_skeleton(motion.skeleton, rest=False)
-    if retarget_rest:
-        lim = lim.retarget_rest(motion.skeleton)
-    lim = lim.select(split_names(joints), split_names(exclude), motion, root)
-    lim.check_skeleton(motion.skeleton)
-    return lim
 
 
 def _ranges_text(ranges: list[list[int]], most: int = 4) -> str:
@@ -219,12 +205,15 @@ def report_command(limits_file: Path, clips: tuple[Path, ...], joints: tuple[str
                    root: bool, retarget_rest: bool, quiet: bool, as_json: bool) -> None:
     """Per clip and joint: frames outside the limits (and which), fraction, mean and max violation
     in degrees; then all clips together."""
+    from ..limits.model import JointLimits
+
+    loaded = JointLimits.load(limits_file)
     ms = _load_clips(list(clips), quiet=quiet or as_json)
     per_clip = []
     for c, m in zip(clips, ms):
-        lim = _limits_for(limits_file, m, joints, exclude, root, retarget_rest)
+        lim = limits_for_clip(loaded, m, joints, exclude, root, retarget_rest)
         per_clip.append({"clip": str(c), "frames": m.num_frames, "joints": lim.report(m)})
-    lim = _limits_for(limits_file, ms[0], joints, exclude, root, retarget_rest)
+    lim = limits_for_clip(loaded, ms[0], joints, exclude, root, retarget_rest)
     rows = lim.report(ms) if len(ms) > 1 else [{k: v for k, v in r.items() if k != "frame_ranges"}
                                                for r in per_clip[0]["joints"]]
     text = "\n\n".join(f"{p['clip']} ({p['frames']} frames):\n" + _report_table(p["joints"]) for p in per_clip)
@@ -272,11 +261,7 @@ def plot_command(inputs: tuple[Path, ...], joint: str, output: Path, after: Path
 
         m = motion_io.load(inputs[1])
         _require_frames(m, inputs[1])
-        lim = JointLimits.load(inputs[0])
-        lim.check_skeleton(m.skeleton, rest=False)
-        if retarget_rest:
-            lim = lim.retarget_rest(m.skeleton)
-        lim.check_skeleton(m.skeleton)
+        lim = limits_for_clip(JointLimits.load(inputs[0]), m, (), (), True, retarget_rest)
         path = plot_joint_limit(lim, m, joint, output)
     emit(f"wrote {path or output}", {"output": str(path or output), "joint": joint}, quiet, as_json)
 

@@ -6,7 +6,8 @@ from pathlib import Path
 
 import click
 
-from ._common import BadInput, check_output_path, emit, friendly_errors, json_option, quiet_option, split_names
+from ._common import (BadInput, check_output_path, emit, friendly_errors, json_option, limits_for_clip, quiet_option,
+                      split_names)
 
 __all__ = ["view_command"]
 
@@ -42,12 +43,8 @@ def view_command(limits_file: Path, clips: tuple[Path, ...], output: Path, joint
         raise BadInput(f"{output}: file exists; pass --force to replace it")
     lim = JointLimits.load(limits_file)
     ms = [motion_io.load(c) for c in clips]
-    if ms:
-        lim.check_skeleton(ms[0].skeleton, rest=False)
-        if retarget_rest:
-            lim = lim.retarget_rest(ms[0].skeleton)
     names = split_names(joints)
-    lim = lim.select(names, split_names(exclude), ms[0] if ms and ms[0].num_frames else None, root)
+    lim = limits_for_clip(lim, ms[0] if ms else None, joints, exclude, root, retarget_rest)
     try:  # the page's checks name each clip by its file name (LimitsError -> one line via friendly_errors)
         path = write_limits_page(lim, ms or None, output, joints=names, max_points=max_points,
                                  overwrite=force, clip_names=[c.name for c in clips] or None)
