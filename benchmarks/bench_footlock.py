@@ -35,7 +35,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 from jointlimits import bvh, quat  # noqa: E402
-from jointlimits.footlock import find_feet, find_toes, foot_skating, footlock  # noqa: E402
+from jointlimits.footlock import _up_index, find_feet, find_toes, foot_skating, footlock  # noqa: E402
 from jointlimits.model import JointLimits  # noqa: E402
 from jointlimits.pops import detect_pops, two_sided_spikes  # noqa: E402
 from jointlimits.skeleton import forward_kinematics  # noqa: E402
@@ -78,6 +78,35 @@ def pop_check(m, out) -> dict:
             "rot_step": (deg(ra0.max()), deg(ra1.max())), "pos_step": (pa0.max(), pa1.max())}
 
 
+def held_away(m, out) -> tuple[float, float, float]:
+    """How far the locked feet are from their animation: the horizontal distance of the ankle and toe
+    joints, output against input (cm, 95th percentile and largest over frames), and the 95th
+    percentile of the feet's heading change (deg, frames where both feet point mostly sideways).
+    Locks that pile up from step to step show here while the skating measure sees nothing."""
+    sk = m.skeleton
+    feet = find_feet(sk)
+    toes = find_toes(sk, feet)
+    up, _ = _up_index(m)
+    _, g0 = forward_kinematics(m)
+    _, g1 = forward_kinematics(out)
+    ids = feet + [t for t in toes if t is not None]
+    d = g1[:, ids] - g0[:, ids]
+    d[..., up] = 0.0
+    cm = np.linalg.norm(d, axis=-1) * guess_units(m).metres_per_unit * 100.0
+    h = [i for i in range(3) if i != up]
+    heads = []
+    for a, t in zip(feet, toes):
+        if t is None:
+            continue
+        v0, v1 = g0[:, t] - g0[:, a], g1[:, t] - g1[:, a]
+        flat = lambda v: np.hypot(v[:, h[0]], v[:, h[1]]) / np.linalg.norm(v, axis=-1) > 0.7  # noqa: E731
+        y0, y1 = np.arctan2(v0[:, h[0]], v0[:, h[1]]), np.arctan2(v1[:, h[0]], v1[:, h[1]])
+        dy = np.degrees(np.abs((y1 - y0 + np.pi) % (2 * np.pi) - np.pi))
+        heads.append(dy[flat(v0) & flat(v1)])
+    hd = np.concatenate(heads) if heads else np.zeros(1)
+    return float(np.percentile(cm, 95)), float(cm.max()), float(np.percentile(hd, 95))
+
+
 def inside(m, out, lim, ankle: bool) -> bool:
     sk = m.skeleton
     ok = True
@@ -117,6 +146,10 @@ def main() -> None:
               f"{pc['rot_spike'][0]:.1f} -> {pc['rot_spike'][1]:.1f} deg, feet {pc['pos_spike'][0]:.1f} -> "
               f"{pc['pos_spike'][1]:.1f} cm; largest one-sided step: legs {pc['rot_step'][0]:.1f} -> "
               f"{pc['rot_step'][1]:.1f} deg, feet {pc['pos_step'][0]:.1f} -> {pc['pos_step'][1]:.1f} cm")
+        ha_p95, ha_max, hd_p95 = held_away(m, out)
+        print(f"{'':28s} held away from the animation: ankles and toes {ha_p95:.1f} cm (95th percentile), "
+              f"{ha_max:.1f} cm (largest); foot heading {hd_p95:.1f} deg (95th percentile)")
+        pc["held"] = (ha_p95, ha_max, hd_p95)
         lim = JointLimits.fit([c for k, c in clips.items() if k != name], shape="ellipsoid")
         out_l, rep_l = footlock(m, lim)
         out_h, rep_h = footlock(m, lim, limit_ankle=False)
@@ -130,11 +163,12 @@ def main() -> None:
         if name in targets:
             ok &= red["ankle"] >= 90 and red["toe"] >= 90 and not pc["new_cuts"]
     print(f"\n{'clip':28s} {'ankles cm':>18s} {'toes cm':>18s} | limits: all / hip+knee (ankle, toe %) "
-          f"| new cuts, spike legs deg / feet cm in -> out")
+          f"| new cuts, spike legs deg / feet cm in -> out | held away cm p95, max, heading deg p95")
     for n, ab, aa, ar, tb, ta, tr, la, lt, ha, ht, pc in summary:
         print(f"{n:28s} {ab:6.0f}->{aa:5.1f} {ar:5.1f}% {tb:6.0f}->{ta:5.1f} {tr:5.1f}% | {la:5.1f} {lt:5.1f} / "
               f"{ha:5.1f} {ht:5.1f} | {len(pc['new_cuts'])}, {pc['rot_spike'][0]:.1f}->{pc['rot_spike'][1]:.1f} / "
-              f"{pc['pos_spike'][0]:.1f}->{pc['pos_spike'][1]:.1f}")
+              f"{pc['pos_spike'][0]:.1f}->{pc['pos_spike'][1]:.1f} | {pc['held'][0]:.1f}, {pc['held'][1]:.1f}, "
+              f"{pc['held'][2]:.1f}")
     print(f"\nDone-when (>= 90% less toe and ankle skating, no new cut, on {', '.join(targets)}; no limits): "
           f"{'met' if ok else 'NOT met'}")
 

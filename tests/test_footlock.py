@@ -3,7 +3,6 @@ BVH output and the ``jointlimits footlock`` command."""
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import numpy as np
@@ -124,7 +123,7 @@ def test_cli_end_to_end(data, tmp_path):
 
     walk, limits, _, _, _ = data
     clip = tmp_path / "walk.bvh"
-    bvh.save(clip, walk[:600])
+    bvh.save(clip, walk[600:1800])  # walking (its first 600 frames stand and shuffle)
     lim = tmp_path / "limits.json"
     limits.save(lim)
     out = tmp_path / "out.bvh"
@@ -148,7 +147,7 @@ def test_cli_end_to_end(data, tmp_path):
         got = bvh.load(o)
         for name in ("LeftUpLeg", "LeftLeg", "LeftFoot"):
             j = got.skeleton.index(name)
-            ch = np.any(np.abs(got.rotations[:, j] - walk.rotations[:600, j]) > 1e-6, axis=-1)
+            ch = np.any(np.abs(got.rotations[:, j] - walk.rotations[600:1800, j]) > 1e-6, axis=-1)
             inside = limits.joint(j).contains(got.rotations[ch, j])
             if name != "LeftFoot" or not flag:
                 assert inside.all(), (name, flag, inside.mean())
@@ -275,12 +274,12 @@ def _pop_sizes(m):
 
 @pytest.fixture(scope="module")
 def segments():
-    """The first 600 frames of the walk and of multipleActions1, locked without limits."""
+    """The walk and multipleActions1 (whole clips, as the issue measures them), locked without limits."""
     out = {}
     for name in (WALK, MULTI):
         if not (LAFAN / name).is_file():
             continue
-        m = bvh.load(LAFAN / name)[:600]
+        m = bvh.load(LAFAN / name)
         out[name] = (m,) + footlock(m)
     return out
 
@@ -406,27 +405,53 @@ def test_a_shuffle_step_is_released_a_still_foot_bridged():
 
 
 def test_release_fades_at_a_bounded_acceleration():
-    """A lock 30 units from its animation released in a 3-frame gap: the fade spreads past the gap
-    (its second difference stays under release_acc), the next contact starts where it left the
-    foot, and the rest fades in the next gap."""
+    """A lock 28.5 units from its animation released in a 3-frame gap: the fade keeps its bounded
+    acceleration past the gap, into the next contact (whose own lock is taken afresh: corrections do
+    not pile up from step to step), and is gone before that contact ends."""
     from jointlimits.footlock import _planted_offsets
 
     F = 60
     pa = np.zeros((F, 3))
     pa[:20, 0] = np.arange(20) * 1.5  # the animated foot slides 28.5 units while planted
-    pa[20:, 0] = pa[19, 0] + np.arange(1, F - 19) * 0.0
+    pa[20:, 0] = pa[19, 0]
     heel = np.zeros(F, bool)
     heel[:20] = True
     heel[23:40] = True
     acc = 1.0
     o, _, _ = _planted_offsets(pa, None, heel, np.zeros(F, bool), 4, 1, 1, release_acc=acc)
-    a = pa + o
+    assert np.abs(np.diff(pa[:20, 0] + o[:20, 0])).max() < 1e-12  # held in the first contact
     d2 = np.abs(np.diff(o[:, 0], 2))
-    # inside the gaps (frames 20-22 and from 40): the fade's own acceleration (the landing at frame 23
-    # stops the moving foot, as any landing does)
-    assert d2[19:21].max() <= 1.25 * acc and d2[39:].max() <= 1.25 * acc
-    assert np.abs(np.diff(a[23:40, 0])).max() < 1e-12  # held in the next contact
-    assert abs(o[-1, 0]) < 1e-9  # and gone by the end
+    assert d2[19:].max() <= 1.25 * acc  # the fade's own acceleration, across the landing too
+    assert np.all(np.diff(o[19:, 0]) >= -1e-12) and o[19, 0] < -20  # fading monotonically
+    assert np.abs(o[36:, 0]).max() < 1e-9  # gone within the next contact
     # without the bound the fade completes inside the 3-frame gap (a jump of ~10 units per frame)
     o2, _, _ = _planted_offsets(pa, None, heel, np.zeros(F, bool), 4, 1, 1)
     assert np.abs(np.diff(o2[19:24, 0])).max() > 5.0 and o2[23, 0] == 0.0
+
+
+def test_locks_do_not_pile_up_from_step_to_step(segments):
+    """Independent of any skating figure: the locked walk's ankles and toes stay near their
+    animation (horizontal distance, 95th percentile) and its feet keep their heading. Before locks
+    were taken afresh after each gap, walk4's shuffling start piled them up to 30 cm and 68 degrees
+    (over the clip: 18.7 cm 95th percentile, mean heading change 12.1 and 16.0 degrees)."""
+    from jointlimits.footlock import _up_index
+
+    m, out, _ = segments[WALK]
+    sk = m.skeleton
+    feet = find_feet(sk)
+    toes = find_toes(sk, feet)
+    up, _ = _up_index(m)
+    _, g0 = forward_kinematics(m)
+    _, g1 = forward_kinematics(out)
+    d = g1[:, feet + toes] - g0[:, feet + toes]
+    d[..., up] = 0.0
+    cm = np.linalg.norm(d, axis=-1)  # LAFAN1 is in centimetres
+    assert np.percentile(cm, 95) < 10.0, np.percentile(cm, 95)
+    h = [i for i in range(3) if i != up]
+    for a, t in zip(feet, toes):
+        v0, v1 = g0[:, t] - g0[:, a], g1[:, t] - g1[:, a]
+        y0, y1 = np.arctan2(v0[:, h[0]], v0[:, h[1]]), np.arctan2(v1[:, h[0]], v1[:, h[1]])
+        dy = np.degrees(np.abs((y1 - y0 + np.pi) % (2 * np.pi) - np.pi))
+        flat = (np.hypot(v0[:, h[0]], v0[:, h[1]]) > 0.7 * np.linalg.norm(v0, axis=-1)) & \
+               (np.hypot(v1[:, h[0]], v1[:, h[1]]) > 0.7 * np.linalg.norm(v1, axis=-1))
+        assert dy[flat].mean() < 10.0, dy[flat].mean()  # before: 12.1 and 16.0 degrees

@@ -60,12 +60,15 @@ DEFAULT_BLEND_FRAMES = 6
 #: largest turn (degrees) of a foot whose heel and toe are both held; beyond it the toe slips
 MAX_TURN_DEGREES = 60.0
 #: a foot turn that is let go fades by at most this many degrees per frame
-MAX_FADE_DEGREES = 3.0
+MAX_FADE_DEGREES = 6.0
 #: largest distance (m) a locked heel or toe is held away from its animation; beyond it the lock
 #: slides (off by default: on LAFAN1 any finite value traded more skating for few fewer pops)
 MAX_OFFSET = float("inf")
-#: largest acceleration (m/s^2) a released lock adds to the foot while it fades out; a gap too short
-#: to release it at that rate carries the rest into the next contact
+#: a released correction at most this many times the animated foot's own travel across a gap is
+#: let go within that gap (hidden in the step) instead of fading on into the next contact
+HIDE_IN_STEP = 2.0
+#: largest acceleration (m/s^2) a released lock adds to the foot while it fades out; what a gap is too
+#: short for keeps fading into the next contact (whose own lock is taken afresh)
 RELEASE_ACCELERATION = 10.0
 #: frames added to both ends of each detected contact when locking (the landing and take-off frames)
 DEFAULT_MARGIN = 1
@@ -342,16 +345,20 @@ def _planted_offsets(pa: Array, pt: Array | None, heel: NDArray[np.bool_], toe: 
     *both*: the ankle stays and ``R`` turns the foot about it (shortest arc, keeping its length, at
     most ``MAX_TURN_DEGREES``) so that the toe stays at its lock too; *toe*: the toe stays and the
     ankle follows the animated foot about it (the heel lifts about the toe); *none*: the corrections
-    fade out. Each run starts from the previous frame's moved foot, so locks are taken where the
-    point is when its run begins and nothing jumps at a switch. Offsets fade over ``blend_frames``
+    fade out. A run that follows another run starts from the previous frame's moved foot, so
+    nothing jumps at a switch; a run after a gap takes its lock afresh from the animation, so
+    corrections never pile up from step to step (on LAFAN1's walk4 they had turned a foot 68
+    degrees off its animation after 700 frames of shuffling). Offsets fade over ``blend_frames``
     and rotations at most ``MAX_FADE_DEGREES`` per frame (smoothstep). A planted point whose
     animation drifts farther than ``max_offset`` from its lock drags the lock along (it is sliding,
     and a long drift would be released as a pop). ``up``: that offset component
     is 0 (heights follow the animation). ``lock_frames``: a lock taken from rest averages that many
     frames. A gap of 1-2 frames between contacts is bridged when the animated ankle and toe travel at
     most ``bridge_step`` per frame (horizontally) across it. ``release_acc`` (units per frame
-    squared) bounds how fast a released offset may fade; a gap too short carries the rest into the
-    next contact (default: every fade completes within its gap)."""
+    squared) bounds how fast a released offset may fade; what a gap is too short for keeps fading
+    (a separate layer) into the next contact, unless it is at most ``HIDE_IN_STEP`` times the
+    animated foot's own travel across the gap (then it goes within the gap, hidden in the step).
+    Default: every fade completes within its gap."""
     F = pa.shape[0]
     o = np.zeros((F, 3))
     R = quat.identity(F)
@@ -372,13 +379,17 @@ def _planted_offsets(pa: Array, pt: Array | None, heel: NDArray[np.bool_], toe: 
     starts = np.concatenate([[0], edges]).tolist()
     stops = np.concatenate([edges, [F]]).tolist()
     lf = max(int(lock_frames), 1)
+    carry: list[tuple[int, Array, Array]] = []
     for s0, e0 in zip(starts, stops):
         k = int(st[s0])
         o_prev = np.zeros(3) if s0 == 0 else o[s0 - 1]
         r_prev = quat.identity() if s0 == 0 else R[s0 - 1]
-        # a lock is taken afresh only after a released gap that has faded out completely; a run that
-        # follows another run (or a fade not yet over) starts where the previous frame left the foot
-        rest = (s0 == 0 or st[s0 - 1] == 0) and not np.any(o_prev) and quat.angle(r_prev) == 0.0
+        # a run that follows another run starts where the previous frame left the foot
+        rest = s0 == 0 or st[s0 - 1] == 0
+        if rest and k != 0:
+            # after a gap the lock is taken afresh; what the gap could not fade is a separate layer
+            # that keeps fading (added below), so corrections never pile up from step to step
+            o_prev, r_prev = np.zeros(3), quat.identity()
         n = e0 - s0
         nb = max(B, int(np.ceil(np.degrees(quat.angle(r_prev)) / MAX_FADE_DEGREES)))
         fade_r = 1.0 - _smoothstep(np.arange(1, n + 1) / (nb + 1.0)) if nb else np.zeros(n)
@@ -386,8 +397,7 @@ def _planted_offsets(pa: Array, pt: Array | None, heel: NDArray[np.bool_], toe: 
         if k == 0:
             # released: the corrections fade out over blend_frames, or longer where that would
             # accelerate the foot by more than release_acc (smoothstep's peak second difference is
-            # 6 / L^2 of its span); a fade the gap is too short for is carried into the next contact
-            # (which then starts where this gap left the foot), else the next contact starts afresh
+            # 6 / L^2 of its span); what a gap is too short for keeps fading into the next contact
             last = n if e0 < F else n + 1
             if np.isfinite(release_acc):
                 dist = float(np.linalg.norm(o_prev))
@@ -395,10 +405,23 @@ def _planted_offsets(pa: Array, pt: Array | None, heel: NDArray[np.bool_], toe: 
                 br = nb + 1
             else:
                 bo, br = min(B + 1, last), min(nb + 1, last)
+            if HIDE_IN_STEP and e0 < F and s0 > 0:
+                # a correction no larger than the animated foot's own step across the gap is let go
+                # within the gap: it hides in that step instead of sliding the next contact
+                step = min(float(np.linalg.norm((p[e0] - p[s0 - 1]) * hz)) for p in pts)
+                lv = float(np.linalg.norm(pt[s0 - 1] - pa[s0 - 1])) if pt is not None else 0.0
+                if float(np.linalg.norm(o_prev)) + lv * quat.angle(r_prev) <= HIDE_IN_STEP * step:
+                    bo, br = min(bo, last), min(br, last)
             fade_o = 1.0 - _smoothstep(np.arange(1, n + 1) / bo)
             fr_ = 1.0 - _smoothstep(np.arange(1, n + 1) / br)
             o[s0:e0] = fade_o[:, None] * o_prev
             R[s0:e0] = quat.slerp(np.broadcast_to(quat.identity(), (n, 4)), np.broadcast_to(r_prev, (n, 4)), fr_)
+            rest_n = min(max(bo, br) - n - 1, F - e0)
+            if e0 < F and rest_n > 0:
+                t = np.arange(n + 1, n + 1 + rest_n)
+                carry.append((e0, (1.0 - _smoothstep(t / bo))[:, None] * o_prev,
+                              quat.slerp(quat.identity(rest_n), np.broadcast_to(r_prev, (rest_n, 4)),
+                                         1.0 - _smoothstep(t / br))))
             continue
         # where the previous frame left the ankle and the toe
         if rest:
@@ -437,6 +460,9 @@ def _planted_offsets(pa: Array, pt: Array | None, heel: NDArray[np.bool_], toe: 
             ln = np.linalg.norm(seg, axis=-1)
             excess = np.maximum.accumulate(np.maximum(ln - max_offset, 0.0))
             seg *= (np.maximum(ln - excess, 0.0) / np.maximum(ln, 1e-300))[:, None]
+    for c0, oc, rc in carry:
+        o[c0:c0 + len(oc)] += oc
+        R[c0:c0 + len(rc)] = quat.mul(rc, R[c0:c0 + len(rc)])
     need = np.any(o != 0.0, axis=-1) | (quat.angle(R) > 0.0) | (st > 0)
     return o, R, need
 
