@@ -297,3 +297,24 @@ def test_swing_polygon_matches_exact_3d_section(kind):
     o2, _ = project_fitted(q, ref, axis, 1, True, None, exact, exact, lim._packed[2])
     np.testing.assert_allclose(o1, o2, atol=1e-10)
     assert np.mean(quat.angle(o1, q) > 1e-6) > 0.3  # most random rotations were really moved
+
+
+@pytest.mark.parametrize("shape", ["box", "oriented-box", "ellipsoid", "kdop"])
+def test_a_pose_alone_equals_the_same_pose_in_a_batch(shape) -> None:
+    """One pose (and two, three) takes the compiled single-frame path (the joints of a frame as the
+    rows of one pass); a batch takes the per-joint chunks: the same bits, swing-twist on and off,
+    softened or not."""
+    from jointlimits.procedural import range_of_motion
+
+    m = range_of_motion(seconds=4.0)
+    rng = np.random.default_rng(3)
+    batch = quat.normalize(m.rotations[:20] + rng.normal(0.0, 0.4, m.rotations[:20].shape))
+    for st in (False, True):
+        lim = JointLimits.fit(m, shape=shape, swing_twist=st)
+        for soften in (None, (1.0, 0.1)):
+            full = lim.project(batch, soften)
+            assert not np.array_equal(full, batch)  # the batch is limited
+            alone = np.stack([lim.project(batch[i], soften) for i in range(len(batch))])
+            assert np.array_equal(alone, full)
+            threes = np.concatenate([lim.project(batch[i:i + 3], soften) for i in range(0, 18, 3)])
+            assert np.array_equal(threes, full[:18])

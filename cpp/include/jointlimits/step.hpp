@@ -559,6 +559,61 @@ inline void from_limit_space(const double* v, std::size_t n, const double* ref, 
     for (std::size_t i = 0; i < n; ++i) detail::store(out + 4 * i, qmul(r, lim_exp2(Vec3{v[3 * i], v[3 * i + 1], v[3 * i + 2]})));
 }
 
+namespace detail {
+/// One frame's single-shape joints (mode 0) as the rows of one vectorised pass (a pose has too few
+/// frames for the per-joint chunks): limits L[k] of the rotations at q + off[k], written to
+/// out + off[k] in place-safe order. The same operations as limit_step_chunk<0>, row by row.
+inline void frame_step_mode0(const PackedLimit* const* L, const std::size_t* off, int m, const double* q,
+                             bool soft_on, double falloff, double radius, double* out) {
+    alignas(64) double X[kChunk], Y[kChunk], Z[kChunk], W[kChunk];
+    alignas(64) double VX[kChunk], VY[kChunk], VZ[kChunk];
+    alignas(64) double HX[kChunk], HY[kChunk], HZ[kChunk];
+    alignas(64) double SX[kChunk], SY[kChunk], SZ[kChunk];
+    alignas(64) double AW[kChunk], AX[kChunk], AY[kChunk], AZ[kChunk];
+    bool same[kChunk];
+    for (int i = 0; i < m; ++i) {
+        const double* qi = q + off[i];
+        const Quat ref = L[i]->ref;
+        double w = ref.w * qi[0] + ref.x * qi[1] + ref.y * qi[2] + ref.z * qi[3];
+        double x = ref.w * qi[1] - ref.x * qi[0] - ref.y * qi[3] + ref.z * qi[2];
+        double y = ref.w * qi[2] + ref.x * qi[3] - ref.y * qi[0] - ref.z * qi[1];
+        double z = ref.w * qi[3] - ref.x * qi[2] + ref.y * qi[1] - ref.z * qi[0];
+        const bool neg = w < 0.0;
+        X[i] = neg ? -x : x, Y[i] = neg ? -y : y, Z[i] = neg ? -z : z, W[i] = neg ? -w : w;
+    }
+    log2_rows(m, X, Y, Z, W, VX, VY, VZ);
+    for (int i = 0; i < m; ++i) {
+        Vec3 v{VX[i], VY[i], VZ[i]}, h;
+        project_covers(v, h, L[i]->a, L[i]->covers && L[i]->a.f[15] > kPi);
+        VX[i] = v.x, VY[i] = v.y, VZ[i] = v.z, HX[i] = h.x, HY[i] = h.y, HZ[i] = h.z;
+        same[i] = h.x == v.x && h.y == v.y && h.z == v.z;
+    }
+    const double* PX = HX;
+    const double* PY = HY;
+    const double* PZ = HZ;
+    if (soft_on) {
+        soften_rows(m, VX, VY, VZ, HX, HY, HZ, falloff, radius, SX, SY, SZ);
+        PX = SX, PY = SY, PZ = SZ;
+    }
+    if (!exp2_rows(m, PX, PY, PZ, AW, AX, AY, AZ))
+        for (int i = 0; i < m; ++i) {
+            const Quat a = lim_exp2(Vec3{PX[i], PY[i], PZ[i]});
+            AW[i] = a.w, AX[i] = a.x, AY[i] = a.y, AZ[i] = a.z;
+        }
+    for (int i = 0; i < m; ++i) {
+        const double* qi = q + off[i];
+        double* oi = out + off[i];
+        if (same[i]) {
+            if (oi != qi) oi[0] = qi[0], oi[1] = qi[1], oi[2] = qi[2], oi[3] = qi[3];
+            continue;
+        }
+        Quat o = qmul(L[i]->ref, Quat{AW[i], AX[i], AY[i], AZ[i]});
+        if (o.w * qi[0] + o.x * qi[1] + o.y * qi[2] + o.z * qi[3] < 0.0) o = qneg(o);
+        store(oi, o);
+    }
+}
+}  // namespace detail
+
 /// A whole skeleton's limits: joint index and packed limit per limited joint (any order: each
 /// joint's step reads only its own rotation).
 struct PoseLimits {
@@ -577,6 +632,29 @@ struct PoseLimits {
         if (out != q)
             for (std::size_t i = 0; i < total; ++i) out[i] = q[i];
         const std::size_t stride = static_cast<std::size_t>(num_joints) * 4;
+        if (frames < 4) {  // a pose or a few: the single-shape joints of a frame in one vectorised pass
+            const PackedLimit* L[detail::kChunk];
+            std::size_t off[detail::kChunk];
+            for (std::size_t f = 0; f < frames; ++f) {
+                double* o = out + f * stride;
+                int m = 0;
+                for (std::size_t k = 0; k < joints.size(); ++k) {
+                    if (limits[k].mode != 0) {
+                        limit_step_rows(limits[k], o + joints[k] * 4, 1, soft_on, falloff, radius, o + joints[k] * 4,
+                                        nullptr);
+                        continue;
+                    }
+                    L[m] = &limits[k];
+                    off[m++] = static_cast<std::size_t>(joints[k]) * 4;
+                    if (m == detail::kChunk) {
+                        detail::frame_step_mode0(L, off, m, o, soft_on, falloff, radius, o);
+                        m = 0;
+                    }
+                }
+                if (m) detail::frame_step_mode0(L, off, m, o, soft_on, falloff, radius, o);
+            }
+            return true;
+        }
         for (std::size_t k = 0; k < joints.size(); ++k) {
             double* o = out + joints[k] * 4;
             limit_step(limits[k], o, frames, soft_on, falloff, radius, o, nullptr, stride);

@@ -461,8 +461,8 @@ class JointLimits:
         other active joints parents first), cached until the joints, their limits or the enabled
         flags change."""
         joints = self.joints
-        cached = getattr(self, "_pose_cache", None)
-        if cached is not None and cached[0] is joints and cached[1] == getattr(joints, "version", None) \
+        cached = self.__dict__.get("_pose_cache")
+        if cached is not None and cached[0] is joints and cached[1] == joints.version \
                 and cached[2] == self.enabled.tobytes():
             return cached[3]
         if not isinstance(joints, _JointDict):  # the attribute was replaced by a plain dict
@@ -476,11 +476,18 @@ class JointLimits:
     def _project_pose(self, q: Array, soften: tuple[float, float] | None) -> Array:
         core, _, rest = self._pose_core()
         out = np.empty(q.shape)
-        ok = core.project(np.ascontiguousarray(q), False, 0.0, 0.0, out) if soften is None else \
-            core.project(np.ascontiguousarray(q), True, soften[0], soften[1], out)
-        if not ok:
+        # (other layouts are converted by the binding)
+        if not (core.project(q, False, 0.0, 0.0, out) if soften is None else
+                core.project(q, True, soften[0], soften[1], out)):
             raise LimitsError("rotations contain NaN or infinite values")
-        for j in rest:  # parents first: a coupled child is limited for its parent's result
+        if rest:
+            self._project_rest(q, out, soften, rest)
+        return out
+
+    def _project_rest(self, q: Array, out: Array, soften: tuple[float, float] | None, rest: list[int]) -> None:
+        """The joints without a compiled limit, into ``out`` (parents first: a coupled child is
+        limited for its parent's result)."""
+        for j in rest:
             lim = self.joints[j]
             if hasattr(lim, "parent"):
                 out[..., j, :] = lim.project(q[..., j, :], soften, parent=out[..., self.skeleton.index(lim.parent), :])
@@ -488,12 +495,13 @@ class JointLimits:
                 out[..., j, :] = lim.project(q[..., j, :], soften) \
                     if soften is not None and (isinstance(lim, FittedLimit) or getattr(lim, "softenable", False)) \
                     else lim.project(q[..., j, :])
-        return out
 
     def project(self, rotations: Array, soften: tuple[float, float] | None = None) -> Array:
         """Limited local rotations ``[..., J, 4]``; ``soften=(falloff, radius)`` leaves some leeway."""
-        q = np.asarray(rotations, np.float64)
-        if q.ndim < 2 or q.shape[-2:] != (self.skeleton.num_joints, 4):
+        q = rotations if type(rotations) is np.ndarray and rotations.dtype == np.float64 else \
+            np.asarray(rotations, np.float64)
+        shape = q.shape
+        if len(shape) < 2 or shape[-1] != 4 or shape[-2] != len(self.skeleton.names):
             raise LimitsError(f"rotations must be [..., {self.skeleton.num_joints}, 4], got {q.shape}")
         return self._project_pose(q, None if soften is None else check_soften(soften))
 
