@@ -571,3 +571,23 @@ def test_ellipsoid_projection_of_far_points_is_not_the_origin(scale):
     np.testing.assert_allclose(normal, u, atol=1e-9)
     np.testing.assert_allclose(L.project_ellipsoid(d * scale, s, [0.1, 0.2, 0.3], np.eye(3)),
                                out + [0.1, 0.2, 0.3], atol=1e-9)
+
+
+@pytest.mark.parametrize("n", [1, 7, 1001, 800_000])
+def test_axis_aligned_box_keeps_float32(n) -> None:
+    """float32 points give float32 results computed in float32 (the 800,000-point case writes
+    with non-temporal stores): the clamp of every value, inside points bit for bit, out= used."""
+    rng = np.random.default_rng(n)
+    p = (rng.normal(size=(n, 3)) * 0.8).astype(np.float32)
+    lo, hi = np.array([-0.5, -1.0, -0.3]), np.array([0.5, 1.0, 0.3])
+    got = L.project_box(p, lo, hi)
+    assert got.dtype == np.float32 and got.shape == p.shape
+    assert np.array_equal(got, np.clip(p, lo.astype(np.float32), hi.astype(np.float32)))
+    inside = np.all((p >= lo) & (p <= hi), axis=1)
+    assert np.array_equal(got[inside], p[inside])
+    out = np.full_like(p, 7.0)
+    assert L.project_box(p, lo, hi, out=out) is out and np.array_equal(out, got)
+    assert np.allclose(L.project_box(p.astype(np.float64), lo, hi), got, atol=1e-7)
+    p[n // 2, 1] = np.nan
+    with pytest.raises(LimitsError, match="non-finite"):
+        L.project_box(p, lo, hi)

@@ -40,6 +40,21 @@ void bind_shapes(nb::module_& m) {
         },
         nb::arg("pts"), nb::arg("lo"), nb::arg("hi"), nb::arg("out").noconvert(),
         "Clamp points [n, 3] to lo <= p <= hi into out; False if any input is not finite.");
+    using FArr = nb::ndarray<float, nb::c_contig, nb::device::cpu>;
+    using CFArr = nb::ndarray<const float, nb::c_contig, nb::device::cpu>;
+    m.def(
+        "project_box_aa_f32",
+        [](CFArr pts, CFArr lo, CFArr hi, FArr out) {
+            const int64_t n = pts.ndim() == 2 ? int64_t(pts.shape(0)) : -1;
+            check_shape(pts, "pts", {n, 3});
+            check_shape(out, "out", {n, 3});
+            check_shape(lo, "lo", {3});
+            check_shape(hi, "hi", {3});
+            nb::gil_scoped_release nogil;
+            return jointlimits::project_box_aa(pts.data(), n, lo.data(), hi.data(), out.data());
+        },
+        nb::arg("pts").noconvert(), nb::arg("lo"), nb::arg("hi"), nb::arg("out").noconvert(),
+        "project_box_aa for float32 points and out; False if any input is not finite.");
     m.def(
         "project_box_oriented",
         [](CArr pts, CArr lo, CArr hi, CArr pos, CArr rot, bool always_map, Arr out) {

@@ -66,8 +66,12 @@ def project_box(points, lo, hi, position=None, rotation=None, *, always_map: boo
     non-orthonormality of a power-iteration ``R``; use it only to match reference data.
     Returns float64 ``[..., 3]``; ``out``
     (float64, same shape, C-contiguous) may be given to avoid an allocation and may be
-    the input itself.
+    the input itself. The axis-aligned box keeps float32: float32 points (and ``out``) give
+    float32 results, computed in float32.
     """
+    if position is None and rotation is None and type(points) is np.ndarray and points.dtype == np.float32 \
+            and (out is None or (isinstance(out, np.ndarray) and out.dtype == np.float32)):
+        return _project_box_aa_f32(points, lo, hi, out)
     flat, shape = _flat_points(points)
     lo, hi = _box_limits(lo, hi)
     res = _out_array(out, shape)
@@ -79,6 +83,24 @@ def project_box(points, lo, hi, position=None, rotation=None, *, always_map: boo
         finite = _core.project_box_oriented(flat, lo, hi, pos, rot, bool(always_map), res_flat)
     if not finite:
         _raise_bad_point(int(np.argmin(np.isfinite(flat).all(axis=1))), flat, shape)
+    return res
+
+
+def _project_box_aa_f32(points: np.ndarray, lo, hi, out) -> np.ndarray:
+    """project_box on float32 points, axis-aligned (float32 in, out and arithmetic)."""
+    if points.ndim == 0 or points.shape[-1] != 3:
+        raise LimitsError(f"points must have shape [..., 3], got {points.shape}")
+    lo64, hi64 = _box_limits(lo, hi)
+    lo32, hi32 = lo64.astype(np.float32), hi64.astype(np.float32)
+    if out is None:
+        res = np.empty(points.shape, np.float32)
+    elif out.shape != points.shape or not out.flags.c_contiguous:
+        raise LimitsError(f"out must be a C-contiguous float32 array of shape {points.shape}")
+    else:
+        res = out
+    flat = np.ascontiguousarray(points).reshape(-1, 3)
+    if not _core.project_box_aa_f32(flat, lo32, hi32, res.reshape(-1, 3)):
+        _raise_bad_point(int(np.argmin(np.isfinite(flat).all(axis=1))), flat, points.shape)
     return res
 
 
