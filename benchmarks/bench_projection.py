@@ -80,8 +80,8 @@ def bench_projections(n: int, repeats: int) -> None:
     cases = {  # name: (ours with **kw, reference RefCall factory or None)
         "box (axis-aligned)": (lambda **kw: L.project_box(pts, lo, hi, **kw),
                                lambda v: rb.project_box.bind(pts, lo, hi, variant=v)),
-        "box (axis-aligned), float32": (lambda **kw: L.project_box(pts32, lo, hi, **kw),
-                                        lambda v: rb.project_box.bind(pts32, lo, hi, variant=v)),
+        "box (axis-aligned), float32 out": (lambda **kw: L.project_box(pts32, lo, hi, **kw),
+                                            lambda v: rb.project_box.bind(pts32, lo, hi, variant=v)),
         "oriented box": (lambda **kw: L.project_box(pts, olo, ohi, pos, rot, **kw),
                          lambda v: rb.project_oriented_box.bind(pts, olo, ohi, pos, rot, variant=v)),
         "ellipsoid": (lambda **kw: L.project_ellipsoid(pts, lim["scale"], pos, rot, **kw),

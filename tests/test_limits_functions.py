@@ -574,20 +574,24 @@ def test_ellipsoid_projection_of_far_points_is_not_the_origin(scale):
 
 
 @pytest.mark.parametrize("n", [1, 7, 1001, 800_000])
-def test_axis_aligned_box_keeps_float32(n) -> None:
-    """float32 points give float32 results computed in float32 (the 800,000-point case writes
-    with non-temporal stores): the clamp of every value, inside points bit for bit, out= used."""
+def test_axis_aligned_box_into_float32(n) -> None:
+    """A float32 ``out`` runs the axis-aligned clamp in float32 (the 800,000-point case writes with
+    non-temporal stores): the clamp of every value, inside points bit for bit; without ``out`` the
+    result stays float64."""
     rng = np.random.default_rng(n)
     p = (rng.normal(size=(n, 3)) * 0.8).astype(np.float32)
     lo, hi = np.array([-0.5, -1.0, -0.3]), np.array([0.5, 1.0, 0.3])
-    got = L.project_box(p, lo, hi)
-    assert got.dtype == np.float32 and got.shape == p.shape
+    out = np.full_like(p, 7.0)
+    got = L.project_box(p, lo, hi, out=out)
+    assert got is out and got.dtype == np.float32
     assert np.array_equal(got, np.clip(p, lo.astype(np.float32), hi.astype(np.float32)))
     inside = np.all((p >= lo) & (p <= hi), axis=1)
     assert np.array_equal(got[inside], p[inside])
-    out = np.full_like(p, 7.0)
-    assert L.project_box(p, lo, hi, out=out) is out and np.array_equal(out, got)
-    assert np.allclose(L.project_box(p.astype(np.float64), lo, hi), got, atol=1e-7)
+    ref = L.project_box(p, lo, hi)
+    assert ref.dtype == np.float64 and np.allclose(ref, got, atol=1e-7)
+    assert np.array_equal(L.project_box(p.astype(np.float64), lo, hi, out=np.empty_like(p)), got)
+    with pytest.raises(LimitsError, match="shape"):
+        L.project_box(p, lo, hi, out=np.empty((n + 1, 3), np.float32))
     p[n // 2, 1] = np.nan
     with pytest.raises(LimitsError, match="non-finite"):
-        L.project_box(p, lo, hi)
+        L.project_box(p, lo, hi, out=out)
