@@ -10,7 +10,9 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <limits>
+#include <type_traits>
 
 namespace jointlimits {
 
@@ -52,9 +54,13 @@ inline T np_sinc(T x) {
     const T y = T(3.141592653589793) * (x == T(0) ? T(1.0e-20) : x);
     return std::sin(y) / y;
 }
+/// Per-element flags in an integer as wide as T (mixed widths keep GCC from vectorising with SSE2).
+template <class T>
+using Flag = std::conditional_t<sizeof(T) == 4, std::uint32_t, std::uint64_t>;
+
 /// 1 if x is NaN or infinite, else 0 (branch-free, vectorises).
 template <class T>
-inline int bad(T x) {
+inline Flag<T> bad(T x) {
     return !(std::abs(x) <= std::numeric_limits<T>::max());
 }
 /// Taylor coefficients (-1)^k / (2k)! and (-1)^k / (2k+1)!, k = 0..K.
@@ -84,6 +90,120 @@ inline void sincos_small(T p, T& c, T& s) {
     }
     c = rc;
     s = p * rs;
+}
+
+// Branch-free exp / sincos for the per-element loops (std::exp, std::cos do not vectorise); within a
+// few ulp of libm on the ranges used.
+template <class T>
+struct Bits;
+template <>
+struct Bits<float> {
+    using U = std::uint32_t;
+    static constexpr int kMant = 23, kBias = 127;
+    static constexpr float kRound = 12582912.0f;  // 1.5 * 2^23: adding it rounds to an integer
+};
+template <>
+struct Bits<double> {
+    using U = std::uint64_t;
+    static constexpr int kMant = 52, kBias = 1023;
+    static constexpr double kRound = 6755399441055744.0;  // 1.5 * 2^52
+};
+
+template <class T>
+inline typename Bits<T>::U to_bits(T x) {
+    typename Bits<T>::U u;
+    std::memcpy(&u, &x, sizeof(T));
+    return u;
+}
+template <class T>
+inline T from_bits(typename Bits<T>::U u) {
+    T x;
+    std::memcpy(&x, &u, sizeof(T));
+    return x;
+}
+
+/// c ? a : b on the bits: GCC would turn a ternary into a branch around a's or b's arithmetic and
+/// not vectorise the loop.
+template <class T>
+inline T select(bool c, T a, T b) {
+    using U = typename Bits<T>::U;
+    const U m = U(0) - U(c);
+    return from_bits<T>((to_bits(a) & m) | (to_bits(b) & ~m));
+}
+
+/// max / min as selects (std::max lets GCC thread a branch through the loop).
+template <class T>
+inline T vmax(T a, T b) {
+    return select(a < b, b, a);
+}
+template <class T>
+inline T vmin(T a, T b) {
+    return select(b < a, b, a);
+}
+
+/// Taylor coefficients 1 / n!, n = 0..N.
+template <int N>
+struct ExpCoef {
+    double c[N + 1];
+    constexpr ExpCoef() : c() {
+        double f = 1.0;
+        for (int k = 0; k <= N; ++k) {
+            if (k) f *= k;
+            c[k] = 1.0 / f;
+        }
+    }
+};
+
+/// exp(x) for x <= 0 (x below the normal range gives the smallest normal power instead of 0).
+template <class T>
+inline T vexp(T x) {
+    constexpr bool f32 = sizeof(T) == 4;
+    constexpr int N = f32 ? 8 : 13;
+    static constexpr ExpCoef<N> cf{};
+    const T lo = f32 ? T(-87.0) : T(-708.0);
+    x = vmax(vmin(x, T(0)), lo);
+    const T kr = x * T(1.4426950408889634) + Bits<T>::kRound;  // round(x / ln2) in the low bits
+    const T k = kr - Bits<T>::kRound;
+    const T r = f32 ? (x - k * T(0.693359375)) - k * T(-2.12194440e-4)
+                    : (x - k * T(6.93147180369123816490e-01)) - k * T(1.90821492927058770002e-10);
+    T p = T(cf.c[N]);
+    for (int j = N - 1; j >= 0; --j) p = p * r + T(cf.c[j]);
+    using U = typename Bits<T>::U;
+    const U e = (to_bits(kr) + U(Bits<T>::kBias)) << Bits<T>::kMant;
+    return p * from_bits<T>(e);
+}
+
+/// phi(z) = (1 - exp(-z)) / z for z >= 0 given ez = exp(-z): series below 1/2, where 1 - ez cancels.
+template <class T>
+inline T vphi(T z, T ez) {
+    constexpr int N = sizeof(T) == 4 ? 9 : 16;  // terms (-z)^n / (n + 1)!
+    static constexpr ExpCoef<N + 1> cf{};
+    T p = T(cf.c[N + 1]) * ((N % 2) ? T(-1) : T(1));
+    for (int j = N - 1; j >= 0; --j) p = p * z + T(cf.c[j + 1]) * ((j % 2) ? T(-1) : T(1));
+    const T big = (T(1) - ez) / vmax(z, T(0.5));
+    return select(z < T(0.5), p, big);
+}
+
+/// The largest |x| vsincos reduces accurately (the caller redoes larger arguments with std::cos/sin).
+template <class T>
+constexpr T kSinCosLimit = sizeof(T) == 4 ? T(8192) : T(500000);
+
+/// cos and sin of |x| <= kSinCosLimit: x = k pi/2 + r (Cody-Waite), series on r, quadrant of k.
+template <class T>
+inline void vsincos(T x, T& c, T& s) {
+    constexpr bool f32 = sizeof(T) == 4;
+    const T kr = x * T(0.63661977236758134) + Bits<T>::kRound;
+    const T k = kr - Bits<T>::kRound;
+    const T r = f32 ? ((x - k * T(1.5703125)) - k * T(4.837512969970703125e-4)) - k * T(7.54978995489188216e-8)
+                    : (x - k * T(1.57079632673412561417e+00)) - k * T(6.07710050650619224932e-11);
+    T c0, s0;
+    sincos_small(r, c0, s0);
+    using U = typename Bits<T>::U;
+    const U q = to_bits(kr);
+    const bool swap = q & 1;
+    constexpr int sh = 8 * sizeof(T) - 2;  // bit 1 of the quadrant to the sign bit
+    c = from_bits<T>(to_bits(select(swap, s0, c0)) ^ (((q + 1) & 2) << sh));
+    s = from_bits<T>(to_bits(select(swap, c0, s0)) ^ ((q & 2) << sh));
 }
 }  // namespace detail
 
@@ -222,11 +342,11 @@ struct RefUnder {
         const T xc = x - c;
         const T j1 = v + y * xc;
         // selects as arithmetic on 0/1 (GCC keeps conditional float ops as branches: no vectorising)
-        const T amp = std::sqrt(j1 * j1 * inv + xc * xc) * (T(2) * T(xc > T(0)) - T(1));
+        const T amp = std::sqrt(j1 * j1 * inv + xc * xc) * detail::select(xc > T(0), T(1), T(-1));
         // fast_atan without a branch (min(z, 1/z) is its w)
         const T r = j1 / (-xc * w + eps);
         const T z = std::abs(r);
-        const T wz = std::min(z, T(1) / z);
+        const T wz = detail::vmin(z, T(1) / z);
         const T a = T(3.141592653589793 / 4.0) * wz - wz * (wz - T(1)) * (T(0.2447) + T(0.0663) * wz);
         const T ph = std::copysign(a + T(z > T(1)) * (T(3.141592653589793 / 2.0) - T(2) * a), r);
         T cp, sp;
@@ -279,17 +399,18 @@ inline bool with_spring_step(T s, T d, T t, bool approx, T eps, F&& f) {
     return f(RefKeep<T>());
 }
 
-/// f(a[j], b[j], c[j], d[j], e[j], xo[j], vo[j]) over one block of distinct arrays; 0 if every input
-/// was finite.
+/// f(a[j], .., g[j], xo[j], vo[j]) over one block of distinct arrays; returns the OR of f's flags
+/// (1: an input was not finite, 2: redo the block with the scalar loop).
 template <class T, class F>
-[[gnu::noinline]] int block(const T* __restrict a, const T* __restrict b, const T* __restrict c, const T* __restrict d,
-                 const T* __restrict e, std::size_t m, T* __restrict xo, T* __restrict vo, F f) {
+[[gnu::noinline]] int block(const T* __restrict a, const T* __restrict b, const T* __restrict c,
+                            const T* __restrict d, const T* __restrict e, const T* __restrict f_,
+                            const T* __restrict g, std::size_t m, T* __restrict xo, T* __restrict vo, F f) {
     // not inlined: GCC honours restrict on parameters, where inlined copies get runtime alias checks
     // (too many pairs here: the scalar loop ran)
-    int bad = 0;
+    detail::Flag<T> flags = 0;
 #pragma GCC ivdep
-    for (std::size_t j = 0; j < m; ++j) bad |= f(a[j], b[j], c[j], d[j], e[j], xo[j], vo[j]);
-    return bad;
+    for (std::size_t j = 0; j < m; ++j) flags |= f(a[j], b[j], c[j], d[j], e[j], f_[j], g[j], xo[j], vo[j]);
+    return flags;
 }
 
 /// True if [a, a + na) and [b, b + nb) share memory.
@@ -311,15 +432,16 @@ inline bool distinct(const SrcT<T>* in, int nin, std::size_t n, const T* xo, con
     return true;
 }
 
-/// f over n elements of five broadcast inputs in blocks (scalar inputs read from a filled block, so
-/// every access is unit-stride). Returns false if an input was not finite.
-template <class T, class F>
-inline bool map5(const SrcT<T> (&in)[5], std::size_t n, T* xo, T* vo, const F& f) {
+/// f over n elements of seven broadcast inputs in blocks (scalar inputs read from a filled block, so
+/// every access is unit-stride); redo(i, m) recomputes a block that f flagged with 2. Returns false if
+/// an input was not finite.
+template <class T, class F, class R>
+inline bool map7(const SrcT<T> (&in)[7], std::size_t n, T* xo, T* vo, const F& f, const R& redo) {
     constexpr std::size_t B = 512;
-    alignas(64) T buf[5][B];
-    const T* base[5];
-    std::size_t stride[5];
-    for (int k = 0; k < 5; ++k) {
+    alignas(64) T buf[7][B];
+    const T* base[7];
+    std::size_t stride[7];
+    for (int k = 0; k < 7; ++k) {
         if (in[k].inc == 0) {
             std::fill(buf[k], buf[k] + std::min(B, n), in[k].p[0]);
             base[k] = buf[k];
@@ -329,15 +451,121 @@ inline bool map5(const SrcT<T> (&in)[5], std::size_t n, T* xo, T* vo, const F& f
             stride[k] = 1;
         }
     }
-    int bad = 0;
+    bool ok = true;
     for (std::size_t i = 0; i < n; i += B) {
         const std::size_t m = std::min(B, n - i);
-        bad |= block(base[0] + stride[0] * i, base[1] + stride[1] * i, base[2] + stride[2] * i, base[3] + stride[3] * i,
-                     base[4] + stride[4] * i, m, xo + i, vo + i, f);
+        const int flags = block(base[0] + stride[0] * i, base[1] + stride[1] * i, base[2] + stride[2] * i,
+                                base[3] + stride[3] * i, base[4] + stride[4] * i, base[5] + stride[5] * i,
+                                base[6] + stride[6] * i, m, xo + i, vo + i, f);
+        if (flags & 2)
+            ok &= redo(i, m);
+        else
+            ok &= !(flags & 1);
     }
-    return bad == 0;
+    return ok;
 }
 
+/// map7 for five inputs and an f of them that never asks for a redo.
+template <class T, class F>
+inline bool map5(const SrcT<T> (&in)[5], std::size_t n, T* xo, T* vo, const F& f) {
+    const SrcT<T> in7[7] = {in[0], in[1], in[2], in[3], in[4], in[0], in[0]};
+    return map7(
+        in7, n, xo, vo, [f](T a, T b, T c, T d, T e, T, T, T& xr, T& vr) { return f(a, b, c, d, e, xr, vr); },
+        [](std::size_t, std::size_t) { return true; });
+}
+
+}  // namespace step
+
+namespace step {
+using detail::bad;
+using detail::select;
+
+/// 1 if an input is not finite or s < 0, d < 0, t <= 0.
+template <class T>
+inline detail::Flag<T> invalid(T x, T v, T g, T q, T s, T d, T t) {
+    return bad(x) | bad(v) | bad(g) | bad(q) | bad(s) | bad(d) | bad(t) | !(s >= T(0)) | !(d >= T(0)) |
+           !(t > T(0));
+}
+
+/// spring_exact per element without branches: every regime computed, the element's selected. The
+/// regimes exclude each other, so they share one sqrt, two exp and three divisions.
+template <class T>
+struct ExactAny {
+    detail::Flag<T> operator()(T x, T v, T g, T q, T s, T d, T t, T& xo, T& vo) const {
+        constexpr T tiny = std::numeric_limits<T>::min();
+        const T y = T(0.5) * d, k = s - y * y;
+        const bool under = k > T(0), stiff = s > T(kTinyStiffness);
+        const T w = std::sqrt(std::abs(k)), wt = w * t;  // under: the frequency; else u = sqrt(-k)
+        T cw, sw;
+        detail::vsincos(wt, cw, sw);
+        const T ypu = y + w;
+        // under: sin(wt) / wt; over: s / (y + u)
+        const T quo = select(under, sw, s) / detail::vmax(select(under, wt, ypu), tiny);
+        const T sinc = select(wt == T(0), T(1), quo), ymu = select(ypu > T(0), quo, T(0));
+        const T e1 = detail::vexp(select(under, -y * t, -ymu * t));  // e^(-yt), or the slow decay
+        // over: phi(2ut); s <= tiny (a damper on the velocity): phi(dt)
+        const T z = select(stiff, T(2) * w * t, d * t), ez = detail::vexp(-z), ph = detail::vphi(z, ez);
+        const T ec = select(under, e1 * cw, e1 * T(0.5) * (T(1) + ez));
+        const T es = select(under, e1 * t * sinc, e1 * t * ph);
+        const T c = g + d * q / detail::vmax(s, T(kTinyStiffness));
+        const T j0 = x - c, j1 = v + y * j0;
+        xo = select(stiff, c + j0 * ec + j1 * es, x + q * t + (v - q) * t * ph);
+        vo = select(stiff, v * ec - (y * j1 + k * j0) * es, q + (v - q) * ez);
+        return invalid(x, v, g, q, s, d, t) | detail::Flag<T>(!(wt <= detail::kSinCosLimit<T>) & under) << 1;
+    }
+};
+
+/// spring_reference per element without branches (regimes share square roots and divisions).
+template <class T>
+struct ReferenceAny {
+    T eps;
+    detail::Flag<T> operator()(T x, T v, T g, T q, T s, T d, T t, T& xo, T& vo) const {
+        const T c = g + (d * q) / (s + eps);
+        const T y = T(0.5) * d;
+        const T k = s - (d * d) / T(4);
+        const bool crit = std::abs(k) < eps, under = k > T(0), over = k < T(0);
+        const T xc = x - c;
+        // under: w = sqrt(k); over: r = sqrt(d^2 - 4 s)
+        const T root = std::sqrt(detail::vmax(select(under, k, d * d - T(4) * s), T(0)));
+        const T w = root, rr = root;
+        const T y0 = (d + rr) / T(2), y1 = (d - rr) / T(2);
+        // fast_negexp: e^(-yt) (or e^(-y0 t)) and e^(-y1 t) from one division (arguments capped so
+        // the product stays finite)
+        auto den = [](T a) { return T(1) + a + T(0.48) * a * a + T(0.235) * a * a * a; };
+        const T cap = T(1e6);
+        const T pa = den(detail::vmin(select(over & !crit, y0, y) * t, cap)), pb = den(detail::vmin(y1 * t, cap));
+        const T inv = T(1) / (pa * pb);
+        const T ey = pb * inv, e0 = ey, e1 = pa * inv;
+        // critical
+        const T j1 = v + xc * y;
+        const T xcr = xc * ey + t * j1 * ey + c;
+        const T vcr = -y * xc * ey - y * t * j1 * ey + j1 * ey;
+        // under: amp^2 = (v + y xc)^2 / (w^2 + eps) + xc^2; over: j1 = (c y0 - x y0 - v) / (y1 - y0)
+        const T vy = v + y * xc;
+        const T quo = select(over, c * y0 - x * y0 - v, vy * vy) / select(over, y1 - y0, w * w + eps);
+        const T amp = std::sqrt(quo + xc * xc) * detail::select(xc > T(0), T(1), T(-1));
+        // fast_atan(num / den) with w = min(|num|, |den|) / max(|num|, |den|)
+        const T num = v + xc * y, dn = -xc * w + eps;
+        const T an = std::abs(num), ad = std::abs(dn);
+        const T wz = detail::vmin(an, ad) / detail::vmax(an, ad);
+        const T a = T(3.141592653589793 / 4.0) * wz - wz * (wz - T(1)) * (T(0.2447) + T(0.0663) * wz);
+        const T sgn = std::copysign(T(1), num) * std::copysign(T(1), dn);
+        const T ph = std::copysign(select(an > ad, T(3.141592653589793 / 2.0) - a, a), sgn);
+        const T arg = w * t + ph;
+        T cs, sn;
+        detail::vsincos(arg, cs, sn);
+        const T xu = amp * ey * cs + c;
+        const T vu = -y * amp * ey * cs - w * amp * ey * sn;
+        // over-damped
+        const T jo1 = quo, jo0 = x - jo1 - c;
+        const T xov = jo0 * e0 + jo1 * e1 + c;
+        const T vov = -y0 * jo0 * e0 - y1 * jo1 * e1;
+        xo = select(crit, xcr, select(under, xu, select(over, xov, x)));
+        vo = select(crit, vcr, select(under, vu, select(over, vov, v)));
+        return invalid(x, v, g, q, s, d, t) |
+               detail::Flag<T>(!(std::abs(arg) <= detail::kSinCosLimit<T>) & under & !crit) << 1;
+    }
+};
 }  // namespace step
 
 /// Batched spring_damper_exact over n broadcast elements. Returns false (outputs unspecified) if an
@@ -358,17 +586,25 @@ inline bool spring_damper_exact(SrcT<T> x, SrcT<T> v, SrcT<T> g, SrcT<T> q, SrcT
             });
         });
     }
-    bool ok = true;
-    for (std::size_t i = 0; i < n; ++i) {
-        const T xi = x[i], vi = v[i], gi = g[i], qi = q[i], si = s[i], di = d[i], ti = t[i];
-        ok &= std::isfinite(xi) & std::isfinite(vi) & std::isfinite(gi) & std::isfinite(qi) & std::isfinite(si) &
-              std::isfinite(di) & std::isfinite(ti) & (si >= T(0)) & (di >= T(0)) & (ti > T(0));
-        if (approx)
-            spring_reference(xi, vi, gi, qi, si, di, ti, eps, xo[i], vo[i]);
-        else
-            spring_exact(xi, vi, gi, qi, si, di, ti, xo[i], vo[i]);
-    }
-    return ok;
+    auto scalar_loop = [&](std::size_t i0, std::size_t i1) {
+        bool ok = true;
+        for (std::size_t i = i0; i < i1; ++i) {
+            const T xi = x[i], vi = v[i], gi = g[i], qi = q[i], si = s[i], di = d[i], ti = t[i];
+            ok &= !step::invalid(xi, vi, gi, qi, si, di, ti);
+            if (approx)
+                spring_reference(xi, vi, gi, qi, si, di, ti, eps, xo[i], vo[i]);
+            else
+                spring_exact(xi, vi, gi, qi, si, di, ti, xo[i], vo[i]);
+        }
+        return ok;
+    };
+    const SrcT<T> in7[7] = {x, v, g, q, s, d, t};
+    // float only: with SSE2 the double loop does not vectorise (64-bit masks), and scalar it would
+    // pay for every regime
+    if (sizeof(T) != 4 || !step::distinct(in7, 7, n, xo, vo)) return scalar_loop(0, n);
+    auto redo = [&](std::size_t i, std::size_t m) { return scalar_loop(i, i + m); };
+    if (approx) return step::map7(in7, n, xo, vo, step::ReferenceAny<T>{eps}, redo);
+    return step::map7(in7, n, xo, vo, step::ExactAny<T>{}, redo);
 }
 
 /// halflife_to_gain(h, t) = 1 - exp(-ln2 t / (h + 1e-5)) (fast_negexp when approx).
@@ -383,7 +619,7 @@ namespace step {
 template <class T, bool HasV, bool HasA>
 struct Lerp {
     T wa, wv, wx, t, it;
-    int operator()(T x, T v0, T xg, T vg, T ag, T& xo, T& vo) const {
+    detail::Flag<T> operator()(T x, T v0, T xg, T vg, T ag, T& xo, T& vo) const {
         T v = v0;
         if constexpr (HasA) v = (T(1) - wa) * v + wa * (v + ag * t);
         if constexpr (HasV) v = (T(1) - wv) * v + wv * vg;
