@@ -58,6 +58,18 @@ inline T np_sinc(T x) {
 template <class T>
 using Flag = std::conditional_t<sizeof(T) == 4, std::uint32_t, std::uint64_t>;
 
+/// The sign bit of T's integer if x is NaN or infinite, else 0: three integer operations (the
+/// exponent field all ones carries into the sign bit).
+template <class T>
+inline Flag<T> nonfinite_bit(T x) {
+    constexpr int sh = 8 * sizeof(T) - 1;
+    constexpr Flag<T> exp_mask = sizeof(T) == 4 ? Flag<T>(0x7f800000u) : Flag<T>(0x7ff0000000000000ull);
+    constexpr Flag<T> exp_one = sizeof(T) == 4 ? Flag<T>(0x00800000u) : Flag<T>(0x0010000000000000ull);
+    Flag<T> u;
+    std::memcpy(&u, &x, sizeof(T));
+    return ((u & exp_mask) + exp_one) & (Flag<T>(1) << sh);
+}
+
 /// 1 if x is NaN or infinite, else 0 (branch-free, vectorises).
 template <class T>
 inline Flag<T> bad(T x) {
@@ -295,6 +307,7 @@ struct ExactFree {
         xo = x + q * t + (v - q) * a;
         vo = q + (v - q) * e;
     }
+    detail::Flag<T> unused(T g, T) const { return detail::nonfinite_bit(g); }
 };
 
 /// spring_exact with s > tiny (every regime: the coefficients carry it).
@@ -309,6 +322,7 @@ struct Exact {
         xo = c + j0 * ec + j1 * es;
         vo = v * ec - (y * j1 + k * j0) * es;
     }
+    detail::Flag<T> unused(T, T) const { return 0; }
 };
 
 /// spring_reference, critically damped branch.
@@ -323,6 +337,7 @@ struct RefCritical {
         xo = xc * ey + t * j1 * ey + c;
         vo = -y * xc * ey - y * t * j1 * ey + j1 * ey;
     }
+    detail::Flag<T> unused(T, T) const { return 0; }
 };
 
 /// spring_reference, under-damped branch: cos(wt + p) = cos(wt) cos(p) - sin(wt) sin(p) with the
@@ -356,6 +371,7 @@ struct RefUnder {
         xo = ae * cs + c;
         vo = -y * ae * cs - w * ae * sn;
     }
+    detail::Flag<T> unused(T, T) const { return 0; }
 };
 
 /// spring_reference, over-damped branch.
@@ -377,6 +393,7 @@ struct RefOver {
         xo = j0 * e0 + j1 * e1 + c;
         vo = -y0 * j0 * e0 - y1 * j1 * e1;
     }
+    detail::Flag<T> unused(T, T) const { return 0; }
 };
 
 /// spring_reference when k == 0 is not caught by |k| < eps (eps <= 0): the state is kept.
@@ -386,6 +403,7 @@ struct RefKeep {
         xo = x;
         vo = v;
     }
+    detail::Flag<T> unused(T g, T q) const { return detail::nonfinite_bit(g) | detail::nonfinite_bit(q); }
 };
 
 /// Calls f(step) with the element step of spring_exact (approx: spring_reference) for scalar s, d, t.
@@ -400,9 +418,9 @@ inline bool with_spring_step(T s, T d, T t, bool approx, T eps, F&& f) {
 }
 
 /// f(a[j], .., g[j], xo[j], vo[j]) over one block of distinct arrays; returns the OR of f's flags
-/// (1: an input was not finite, 2: redo the block with the scalar loop).
+/// (1: an input is invalid; any other bit: redo the block, see map7).
 template <class T, class F>
-[[gnu::noinline]] int block(const T* __restrict a, const T* __restrict b, const T* __restrict c,
+[[gnu::noinline]] detail::Flag<T> block(const T* __restrict a, const T* __restrict b, const T* __restrict c,
                             const T* __restrict d, const T* __restrict e, const T* __restrict f_,
                             const T* __restrict g, std::size_t m, T* __restrict xo, T* __restrict vo, F f) {
     // not inlined: GCC honours restrict on parameters, where inlined copies get runtime alias checks
@@ -454,10 +472,10 @@ inline bool map7(const SrcT<T> (&in)[7], std::size_t n, T* xo, T* vo, const F& f
     bool ok = true;
     for (std::size_t i = 0; i < n; i += B) {
         const std::size_t m = std::min(B, n - i);
-        const int flags = block(base[0] + stride[0] * i, base[1] + stride[1] * i, base[2] + stride[2] * i,
+        const detail::Flag<T> flags = block(base[0] + stride[0] * i, base[1] + stride[1] * i, base[2] + stride[2] * i,
                                 base[3] + stride[3] * i, base[4] + stride[4] * i, base[5] + stride[5] * i,
                                 base[6] + stride[6] * i, m, xo + i, vo + i, f);
-        if (flags & 2)
+        if (flags & ~detail::Flag<T>(1))
             ok &= redo(i, m);
         else
             ok &= !(flags & 1);
@@ -465,13 +483,19 @@ inline bool map7(const SrcT<T> (&in)[7], std::size_t n, T* xo, T* vo, const F& f
     return ok;
 }
 
-/// map7 for five inputs and an f of them that never asks for a redo.
+/// map7 for five inputs. f flags nonfinite_bit of its outputs (cheaper than testing every input: a
+/// non-finite input reaches an output); that block's inputs are then tested one by one.
 template <class T, class F>
 inline bool map5(const SrcT<T> (&in)[5], std::size_t n, T* xo, T* vo, const F& f) {
     const SrcT<T> in7[7] = {in[0], in[1], in[2], in[3], in[4], in[0], in[0]};
     return map7(
         in7, n, xo, vo, [f](T a, T b, T c, T d, T e, T, T, T& xr, T& vr) { return f(a, b, c, d, e, xr, vr); },
-        [](std::size_t, std::size_t) { return true; });
+        [&in](std::size_t i0, std::size_t m) {
+            bool ok = true;
+            for (std::size_t i = i0; i < i0 + m; ++i)
+                for (int k = 0; k < 5; ++k) ok &= std::isfinite(in[k][i]);
+            return ok;
+        });
 }
 
 }  // namespace step
@@ -582,7 +606,7 @@ inline bool spring_damper_exact(SrcT<T> x, SrcT<T> v, SrcT<T> g, SrcT<T> q, SrcT
         return step::with_spring_step(si, di, ti, approx, eps, [&](const auto& st) {
             return step::map5(in, n, xo, vo, [st](T xi, T vi, T gi, T qi, T, T& xr, T& vr) {
                 st(xi, vi, gi, qi, xr, vr);
-                return detail::bad(xi) | detail::bad(vi) | detail::bad(gi) | detail::bad(qi);
+                return detail::nonfinite_bit(xr + vr) | st.unused(gi, qi);
             });
         });
     }
@@ -626,7 +650,7 @@ struct Lerp {
         v = (T(1) - wx) * v + wx * ((xg - x) * it);
         xo = x + t * v;
         vo = v;
-        return detail::bad(x) | detail::bad(v0) | detail::bad(xg) | detail::bad(vg) | detail::bad(ag);
+        return detail::nonfinite_bit(xo + vo);
     }
 };
 }  // namespace step
@@ -712,7 +736,7 @@ inline bool tracking_update_exact(SrcT<T> x, SrcT<T> v, SrcT<T> xg, SrcT<T> vg, 
         return step::with_spring_step(s, d, t, approx, eps, [&](const auto& st) {
             return step::map5(in, n, xo, vo, [st, t1, t2, id](T xi, T vi, T gi, T vgi, T agi, T& xr, T& vr) {
                 st(xi, vi, gi, (t2 * vgi + t1 * agi) * id, xr, vr);
-                return detail::bad(xi) | detail::bad(vi) | detail::bad(gi) | detail::bad(vgi) | detail::bad(agi);
+                return detail::nonfinite_bit(xr + vr) | st.unused(gi, T(0));
             });
         });
     }
