@@ -313,14 +313,21 @@ struct ExactFree {
 /// spring_exact with s > tiny (every regime: the coefficients carry it).
 template <class T>
 struct Exact {
-    T y, k, ec, es, dos;
-    Exact(T s, T d, T t) : dos(d / s) { exact_coefficients(s, d, t, y, k, ec, es); }
+    // x' = c + j0 ec + j1 es with j1 = v + y j0, regrouped per input: x' = c + j0 a + v es,
+    // v' = v b - j0 e (fewer operations per element, no chain through j1)
+    T dos, es, a, b, e;
+    Exact(T s, T d, T t) : dos(d / s) {
+        T y, k, ec;
+        exact_coefficients(s, d, t, y, k, ec, es);
+        a = ec + y * es;
+        b = ec - y * es;
+        e = (y * y + k) * es;
+    }
     void operator()(T x, T v, T g, T q, T& xo, T& vo) const {
         const T c = g + dos * q;
         const T j0 = x - c;
-        const T j1 = v + y * j0;
-        xo = c + j0 * ec + j1 * es;
-        vo = v * ec - (y * j1 + k * j0) * es;
+        xo = c + j0 * a + v * es;
+        vo = v * b - j0 * e;
     }
     detail::Flag<T> unused(T, T) const { return 0; }
 };
@@ -328,14 +335,21 @@ struct Exact {
 /// spring_reference, critically damped branch.
 template <class T>
 struct RefCritical {
-    T cq, y, t, ey;
-    RefCritical(T s, T d, T t_, T eps) : cq(d / (s + eps)), y(T(0.5) * d), t(t_), ey(fast_negexp(y * t_)) {}
+    // the reference's x' = xc ey + t j1 ey + c, v' = -y xc ey - y t j1 ey + j1 ey with j1 = v + y xc,
+    // regrouped per input: x' = xc a + v b + c, v' = v e - xc f
+    T cq, a, b, e, f;
+    RefCritical(T s, T d, T t, T eps) : cq(d / (s + eps)) {
+        const T y = T(0.5) * d, ey = fast_negexp(y * t);
+        a = ey + t * y * ey;
+        b = t * ey;
+        e = ey - y * t * ey;
+        f = y * y * t * ey;
+    }
     void operator()(T x, T v, T g, T q, T& xo, T& vo) const {
         const T c = g + cq * q;
         const T xc = x - c;
-        const T j1 = v + xc * y;
-        xo = xc * ey + t * j1 * ey + c;
-        vo = -y * xc * ey - y * t * j1 * ey + j1 * ey;
+        xo = xc * a + v * b + c;
+        vo = v * e - xc * f;
     }
     detail::Flag<T> unused(T, T) const { return 0; }
 };
@@ -604,6 +618,13 @@ inline bool spring_damper_exact(SrcT<T> x, SrcT<T> v, SrcT<T> g, SrcT<T> q, SrcT
         if (detail::bad(si) | detail::bad(di) | detail::bad(ti) | !(si >= T(0)) | !(di >= T(0)) | !(ti > T(0)))
             return false;
         return step::with_spring_step(si, di, ti, approx, eps, [&](const auto& st) {
+            if (q.scalar()) {  // a constant velocity goal (often 0): its terms leave the loop
+                const T qc = q[0];
+                return step::map5(in, n, xo, vo, [st, qc](T xi, T vi, T gi, T, T, T& xr, T& vr) {
+                    st(xi, vi, gi, qc, xr, vr);
+                    return detail::nonfinite_bit(xr + vr) | st.unused(gi, qc);
+                });
+            }
             return step::map5(in, n, xo, vo, [st](T xi, T vi, T gi, T qi, T, T& xr, T& vr) {
                 st(xi, vi, gi, qi, xr, vr);
                 return detail::nonfinite_bit(xr + vr) | st.unused(gi, qi);
