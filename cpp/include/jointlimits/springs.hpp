@@ -14,6 +14,18 @@
 #include <limits>
 #include <type_traits>
 
+// The element loops are also built for AVX2 + FMA (x86-64-v3) and picked at load time, unless the
+// whole build already targets it. Everything an element loop calls is forced inline: a call out of
+// the AVX2 clone would not vectorise (GCC does not inline default-target code there by itself).
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__AVX2__) && \
+    !defined(JL_NO_TARGET_CLONES)
+#define JL_ELEMENT_LOOP gnu::noinline, gnu::target_clones("arch=x86-64-v3", "default")
+#define JL_ELEMENT_CLONES 1
+#else
+#define JL_ELEMENT_LOOP gnu::noinline
+#endif
+#define JL_INLINE [[gnu::always_inline]] inline
+
 namespace jointlimits {
 
 constexpr double kLn2 = 0.69314718056;  // the reference's digits
@@ -29,12 +41,12 @@ struct SrcT {
 using Src = SrcT<double>;
 
 template <class T>
-inline T fast_negexp(T x) {
+JL_INLINE T fast_negexp(T x) {
     return T(1) / (T(1) + x + T(0.48) * x * x + T(0.235) * x * x * x);
 }
 
 template <class T>
-inline T fast_atan(T x) {
+JL_INLINE T fast_atan(T x) {
     const T z = std::abs(x);
     const bool big = z > T(1);
     const T w = big ? T(1) / z : z;
@@ -54,6 +66,19 @@ inline T np_sinc(T x) {
     const T y = T(3.141592653589793) * (x == T(0) ? T(1.0e-20) : x);
     return std::sin(y) / y;
 }
+/// True when the element loops run vectorised for double: SSE2 has no 64-bit mask operations, AVX2
+/// (the x86-64-v3 clone, or a build for it) has.
+inline bool wide_doubles() {
+#if defined(__AVX2__)
+    return true;
+#elif defined(JL_ELEMENT_CLONES)
+    static const bool v3 = __builtin_cpu_supports("x86-64-v3");
+    return v3;
+#else
+    return false;
+#endif
+}
+
 /// Per-element flags in an integer as wide as T (mixed widths keep GCC from vectorising with SSE2).
 template <class T>
 using Flag = std::conditional_t<sizeof(T) == 4, std::uint32_t, std::uint64_t>;
@@ -61,7 +86,7 @@ using Flag = std::conditional_t<sizeof(T) == 4, std::uint32_t, std::uint64_t>;
 /// The sign bit of T's integer if x is NaN or infinite, else 0: three integer operations (the
 /// exponent field all ones carries into the sign bit).
 template <class T>
-inline Flag<T> nonfinite_bit(T x) {
+JL_INLINE Flag<T> nonfinite_bit(T x) {
     constexpr int sh = 8 * sizeof(T) - 1;
     constexpr Flag<T> exp_mask = sizeof(T) == 4 ? Flag<T>(0x7f800000u) : Flag<T>(0x7ff0000000000000ull);
     constexpr Flag<T> exp_one = sizeof(T) == 4 ? Flag<T>(0x00800000u) : Flag<T>(0x0010000000000000ull);
@@ -72,7 +97,7 @@ inline Flag<T> nonfinite_bit(T x) {
 
 /// 1 if x is NaN or infinite, else 0 (branch-free, vectorises).
 template <class T>
-inline Flag<T> bad(T x) {
+JL_INLINE Flag<T> bad(T x) {
     return !(std::abs(x) <= std::numeric_limits<T>::max());
 }
 /// Taylor coefficients (-1)^k / (2k)! and (-1)^k / (2k+1)!, k = 0..K.
@@ -91,7 +116,7 @@ struct SinCosCoef {
 /// cos and sin of |p| <= pi/2 by their Taylor series, truncated below the type's rounding
 /// (branch-free: vectorises where std::cos / std::sin would not).
 template <class T>
-inline void sincos_small(T p, T& c, T& s) {
+JL_INLINE void sincos_small(T p, T& c, T& s) {
     constexpr int K = sizeof(T) == 4 ? 6 : 11;
     static constexpr SinCosCoef<K> cf{};
     const T q = p * p;
@@ -122,13 +147,13 @@ struct Bits<double> {
 };
 
 template <class T>
-inline typename Bits<T>::U to_bits(T x) {
+JL_INLINE typename Bits<T>::U to_bits(T x) {
     typename Bits<T>::U u;
     std::memcpy(&u, &x, sizeof(T));
     return u;
 }
 template <class T>
-inline T from_bits(typename Bits<T>::U u) {
+JL_INLINE T from_bits(typename Bits<T>::U u) {
     T x;
     std::memcpy(&x, &u, sizeof(T));
     return x;
@@ -137,7 +162,7 @@ inline T from_bits(typename Bits<T>::U u) {
 /// c ? a : b on the bits: GCC would turn a ternary into a branch around a's or b's arithmetic and
 /// not vectorise the loop.
 template <class T>
-inline T select(bool c, T a, T b) {
+JL_INLINE T select(bool c, T a, T b) {
     using U = typename Bits<T>::U;
     const U m = U(0) - U(c);
     return from_bits<T>((to_bits(a) & m) | (to_bits(b) & ~m));
@@ -145,11 +170,11 @@ inline T select(bool c, T a, T b) {
 
 /// max / min as selects (std::max lets GCC thread a branch through the loop).
 template <class T>
-inline T vmax(T a, T b) {
+JL_INLINE T vmax(T a, T b) {
     return select(a < b, b, a);
 }
 template <class T>
-inline T vmin(T a, T b) {
+JL_INLINE T vmin(T a, T b) {
     return select(b < a, b, a);
 }
 
@@ -168,7 +193,7 @@ struct ExpCoef {
 
 /// exp(x) for x <= 0 (x below the normal range gives the smallest normal power instead of 0).
 template <class T>
-inline T vexp(T x) {
+JL_INLINE T vexp(T x) {
     constexpr bool f32 = sizeof(T) == 4;
     constexpr int N = f32 ? 8 : 13;
     static constexpr ExpCoef<N> cf{};
@@ -187,7 +212,7 @@ inline T vexp(T x) {
 
 /// phi(z) = (1 - exp(-z)) / z for z >= 0 given ez = exp(-z): series below 1/2, where 1 - ez cancels.
 template <class T>
-inline T vphi(T z, T ez) {
+JL_INLINE T vphi(T z, T ez) {
     constexpr int N = sizeof(T) == 4 ? 9 : 16;  // terms (-z)^n / (n + 1)!
     static constexpr ExpCoef<N + 1> cf{};
     T p = T(cf.c[N + 1]) * ((N % 2) ? T(-1) : T(1));
@@ -202,7 +227,7 @@ constexpr T kSinCosLimit = sizeof(T) == 4 ? T(8192) : T(500000);
 
 /// cos and sin of |x| <= kSinCosLimit: x = k pi/2 + r (Cody-Waite), series on r, quadrant of k.
 template <class T>
-inline void vsincos(T x, T& c, T& s) {
+JL_INLINE void vsincos(T x, T& c, T& s) {
     constexpr bool f32 = sizeof(T) == 4;
     const T kr = x * T(0.63661977236758134) + Bits<T>::kRound;
     const T k = kr - Bits<T>::kRound;
@@ -303,11 +328,11 @@ template <class T>
 struct ExactFree {
     T t, a, e;
     ExactFree(T d, T t_) : t(t_), a(t_ * detail::phi(d * t_)), e(std::exp(-d * t_)) {}
-    void operator()(T x, T v, T, T q, T& xo, T& vo) const {
+    JL_INLINE void operator()(T x, T v, T, T q, T& xo, T& vo) const {
         xo = x + q * t + (v - q) * a;
         vo = q + (v - q) * e;
     }
-    detail::Flag<T> unused(T g, T) const { return detail::nonfinite_bit(g); }
+    JL_INLINE detail::Flag<T> unused(T g, T) const { return detail::nonfinite_bit(g); }
 };
 
 /// spring_exact with s > tiny (every regime: the coefficients carry it).
@@ -323,13 +348,13 @@ struct Exact {
         b = ec - y * es;
         e = (y * y + k) * es;
     }
-    void operator()(T x, T v, T g, T q, T& xo, T& vo) const {
+    JL_INLINE void operator()(T x, T v, T g, T q, T& xo, T& vo) const {
         const T c = g + dos * q;
         const T j0 = x - c;
         xo = c + j0 * a + v * es;
         vo = v * b - j0 * e;
     }
-    detail::Flag<T> unused(T, T) const { return 0; }
+    JL_INLINE detail::Flag<T> unused(T, T) const { return 0; }
 };
 
 /// spring_reference, critically damped branch.
@@ -345,13 +370,13 @@ struct RefCritical {
         e = ey - y * t * ey;
         f = y * y * t * ey;
     }
-    void operator()(T x, T v, T g, T q, T& xo, T& vo) const {
+    JL_INLINE void operator()(T x, T v, T g, T q, T& xo, T& vo) const {
         const T c = g + cq * q;
         const T xc = x - c;
         xo = xc * a + v * b + c;
         vo = v * e - xc * f;
     }
-    detail::Flag<T> unused(T, T) const { return 0; }
+    JL_INLINE detail::Flag<T> unused(T, T) const { return 0; }
 };
 
 /// spring_reference, under-damped branch: cos(wt + p) = cos(wt) cos(p) - sin(wt) sin(p) with the
@@ -366,7 +391,7 @@ struct RefUnder {
         cwt = std::cos(w * t);
         swt = std::sin(w * t);
     }
-    void operator()(T x, T v, T g, T q, T& xo, T& vo) const {
+    JL_INLINE void operator()(T x, T v, T g, T q, T& xo, T& vo) const {
         const T c = g + cq * q;
         const T xc = x - c;
         const T j1 = v + y * xc;
@@ -385,7 +410,7 @@ struct RefUnder {
         xo = ae * cs + c;
         vo = -y * ae * cs - w * ae * sn;
     }
-    detail::Flag<T> unused(T, T) const { return 0; }
+    JL_INLINE detail::Flag<T> unused(T, T) const { return 0; }
 };
 
 /// spring_reference, over-damped branch.
@@ -400,24 +425,24 @@ struct RefOver {
         e1 = fast_negexp(y1 * t);
         inv = T(1) / (y1 - y0);
     }
-    void operator()(T x, T v, T g, T q, T& xo, T& vo) const {
+    JL_INLINE void operator()(T x, T v, T g, T q, T& xo, T& vo) const {
         const T c = g + cq * q;
         const T j1 = (c * y0 - x * y0 - v) * inv;
         const T j0 = x - j1 - c;
         xo = j0 * e0 + j1 * e1 + c;
         vo = -y0 * j0 * e0 - y1 * j1 * e1;
     }
-    detail::Flag<T> unused(T, T) const { return 0; }
+    JL_INLINE detail::Flag<T> unused(T, T) const { return 0; }
 };
 
 /// spring_reference when k == 0 is not caught by |k| < eps (eps <= 0): the state is kept.
 template <class T>
 struct RefKeep {
-    void operator()(T x, T v, T, T, T& xo, T& vo) const {
+    JL_INLINE void operator()(T x, T v, T, T, T& xo, T& vo) const {
         xo = x;
         vo = v;
     }
-    detail::Flag<T> unused(T g, T q) const { return detail::nonfinite_bit(g) | detail::nonfinite_bit(q); }
+    JL_INLINE detail::Flag<T> unused(T g, T q) const { return detail::nonfinite_bit(g) | detail::nonfinite_bit(q); }
 };
 
 /// Calls f(step) with the element step of spring_exact (approx: spring_reference) for scalar s, d, t.
@@ -434,7 +459,7 @@ inline bool with_spring_step(T s, T d, T t, bool approx, T eps, F&& f) {
 /// f(a[j], .., g[j], xo[j], vo[j]) over one block of distinct arrays; returns the OR of f's flags
 /// (1: an input is invalid; any other bit: redo the block, see map7).
 template <class T, class F>
-[[gnu::noinline]] detail::Flag<T> block(const T* __restrict a, const T* __restrict b, const T* __restrict c,
+[[JL_ELEMENT_LOOP]] detail::Flag<T> block(const T* __restrict a, const T* __restrict b, const T* __restrict c,
                             const T* __restrict d, const T* __restrict e, const T* __restrict f_,
                             const T* __restrict g, std::size_t m, T* __restrict xo, T* __restrict vo, F f) {
     // not inlined: GCC honours restrict on parameters, where inlined copies get runtime alias checks
@@ -497,13 +522,45 @@ inline bool map7(const SrcT<T> (&in)[7], std::size_t n, T* xo, T* vo, const F& f
     return ok;
 }
 
+/// A five-input element function as a seven-input one.
+template <class T, class F>
+struct Five {
+    F f;
+    JL_INLINE detail::Flag<T> operator()(T a, T b, T c, T d, T e, T, T, T& xr, T& vr) const {
+        return f(a, b, c, d, e, xr, vr);
+    }
+};
+
+/// A spring step on (x, v, x_goal, v_goal), checked through its outputs; Q: v_goal is the constant qc.
+template <class T, class St, bool Q>
+struct SpringElem {
+    St st;
+    T qc;
+    JL_INLINE detail::Flag<T> operator()(T x, T v, T g, T q, T, T& xr, T& vr) const {
+        if constexpr (Q) q = qc;
+        st(x, v, g, q, xr, vr);
+        return detail::nonfinite_bit(xr + vr) | st.unused(g, q);
+    }
+};
+
+/// The dt-invariant tracking step: a spring step with velocity goal (t2 v_goal + t1 a_goal) / d.
+template <class T, class St>
+struct TrackExactElem {
+    St st;
+    T t1, t2, id;
+    JL_INLINE detail::Flag<T> operator()(T x, T v, T g, T vg, T ag, T& xr, T& vr) const {
+        st(x, v, g, (t2 * vg + t1 * ag) * id, xr, vr);
+        return detail::nonfinite_bit(xr + vr) | st.unused(g, T(0));
+    }
+};
+
 /// map7 for five inputs. f flags nonfinite_bit of its outputs (cheaper than testing every input: a
 /// non-finite input reaches an output); that block's inputs are then tested one by one.
 template <class T, class F>
 inline bool map5(const SrcT<T> (&in)[5], std::size_t n, T* xo, T* vo, const F& f) {
     const SrcT<T> in7[7] = {in[0], in[1], in[2], in[3], in[4], in[0], in[0]};
     return map7(
-        in7, n, xo, vo, [f](T a, T b, T c, T d, T e, T, T, T& xr, T& vr) { return f(a, b, c, d, e, xr, vr); },
+        in7, n, xo, vo, Five<T, F>{f},
         [&in](std::size_t i0, std::size_t m) {
             bool ok = true;
             for (std::size_t i = i0; i < i0 + m; ++i)
@@ -520,7 +577,7 @@ using detail::select;
 
 /// 1 if an input is not finite or s < 0, d < 0, t <= 0.
 template <class T>
-inline detail::Flag<T> invalid(T x, T v, T g, T q, T s, T d, T t) {
+JL_INLINE detail::Flag<T> invalid(T x, T v, T g, T q, T s, T d, T t) {
     return bad(x) | bad(v) | bad(g) | bad(q) | bad(s) | bad(d) | bad(t) | !(s >= T(0)) | !(d >= T(0)) |
            !(t > T(0));
 }
@@ -529,7 +586,7 @@ inline detail::Flag<T> invalid(T x, T v, T g, T q, T s, T d, T t) {
 /// regimes exclude each other, so they share one sqrt, two exp and three divisions.
 template <class T>
 struct ExactAny {
-    detail::Flag<T> operator()(T x, T v, T g, T q, T s, T d, T t, T& xo, T& vo) const {
+    JL_INLINE detail::Flag<T> operator()(T x, T v, T g, T q, T s, T d, T t, T& xo, T& vo) const {
         constexpr T tiny = std::numeric_limits<T>::min();
         const T y = T(0.5) * d, k = s - y * y;
         const bool under = k > T(0), stiff = s > T(kTinyStiffness);
@@ -557,7 +614,7 @@ struct ExactAny {
 template <class T>
 struct ReferenceAny {
     T eps;
-    detail::Flag<T> operator()(T x, T v, T g, T q, T s, T d, T t, T& xo, T& vo) const {
+    JL_INLINE detail::Flag<T> operator()(T x, T v, T g, T q, T s, T d, T t, T& xo, T& vo) const {
         const T c = g + (d * q) / (s + eps);
         const T y = T(0.5) * d;
         const T k = s - (d * d) / T(4);
@@ -618,17 +675,10 @@ inline bool spring_damper_exact(SrcT<T> x, SrcT<T> v, SrcT<T> g, SrcT<T> q, SrcT
         if (detail::bad(si) | detail::bad(di) | detail::bad(ti) | !(si >= T(0)) | !(di >= T(0)) | !(ti > T(0)))
             return false;
         return step::with_spring_step(si, di, ti, approx, eps, [&](const auto& st) {
-            if (q.scalar()) {  // a constant velocity goal (often 0): its terms leave the loop
-                const T qc = q[0];
-                return step::map5(in, n, xo, vo, [st, qc](T xi, T vi, T gi, T, T, T& xr, T& vr) {
-                    st(xi, vi, gi, qc, xr, vr);
-                    return detail::nonfinite_bit(xr + vr) | st.unused(gi, qc);
-                });
-            }
-            return step::map5(in, n, xo, vo, [st](T xi, T vi, T gi, T qi, T, T& xr, T& vr) {
-                st(xi, vi, gi, qi, xr, vr);
-                return detail::nonfinite_bit(xr + vr) | st.unused(gi, qi);
-            });
+            using St = std::decay_t<decltype(st)>;
+            if (q.scalar())  // a constant velocity goal (often 0): its terms leave the loop
+                return step::map5(in, n, xo, vo, step::SpringElem<T, St, true>{st, q[0]});
+            return step::map5(in, n, xo, vo, step::SpringElem<T, St, false>{st, T(0)});
         });
     }
     auto scalar_loop = [&](std::size_t i0, std::size_t i1) {
@@ -644,9 +694,8 @@ inline bool spring_damper_exact(SrcT<T> x, SrcT<T> v, SrcT<T> g, SrcT<T> q, SrcT
         return ok;
     };
     const SrcT<T> in7[7] = {x, v, g, q, s, d, t};
-    // float only: with SSE2 the double loop does not vectorise (64-bit masks), and scalar it would
-    // pay for every regime
-    if (sizeof(T) != 4 || !step::distinct(in7, 7, n, xo, vo)) return scalar_loop(0, n);
+    // double only where it vectorises: a scalar loop over every regime would be slower than branching
+    if ((sizeof(T) != 4 && !detail::wide_doubles()) || !step::distinct(in7, 7, n, xo, vo)) return scalar_loop(0, n);
     auto redo = [&](std::size_t i, std::size_t m) { return scalar_loop(i, i + m); };
     if (approx) return step::map7(in7, n, xo, vo, step::ReferenceAny<T>{eps}, redo);
     return step::map7(in7, n, xo, vo, step::ExactAny<T>{}, redo);
@@ -664,7 +713,7 @@ namespace step {
 template <class T, bool HasV, bool HasA>
 struct Lerp {
     T wa, wv, wx, t, it;
-    detail::Flag<T> operator()(T x, T v0, T xg, T vg, T ag, T& xo, T& vo) const {
+    JL_INLINE detail::Flag<T> operator()(T x, T v0, T xg, T vg, T ag, T& xo, T& vo) const {
         T v = v0;
         if constexpr (HasA) v = (T(1) - wa) * v + wa * (v + ag * t);
         if constexpr (HasV) v = (T(1) - wv) * v + wv * vg;
@@ -755,10 +804,7 @@ inline bool tracking_update_exact(SrcT<T> x, SrcT<T> v, SrcT<T> xg, SrcT<T> vg, 
         const T d = (T(1) - t0) / h;
         const T id = d > T(0) ? T(1) / d : T(0);
         return step::with_spring_step(s, d, t, approx, eps, [&](const auto& st) {
-            return step::map5(in, n, xo, vo, [st, t1, t2, id](T xi, T vi, T gi, T vgi, T agi, T& xr, T& vr) {
-                st(xi, vi, gi, (t2 * vgi + t1 * agi) * id, xr, vr);
-                return detail::nonfinite_bit(xr + vr) | st.unused(gi, T(0));
-            });
+            return step::map5(in, n, xo, vo, step::TrackExactElem<T, std::decay_t<decltype(st)>>{st, t1, t2, id});
         });
     }
     bool ok = true;
