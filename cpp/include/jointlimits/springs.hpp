@@ -4,7 +4,8 @@
 // type (float or double). When the parameters that set the per-step coefficients (stiffness,
 // damping, dt, gains) are scalars, the coefficients are computed once and the element loop is a
 // few multiply-adds without branches (it vectorises); otherwise every element solves its own
-// regime.
+// regime: branch-free (all regimes computed, the element's selected; exp and sincos by series) where
+// that vectorises (float; double with AVX2), else the scalar loop.
 #pragma once
 #include <algorithm>
 #include <cmath>
@@ -490,8 +491,8 @@ inline bool distinct(const SrcT<T>* in, int nin, std::size_t n, const T* xo, con
 }
 
 /// f over n elements of seven broadcast inputs in blocks (scalar inputs read from a filled block, so
-/// every access is unit-stride); redo(i, m) recomputes a block that f flagged with 2. Returns false if
-/// an input was not finite.
+/// every access is unit-stride); redo(i, m) handles a block that f flagged with any bit but bit 0
+/// (recomputes or re-checks it) and returns its validity. Returns false if an input was invalid.
 template <class T, class F, class R>
 inline bool map7(const SrcT<T> (&in)[7], std::size_t n, T* xo, T* vo, const F& f, const R& redo) {
     constexpr std::size_t B = 512;
