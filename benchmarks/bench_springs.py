@@ -1,6 +1,7 @@
 """Benchmark of jointlimits.springs / jointlimits.tracking.
 
-Prints channel-updates per second of the one-step spring functions on 1e6 channels, and the
+Prints ns per channel-update of the one-step spring functions on 1e6 channels (float64 with new
+arrays, then float32 with out= against the reference -O3 on the same float32 values), and the
 seconds needed to filter a 5,000-frame, 22-joint clip (a real LAFAN1 clip from ../shared when
 present, else a synthetic one) against the target of 0.5 s. BLAS threads are pinned to 1.
 
@@ -100,11 +101,70 @@ def bench_updates(n: int = 1_000_000) -> None:
         if refs:
             row += f" {ns['O2']:7.2f} {ns['O3']:7.2f} {ns['exact'] / ns['O3']:9.2f} {ns['approx'] / ns['O3']:9.2f}"
         print(row)
+    if rb is not None:
+        bench_updates_f32(rb, x, v, g, vg, ag, s, d, dt, hl, freq)
     # whole-signal kernel (error form): 600 frames x 1e4 channels
     T, C = 600, 10_000
     goal = np.cumsum(rng.normal(size=(T, C)), axis=0)
     t = best(lambda: S.track_signal(goal, 1 / 60, method="improved", cuts=[150, 300]), 3)
     print(f"  {'track_signal improved (600 x 1e4)':42s} {t * 1e3:8.1f} ms  {T * C / t / 1e6:8.1f} M channel-updates/s")
+
+
+def bench_updates_f32(rb, x, v, g, vg, ag, s, d, dt: float, hl: float, freq: float) -> None:
+    """The reference's conditions: float32 inputs (the values the reference gets) and outputs written
+    into preallocated arrays (out=), against the reference -O3 on the same values, same run."""
+    n = len(x)
+    f32 = np.float32
+    x, v, g, vg, ag, s, d = (np.asarray(a, f32) for a in (x, v, g, vg, ag, s, d))
+    out = (np.empty(n, f32), np.empty(n, f32))
+    dh = f32(S.halflife_to_damping(hl))
+    sc = dh * dh / f32(4)  # critical in float32 arithmetic too (s - d^2/4 == 0)
+    sf = f32(S.frequency_to_stiffness(freq))
+    ours = {
+        "simple_spring_damper_exact": lambda ap: S.spring_damper_exact(x, v, g, 0.0, sc, dh, dt, approx=ap, out=out),
+        "critical_spring_damper_exact": lambda ap: S.spring_damper_exact(x, v, g, vg, sc, dh, dt, approx=ap, out=out),
+        "spring_damper_exact (frequency, halflife)": lambda ap: S.spring_damper_exact(x, v, g, vg, sf, dh, dt,
+                                                                                        approx=ap, out=out),
+        "spring_damper_exact (mixed regimes)": lambda ap: S.spring_damper_exact(x, v, g, vg, s, d, dt, approx=ap,
+                                                                                out=out),
+        "tracking_spring_update": lambda ap: S.tracking_spring_update(x, v, g, vg, ag, 0.01, 0.2, 1.0, dt, out=out),
+        "tracking_spring_update_improved": lambda ap: S.tracking_spring_update_improved(
+            x, v, g, vg, ag, 1.0, 0.05, 0.0, dt, approx=ap, out=out),
+        "tracking_spring_update_exact": lambda ap: S.tracking_spring_update_exact(
+            x, v, g, vg, ag, 0.01, 0.2, 1.0, dt, dt, approx=ap, out=out),
+    }
+    refs = {
+        "simple_spring_damper_exact": rb.simple_spring_damper_exact.bind(x, v, g, hl, dt, variant="O3"),
+        "critical_spring_damper_exact": rb.critical_spring_damper_exact.bind(x, v, g, vg, hl, dt, variant="O3"),
+        "spring_damper_exact (frequency, halflife)": rb.spring_damper_exact.bind(x, v, g, vg, freq, hl, dt,
+                                                                                 variant="O3"),
+        "spring_damper_exact (mixed regimes)": rb.spring_damper_exact_stiffness_damping.bind(x, v, g, vg, s, d, dt,
+                                                                                             variant="O3"),
+        "tracking_spring_update": rb.tracking_spring_update.bind(x, v, g, vg, ag, 0.01, 0.2, 1.0, dt, variant="O3"),
+        "tracking_spring_update_improved": rb.tracking_spring_update_improved.bind(x, v, g, vg, ag, 1.0, 0.05, 0.0,
+                                                                                   dt, variant="O3"),
+        "tracking_spring_update_exact": rb.tracking_spring_update_exact.bind(x, v, g, vg, ag, 0.01, 0.2, 1.0, dt, dt,
+                                                                             variant="O3"),
+    }
+    print(f"same, apples to apples: ours on float32 inputs with out= (float32 results) against the reference -O3; "
+          "diff = max |ours approx - reference| (the reference's approximations, float32)")
+    print(f"  {'family':42s} {'exact':>7s} {'approx':>7s} {'ref O3':>7s} {'exact/O3':>9s} {'approx/O3':>9s} "
+          f"{'diff':>8s}  <= 1.0 ?")
+    met = []
+    for name, fn in ours.items():
+        cases = {"exact": lambda fn=fn: fn(False), "approx": lambda fn=fn: fn(True), "O3": refs[name]}
+        t = rb.compare(cases, reps=1, repeat=9)
+        ns = {k: t[k] / n * 1e9 for k in t}
+        re, ra = ns["exact"] / ns["O3"], ns["approx"] / ns["O3"]
+        xa, va = (a.copy() for a in fn(True))
+        xr, vr = refs[name].run()
+        diff = max(float(np.max(np.abs(xa - xr))), float(np.max(np.abs(va - vr))))
+        verdict = ("both" if re <= 1.0 and ra <= 1.0 else "exact only" if re <= 1.0
+                   else "approx only" if ra <= 1.0 else "NO")
+        met.append(verdict == "both")
+        print(f"  {name:42s} {ns['exact']:7.2f} {ns['approx']:7.2f} {ns['O3']:7.2f} {re:9.2f} {ra:9.2f} "
+              f"{diff:8.1e}  {verdict}")
+    print(f"  rows with exact and approx at least the reference -O3's throughput: {sum(met)} of {len(met)}")
 
 
 def load_clip(frames: int = 5000) -> tuple[Motion, str]:

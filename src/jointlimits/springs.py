@@ -2,7 +2,11 @@
 
 This module follows "Perfect Tracking with Springs" (D. Holden) and the helpers of its companion
 code. Every function takes numpy arrays (or scalars) that broadcast against each other and returns
-new arrays; nothing is modified in place. Arithmetic is float64.
+new arrays; nothing is modified in place. Arithmetic is float64, except that the one-step functions
+(``spring_damper_exact`` and the ``tracking_spring_update*`` families) compute in float32 and return
+float32 when every numpy input is float32 (Python numbers adapt, as in numpy), and accept
+``out=(x_out, v_out)``: preallocated C-contiguous arrays of the broadcast shape and result dtype,
+filled and returned (their contents are unspecified if the call raises).
 
 Two flavours of the transcendental parts exist:
 
@@ -53,6 +57,8 @@ __all__ = [
 ]
 
 Array = NDArray[np.float64]
+#: ``out=`` of the one-step functions: (x_out, v_out) or None for new arrays.
+Out = tuple[np.ndarray, np.ndarray] | None
 
 #: ln(2) with the digits the reference uses (0.69314718056).
 LN2 = 0.69314718056
@@ -92,10 +98,24 @@ def _nonneg(x: ArrayLike, name: str) -> Array:
 
 
 
-def _flat(values: Sequence[ArrayLike]) -> tuple[tuple[int, ...], list[Array]]:
-    """The broadcast shape of ``values`` and each as a flat float64 array of 1 or n elements (no
-    copy for scalars and arrays already of that shape)."""
-    arrs = [np.asarray(v, dtype=np.float64) for v in values]
+def _result_dtype(values: Sequence[ArrayLike]) -> type:
+    """float32 when every numpy input (array or numpy scalar) is float32 and there is one, else float64.
+    Python numbers take the other inputs' type; anything else (lists, other dtypes) means float64."""
+    f32 = False
+    for v in values:
+        if isinstance(v, (np.ndarray, np.generic)):
+            if v.dtype != np.float32:
+                return np.float64
+            f32 = True
+        elif not isinstance(v, (float, int)):
+            return np.float64
+    return np.float32 if f32 else np.float64
+
+
+def _flat(values: Sequence[ArrayLike], dtype: type = np.float64) -> tuple[tuple[int, ...], list[Array]]:
+    """The broadcast shape of ``values`` and each as a flat ``dtype`` array of 1 or n elements (no
+    copy for scalars and arrays already of that shape and dtype)."""
+    arrs = [np.asarray(v, dtype=dtype) for v in values]
     shape = arrs[0].shape
     if any(a.shape != shape for a in arrs):
         try:
@@ -112,6 +132,26 @@ def _flat(values: Sequence[ArrayLike]) -> tuple[tuple[int, ...], list[Array]]:
         else:
             flat.append(np.ascontiguousarray(np.broadcast_to(a, shape)).reshape(-1))
     return shape, flat
+
+
+def _outputs(out: Out, shape: tuple[int, ...],
+             dtype: type) -> tuple[np.ndarray, np.ndarray]:
+    """(x_out, v_out): new arrays, or ``out`` checked (shape, dtype, C order, writeable, distinct)."""
+    if out is None:
+        return np.empty(shape, dtype), np.empty(shape, dtype)
+    if not isinstance(out, tuple) or len(out) != 2:
+        raise SpringError("out must be a tuple (x_out, v_out) of two arrays")
+    for name, a in zip(("x_out", "v_out"), out):
+        if not isinstance(a, np.ndarray):
+            raise SpringError(f"out: {name} must be a numpy array, got {type(a).__name__}")
+        if a.dtype != dtype or a.shape != shape:
+            raise SpringError(f"out: {name} must have shape {shape} and dtype {np.dtype(dtype).name}, "
+                              f"got {a.shape} {a.dtype.name}")
+        if not (a.flags.c_contiguous and a.flags.writeable):
+            raise SpringError(f"out: {name} must be C-contiguous and writeable")
+    if np.may_share_memory(out[0], out[1]):
+        raise SpringError("out: x_out and v_out must not share memory")
+    return out
 
 
 def _invalid(checks: Sequence[tuple[str, ArrayLike, str]]) -> SpringError:
@@ -226,18 +266,22 @@ def damper_exact(x: ArrayLike, g: ArrayLike, halflife: ArrayLike, dt: ArrayLike,
 
 def spring_damper_exact(x: ArrayLike, v: ArrayLike, x_goal: ArrayLike, v_goal: ArrayLike,
                         stiffness: ArrayLike, damping: ArrayLike, dt: ArrayLike, eps: float = 1e-5,
-                        approx: bool = False) -> tuple[Array, Array]:
+                        approx: bool = False, *, out: Out = None
+                        ) -> tuple[Array, Array]:
     """Closed-form step of x'' = stiffness (x_goal - x) + damping (v_goal - v) over dt -> (x, v).
 
     Under-, critically and over-damped elements are selected per element. With ``approx=False``
     the solution is exact (stable at the regime boundaries, ``stiffness == 0`` allowed); with
     ``approx=True`` it is the reference's version (fast_negexp/fast_atan, eps in the goal offset
-    ``c = x_goal + damping v_goal / (stiffness + eps)``).
+    ``c = x_goal + damping v_goal / (stiffness + eps)``). float32 inputs compute in float32;
+    ``out=(x_out, v_out)`` receives the result (see the module docstring).
     """
     values = (x, v, x_goal, v_goal, stiffness, damping, dt)
-    shape, flat = _flat(values)
-    xo, vo = np.empty(shape), np.empty(shape)
-    if not _core.spring_damper_exact(*flat, bool(approx), float(eps), xo.reshape(-1), vo.reshape(-1)):
+    dtype = _result_dtype(values)
+    shape, flat = _flat(values, dtype)
+    xo, vo = _outputs(out, shape, dtype)
+    kernel = _core.spring_damper_exact_f32 if dtype is np.float32 else _core.spring_damper_exact
+    if not kernel(*flat, bool(approx), float(eps), xo.reshape(-1), vo.reshape(-1)):
         raise _invalid(list(zip(("x", "v", "x_goal", "v_goal", "stiffness", "damping", "dt"), values,
                                 ("finite",) * 4 + ("nonneg", "nonneg", "positive"))))
     return xo, vo
@@ -264,11 +308,14 @@ def spring_damper_exact_coefficients(stiffness: ArrayLike, damping: ArrayLike, d
 # tracking springs, one step (lerp gains)
 
 
-def _tracking(values: tuple, has_v: bool, has_a: bool, halflives: bool, approx: bool = False) -> tuple[Array, Array]:
+def _tracking(values: tuple, has_v: bool, has_a: bool, halflives: bool, approx: bool = False,
+              out: Out = None) -> tuple[Array, Array]:
     # values: x, v, x_goal, v_goal, a_goal, x_gain, v_gain, a_gain, dt (absent terms as 0.0)
-    shape, flat = _flat(values)
-    xo, vo = np.empty(shape), np.empty(shape)
-    if not _core.tracking_update(*flat, has_v, has_a, halflives, approx, xo.reshape(-1), vo.reshape(-1)):
+    dtype = _result_dtype(values)
+    shape, flat = _flat(values, dtype)
+    xo, vo = _outputs(out, shape, dtype)
+    kernel = _core.tracking_update_f32 if dtype is np.float32 else _core.tracking_update
+    if not kernel(*flat, has_v, has_a, halflives, approx, xo.reshape(-1), vo.reshape(-1)):
         kind = "nonneg" if halflives else "finite"
         raise _invalid(list(zip(("x", "v", "x_goal", "v_goal", "a_goal", "x_halflife" if halflives else "x_gain",
                                  "v_halflife" if halflives else "v_gain", "a_halflife" if halflives else "a_gain",
@@ -278,22 +325,23 @@ def _tracking(values: tuple, has_v: bool, has_a: bool, halflives: bool, approx: 
 
 def tracking_spring_update(x: ArrayLike, v: ArrayLike, x_goal: ArrayLike, v_goal: ArrayLike, a_goal: ArrayLike,
                            x_gain: ArrayLike, v_gain: ArrayLike, a_gain: ArrayLike,
-                           dt: ArrayLike) -> tuple[Array, Array]:
+                           dt: ArrayLike, *, out: Out = None) -> tuple[Array, Array]:
     """v <- lerp(v, v + a_goal dt, a_gain); v <- lerp(v, v_goal, v_gain); v <- lerp(v, (x_goal - x)/dt, x_gain); x += dt v."""
-    return _tracking((x, v, x_goal, v_goal, a_goal, x_gain, v_gain, a_gain, dt), True, True, False)
+    return _tracking((x, v, x_goal, v_goal, a_goal, x_gain, v_gain, a_gain, dt), True, True, False, out=out)
 
 
 def tracking_spring_update_no_acceleration(x: ArrayLike, v: ArrayLike, x_goal: ArrayLike, v_goal: ArrayLike,
                                            x_gain: ArrayLike, v_gain: ArrayLike,
-                                           dt: ArrayLike) -> tuple[Array, Array]:
+                                           dt: ArrayLike, *, out: Out = None) -> tuple[Array, Array]:
     """v <- lerp(v, v_goal, v_gain); v <- lerp(v, (x_goal - x)/dt, x_gain); x += dt v."""
-    return _tracking((x, v, x_goal, v_goal, 0.0, x_gain, v_gain, 0.0, dt), True, False, False)
+    return _tracking((x, v, x_goal, v_goal, 0.0, x_gain, v_gain, 0.0, dt), True, False, False, out=out)
 
 
 def tracking_spring_update_no_velocity_acceleration(x: ArrayLike, v: ArrayLike, x_goal: ArrayLike,
-                                                    x_gain: ArrayLike, dt: ArrayLike) -> tuple[Array, Array]:
+                                                    x_gain: ArrayLike, dt: ArrayLike, *,
+                                                    out: Out = None) -> tuple[Array, Array]:
     """v <- lerp(v, (x_goal - x)/dt, x_gain); x += dt v."""
-    return _tracking((x, v, x_goal, 0.0, 0.0, x_gain, 0.0, 0.0, dt), False, False, False)
+    return _tracking((x, v, x_goal, 0.0, 0.0, x_gain, 0.0, 0.0, dt), False, False, False, out=out)
 
 
 # tracking springs, one step (half-lives)
@@ -302,35 +350,39 @@ def tracking_spring_update_no_velocity_acceleration(x: ArrayLike, v: ArrayLike, 
 def tracking_spring_update_improved(x: ArrayLike, v: ArrayLike, x_goal: ArrayLike, v_goal: ArrayLike,
                                     a_goal: ArrayLike, x_halflife: ArrayLike, v_halflife: ArrayLike,
                                     a_halflife: ArrayLike, dt: ArrayLike,
-                                    approx: bool = False) -> tuple[Array, Array]:
+                                    approx: bool = False, *, out: Out = None) -> tuple[Array, Array]:
     """tracking_spring_update with each lerp replaced by damper_exact(., ., halflife, dt)."""
     return _tracking((x, v, x_goal, v_goal, a_goal, x_halflife, v_halflife, a_halflife, dt), True, True, True,
-                     approx)
+                     approx, out=out)
 
 
 def tracking_spring_update_no_acceleration_improved(x: ArrayLike, v: ArrayLike, x_goal: ArrayLike,
                                                     v_goal: ArrayLike, x_halflife: ArrayLike,
                                                     v_halflife: ArrayLike, dt: ArrayLike,
-                                                    approx: bool = False) -> tuple[Array, Array]:
+                                                    approx: bool = False, *, out: Out = None) -> tuple[Array, Array]:
     """tracking_spring_update_no_acceleration with dampers (half-lives) instead of lerp gains."""
-    return _tracking((x, v, x_goal, v_goal, 0.0, x_halflife, v_halflife, 0.0, dt), True, False, True, approx)
+    return _tracking((x, v, x_goal, v_goal, 0.0, x_halflife, v_halflife, 0.0, dt), True, False, True, approx, out=out)
 
 
 def tracking_spring_update_no_velocity_acceleration_improved(x: ArrayLike, v: ArrayLike, x_goal: ArrayLike,
                                                              x_halflife: ArrayLike, dt: ArrayLike,
-                                                             approx: bool = False) -> tuple[Array, Array]:
+                                                             approx: bool = False, *,
+                                                             out: Out = None) -> tuple[Array, Array]:
     """tracking_spring_update_no_velocity_acceleration with a damper (half-life) instead of a lerp gain."""
-    return _tracking((x, v, x_goal, 0.0, 0.0, x_halflife, 0.0, 0.0, dt), False, False, True, approx)
+    return _tracking((x, v, x_goal, 0.0, 0.0, x_halflife, 0.0, 0.0, dt), False, False, True, approx, out=out)
 
 
 # tracking springs, one step (dt-invariant)
 
 
-def _tracking_exact(values: tuple, has_v: bool, has_a: bool, approx: bool) -> tuple[Array, Array]:
+def _tracking_exact(values: tuple, has_v: bool, has_a: bool, approx: bool,
+                    out: Out = None) -> tuple[Array, Array]:
     # values: x, v, x_goal, v_goal, a_goal, x_gain, v_gain, a_gain, dt, gain_dt (absent terms as 0.0)
-    shape, flat = _flat(values)
-    xo, vo = np.empty(shape), np.empty(shape)
-    if not _core.tracking_update_exact(*flat, has_v, has_a, approx, 1e-5, xo.reshape(-1), vo.reshape(-1)):
+    dtype = _result_dtype(values)
+    shape, flat = _flat(values, dtype)
+    xo, vo = _outputs(out, shape, dtype)
+    kernel = _core.tracking_update_exact_f32 if dtype is np.float32 else _core.tracking_update_exact
+    if not kernel(*flat, has_v, has_a, approx, 1e-5, xo.reshape(-1), vo.reshape(-1)):
         raise _invalid(list(zip(("x", "v", "x_goal", "v_goal", "a_goal", "x_gain", "v_gain", "a_gain", "dt",
                                  "gain_dt"), values, ("finite",) * 5 + ("gain",) * 3 + ("positive",) * 2)))
     return xo, vo
@@ -338,25 +390,28 @@ def _tracking_exact(values: tuple, has_v: bool, has_a: bool, approx: bool) -> tu
 
 def tracking_spring_update_exact(x: ArrayLike, v: ArrayLike, x_goal: ArrayLike, v_goal: ArrayLike,
                                  a_goal: ArrayLike, x_gain: ArrayLike, v_gain: ArrayLike, a_gain: ArrayLike,
-                                 dt: ArrayLike, gain_dt: ArrayLike, approx: bool = False) -> tuple[Array, Array]:
+                                 dt: ArrayLike, gain_dt: ArrayLike, approx: bool = False, *,
+                                 out: Out = None) -> tuple[Array, Array]:
     """spring_damper_exact with s = xg/gdt^2, d = (1 - (1-vg)(1-xg))/gdt, goal x_goal, velocity goal (vg(1-xg)/gdt v_goal + ag(1-vg)(1-xg) a_goal)/d."""
-    return _tracking_exact((x, v, x_goal, v_goal, a_goal, x_gain, v_gain, a_gain, dt, gain_dt), True, True, approx)
+    return _tracking_exact((x, v, x_goal, v_goal, a_goal, x_gain, v_gain, a_gain, dt, gain_dt), True, True, approx,
+                           out=out)
 
 
 def tracking_spring_update_no_acceleration_exact(x: ArrayLike, v: ArrayLike, x_goal: ArrayLike,
                                                  v_goal: ArrayLike, x_gain: ArrayLike, v_gain: ArrayLike,
                                                  dt: ArrayLike, gain_dt: ArrayLike,
-                                                 approx: bool = False) -> tuple[Array, Array]:
+                                                 approx: bool = False, *, out: Out = None) -> tuple[Array, Array]:
     """tracking_spring_update_exact without the acceleration term (velocity goal vg(1-xg)/gdt v_goal / d)."""
-    return _tracking_exact((x, v, x_goal, v_goal, 0.0, x_gain, v_gain, 0.0, dt, gain_dt), True, False, approx)
+    return _tracking_exact((x, v, x_goal, v_goal, 0.0, x_gain, v_gain, 0.0, dt, gain_dt), True, False, approx, out=out)
 
 
 def tracking_spring_update_no_velocity_acceleration_exact(x: ArrayLike, v: ArrayLike, x_goal: ArrayLike,
                                                           x_gain: ArrayLike, dt: ArrayLike,
                                                           gain_dt: ArrayLike,
-                                                          approx: bool = False) -> tuple[Array, Array]:
+                                                          approx: bool = False, *,
+                                                          out: Out = None) -> tuple[Array, Array]:
     """spring_damper_exact with s = xg/gdt^2, d = xg/gdt, velocity goal 0."""
-    return _tracking_exact((x, v, x_goal, 0.0, 0.0, x_gain, 0.0, 0.0, dt, gain_dt), False, False, approx)
+    return _tracking_exact((x, v, x_goal, 0.0, 0.0, x_gain, 0.0, 0.0, dt, gain_dt), False, False, approx, out=out)
 
 
 # ----------------------------------------------------------------------------------------------
