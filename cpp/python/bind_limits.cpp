@@ -1,8 +1,5 @@
 // The per-joint limit step on packed limits, limit space maps, and whole-skeleton pose projection:
 // the kernels of jointlimits.limits.{joint,_kernels} and the pose path of JointLimits.
-// IEEE results are unchanged; GCC may then if-convert the step's select-only loops (with trapping
-// math on, a comparison under a condition counts as control flow and blocks vectorisation)
-#pragma GCC optimize("no-trapping-math")
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>

@@ -1,8 +1,5 @@
 // Batched limit-space projections (box, oriented box, ellipsoid, k-DOP slabs and exact), soften and
 // greedy subsampling: the kernels of jointlimits.limits.{box,ellipsoid,kdop,cloud}.
-// IEEE results are unchanged; GCC may then if-convert the step's select-only loops (with trapping
-// math on, a comparison under a condition counts as control flow and blocks vectorisation)
-#pragma GCC optimize("no-trapping-math")
 #include <nanobind/stl/pair.h>
 
 #include <utility>

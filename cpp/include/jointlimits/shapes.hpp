@@ -203,19 +203,54 @@ inline int kdop_exact_local(double u, double v, double w, const double* G, const
     int na = 0;
     double x = u, y = v, z = w;
     int it = 0;
+    // paired slabs: the normals once in structure-of-arrays form, so every pass's dot products
+    // run as one vectorised loop (the same products and sums as kdop_slack, the same bits)
+    alignas(64) double GX[64], GY[64], GZ[64];
+    const int h = m / 2;
+    if (paired)
+        for (int j = 0; j < h; ++j) GX[j] = G[3 * j], GY[j] = G[3 * j + 1], GZ[j] = G[3 * j + 2];
     while (true) {
         int q = -1;
         double worst = tol;
-        if (m <= 128) detail::kdop_slack(G, bnd, m, paired, x, y, z, S);
-        for (int j = 0; j < m; ++j) {
-            const double s = m <= 128 ? S[j] : G[j * 3] * x + G[j * 3 + 1] * y + G[j * 3 + 2] * z - bnd[j];
-            if (s > worst) {
-                bool skip = false;
-                for (int t = 0; t < na; ++t)
-                    if (act[t] == j) skip = true;
-                if (!skip) {
-                    worst = s;
-                    q = j;
+        if (paired) {
+            for (int j = 0; j < h; ++j) {
+                const double d = GX[j] * x + GY[j] * y + GZ[j] * z;
+                S[j] = d - bnd[j];
+                S[j + h] = -d - bnd[j + h];
+            }
+        } else if (m <= 128) {
+            detail::kdop_slack(G, bnd, m, false, x, y, z, S);
+        }
+        if (m <= 128) {
+            for (int t = 0; t < na; ++t) S[act[t]] = -inf;  // the active ones are not candidates
+            // the largest slack with four independent maxima (a single running maximum is one long
+            // chain of dependent compares), then its first index
+            double m0 = -inf, m1 = -inf, m2 = -inf, m3 = -inf;
+            int j = 0;
+            for (; j + 4 <= m; j += 4) {
+                m0 = S[j] > m0 ? S[j] : m0;
+                m1 = S[j + 1] > m1 ? S[j + 1] : m1;
+                m2 = S[j + 2] > m2 ? S[j + 2] : m2;
+                m3 = S[j + 3] > m3 ? S[j + 3] : m3;
+            }
+            for (; j < m; ++j) m0 = S[j] > m0 ? S[j] : m0;
+            m0 = m1 > m0 ? m1 : m0;
+            m2 = m3 > m2 ? m3 : m2;
+            const double top = m2 > m0 ? m2 : m0;
+            if (top > worst)
+                for (q = 0; S[q] != top; ++q) {
+                }
+        } else {
+            for (int j = 0; j < m; ++j) {
+                const double s = G[j * 3] * x + G[j * 3 + 1] * y + G[j * 3 + 2] * z - bnd[j];
+                if (s > worst) {
+                    bool skip = false;
+                    for (int t = 0; t < na; ++t)
+                        if (act[t] == j) skip = true;
+                    if (!skip) {
+                        worst = s;
+                        q = j;
+                    }
                 }
             }
         }
@@ -446,15 +481,13 @@ inline v4f load4(const float* p) {
     return v;
 }
 inline void store4(float* p, v4f v) { std::memcpy(p, &v, sizeof v); }
-/// A non-temporal store where the target is 16-byte aligned (x86; elsewhere a plain store).
+/// A non-temporal store to a 16-byte aligned p (x86; elsewhere a plain store).
 inline void stream4(float* p, v4f v) {
 #if defined(__SSE__)
-    if ((reinterpret_cast<std::uintptr_t>(p) & 15) == 0) {
-        _mm_stream_ps(p, reinterpret_cast<__m128>(v));
-        return;
-    }
-#endif
+    _mm_stream_ps(p, reinterpret_cast<__m128>(v));
+#else
     store4(p, v);
+#endif
 }
 inline v4f clamp4(v4f a, v4f lo, v4f hi) {
     a = a > lo ? a : lo;
@@ -468,8 +501,8 @@ inline float clampf(float x, float lo, float hi) {
 
 /// project_box_aa in float32 (for float32 data: half the bytes of this memory-bound loop), 24
 /// values (8 points) at a time: vectors of four floats against lo/hi repeated with period 3.
-/// STREAM: non-temporal stores (an output far larger than the caches is not read back into them
-/// before it is written, a third less memory traffic).
+/// STREAM: non-temporal stores, out 16-byte aligned (an output far larger than the caches is not
+/// read into them before it is written: a third less memory traffic).
 template <bool STREAM>
 inline bool project_box_aa_f32(const float* pts, std::size_t n, const float* lo, const float* hi, float* out) {
     using detail::v4f;
@@ -506,10 +539,10 @@ inline bool project_box_aa_f32(const float* pts, std::size_t n, const float* lo,
     return acc == 0.0f;
 }
 
-/// project_box_aa on float32 points; outputs over 8 MB are written with non-temporal stores.
+/// project_box_aa on float32 points; aligned outputs over 8 MB are written with non-temporal stores.
 inline bool project_box_aa(const float* pts, std::size_t n, const float* lo, const float* hi, float* out) {
-    return 12 * n >= (std::size_t(8) << 20) ? project_box_aa_f32<true>(pts, n, lo, hi, out)
-                                             : project_box_aa_f32<false>(pts, n, lo, hi, out);
+    const bool big = 12 * n >= (std::size_t(8) << 20) && (reinterpret_cast<std::uintptr_t>(out) & 15) == 0;
+    return big ? project_box_aa_f32<true>(pts, n, lo, hi, out) : project_box_aa_f32<false>(pts, n, lo, hi, out);
 }
 
 /// Oriented box; inside points unchanged unless always_map. Returns false if any input is not finite.
