@@ -188,12 +188,44 @@ inline void kdop_slack(const double* G, const double* bnd, int m, bool paired, d
         for (int j = 0; j < m; ++j) S[j] = G[j * 3] * x + G[j * 3 + 1] * y + G[j * 3 + 2] * z - bnd[j];
     }
 }
+/// The largest of S[0..m) by four independent maxima (a single running maximum is one long chain of
+/// dependent compares).
+inline double max_of(const double* S, int m) {
+    const double inf = std::numeric_limits<double>::infinity();
+    double m0 = -inf, m1 = -inf, m2 = -inf, m3 = -inf;
+    int j = 0;
+    for (; j + 4 <= m; j += 4) {
+        m0 = S[j] > m0 ? S[j] : m0;
+        m1 = S[j + 1] > m1 ? S[j + 1] : m1;
+        m2 = S[j + 2] > m2 ? S[j + 2] : m2;
+        m3 = S[j + 3] > m3 ? S[j + 3] : m3;
+    }
+    for (; j < m; ++j) m0 = S[j] > m0 ? S[j] : m0;
+    m0 = m1 > m0 ? m1 : m0;
+    m2 = m3 > m2 ? m3 : m2;
+    return m2 > m0 ? m2 : m0;
+}
 }  // namespace detail
 
+/// Whether (u, v, w) satisfies G x <= bnd + tol; for m <= 128 the slacks are left in S[m] (pass them
+/// to kdop_exact_local, which then skips its first pass).
+inline bool kdop_inside(const double* G, const double* bnd, int m, bool paired, double u, double v, double w,
+                        double tol, double* S) {
+    if (m <= 128) {
+        detail::kdop_slack(G, bnd, m, paired && m % 2 == 0, u, v, w, S);
+        return !(detail::max_of(S, m) > tol);
+    }
+    for (int j = 0; j < m; ++j)
+        if (G[3 * j] * u + G[3 * j + 1] * v + G[3 * j + 2] * w - bnd[j] > tol) return false;
+    return true;
+}
+
 /// Euclidean projection of (u, v, w) onto {x : G x <= bnd} (unit rows) by a dual active-set method
-/// (Goldfarb-Idnani, identity Hessian). Returns 0 ok, 1 infeasible, 2 did not converge.
+/// (Goldfarb-Idnani, identity Hessian). Returns 0 ok, 1 infeasible, 2 did not converge. S0: the
+/// slacks of (u, v, w) from kdop_inside, or null.
 inline int kdop_exact_local(double u, double v, double w, const double* G, const double* bnd, int m, double tol,
-                            int max_iter, double& ox, double& oy, double& oz, bool paired = false) {
+                            int max_iter, double& ox, double& oy, double& oz, bool paired = false,
+                            const double* S0 = nullptr) {
     double S[128];
     if (m > 128) paired = false;
     const double inf = std::numeric_limits<double>::infinity();
@@ -212,7 +244,9 @@ inline int kdop_exact_local(double u, double v, double w, const double* G, const
     while (true) {
         int q = -1;
         double worst = tol;
-        if (paired) {
+        if (S0 != nullptr && it == 0 && m <= 128) {
+            for (int j = 0; j < m; ++j) S[j] = S0[j];
+        } else if (paired) {
             for (int j = 0; j < h; ++j) {
                 const double d = GX[j] * x + GY[j] * y + GZ[j] * z;
                 S[j] = d - bnd[j];
@@ -223,20 +257,7 @@ inline int kdop_exact_local(double u, double v, double w, const double* G, const
         }
         if (m <= 128) {
             for (int t = 0; t < na; ++t) S[act[t]] = -inf;  // the active ones are not candidates
-            // the largest slack with four independent maxima (a single running maximum is one long
-            // chain of dependent compares), then its first index
-            double m0 = -inf, m1 = -inf, m2 = -inf, m3 = -inf;
-            int j = 0;
-            for (; j + 4 <= m; j += 4) {
-                m0 = S[j] > m0 ? S[j] : m0;
-                m1 = S[j + 1] > m1 ? S[j + 1] : m1;
-                m2 = S[j + 2] > m2 ? S[j + 2] : m2;
-                m3 = S[j + 3] > m3 ? S[j + 3] : m3;
-            }
-            for (; j < m; ++j) m0 = S[j] > m0 ? S[j] : m0;
-            m0 = m1 > m0 ? m1 : m0;
-            m2 = m3 > m2 ? m3 : m2;
-            const double top = m2 > m0 ? m2 : m0;
+            const double top = detail::max_of(S, m);  // the largest slack, then its first index
             if (top > worst)
                 for (q = 0; S[q] != top; ++q) {
                 }
@@ -745,7 +766,7 @@ inline int64_t project_kdop_exact(const double* pts, std::size_t n, const double
         if (std::abs(bnd[j]) > bmax) bmax = std::abs(bnd[j]);
     int64_t bad = -1;
     const bool paired = kdop_paired(G, m);
-    const int h = m / 2;
+    double S[128];
     for (std::size_t i = 0; i < n; ++i) {
         const double x = pts[3 * i], y = pts[3 * i + 1], z = pts[3 * i + 2];
         if (!(std::isfinite(x) && std::isfinite(y) && std::isfinite(z))) {
@@ -759,28 +780,12 @@ inline int64_t project_kdop_exact(const double* pts, std::size_t n, const double
         if (std::abs(v) > mag) mag = std::abs(v);
         if (std::abs(w) > mag) mag = std::abs(w);
         const double tol = 1e-12 * (1.0 + bmax + mag);
-        bool inside = true;
-        if (paired) {
-            for (int j = 0; j < h; ++j) {
-                const double d = G[3 * j] * u + G[3 * j + 1] * v + G[3 * j + 2] * w;
-                if (d - bnd[j] > tol || -d - bnd[j + h] > tol) {
-                    inside = false;
-                    break;
-                }
-            }
-        } else {
-            for (int j = 0; j < m; ++j)
-                if (G[3 * j] * u + G[3 * j + 1] * v + G[3 * j + 2] * w - bnd[j] > tol) {
-                    inside = false;
-                    break;
-                }
-        }
-        if (inside) {
+        if (kdop_inside(G, bnd, m, paired, u, v, w, tol, S)) {
             out[3 * i] = x, out[3 * i + 1] = y, out[3 * i + 2] = z;
             continue;
         }
         double a, b, c;
-        int st = kdop_exact_local(u, v, w, G, bnd, m, tol, 64, a, b, c, paired);
+        int st = kdop_exact_local(u, v, w, G, bnd, m, tol, 64, a, b, c, paired, m <= 128 ? S : nullptr);
         if (st == 2) st = kdop_brute_local(u, v, w, G, bnd, m, 10.0 * tol, a, b, c);
         if (st != 0 && *empty < 0) *empty = static_cast<int64_t>(i);
         fr.from_local(a, b, c, out + 3 * i);

@@ -193,26 +193,10 @@ inline Vec3 project_point(const Vec3& p, const PackedShape& s) {
         const int m = s.n_g();
         const double bmax = s.bmax;
         const double tol = 1e-12 * (1.0 + bmax + std::max(std::abs(u), std::max(std::abs(v), std::abs(w))));
-        bool inside = true;
-        if (s.paired) {
-            const int h = m / 2;
-            for (int j = 0; j < h; ++j) {
-                const double d = G[3 * j] * u + G[3 * j + 1] * v + G[3 * j + 2] * w;
-                if (d - bnd[j] > tol || -d - bnd[j + h] > tol) {
-                    inside = false;
-                    break;
-                }
-            }
-        } else {
-            for (int j = 0; j < m; ++j)
-                if (G[3 * j] * u + G[3 * j + 1] * v + G[3 * j + 2] * w - bnd[j] > tol) {
-                    inside = false;
-                    break;
-                }
-        }
-        if (inside) return p;
+        double S[128];
+        if (kdop_inside(G, bnd, m, s.paired, u, v, w, tol, S)) return p;
         double a, b, c;
-        int st = kdop_exact_local(u, v, w, G, bnd, m, tol, 64, a, b, c, s.paired);
+        int st = kdop_exact_local(u, v, w, G, bnd, m, tol, 64, a, b, c, s.paired, m <= 128 ? S : nullptr);
         if (st == 2) kdop_brute_local(u, v, w, G, bnd, m, 10.0 * tol, a, b, c);
         u = a, v = b, w = c;
     }
