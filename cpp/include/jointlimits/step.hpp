@@ -109,6 +109,21 @@ inline Quat lim_exp2(const Vec3& v) {
     return {cs, hx * s, hy * s, hz * s};
 }
 
+/// The signed angle about the unit axis ta of a twist rotation (w, x, y, z) with w >= 0 (its
+/// vector part along ta): a scalar, where 2 log of the twist would be a vector along ta.
+inline double twist_angle(double w, double x, double y, double z, const Vec3& ta) {
+    const double s = x * ta.x + y * ta.y + z * ta.z;
+    return std::copysign(2.0 * fastmath::atan2_q1(std::abs(s), w), s);
+}
+
+/// The rotation by the angle t about the unit axis ta.
+inline Quat twist_exp(double t, const Vec3& ta) {
+    double sn, cs;
+    fastmath::sincos_pos(0.5 * std::abs(t), sn, cs);
+    sn = std::copysign(sn, t);
+    return {cs, sn * ta.x, sn * ta.y, sn * ta.z};
+}
+
 /// Closest point of one shape (points inside come back unchanged, bit for bit).
 inline Vec3 project_point(const Vec3& p, const PackedShape& s) {
     const double x = p.x, y = p.y, z = p.z;
@@ -295,7 +310,6 @@ inline void limit_step_chunk(const PackedLimit& L, const double* q, int m, bool 
     alignas(64) double X[kChunk], Y[kChunk], Z[kChunk], W[kChunk];      // swing (or whole) relative rotation
     alignas(64) double TX[kChunk], TY[kChunk], TZ[kChunk], TW[kChunk];  // twist
     alignas(64) double VX[kChunk], VY[kChunk], VZ[kChunk];              // limit-space point
-    alignas(64) double UX[kChunk], UY[kChunk], UZ[kChunk];              // twist point
     alignas(64) double HX[kChunk], HY[kChunk], HZ[kChunk];              // projection
     alignas(64) double SX[kChunk], SY[kChunk], SZ[kChunk];              // softened
     alignas(64) double TT[kChunk], TP[kChunk], TS[kChunk];              // twist angle, clamped, softened
@@ -342,7 +356,8 @@ inline void limit_step_chunk(const PackedLimit& L, const double* q, int m, bool 
         }
     }
     log2_rows(m, X, Y, Z, W, VX, VY, VZ);
-    if (MODE == 1) log2_rows(m, TX, TY, TZ, TW, UX, UY, UZ);
+    if (MODE == 1)
+        for (int i = 0; i < m; ++i) TT[i] = twist_angle(TW[i], TX[i], TY[i], TZ[i], ta);
     // projection, one row at a time
     const bool twist_cover = L.covers && std::max(-L.tlo, L.thi) > kPi;
     for (int i = 0; i < m; ++i) {
@@ -351,8 +366,7 @@ inline void limit_step_chunk(const PackedLimit& L, const double* q, int m, bool 
         VX[i] = v.x, VY[i] = v.y, VZ[i] = v.z, HX[i] = h.x, HY[i] = h.y, HZ[i] = h.z;
         bool in = h.x == v.x && h.y == v.y && h.z == v.z;
         if (MODE == 1) {
-            const double ux = UX[i], uy = UY[i], uz = UZ[i];
-            double t = ux * ta.x + uy * ta.y + uz * ta.z;
+            double t = TT[i];
             double p = std::min(std::max(t, L.tlo), L.thi);
             if (twist_cover) {
                 const double t2 = t >= 0 ? t - kTwoPi : t + kTwoPi;
@@ -360,9 +374,7 @@ inline void limit_step_chunk(const PackedLimit& L, const double* q, int m, bool 
                 if (std::abs(p2 - t2) < std::abs(p - t)) t = t2, p = p2;
             }
             TT[i] = t, TP[i] = p;
-            const double gx = p * ta.x, gy = p * ta.y, gz = p * ta.z;
-            in = in && std::abs(gx - ux) + std::abs(gy - uy) + std::abs(gz - uz) <=
-                           1e-15 * (1.0 + std::abs(ux) + std::abs(uy) + std::abs(uz));
+            in = in && p == t;
         }
         SAME[i] = in ? 1.0 : 0.0;
     }
@@ -376,9 +388,7 @@ inline void limit_step_chunk(const PackedLimit& L, const double* q, int m, bool 
                 TS[i] = dd > 1e-5 ? st : p;
             }
         if (MODE == 1)  // the softened twist must equal the hard one for the row to stay (as the scalar step)
-            for (int i = 0; i < m; ++i)
-                SAME[i] = (SAME[i] != 0.0 && TS[i] * ta.x == TP[i] * ta.x && TS[i] * ta.y == TP[i] * ta.y &&
-                           TS[i] * ta.z == TP[i] * ta.z) ? 1.0 : 0.0;
+            for (int i = 0; i < m; ++i) SAME[i] = (SAME[i] != 0.0 && TS[i] == TP[i]) ? 1.0 : 0.0;
     }
     // back to rotations: ref * exp(S / 2) [* exp(K / 2)] (and the hard ones), on the caller's cover
     for (int pass = 0; pass < ((want_hard && soft_on) ? 2 : 1); ++pass) {
@@ -393,12 +403,10 @@ inline void limit_step_chunk(const PackedLimit& L, const double* q, int m, bool 
             }
         if (MODE == 1) {
             const double* K = soft ? TS : TP;
-            for (int i = 0; i < m; ++i) UX[i] = K[i] * ta.x, UY[i] = K[i] * ta.y, UZ[i] = K[i] * ta.z;
-            if (!exp2_rows(m, UX, UY, UZ, BW, BX, BY, BZ))
-                for (int i = 0; i < m; ++i) {
-                    const Quat b = lim_exp2(Vec3{UX[i], UY[i], UZ[i]});
-                    BW[i] = b.w, BX[i] = b.x, BY[i] = b.y, BZ[i] = b.z;
-                }
+            for (int i = 0; i < m; ++i) {
+                const Quat b = twist_exp(K[i], ta);
+                BW[i] = b.w, BX[i] = b.x, BY[i] = b.y, BZ[i] = b.z;
+            }
             for (int i = 0; i < m; ++i) {
                 const Quat a = qmul(Quat{AW[i], AX[i], AY[i], AZ[i]}, Quat{BW[i], BX[i], BY[i], BZ[i]});
                 AW[i] = a.w, AX[i] = a.x, AY[i] = a.y, AZ[i] = a.z;
@@ -457,11 +465,9 @@ inline void limit_step_rows(const PackedLimit& L, const double* q, std::size_t n
             Quat sw, tw;
             swing_twist(r, ta, sw, tw);
             Vec3 v = lim_log2(sw), h;
-            const Vec3 u = lim_log2(tw);
             detail::project_covers(v, h, L.a, long_cover);
-            Vec3 g, k;
             if (L.mode == 1) {
-                double t = u.x * ta.x + u.y * ta.y + u.z * ta.z;
+                double t = twist_angle(tw.w, tw.x, tw.y, tw.z, ta);
                 double pp = std::min(std::max(t, L.tlo), L.thi);
                 if (L.covers && std::max(-L.tlo, L.thi) > kPi) {
                     const double t2 = t >= 0 ? t - kTwoPi : t + kTwoPi;
@@ -474,19 +480,24 @@ inline void limit_step_rows(const PackedLimit& L, const double* q, std::size_t n
                     const double dd = std::abs(pp - t);
                     if (dd > 1e-5) st = pp + std::copysign(1.0, t - pp) * fastmath::tanh_pos(falloff * dd) * radius;
                 }
-                g = {ht * ta.x, ht * ta.y, ht * ta.z};
-                k = {st * ta.x, st * ta.y, st * ta.z};
+                inside = h.x == v.x && h.y == v.y && h.z == v.z && ht == t && st == ht;
+                if (!inside) {
+                    const Vec3 s = soft_on ? detail::soften3(v, h, falloff, radius) : h;
+                    A = qmul(lim_exp2(s), twist_exp(st, ta));
+                    B = (want_hard && soft_on) ? qmul(lim_exp2(h), twist_exp(ht, ta)) : A;
+                }
             } else {
-                g = project_point(u, L.b);
-                k = soft_on ? detail::soften3(u, g, falloff, radius) : g;
-            }
-            inside = h.x == v.x && h.y == v.y && h.z == v.z && g.x == k.x && g.y == k.y && g.z == k.z &&
-                     std::abs(g.x - u.x) + std::abs(g.y - u.y) + std::abs(g.z - u.z) <=
-                         1e-15 * (1.0 + std::abs(u.x) + std::abs(u.y) + std::abs(u.z));
-            if (!inside) {
-                const Vec3 s = soft_on ? detail::soften3(v, h, falloff, radius) : h;
-                A = qmul(lim_exp2(s), lim_exp2(k));
-                B = (want_hard && soft_on) ? qmul(lim_exp2(h), lim_exp2(g)) : A;
+                const Vec3 u = lim_log2(tw);
+                const Vec3 g = project_point(u, L.b);
+                const Vec3 k = soft_on ? detail::soften3(u, g, falloff, radius) : g;
+                inside = h.x == v.x && h.y == v.y && h.z == v.z && g.x == k.x && g.y == k.y && g.z == k.z &&
+                         std::abs(g.x - u.x) + std::abs(g.y - u.y) + std::abs(g.z - u.z) <=
+                             1e-15 * (1.0 + std::abs(u.x) + std::abs(u.y) + std::abs(u.z));
+                if (!inside) {
+                    const Vec3 s = soft_on ? detail::soften3(v, h, falloff, radius) : h;
+                    A = qmul(lim_exp2(s), lim_exp2(k));
+                    B = (want_hard && soft_on) ? qmul(lim_exp2(h), lim_exp2(g)) : A;
+                }
             }
         }
         double* oi = out + i * stride;
