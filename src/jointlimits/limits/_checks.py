@@ -153,14 +153,21 @@ def _local_points(points, position, rotation):
 MAX_SOFTEN_RADIUS = 4.0 * math.pi
 
 
+_soften_ok: object = None
+
+
 def check_soften(soften) -> Optional[Tuple[float, float]]:
     """``soften=(falloff, radius)`` as two floats: falloff finite and >= 0, radius in
     ``[0, MAX_SOFTEN_RADIUS]``; None stays None. ``LimitsError`` otherwise (never NaN out)."""
+    global _soften_ok
     if soften is None:
         return None
+    if soften is _soften_ok:  # the tuple checked last time (immutable: still valid)
+        return soften
     if type(soften) is tuple and len(soften) == 2 and type(soften[0]) is float and type(soften[1]) is float \
             and 0.0 <= soften[0] < math.inf and 0.0 <= soften[1] <= MAX_SOFTEN_RADIUS:
-        return soften  # the common case, checked without conversions (a per-call cost of every projection)
+        _soften_ok = soften  # the common case, checked without conversions (a per-call cost of every projection)
+        return soften
     try:
         falloff, radius = (float(v) for v in soften)
     except (TypeError, ValueError) as exc:
