@@ -220,12 +220,47 @@ inline bool kdop_inside(const double* G, const double* bnd, int m, bool paired, 
     return true;
 }
 
+/// The Gram matrix GG[j * m + k] = G_j . G_k of the half-spaces' normals (m <= 128), for the
+/// single-plane shortcut of kdop_exact_local.
+inline std::vector<double> kdop_gram(const double* G, int m) {
+    std::vector<double> gg(m <= 128 ? std::size_t(m) * m : 0);
+    if (m > 128) return gg;
+    for (int j = 0; j < m; ++j)
+        for (int k = 0; k < m; ++k)
+            gg[std::size_t(j) * m + k] = G[3 * j] * G[3 * k] + G[3 * j + 1] * G[3 * k + 1] + G[3 * j + 2] * G[3 * k + 2];
+    return gg;
+}
+
 /// Euclidean projection of (u, v, w) onto {x : G x <= bnd} (unit rows) by a dual active-set method
 /// (Goldfarb-Idnani, identity Hessian). Returns 0 ok, 1 infeasible, 2 did not converge. S0: the
-/// slacks of (u, v, w) from kdop_inside, or null.
+/// slacks of (u, v, w) from kdop_inside, or null; GG: kdop_gram(G, m), or null. With both, a point
+/// whose answer lies on its most violated plane (most of them) is settled from the slacks alone:
+/// the active set's first step, whose every new slack S_k - t G_k . G_q is under half the
+/// tolerance (far above the rounding of that update), so the result is that step's, bit for bit.
 inline int kdop_exact_local(double u, double v, double w, const double* G, const double* bnd, int m, double tol,
                             int max_iter, double& ox, double& oy, double& oz, bool paired = false,
-                            const double* S0 = nullptr) {
+                            const double* S0 = nullptr, const double* GG = nullptr) {
+    if (S0 != nullptr && GG != nullptr && m <= 128) {
+        const double top = detail::max_of(S0, m);
+        if (top > tol) {
+            int q = 0;
+            while (S0[q] != top) ++q;
+            const double gx = G[q * 3], gy = G[q * 3 + 1], gz = G[q * 3 + 2];
+            const double z2 = gx * gx + gy * gy + gz * gz;
+            const double viol = gx * u + gy * v + gz * w - bnd[q];
+            if (z2 > 1e-20 && viol > 0.0) {
+                const double t = viol / z2;
+                const double* col = GG + std::size_t(q) * m;
+                double S1[128];
+                for (int k = 0; k < m; ++k) S1[k] = S0[k] - t * col[k];
+                S1[q] = -std::numeric_limits<double>::infinity();
+                if (detail::max_of(S1, m) <= 0.5 * tol) {
+                    ox = u - t * gx, oy = v - t * gy, oz = w - t * gz;
+                    return 0;
+                }
+            }
+        }
+    }
     double S[128];
     if (m > 128) paired = false;
     const double inf = std::numeric_limits<double>::infinity();
@@ -766,6 +801,7 @@ inline int64_t project_kdop_exact(const double* pts, std::size_t n, const double
         if (std::abs(bnd[j]) > bmax) bmax = std::abs(bnd[j]);
     int64_t bad = -1;
     const bool paired = kdop_paired(G, m);
+    const std::vector<double> gg = kdop_gram(G, m);
     double S[128];
     for (std::size_t i = 0; i < n; ++i) {
         const double x = pts[3 * i], y = pts[3 * i + 1], z = pts[3 * i + 2];
@@ -785,7 +821,8 @@ inline int64_t project_kdop_exact(const double* pts, std::size_t n, const double
             continue;
         }
         double a, b, c;
-        int st = kdop_exact_local(u, v, w, G, bnd, m, tol, 64, a, b, c, paired, m <= 128 ? S : nullptr);
+        int st = kdop_exact_local(u, v, w, G, bnd, m, tol, 64, a, b, c, paired, m <= 128 ? S : nullptr,
+                                  gg.empty() ? nullptr : gg.data());
         if (st == 2) st = kdop_brute_local(u, v, w, G, bnd, m, 10.0 * tol, a, b, c);
         if (st != 0 && *empty < 0) *empty = static_cast<int64_t>(i);
         fr.from_local(a, b, c, out + 3 * i);
