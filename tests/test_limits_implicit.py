@@ -286,3 +286,38 @@ def test_uncompressed_grids_still_load(blob):
     d["grid"] = base64.b64encode(blob.grid.astype("<f4").tobytes()).decode()
     back = Shape.from_dict(d)
     assert np.array_equal(back.grid, blob.grid)
+
+
+@pytest.mark.parametrize("tol", [0.0, 1e-6, 1e-3])
+def test_coupled_contains_in_one_pass_equals_the_steps(tol):
+    """The compiled coupled inside test (limit space, parent blend, cell maxima shortcut, fields)
+    answers as the step-by-step path does: on random poses, on projected ones (on the surface) and
+    on projected ones nudged by 1e-7 either way (where the shortcut's bound is tight)."""
+    from jointlimits import _core
+    from jointlimits.limits.joint import to_limit_space
+
+    lim, _ = _limits("implicit", False, coupled=True, pairs=[("a", "b")])
+    child = lim.joint("b")
+    q = quat.normalize(RNG.normal(size=(4000, 3, 4)))
+    p = lim.project(q)
+    nudge = quat.from_scaled_angle_axis(RNG.normal(size=(4000, 3)) * 1e-7)
+    for c, par in ((q[:, 2], q[:, 1]), (p[:, 2], p[:, 1]), (quat.mul(nudge, p[:, 2]), p[:, 1])):
+        got = child.contains(c, tol, parent=par)
+        ids, ws = child.weights(par)
+        v = to_limit_space(c, child.base.reference)
+        s, want = child.base.shape, np.empty(len(v), bool)
+        # every field read at every point: no cell maxima (an empty array)
+        _core.implicit_contains(v, s.position, s.rotation, s.origin, s.cell, s.threshold, child._F,
+                                np.zeros((0, 0, 0), np.float32), ids, ws, tol, want)
+        assert np.array_equal(got, want)
+    assert 0.0 < child.contains(q[:, 2], tol, parent=q[:, 1]).mean() < 1.0
+
+
+def test_cell_maxima_bound_every_blend():
+    from jointlimits.limits.implicit import cell_maxima
+
+    F = RNG.random((3, 5, 4, 6)).astype(np.float32) * (RNG.random((3, 5, 4, 6)) > 0.6)
+    M = cell_maxima(F)
+    assert M.shape == (4, 3, 5) and M.dtype == np.float32
+    for i, j, k in np.ndindex(*M.shape):
+        assert M[i, j, k] == F[:, i:i + 2, j:j + 2, k:k + 2].max()

@@ -11,8 +11,9 @@ using OutB = nb::ndarray<bool, nb::c_contig, nb::device::cpu>;
 using OutI = nb::ndarray<int64_t, nb::c_contig, nb::device::cpu>;
 
 /// The field arguments (F [K, nx, ny, nz] and optionally D, NEAR of the same shape) checked and wrapped.
-jointlimits::ImplicitField field(const CArr& pos, const CArr& rot, const CArr& origin, double cell, const CArr& F,
-                                 const F32* D, const I32* NEAR) {
+
+jointlimits::ImplicitField field(const CArr& pos, const CArr& rot, const CArr& origin, double cell, const F32& F,
+                                 const F32* D, const I32* NEAR, const F32& cmax) {
     check_shape(pos, "position", {3});
     check_shape(rot, "rotation", {3, 3});
     check_shape(origin, "origin", {3});
@@ -22,8 +23,9 @@ jointlimits::ImplicitField field(const CArr& pos, const CArr& rot, const CArr& o
     if (D) check_shape(*D, "D", {K, nx, ny, nz});
     if (NEAR) check_shape(*NEAR, "NEAR", {K, nx, ny, nz});
     if (!(cell > 0.0)) throw std::invalid_argument("_core: cell must be > 0");
+    if (cmax.size() != 0) check_shape(cmax, "cell maxima", {nx - 1, ny - 1, nz - 1});
     return {F.data(), D ? D->data() : nullptr, NEAR ? NEAR->data() : nullptr, K, nx, ny, nz, pos.data(), rot.data(),
-            origin.data(), cell};
+            origin.data(), cell, cmax.size() ? cmax.data() : nullptr};
 }
 
 /// Blend rows ids/ws [R, m] for n points (R = 1 or n), ids within the K fields.
@@ -41,12 +43,12 @@ void check_blend(const IArr& ids, const CArr& ws, int64_t n, int64_t K) {
 void bind_implicit(nb::module_& m) {
     m.def(
         "implicit_contains",
-        [](CArr pts, CArr pos, CArr rot, CArr origin, double cell, double thr, CArr F, IArr ids, CArr ws, double tol,
-           OutB out) {
+        [](CArr pts, CArr pos, CArr rot, CArr origin, double cell, double thr, F32 F, F32 cmax, IArr ids, CArr ws,
+           double tol, OutB out) {
             const int64_t n = pts.shape(0);
             check_shape(pts, "points", {n, 3});
             check_shape(out, "out", {n});
-            const auto S = field(pos, rot, origin, cell, F, nullptr, nullptr);
+            const auto S = field(pos, rot, origin, cell, F, nullptr, nullptr, cmax);
             check_blend(ids, ws, n, S.K);
             nb::gil_scoped_release nogil;
             jointlimits::implicit_contains(S, pts.data(), n, thr, ids.data(), ws.data(), ids.shape(0), ids.shape(1), tol,
@@ -55,11 +57,11 @@ void bind_implicit(nb::module_& m) {
         "Inside test of limit-space points [n, 3] against a blended implicit field into out [n].");
     m.def(
         "implicit_field",
-        [](CArr pts, CArr pos, CArr rot, CArr origin, double cell, CArr F, IArr ids, CArr ws, Arr out) {
+        [](CArr pts, CArr pos, CArr rot, CArr origin, double cell, F32 F, F32 cmax, IArr ids, CArr ws, Arr out) {
             const int64_t n = pts.shape(0);
             check_shape(pts, "points", {n, 3});
             check_shape(out, "out", {n, 4});
-            const auto S = field(pos, rot, origin, cell, F, nullptr, nullptr);
+            const auto S = field(pos, rot, origin, cell, F, nullptr, nullptr, cmax);
             check_blend(ids, ws, n, S.K);
             nb::gil_scoped_release nogil;
             jointlimits::implicit_field(S, pts.data(), n, ids.data(), ws.data(), ids.shape(0), ids.shape(1), out.data());
@@ -67,13 +69,13 @@ void bind_implicit(nb::module_& m) {
         "Field value and limit-space gradient [n, 4] of points [n, 3].");
     m.def(
         "implicit_project",
-        [](CArr pts, CArr pos, CArr rot, CArr origin, double cell, double thr, CArr F, F32 D, I32 NEAR, IArr ids,
+        [](CArr pts, CArr pos, CArr rot, CArr origin, double cell, double thr, F32 F, F32 cmax, F32 D, I32 NEAR, IArr ids,
            CArr ws, CArr normal, Arr out) {
             const int64_t n = pts.shape(0);
             check_shape(pts, "points", {n, 3});
             check_shape(out, "out", {n, 3});
             check_shape(normal, "normal", {3});
-            const auto S = field(pos, rot, origin, cell, F, &D, &NEAR);
+            const auto S = field(pos, rot, origin, cell, F, &D, &NEAR, cmax);
             check_blend(ids, ws, n, S.K);
             const int64_t total = S.nx * S.ny * S.nz;
             for (size_t i = 0; i < NEAR.size(); ++i)
@@ -118,6 +120,30 @@ void bind_implicit(nb::module_& m) {
                                          cells.shape(1), cells.shape(2), ids.data(), ws.data());
         },
         "Trilinear weights [n, 8] of the parent cells around parent limit-space points [n, 3].");
+    m.def(
+        "coupled_contains",
+        [](CArr q, CArr ref, CArr pq, CArr pref, CArr porigin, double pcell, IArr cells, CArr pos, CArr rot,
+           CArr origin, double cell, double thr, F32 F, F32 cmax, double tol, bool long_cover, OutB out) {
+            const int64_t n = q.ndim() == 2 ? int64_t(q.shape(0)) : -1;
+            check_shape(q, "rotations", {n, 4});
+            check_shape(pq, "parent rotations", {n, 4});
+            check_shape(ref, "reference", {4});
+            check_shape(pref, "parent reference", {4});
+            check_shape(porigin, "porigin", {3});
+            check_shape(out, "out", {n});
+            if (cells.ndim() != 3) throw std::invalid_argument("_core: cells must be [nx, ny, nz]");
+            const auto S = field(pos, rot, origin, cell, F, nullptr, nullptr, cmax);
+            for (size_t i = 0; i < cells.size(); ++i)
+                if (cells.data()[i] < 0 || cells.data()[i] >= S.K)
+                    throw std::invalid_argument("_core: a parent cell indexes a field that does not exist");
+            if (!(pcell > 0.0)) throw std::invalid_argument("_core: pcell must be > 0");
+            nb::gil_scoped_release nogil;
+            jointlimits::coupled_contains(S, q.data(), ref.data(), pq.data(), pref.data(), n, porigin.data(), pcell,
+                                          cells.data(), cells.shape(0), cells.shape(1), cells.shape(2), thr, tol,
+                                          long_cover, out.data());
+        },
+        "Inside test of child rotations [n, 4] for their parents' rotations [n, 4] against a coupled limit, in one "
+        "pass (limit space, the parent cells' blend, the field at both covers when long_cover) into out [n].");
 }
 
 }  // namespace jlbind

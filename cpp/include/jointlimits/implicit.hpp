@@ -5,13 +5,16 @@
 #include <cmath>
 #include <cstdint>
 
+#include "step.hpp"
+
 namespace jointlimits {
 
-/// K fields F [K, nx, ny, nz] (float64), their nodes' distances to the inside D and nearest
+/// K fields F [K, nx, ny, nz] (float32, as stored; read into double arithmetic), their nodes'
+/// distances to the inside D and nearest
 /// inside node NEAR (flat index) per field, in a frame: local = R^T (x - pos), grid coordinates
 /// (local - origin) / cell. rot is row-major with the frame's axes as columns.
 struct ImplicitField {
-    const double* F;
+    const float* F;
     const float* D;
     const int32_t* NEAR;
     int64_t K, nx, ny, nz;
@@ -19,6 +22,10 @@ struct ImplicitField {
     const double* rot;
     const double* origin;
     double cell;
+    /// per grid cell [nx-1, ny-1, nz-1]: the largest value of any field at any of its corners, so a
+    /// blend there (weights >= 0 summing to 1) is at most that: 0 means the blend is 0 whatever the
+    /// weights (one read, not 8 corners of each field); null: unknown
+    const float* cmax = nullptr;
 };
 
 namespace implicit_detail {
@@ -40,13 +47,14 @@ inline FG eval(const ImplicitField& S, const int64_t* ids, const double* ws, int
     const int64_t i = std::min<int64_t>(static_cast<int64_t>(gx), nx - 2);
     const int64_t j = std::min<int64_t>(static_cast<int64_t>(gy), ny - 2);
     const int64_t k = std::min<int64_t>(static_cast<int64_t>(gz), nz - 2);
-    const double fx = gx - i, fy = gy - j, fz = gz - k;
     FG r{0, 0, 0, 0};
+    if (S.cmax != nullptr && S.cmax[(i * (ny - 1) + j) * (nz - 1) + k] == 0.0f) return r;
+    const double fx = gx - i, fy = gy - j, fz = gz - k;
     const int64_t sy = nz, sx = ny * nz;
     for (int64_t t = 0; t < m; ++t) {
         const double w = ws[t];
         if (w == 0.0) continue;
-        const double* G = S.F + ids[t] * nx * ny * nz + i * sx + j * sy + k;
+        const float* G = S.F + ids[t] * nx * ny * nz + i * sx + j * sy + k;
         const double c000 = G[0], c100 = G[sx], c010 = G[sy], c110 = G[sx + sy];
         const double c001 = G[1], c101 = G[sx + 1], c011 = G[sy + 1], c111 = G[sx + sy + 1];
         const double a00 = c000 + (c100 - c000) * fx;
@@ -171,10 +179,24 @@ inline void implicit_contains(const ImplicitField& S, const double* pts, int64_t
                               const double* ws, int64_t R, int64_t m, double tol, bool* out) {
     using namespace implicit_detail;
     const double inv = 1.0 / S.cell;
+    // a blend is at most its cell's largest corner value M, and its gradient (grid units) at most
+    // sqrt(3) M: where M (1 + tol sqrt(3) / cell) is below the threshold (with a margin far above
+    // rounding) the full test would say outside too
+    const double grow = (1.0 + 1e-9) * (1.0 + std::max(tol, 0.0) * inv * 1.7320508075688772);
     for (int64_t i = 0; i < n; ++i) {
         const int64_t r = R == 1 ? 0 : i;
         double gx, gy, gz;
         to_grid(S, pts[3 * i], pts[3 * i + 1], pts[3 * i + 2], inv, gx, gy, gz);
+        if (S.cmax != nullptr && gx >= 0.0 && gy >= 0.0 && gz >= 0.0 && gx <= S.nx - 1 && gy <= S.ny - 1 &&
+            gz <= S.nz - 1) {
+            const int64_t ci = std::min<int64_t>(static_cast<int64_t>(gx), S.nx - 2);
+            const int64_t cj = std::min<int64_t>(static_cast<int64_t>(gy), S.ny - 2);
+            const int64_t ck = std::min<int64_t>(static_cast<int64_t>(gz), S.nz - 2);
+            if (S.cmax[(ci * (S.ny - 1) + cj) * (S.nz - 1) + ck] * grow < thr) {
+                out[i] = false;
+                continue;
+            }
+        }
         const FG v = eval(S, ids + r * m, ws + r * m, m, gx, gy, gz);
         out[i] = v.f >= thr ||
                  (tol > 0.0 && v.f > 0.0 && v.f + tol * inv * std::sqrt(v.dx * v.dx + v.dy * v.dy + v.dz * v.dz) >= thr);
@@ -313,14 +335,26 @@ inline void implicit_splat(const int64_t* centres, int64_t n, double radius, dou
 /// whose field is below it; returns how many points were lifted.
 inline int64_t implicit_lift_points(const double* g, int64_t n, double lift, double* F, int64_t nx, int64_t ny,
                                     int64_t nz) {
-    const double zero3[3] = {0.0, 0.0, 0.0};
-    const double eye[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1};
-    const ImplicitField S{F, nullptr, nullptr, 1, nx, ny, nz, zero3, eye, zero3, 1.0};
-    const int64_t id = 0;
-    const double w = 1.0;
+    // the field's value at g, as implicit_detail::eval computes it (F is float64 while fitting)
+    const auto value = [&](double gx, double gy, double gz) {
+        if (!(gx >= 0.0 && gy >= 0.0 && gz >= 0.0 && gx <= nx - 1 && gy <= ny - 1 && gz <= nz - 1)) return 0.0;
+        const int64_t i = std::min<int64_t>(static_cast<int64_t>(gx), nx - 2);
+        const int64_t j = std::min<int64_t>(static_cast<int64_t>(gy), ny - 2);
+        const int64_t k = std::min<int64_t>(static_cast<int64_t>(gz), nz - 2);
+        const double fx = gx - i, fy = gy - j, fz = gz - k;
+        const int64_t sy = nz, sx = ny * nz;
+        const double* G = F + i * sx + j * sy + k;
+        const double a00 = G[0] + (G[sx] - G[0]) * fx;
+        const double a10 = G[sy] + (G[sx + sy] - G[sy]) * fx;
+        const double a01 = G[1] + (G[sx + 1] - G[1]) * fx;
+        const double a11 = G[sy + 1] + (G[sx + sy + 1] - G[sy + 1]) * fx;
+        const double b0 = a00 + (a10 - a00) * fy;
+        const double b1 = a01 + (a11 - a01) * fy;
+        return b0 + (b1 - b0) * fz;
+    };
     int64_t lifted = 0;
     for (int64_t p = 0; p < n; ++p) {
-        if (implicit_detail::eval(S, &id, &w, 1, g[3 * p], g[3 * p + 1], g[3 * p + 2]).f >= lift) continue;
+        if (value(g[3 * p], g[3 * p + 1], g[3 * p + 2]) >= lift) continue;
         const int64_t i = std::min<int64_t>(std::max<int64_t>(static_cast<int64_t>(g[3 * p]), 0), nx - 2);
         const int64_t j = std::min<int64_t>(std::max<int64_t>(static_cast<int64_t>(g[3 * p + 1]), 0), ny - 2);
         const int64_t k = std::min<int64_t>(std::max<int64_t>(static_cast<int64_t>(g[3 * p + 2]), 0), nz - 2);
@@ -360,6 +394,35 @@ inline void coupled_weights(const double* vp, int64_t n, const double* porigin, 
                     ws[8 * i + q] = (a ? t[0] : 1.0 - t[0]) * (b ? t[1] : 1.0 - t[1]) * (c ? t[2] : 1.0 - t[2]);
                     ++q;
                 }
+    }
+}
+
+/// Inside test of child rotations q [n, 4] (reference ref) for their parents' rotations pq [n, 4]
+/// (parent reference pref) against a coupled limit: both to limit space, the 8 parent cells' blend
+/// (coupled_weights), the blended field at the child's point and, with long_cover, at its other
+/// cover; in chunks, so no blend array is ever stored. The same results as those steps in turn.
+inline void coupled_contains(const ImplicitField& S, const double* q, const double* ref, const double* pq,
+                             const double* pref, int64_t n, const double* porigin, double pcell, const int64_t* cells,
+                             int64_t cx, int64_t cy, int64_t cz, double thr, double tol, bool long_cover, bool* out) {
+    constexpr int64_t B = 128;
+    double vp[3 * B], v[3 * B], ws[8 * B];
+    int64_t ids[8 * B];
+    bool other[B];
+    for (int64_t s0 = 0; s0 < n; s0 += B) {
+        const int64_t b = std::min(B, n - s0);
+        to_limit_space(pq + 4 * s0, b, pref, vp);
+        coupled_weights(vp, b, porigin, pcell, cells, cx, cy, cz, ids, ws);
+        to_limit_space(q + 4 * s0, b, ref, v);
+        implicit_contains(S, v, b, thr, ids, ws, b, 8, tol, out + s0);
+        if (!long_cover) continue;
+        for (int64_t i = 0; i < b; ++i) {
+            const double x = v[3 * i], y = v[3 * i + 1], z = v[3 * i + 2];
+            const double nv = std::sqrt(x * x + y * y + z * z);
+            const double k = nv > 1e-12 ? 1.0 - kTwoPi / nv : 0.0;
+            v[3 * i] = x * k, v[3 * i + 1] = y * k, v[3 * i + 2] = z * k;
+        }
+        implicit_contains(S, v, b, thr, ids, ws, b, 8, tol, other);
+        for (int64_t i = 0; i < b; ++i) out[s0 + i] = out[s0 + i] || other[i];
     }
 }
 

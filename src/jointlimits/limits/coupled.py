@@ -23,7 +23,7 @@ from numpy.typing import NDArray
 from ._checks import check_soften
 from .. import _core, quat
 from ..errors import LimitsError
-from .implicit import (ENCODING, Implicit, decode_grid, encode_grid, fit_field,
+from .implicit import (ENCODING, Implicit, cell_maxima, decode_grid, encode_grid, fit_field,
                        nearest_inside)
 from .joint import FittedLimit, _project_batched, to_limit_space
 
@@ -72,7 +72,7 @@ class _Blend:
         flat = np.ascontiguousarray(points, np.float64).reshape(-1, 3)
         out = np.empty_like(flat)
         ids, ws = self._rows(len(flat))
-        _core.implicit_project(flat, s.position, s.rotation, s.origin, s.cell, s.threshold, lim._F, lim._D, lim._NEAR,
+        _core.implicit_project(flat, s.position, s.rotation, s.origin, s.cell, s.threshold, lim._F, lim._cmax, lim._D, lim._NEAR,
                                ids, ws, s.normal, out)
         return out
 
@@ -81,7 +81,7 @@ class _Blend:
         flat = np.ascontiguousarray(points, np.float64).reshape(-1, 3)
         out = np.empty(len(flat), np.bool_)
         ids, ws = self._rows(len(flat))
-        _core.implicit_contains(flat, s.position, s.rotation, s.origin, s.cell, s.threshold, lim._F, ids, ws,
+        _core.implicit_contains(flat, s.position, s.rotation, s.origin, s.cell, s.threshold, lim._F, lim._cmax, ids, ws,
                                 float(tolerance), out)
         return out
 
@@ -124,7 +124,8 @@ class CoupledLimit:
             if not np.any(F[k] >= s.threshold):
                 raise LimitsError(f"coupled limit: field {k} is nowhere above its threshold")
         self.fields = F
-        self._F = np.ascontiguousarray(F.astype(np.float64))
+        self._F = np.ascontiguousarray(F, np.float32)  # read as float32 (exact in double arithmetic)
+        self._cmax = cell_maxima(self._F)
         D, NEAR = zip(*(nearest_inside(f, s.threshold) for f in F))
         self._D, self._NEAR = np.ascontiguousarray(np.stack(D)), np.ascontiguousarray(np.stack(NEAR))
 
@@ -199,6 +200,18 @@ class CoupledLimit:
     def contains(self, rotations: Array, tolerance: float = 1e-6, parent: Array | None = None) -> NDArray[np.bool_]:
         q = np.asarray(rotations, np.float64)
         flat = q.reshape(-1, 4)
+        if parent is not None:  # one compiled pass, no per-rotation blend arrays
+            pf = np.asarray(parent, np.float64).reshape(-1, 4)
+            if len(pf) != len(flat):
+                raise LimitsError(f"coupled limit: {len(pf)} parent rotations for {len(flat)} child rotations")
+            s = self.base.shape
+            out = np.empty(len(flat), np.bool_)
+            _core.coupled_contains(np.ascontiguousarray(flat), self.base.reference, np.ascontiguousarray(pf),
+                                   self.parent_reference, self.porigin, self.pcell, self.cells, s.position, s.rotation,
+                                   s.origin, s.cell, s.threshold, self._F, self._cmax, float(tolerance),
+                                   bool(s.radius() > np.pi),
+                                   out)
+            return out.reshape(q.shape[:-1])
         shape = self._proxy(parent, len(flat)).shape
         v = to_limit_space(flat, self.base.reference)
         inside = shape.contains(v, tolerance)

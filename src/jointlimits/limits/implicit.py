@@ -156,6 +156,20 @@ def decode_grid(text: Any, dims: Any, what: str = "implicit limit grid",
 # --------------------------------------------------------------------------- the shape
 
 
+def cell_maxima(F: NDArray[np.float32]) -> NDArray[np.float32]:
+    """Per grid cell ``[nx-1, ny-1, nz-1]`` of fields ``F [K, nx, ny, nz]``: the largest value of any
+    field at any corner of the cell. A blend of the fields there is at most that, so the compiled
+    lookups settle most points outside a limit from this one value (0: the blend is 0)."""
+    top = np.max(F, axis=0)
+    a, b = slice(None, -1), slice(1, None)
+    out = np.zeros(tuple(n - 1 for n in top.shape), np.float32)
+    for x in (a, b):
+        for y in (a, b):
+            for z in (a, b):
+                np.maximum(out, top[x, y, z], out=out)
+    return np.ascontiguousarray(out)
+
+
 @dataclass(eq=False)
 class Implicit(Shape):
     """A metaball iso-surface limit on a grid in the cloud's principal frame.
@@ -202,7 +216,8 @@ class Implicit(Shape):
         self.grid = np.ascontiguousarray(F)
         if not np.any(F >= self.threshold):
             raise LimitsError("implicit limit: the field is nowhere above its threshold (an empty limit)")
-        self._F = np.ascontiguousarray(F[None].astype(np.float64))
+        self._F = np.ascontiguousarray(F[None], np.float32)  # read as float32 (exact in double arithmetic)
+        self._cmax = cell_maxima(self._F)
         D, NEAR = nearest_inside(F, self.threshold)
         self._D, self._NEAR = D[None], NEAR[None]
         self._ids, self._ws = np.zeros((1, 1), np.int64), np.ones((1, 1))
@@ -245,14 +260,14 @@ class Implicit(Shape):
         p = _points(points)
         flat = np.ascontiguousarray(p.reshape(-1, 3))
         out = np.empty((len(flat), 4))
-        _core.implicit_field(flat, *self._args(), self._F, self._ids, self._ws, out)
+        _core.implicit_field(flat, *self._args(), self._F, self._cmax, self._ids, self._ws, out)
         return out.reshape(p.shape[:-1] + (4,))
 
     def contains(self, points: Array, tolerance: float = 1e-9) -> NDArray[np.bool_]:
         p = _points(points)
         flat = np.ascontiguousarray(p.reshape(-1, 3))
         out = np.empty(len(flat), np.bool_)
-        _core.implicit_contains(flat, *self._args(), self.threshold, self._F, self._ids, self._ws, float(tolerance),
+        _core.implicit_contains(flat, *self._args(), self.threshold, self._F, self._cmax, self._ids, self._ws, float(tolerance),
                                 out)
         return out.reshape(p.shape[:-1])
 
@@ -262,7 +277,7 @@ class Implicit(Shape):
         if not np.all(np.isfinite(flat)):
             raise LimitsError("points contain NaN or infinite values")
         out = np.empty_like(flat)
-        _core.implicit_project(flat, *self._args(), self.threshold, self._F, self._D, self._NEAR, self._ids, self._ws,
+        _core.implicit_project(flat, *self._args(), self.threshold, self._F, self._cmax, self._D, self._NEAR, self._ids, self._ws,
                                self.normal, out)
         return out.reshape(p.shape)
 
