@@ -35,7 +35,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 from jointlimits import bvh, quat  # noqa: E402
-from jointlimits.footlock import _up_index, find_feet, find_toes, foot_skating, footlock  # noqa: E402
+from jointlimits.footlock import find_feet, find_toes, foot_drift, foot_skating, footlock  # noqa: E402
 from jointlimits.model import JointLimits  # noqa: E402
 from jointlimits.pops import detect_pops, two_sided_spikes  # noqa: E402
 from jointlimits.skeleton import forward_kinematics  # noqa: E402
@@ -79,32 +79,11 @@ def pop_check(m, out) -> dict:
 
 
 def held_away(m, out) -> tuple[float, float, float]:
-    """How far the locked feet are from their animation: the horizontal distance of the ankle and toe
-    joints, output against input (cm, 95th percentile and largest over frames), and the 95th
-    percentile of the feet's heading change (deg, frames where both feet point mostly sideways).
-    Locks that pile up from step to step show here while the skating measure sees nothing."""
-    sk = m.skeleton
-    feet = find_feet(sk)
-    toes = find_toes(sk, feet)
-    up, _ = _up_index(m)
-    _, g0 = forward_kinematics(m)
-    _, g1 = forward_kinematics(out)
-    ids = feet + [t for t in toes if t is not None]
-    d = g1[:, ids] - g0[:, ids]
-    d[..., up] = 0.0
-    cm = np.linalg.norm(d, axis=-1) * guess_units(m).metres_per_unit * 100.0
-    h = [i for i in range(3) if i != up]
-    heads = []
-    for a, t in zip(feet, toes):
-        if t is None:
-            continue
-        v0, v1 = g0[:, t] - g0[:, a], g1[:, t] - g1[:, a]
-        flat = lambda v: np.hypot(v[:, h[0]], v[:, h[1]]) / np.linalg.norm(v, axis=-1) > 0.7  # noqa: E731
-        y0, y1 = np.arctan2(v0[:, h[0]], v0[:, h[1]]), np.arctan2(v1[:, h[0]], v1[:, h[1]])
-        dy = np.degrees(np.abs((y1 - y0 + np.pi) % (2 * np.pi) - np.pi))
-        heads.append(dy[flat(v0) & flat(v1)])
-    hd = np.concatenate(heads) if heads else np.zeros(1)
-    return float(np.percentile(cm, 95)), float(cm.max()), float(np.percentile(hd, 95))
+    """How far the locked feet are from their animation (:func:`foot_drift`): ankles and toes, cm,
+    95th percentile and largest over frames, and the 95th percentile of the feet's heading change."""
+    d = foot_drift(out, m)
+    hd = np.concatenate(d["heading_deg"]) if d["heading_deg"] else np.zeros(1)
+    return float(np.percentile(d["cm"], 95)), float(d["cm"].max()), float(np.percentile(hd, 95))
 
 
 def inside(m, out, lim, ankle: bool) -> bool:

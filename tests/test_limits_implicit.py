@@ -311,6 +311,8 @@ def test_coupled_contains_in_one_pass_equals_the_steps(tol):
                                 np.zeros((0, 0, 0), np.float32), ids, ws, tol, want)
         assert np.array_equal(got, want)
     assert 0.0 < child.contains(q[:, 2], tol, parent=q[:, 1]).mean() < 1.0
+    with pytest.raises(LimitsError, match="parent rotations"):
+        child.contains(q[:, 2], tol, parent=q[:10, 1])
 
 
 def test_cell_maxima_bound_every_blend():

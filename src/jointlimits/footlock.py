@@ -44,7 +44,7 @@ from .skeleton import Motion, Skeleton, forward_kinematics
 from .units import guess_units, guess_up_axis
 
 __all__ = ["find_feet", "find_toes", "detect_contacts", "contact_segments", "measure_skating", "foot_skating",
-           "footlock", "FootlockReport", "SKATE_LOW", "SKATE_SLOW",
+           "foot_drift", "footlock", "FootlockReport", "SKATE_LOW", "SKATE_SLOW",
            "DEFAULT_HEIGHT_THRESHOLD", "DEFAULT_VELOCITY_THRESHOLD", "DEFAULT_MIN_FRAMES", "DEFAULT_BLEND_FRAMES"]
 
 Array = NDArray[np.float64]
@@ -277,6 +277,36 @@ def foot_skating(motion: Motion, reference: Motion | None = None, feet: Sequence
     ank = float(sum(v["cm"] for v in per.values() if v["kind"] == "ankle"))
     toe = float(sum(v["cm"] for v in per.values() if v["kind"] == "toe"))
     return {"total_cm": ank + toe, "ankle_cm": ank, "toe_cm": toe, "frames": int(use.sum()), "per_joint": per}
+
+
+def foot_drift(motion: Motion, reference: Motion, feet: Sequence[str | int] | None = None) -> dict:
+    """How far ``motion``'s feet are from ``reference``'s (the same clip before locking), another
+    measure independent of the contact detector: ``{"cm": [F, n]`` horizontal distance of each ankle
+    and toe joint, ``"heading_deg": [...]`` per foot with a toe the change of the ankle->toe heading
+    on frames where that vector lies mostly flat (horizontal part over 0.7 of its length) in both}.
+    Locks that pile up from step to step show here while skating figures read zero."""
+    if reference.num_frames != motion.num_frames or reference.skeleton.names != motion.skeleton.names:
+        raise IKError("reference must be the same clip (same joints and frame count)")
+    idx = _resolve_feet(reference, feet)
+    toes = find_toes(reference.skeleton, idx)
+    up, _ = _up_index(reference)
+    _, g0 = forward_kinematics(reference)
+    _, g1 = forward_kinematics(motion)
+    ids = idx + [t for t in toes if t is not None]
+    d = g1[:, ids] - g0[:, ids]
+    d[..., up] = 0.0
+    cm = np.linalg.norm(d, axis=-1) * guess_units(reference).metres_per_unit * 100.0
+    h = [i for i in range(3) if i != up]
+    heading = []
+    for a, t in zip(idx, toes):
+        if t is None:
+            continue
+        v0, v1 = g0[:, t] - g0[:, a], g1[:, t] - g1[:, a]
+        flat = (np.hypot(v0[:, h[0]], v0[:, h[1]]) > 0.7 * np.linalg.norm(v0, axis=-1)) & \
+               (np.hypot(v1[:, h[0]], v1[:, h[1]]) > 0.7 * np.linalg.norm(v1, axis=-1))
+        y0, y1 = np.arctan2(v0[:, h[0]], v0[:, h[1]]), np.arctan2(v1[:, h[0]], v1[:, h[1]])
+        heading.append(np.degrees(np.abs((y1 - y0 + np.pi) % (2 * np.pi) - np.pi))[flat])
+    return {"cm": cm, "heading_deg": heading}
 
 
 # --------------------------------------------------------------------------- locking
