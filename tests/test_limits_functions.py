@@ -261,6 +261,50 @@ def test_kdop_exact_matches_slsqp_and_brute_force():
             np.testing.assert_allclose((x - pos) @ rot, _brute_force_kdop(lp, mins, maxs, axes), atol=1e-9)
 
 
+def _kkt_residual(p, x, G, b):
+    """Independent optimality certificate of x = closest point of {G y <= b} to p: x's violation,
+    and how far p - x is from the cone of the normals of the planes x lies on (non-negative least
+    squares)."""
+    from scipy.optimize import nnls
+
+    s = G @ x - b
+    act = s > -1e-9
+    if not act.any():
+        return s.max(), float(np.linalg.norm(p - x))
+    lam, res = nnls(G[act].T, p - x)
+    return s.max(), res
+
+
+@pytest.mark.parametrize("kind", ["fitted", "cube", "flat"])
+def test_kdop_exact_is_optimal_on_faces_edges_and_vertices(kind):
+    """Thousands of points whose closest points lie on faces, edges and vertices (a cube's corners
+    are met by seven of the 26 planes; a flat k-DOP has parallel and coplanar normals), in the
+    batch projection: each result satisfies the optimality conditions."""
+    rng = np.random.default_rng(11)
+    axes = L.kdop_axes()
+    if kind == "cube":
+        pos, rot = np.zeros(3), np.eye(3)
+        corner = np.abs(axes).sum(1)  # the cube [-1, 1]^3's extent along each axis
+        mins, maxs = -corner, corner
+    else:
+        cloud = rng.normal(size=(500, 3)) * ([1.0, 0.6, 0.3] if kind == "fitted" else [1.0, 0.8, 1e-3])
+        pos, rot = L.fit_orientation(cloud)
+        mins, maxs = L.fit_kdop(cloud, pos, rot, axes, 0.05)
+    pts = rng.normal(size=(4000, 3)) * rng.uniform(0.2, 4.0, (4000, 1))
+    out = L.project_kdop(pts, mins, maxs, pos, rot, axes, exact=True)
+    G = np.concatenate([axes, -axes])
+    b = np.concatenate([maxs, -mins])
+    counts = np.zeros(4, int)  # answers by the rank of the normals there: inside, face, edge, vertex
+    for p, x in zip(pts, out):
+        lp, lx = (p - pos) @ rot, (x - pos) @ rot
+        viol, res = _kkt_residual(lp, lx, G, b)
+        assert viol <= 1e-9 and res <= 1e-9, (p, x, viol, res)
+        act = G @ lx - b > -1e-9
+        counts[np.linalg.matrix_rank(G[act], tol=1e-6) if act.any() else 0] += 1
+    assert counts.min() > 100, counts  # every kind of answer
+    np.testing.assert_array_equal(L.project_kdop(out, mins, maxs, pos, rot, axes, exact=True), out)
+
+
 def test_kdop_slab_matches_sequential_reference_loop():
     rng = np.random.default_rng(5)
     axes = L.kdop_axes()

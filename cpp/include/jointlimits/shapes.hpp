@@ -220,47 +220,224 @@ inline bool kdop_inside(const double* G, const double* bnd, int m, bool paired, 
     return true;
 }
 
-/// The Gram matrix GG[j * m + k] = G_j . G_k of the half-spaces' normals (m <= 128), for the
-/// single-plane shortcut of kdop_exact_local.
+/// The Gram matrix GG[j * m + k] = G_j . G_k of the half-spaces' normals (m <= 128), followed by
+/// the reciprocals the shortcut would otherwise divide by on every point: 1 / GG[j, j] (m of them),
+/// then 1 / (GG[j, j] GG[k, k] - GG[j, k]^2) per pair (m * m, 0 for nearly parallel pairs).
 inline std::vector<double> kdop_gram(const double* G, int m) {
-    std::vector<double> gg(m <= 128 ? std::size_t(m) * m : 0);
+    std::vector<double> gg(m <= 128 ? std::size_t(m) * m * 2 + m : 0);
     if (m > 128) return gg;
+    const std::size_t mm = std::size_t(m) * m;
     for (int j = 0; j < m; ++j)
         for (int k = 0; k < m; ++k)
             gg[std::size_t(j) * m + k] = G[3 * j] * G[3 * k] + G[3 * j + 1] * G[3 * k + 1] + G[3 * j + 2] * G[3 * k + 2];
+    for (int j = 0; j < m; ++j) {
+        const double d = gg[std::size_t(j) * m + j];
+        gg[mm + j] = d > 1e-20 ? 1.0 / d : 0.0;
+    }
+    for (int j = 0; j < m; ++j)
+        for (int k = 0; k < m; ++k) {
+            const double a = gg[std::size_t(j) * m + j], d = gg[std::size_t(k) * m + k], b = gg[std::size_t(j) * m + k];
+            const double det = a * d - b * b;
+            gg[mm + m + std::size_t(j) * m + k] = det > 1e-12 * a * d ? 1.0 / det : 0.0;
+        }
     return gg;
 }
+
+namespace detail {
+/// Multipliers l of the planes A[0..na) (na <= 3) touching at the point closest to the original
+/// one: GG_AA l = S0_A, by cofactors; false when the normals are (nearly) dependent.
+inline bool kdop_multipliers(const double* GG, int m, const double* S0, const int* A, int na, double* l) {
+    const std::size_t mm = std::size_t(m) * m;
+    const double* c0 = GG + std::size_t(A[0]) * m;
+    if (na == 1) {
+        l[0] = S0[A[0]] * GG[mm + A[0]];
+        return GG[mm + A[0]] != 0.0;
+    }
+    const double* c1 = GG + std::size_t(A[1]) * m;
+    const double a = c0[A[0]], b = c0[A[1]], d = c1[A[1]];
+    if (na == 2) {
+        const double inv = GG[mm + m + std::size_t(A[0]) * m + A[1]];
+        if (inv == 0.0) return false;
+        l[0] = (d * S0[A[0]] - b * S0[A[1]]) * inv;
+        l[1] = (a * S0[A[1]] - b * S0[A[0]]) * inv;
+        return true;
+    }
+    const double* c2 = GG + std::size_t(A[2]) * m;
+    const double c = c0[A[2]], e = c1[A[2]], f = c2[A[2]];
+    const double C00 = d * f - e * e, C01 = c * e - b * f, C02 = b * e - c * d;
+    const double det = a * C00 + b * C01 + c * C02;
+    if (!(det > 1e-9 * a * d * f)) return false;
+    const double C11 = a * f - c * c, C12 = b * c - a * e, C22 = a * d - b * b;
+    const double s0 = S0[A[0]], s1 = S0[A[1]], s2 = S0[A[2]];
+    const double inv = 1.0 / det;
+    l[0] = (C00 * s0 + C01 * s1 + C02 * s2) * inv;
+    l[1] = (C01 * s0 + C11 * s1 + C12 * s2) * inv;
+    l[2] = (C02 * s0 + C12 * s1 + C22 * s2) * inv;
+    return true;
+}
+
+/// The k-DOP's closest point from the slacks S0 of (u, v, w) and the normals' Gram matrix GG alone,
+/// by constraint generation (for the points kdop_kkt_shortcut does not settle): the closest point of the few planes collected so far (starting with
+/// the most violated one) is found among the subsets that hold the newest plane (the closest point
+/// of the smaller set violated it, so it is active in the larger one), checked by the optimality
+/// conditions; if it violates another plane, that plane joins. Every answer is checked (non-negative
+/// multipliers, every other slack under half the tolerance, far above the rounding of these
+/// updates), so it is the exact projection. False after five planes or when no subset qualifies
+/// (the caller runs the general method). A point whose answer lies on its most violated plane gets
+/// the active-set method's first step, bit for bit.
+[[gnu::noinline, gnu::cold]] inline bool kdop_kkt_general(double u, double v, double w, const double* G, const double* bnd, int m, double tol,
+                              const double* S0, const double* GG, double& ox, double& oy, double& oz) {
+    const double inf = std::numeric_limits<double>::infinity();
+    const double top0 = max_of(S0, m);
+    if (!(top0 > tol)) return false;
+    int C[5], nc = 1;  // the planes collected, newest last
+    C[0] = 0;
+    while (S0[C[0]] != top0) ++C[0];
+    const int q = C[0];
+    const double gx = G[q * 3], gy = G[q * 3 + 1], gz = G[q * 3 + 2];
+    const double z2 = gx * gx + gy * gy + gz * gz;
+    const double viol = gx * u + gy * v + gz * w - bnd[q];
+    if (!(z2 > 1e-20 && viol > 0.0)) return false;
+    int A[3] = {q, 0, 0}, na = 1;  // the active subset and its multipliers
+    double lam[3] = {viol * GG[std::size_t(m) * m + q], 0.0, 0.0};
+    double S[128];
+    const double half = 0.5 * tol;
+    while (true) {
+        const double* c0 = GG + std::size_t(A[0]) * m;
+        if (na == 1) {
+            for (int k = 0; k < m; ++k) S[k] = S0[k] - lam[0] * c0[k];
+        } else if (na == 2) {
+            const double* c1 = GG + std::size_t(A[1]) * m;
+            for (int k = 0; k < m; ++k) S[k] = S0[k] - lam[0] * c0[k] - lam[1] * c1[k];
+        } else {
+            const double* c1 = GG + std::size_t(A[1]) * m;
+            const double* c2 = GG + std::size_t(A[2]) * m;
+            for (int k = 0; k < m; ++k) S[k] = S0[k] - lam[0] * c0[k] - lam[1] * c1[k] - lam[2] * c2[k];
+        }
+        for (int t = 0; t < nc; ++t) S[C[t]] = -inf;
+        const double top = max_of(S, m);
+        if (top <= half) {
+            double x = u, y = v, z = w;
+            for (int t = 0; t < na; ++t) {
+                const double* g = G + 3 * A[t];
+                x -= lam[t] * g[0], y -= lam[t] * g[1], z -= lam[t] * g[2];
+            }
+            ox = x, oy = y, oz = z;
+            return true;
+        }
+        if (nc == 5) return false;
+        int k = 0;
+        while (S[k] != top) ++k;
+        C[nc++] = k;
+        // the subsets of C holding k, smallest first: {k}, {c, k}, {c1, c2, k}
+        bool found = false;
+        for (int size = 1; size <= 3 && !found; ++size) {
+            const int others = nc - 1;
+            for (int i = 0; i < (size >= 2 ? others : 1) && !found; ++i)
+                for (int j = (size == 3 ? i + 1 : 0); j < (size == 3 ? others : 1) && !found; ++j) {
+                    int B[3];
+                    int nb = 0;
+                    if (size >= 2) B[nb++] = C[i];
+                    if (size == 3) B[nb++] = C[j];
+                    B[nb++] = k;
+                    double l[3];
+                    if (!kdop_multipliers(GG, m, S0, B, nb, l)) continue;
+                    bool ok = true;
+                    for (int t = 0; t < nb; ++t) ok = ok && l[t] >= 0.0;
+                    for (int t = 0; t < nc && ok; ++t) {  // the collected planes outside B hold
+                        const int c = C[t];
+                        double sc = S0[c];
+                        for (int r = 0; r < nb; ++r) sc -= l[r] * GG[std::size_t(B[r]) * m + c];
+                        bool in_b = false;
+                        for (int r = 0; r < nb; ++r) in_b = in_b || B[r] == c;
+                        ok = in_b || sc <= half;
+                    }
+                    if (ok) {
+                        na = nb;
+                        for (int t = 0; t < nb; ++t) A[t] = B[t], lam[t] = l[t];
+                        found = true;
+                    }
+                }
+        }
+        if (!found) return false;
+    }
+}
+/// kdop_kkt_general's usual paths written out: the most violated plane q; then q and the plane r
+/// most violated after it; then q, r and the next one, s. False when the answer is not among these.
+inline bool kdop_kkt_shortcut(double u, double v, double w, const double* G, const double* bnd, int m, double tol,
+                              const double* S0, const double* GG, double& ox, double& oy, double& oz) {
+    const double inf = std::numeric_limits<double>::infinity();
+    const double top = max_of(S0, m);
+    if (!(top > tol)) return false;
+    int q = 0;
+    while (S0[q] != top) ++q;
+    const double gx = G[q * 3], gy = G[q * 3 + 1], gz = G[q * 3 + 2];
+    const double z2 = gx * gx + gy * gy + gz * gz;
+    const double viol = gx * u + gy * v + gz * w - bnd[q];
+    if (!(z2 > 1e-20 && viol > 0.0)) return false;  // (z2: as the active set checks it)
+    const double t = viol * GG[std::size_t(m) * m + q];
+    const double* cq = GG + std::size_t(q) * m;
+    double S1[128];
+    for (int k = 0; k < m; ++k) S1[k] = S0[k] - t * cq[k];
+    S1[q] = -inf;
+    const double top1 = max_of(S1, m);
+    if (top1 <= 0.5 * tol) {  // one plane: the active set's first step, bit for bit
+        ox = u - t * gx, oy = v - t * gy, oz = w - t * gz;
+        return true;
+    }
+    int r = 0;
+    while (S1[r] != top1) ++r;
+    const double* cr = GG + std::size_t(r) * m;
+    int A[3] = {q, r, 0};
+    double l[3];
+    if (!kdop_multipliers(GG, m, S0, A, 2, l) || !(l[0] >= 0.0 && l[1] >= 0.0)) return false;
+    double S2[128];
+    for (int k = 0; k < m; ++k) S2[k] = S0[k] - l[0] * cq[k] - l[1] * cr[k];
+    S2[q] = S2[r] = -inf;
+    const double top2 = max_of(S2, m);
+    const double* Gr = G + 3 * r;
+    if (top2 <= 0.5 * tol) {
+        ox = u - l[0] * gx - l[1] * Gr[0], oy = v - l[0] * gy - l[1] * Gr[1], oz = w - l[0] * gz - l[1] * Gr[2];
+        return true;
+    }
+    int s = 0;
+    while (S2[s] != top2) ++s;
+    A[2] = s;
+    if (!kdop_multipliers(GG, m, S0, A, 3, l) || !(l[0] >= 0.0 && l[1] >= 0.0 && l[2] >= 0.0)) return false;
+    const double* cs = GG + std::size_t(s) * m;
+    for (int k = 0; k < m; ++k) S2[k] = S0[k] - l[0] * cq[k] - l[1] * cr[k] - l[2] * cs[k];
+    S2[q] = S2[r] = S2[s] = -inf;
+    if (max_of(S2, m) > 0.5 * tol) return false;
+    const double* Gs = G + 3 * s;
+    ox = u - l[0] * gx - l[1] * Gr[0] - l[2] * Gs[0];
+    oy = v - l[0] * gy - l[1] * Gr[1] - l[2] * Gs[1];
+    oz = w - l[0] * gz - l[1] * Gr[2] - l[2] * Gs[2];
+    return true;
+}
+}  // namespace detail
 
 /// Euclidean projection of (u, v, w) onto {x : G x <= bnd} (unit rows) by a dual active-set method
 /// (Goldfarb-Idnani, identity Hessian). Returns 0 ok, 1 infeasible, 2 did not converge. S0: the
 /// slacks of (u, v, w) from kdop_inside, or null; GG: kdop_gram(G, m), or null. With both, a point
-/// whose answer lies on its most violated plane (most of them) is settled from the slacks alone:
-/// the active set's first step, whose every new slack S_k - t G_k . G_q is under half the
-/// tolerance (far above the rounding of that update), so the result is that step's, bit for bit.
+/// whose answer lies on at most three planes (nearly all of them) is settled from the slacks and
+/// the Gram matrix alone (detail::kdop_kkt_shortcut).
+[[gnu::noinline]] inline int kdop_active_set(double u, double v, double w, const double* G, const double* bnd,
+                                             int m, double tol, int max_iter, double& ox, double& oy, double& oz,
+                                             bool paired, const double* S0);
+
 inline int kdop_exact_local(double u, double v, double w, const double* G, const double* bnd, int m, double tol,
                             int max_iter, double& ox, double& oy, double& oz, bool paired = false,
                             const double* S0 = nullptr, const double* GG = nullptr) {
-    if (S0 != nullptr && GG != nullptr && m <= 128) {
-        const double top = detail::max_of(S0, m);
-        if (top > tol) {
-            int q = 0;
-            while (S0[q] != top) ++q;
-            const double gx = G[q * 3], gy = G[q * 3 + 1], gz = G[q * 3 + 2];
-            const double z2 = gx * gx + gy * gy + gz * gz;
-            const double viol = gx * u + gy * v + gz * w - bnd[q];
-            if (z2 > 1e-20 && viol > 0.0) {
-                const double t = viol / z2;
-                const double* col = GG + std::size_t(q) * m;
-                double S1[128];
-                for (int k = 0; k < m; ++k) S1[k] = S0[k] - t * col[k];
-                S1[q] = -std::numeric_limits<double>::infinity();
-                if (detail::max_of(S1, m) <= 0.5 * tol) {
-                    ox = u - t * gx, oy = v - t * gy, oz = w - t * gz;
-                    return 0;
-                }
-            }
-        }
-    }
+    if (S0 != nullptr && GG != nullptr && m <= 128 &&
+        (detail::kdop_kkt_shortcut(u, v, w, G, bnd, m, tol, S0, GG, ox, oy, oz) ||
+         detail::kdop_kkt_general(u, v, w, G, bnd, m, tol, S0, GG, ox, oy, oz)))
+        return 0;
+    return kdop_active_set(u, v, w, G, bnd, m, tol, max_iter, ox, oy, oz, paired, S0);
+}
+
+/// kdop_exact_local's general method (Goldfarb-Idnani), out of line: rarely reached with GG.
+inline int kdop_active_set(double u, double v, double w, const double* G, const double* bnd, int m, double tol,
+                           int max_iter, double& ox, double& oy, double& oz, bool paired, const double* S0) {
     double S[128];
     if (m > 128) paired = false;
     const double inf = std::numeric_limits<double>::infinity();

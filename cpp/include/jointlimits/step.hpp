@@ -23,6 +23,7 @@ struct PackedShape {
     std::vector<double> axes, mins, maxs, G, bnd;
     double bmax = 0.0;     // max |bnd| (exact k-DOP), for its tolerance
     bool paired = false;   // exact k-DOP rows in opposite pairs (kdop_paired)
+    std::vector<double> gram;  // exact k-DOP: the normals' Gram matrix (kdop_gram), for its shortcut
     std::vector<double> edges;  // polygon: per edge (u0, v0, eu, ev, |e|^2), built once by prepare()
     double reach = 0.0;  // exact k-DOP: max |x| over the polytope (inflated for rounding); 0: unknown
     /// The largest |x| over the exact k-DOP's vertices (every triple of planes), slightly inflated;
@@ -66,6 +67,8 @@ struct PackedShape {
         for (const double b : bnd) bmax = std::max(bmax, std::abs(b));
         paired = code == KDOP_EXACT && kdop_paired(G.data(), static_cast<int>(bnd.size()));
         reach = paired ? kdop_reach() : 0.0;  // two-sided slabs with a vertex: bounded
+        gram.clear();
+        if (code == KDOP_EXACT) gram = kdop_gram(G.data(), static_cast<int>(bnd.size()));
         edges.clear();
         if (code == POLYGON) {
             const int nv = n_axes();
@@ -211,8 +214,8 @@ inline Vec3 project_point(const Vec3& p, const PackedShape& s) {
         double S[128];
         if (kdop_inside(G, bnd, m, s.paired, u, v, w, tol, S)) return p;
         double a, b, c;
-        // (no single-plane shortcut here: measured slower in the step, where it is inlined per row)
-        int st = kdop_exact_local(u, v, w, G, bnd, m, tol, 64, a, b, c, s.paired, m <= 128 ? S : nullptr);
+        int st = kdop_exact_local(u, v, w, G, bnd, m, tol, 64, a, b, c, s.paired, m <= 128 ? S : nullptr,
+                                  s.gram.empty() ? nullptr : s.gram.data());
         if (st == 2) kdop_brute_local(u, v, w, G, bnd, m, 10.0 * tol, a, b, c);
         u = a, v = b, w = c;
     }
