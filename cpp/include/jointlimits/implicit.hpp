@@ -171,6 +171,35 @@ inline void toward_nearest(const ImplicitField& S, int64_t kf, const int64_t* id
     }
 }
 
+/// eval's value alone (the same sums, so the same bits as eval(...).f).
+inline double eval_value(const ImplicitField& S, const int64_t* ids, const double* ws, int64_t m, double gx,
+                         double gy, double gz) {
+    const int64_t nx = S.nx, ny = S.ny, nz = S.nz;
+    if (!(gx >= 0.0 && gy >= 0.0 && gz >= 0.0 && gx <= nx - 1 && gy <= ny - 1 && gz <= nz - 1)) return 0.0;
+    const int64_t i = std::min<int64_t>(static_cast<int64_t>(gx), nx - 2);
+    const int64_t j = std::min<int64_t>(static_cast<int64_t>(gy), ny - 2);
+    const int64_t k = std::min<int64_t>(static_cast<int64_t>(gz), nz - 2);
+    if (S.cmax != nullptr && S.cmax[(i * (ny - 1) + j) * (nz - 1) + k] == 0.0f) return 0.0;
+    const double fx = gx - i, fy = gy - j, fz = gz - k;
+    const int64_t sy = nz, sx = ny * nz;
+    double f = 0.0;
+    for (int64_t t = 0; t < m; ++t) {
+        const double w = ws[t];
+        if (w == 0.0) continue;
+        const float* G = S.F + ids[t] * nx * ny * nz + i * sx + j * sy + k;
+        const double c000 = G[0], c100 = G[sx], c010 = G[sy], c110 = G[sx + sy];
+        const double c001 = G[1], c101 = G[sx + 1], c011 = G[sy + 1], c111 = G[sx + sy + 1];
+        const double a00 = c000 + (c100 - c000) * fx;
+        const double a10 = c010 + (c110 - c010) * fx;
+        const double a01 = c001 + (c101 - c001) * fx;
+        const double a11 = c011 + (c111 - c011) * fx;
+        const double b0 = a00 + (a10 - a00) * fy;
+        const double b1 = a01 + (a11 - a01) * fy;
+        f += w * (b0 + (b1 - b0) * fz);
+    }
+    return f;
+}
+
 }  // namespace implicit_detail
 
 /// Inside test of n points [n, 3] (field >= thr, or within tol of the surface to first order);
@@ -187,15 +216,25 @@ inline void implicit_contains(const ImplicitField& S, const double* pts, int64_t
         const int64_t r = R == 1 ? 0 : i;
         double gx, gy, gz;
         to_grid(S, pts[3 * i], pts[3 * i + 1], pts[3 * i + 2], inv, gx, gy, gz);
+        double M = -1.0;  // the cell's largest corner value; < 0: unknown
         if (S.cmax != nullptr && gx >= 0.0 && gy >= 0.0 && gz >= 0.0 && gx <= S.nx - 1 && gy <= S.ny - 1 &&
             gz <= S.nz - 1) {
             const int64_t ci = std::min<int64_t>(static_cast<int64_t>(gx), S.nx - 2);
             const int64_t cj = std::min<int64_t>(static_cast<int64_t>(gy), S.ny - 2);
             const int64_t ck = std::min<int64_t>(static_cast<int64_t>(gz), S.nz - 2);
-            if (S.cmax[(ci * (S.ny - 1) + cj) * (S.nz - 1) + ck] * grow < thr) {
+            M = S.cmax[(ci * (S.ny - 1) + cj) * (S.nz - 1) + ck];
+            if (M * grow < thr) {
                 out[i] = false;
                 continue;
             }
+        }
+        // the value first; the gradient (at most sqrt(3) M in grid units) only for the points whose
+        // first-order test it could decide
+        const double f = eval_value(S, ids + r * m, ws + r * m, m, gx, gy, gz);
+        if (f >= thr || !(tol > 0.0 && f > 0.0) ||
+            (M >= 0.0 && (f + tol * inv * 1.7320508075688772 * M) * (1.0 + 1e-9) < thr)) {
+            out[i] = f >= thr;
+            continue;
         }
         const FG v = eval(S, ids + r * m, ws + r * m, m, gx, gy, gz);
         out[i] = v.f >= thr ||
@@ -397,6 +436,21 @@ inline void coupled_weights(const double* vp, int64_t n, const double* porigin, 
     }
 }
 
+/// Requests from memory the cell bounds (cmax) of n points [n, 3] inside the grid.
+inline void prefetch_cells(const ImplicitField& S, const double* pts, int64_t n) {
+    const double inv = 1.0 / S.cell;
+    for (int64_t i = 0; i < n; ++i) {
+        double gx, gy, gz;
+        implicit_detail::to_grid(S, pts[3 * i], pts[3 * i + 1], pts[3 * i + 2], inv, gx, gy, gz);
+        if (gx >= 0.0 && gy >= 0.0 && gz >= 0.0 && gx <= S.nx - 1 && gy <= S.ny - 1 && gz <= S.nz - 1) {
+            const int64_t ci = std::min<int64_t>(static_cast<int64_t>(gx), S.nx - 2);
+            const int64_t cj = std::min<int64_t>(static_cast<int64_t>(gy), S.ny - 2);
+            const int64_t ck = std::min<int64_t>(static_cast<int64_t>(gz), S.nz - 2);
+            __builtin_prefetch(S.cmax + (ci * (S.ny - 1) + cj) * (S.nz - 1) + ck);
+        }
+    }
+}
+
 /// Inside test of child rotations q [n, 4] (reference ref) for their parents' rotations pq [n, 4]
 /// (parent reference pref) against a coupled limit: both to limit space, the 8 parent cells' blend
 /// (coupled_weights), the blended field at the child's point and, with long_cover, at its other
@@ -410,9 +464,12 @@ inline void coupled_contains(const ImplicitField& S, const double* q, const doub
     bool other[B];
     for (int64_t s0 = 0; s0 < n; s0 += B) {
         const int64_t b = std::min(B, n - s0);
+        // the child's points first, and their cells' bounds requested from memory (large fields
+        // miss the caches at random points), read after the parents' blends are computed
+        to_limit_space(q + 4 * s0, b, ref, v);
+        if (S.cmax != nullptr) prefetch_cells(S, v, b);
         to_limit_space(pq + 4 * s0, b, pref, vp);
         coupled_weights(vp, b, porigin, pcell, cells, cx, cy, cz, ids, ws);
-        to_limit_space(q + 4 * s0, b, ref, v);
         implicit_contains(S, v, b, thr, ids, ws, b, 8, tol, out + s0);
         if (!long_cover) continue;
         for (int64_t i = 0; i < b; ++i) {
