@@ -207,13 +207,15 @@ inline double max_of(const double* S, int m) {
 }
 }  // namespace detail
 
-/// Whether (u, v, w) satisfies G x <= bnd + tol; for m <= 128 the slacks are left in S[m] (pass them
-/// to kdop_exact_local, which then skips its first pass).
+/// Whether (u, v, w) satisfies G x <= bnd + tol; for m <= 128 the slacks are left in S[m] and their
+/// largest in *top if given (pass them to kdop_exact_local, which then skips its first pass).
 inline bool kdop_inside(const double* G, const double* bnd, int m, bool paired, double u, double v, double w,
-                        double tol, double* S) {
+                        double tol, double* S, double* top = nullptr) {
     if (m <= 128) {
         detail::kdop_slack(G, bnd, m, paired && m % 2 == 0, u, v, w, S);
-        return !(detail::max_of(S, m) > tol);
+        const double t = detail::max_of(S, m);
+        if (top != nullptr) *top = t;
+        return !(t > tol);
     }
     for (int j = 0; j < m; ++j)
         if (G[3 * j] * u + G[3 * j + 1] * v + G[3 * j + 2] * w - bnd[j] > tol) return false;
@@ -286,9 +288,10 @@ inline bool kdop_multipliers(const double* GG, int m, const double* S0, const in
 /// (the caller runs the general method). A point whose answer lies on its most violated plane gets
 /// the active-set method's first step, bit for bit.
 [[gnu::noinline, gnu::cold]] inline bool kdop_kkt_general(double u, double v, double w, const double* G, const double* bnd, int m, double tol,
-                              const double* S0, const double* GG, double& ox, double& oy, double& oz) {
+                              const double* S0, const double* GG, double& ox, double& oy, double& oz,
+                              double top0) {
     const double inf = std::numeric_limits<double>::infinity();
-    const double top0 = max_of(S0, m);
+    if (top0 != top0) top0 = max_of(S0, m);  // NaN: not given
     if (!(top0 > tol)) return false;
     int C[5], nc = 1;  // the planes collected, newest last
     C[0] = 0;
@@ -365,9 +368,10 @@ inline bool kdop_multipliers(const double* GG, int m, const double* S0, const in
 /// kdop_kkt_general's usual paths written out: the most violated plane q; then q and the plane r
 /// most violated after it; then q, r and the next one, s. False when the answer is not among these.
 inline bool kdop_kkt_shortcut(double u, double v, double w, const double* G, const double* bnd, int m, double tol,
-                              const double* S0, const double* GG, double& ox, double& oy, double& oz) {
+                              const double* S0, const double* GG, double& ox, double& oy, double& oz,
+                              double top0) {
     const double inf = std::numeric_limits<double>::infinity();
-    const double top = max_of(S0, m);
+    const double top = top0 == top0 ? top0 : max_of(S0, m);  // NaN: not given
     if (!(top > tol)) return false;
     int q = 0;
     while (S0[q] != top) ++q;
@@ -420,17 +424,18 @@ inline bool kdop_kkt_shortcut(double u, double v, double w, const double* G, con
 /// (Goldfarb-Idnani, identity Hessian). Returns 0 ok, 1 infeasible, 2 did not converge. S0: the
 /// slacks of (u, v, w) from kdop_inside, or null; GG: kdop_gram(G, m), or null. With both, a point
 /// whose answer lies on at most three planes (nearly all of them) is settled from the slacks and
-/// the Gram matrix alone (detail::kdop_kkt_shortcut).
+/// the Gram matrix alone (detail::kdop_kkt_shortcut). top0: the largest slack, if known (NaN: not).
 [[gnu::noinline]] inline int kdop_active_set(double u, double v, double w, const double* G, const double* bnd,
                                              int m, double tol, int max_iter, double& ox, double& oy, double& oz,
                                              bool paired, const double* S0);
 
 inline int kdop_exact_local(double u, double v, double w, const double* G, const double* bnd, int m, double tol,
                             int max_iter, double& ox, double& oy, double& oz, bool paired = false,
-                            const double* S0 = nullptr, const double* GG = nullptr) {
+                            const double* S0 = nullptr, const double* GG = nullptr,
+                            double top0 = std::numeric_limits<double>::quiet_NaN()) {
     if (S0 != nullptr && GG != nullptr && m <= 128 &&
-        (detail::kdop_kkt_shortcut(u, v, w, G, bnd, m, tol, S0, GG, ox, oy, oz) ||
-         detail::kdop_kkt_general(u, v, w, G, bnd, m, tol, S0, GG, ox, oy, oz)))
+        (detail::kdop_kkt_shortcut(u, v, w, G, bnd, m, tol, S0, GG, ox, oy, oz, top0) ||
+         detail::kdop_kkt_general(u, v, w, G, bnd, m, tol, S0, GG, ox, oy, oz, top0)))
         return 0;
     return kdop_active_set(u, v, w, G, bnd, m, tol, max_iter, ox, oy, oz, paired, S0);
 }
@@ -993,13 +998,14 @@ inline int64_t project_kdop_exact(const double* pts, std::size_t n, const double
         if (std::abs(v) > mag) mag = std::abs(v);
         if (std::abs(w) > mag) mag = std::abs(w);
         const double tol = 1e-12 * (1.0 + bmax + mag);
-        if (kdop_inside(G, bnd, m, paired, u, v, w, tol, S)) {
+        double top = std::numeric_limits<double>::quiet_NaN();
+        if (kdop_inside(G, bnd, m, paired, u, v, w, tol, S, &top)) {
             out[3 * i] = x, out[3 * i + 1] = y, out[3 * i + 2] = z;
             continue;
         }
         double a, b, c;
         int st = kdop_exact_local(u, v, w, G, bnd, m, tol, 64, a, b, c, paired, m <= 128 ? S : nullptr,
-                                  gg.empty() ? nullptr : gg.data());
+                                  gg.empty() ? nullptr : gg.data(), top);
         if (st == 2) st = kdop_brute_local(u, v, w, G, bnd, m, 10.0 * tol, a, b, c);
         if (st != 0 && *empty < 0) *empty = static_cast<int64_t>(i);
         fr.from_local(a, b, c, out + 3 * i);

@@ -212,10 +212,11 @@ inline Vec3 project_point(const Vec3& p, const PackedShape& s) {
         const double bmax = s.bmax;
         const double tol = 1e-12 * (1.0 + bmax + std::max(std::abs(u), std::max(std::abs(v), std::abs(w))));
         double S[128];
-        if (kdop_inside(G, bnd, m, s.paired, u, v, w, tol, S)) return p;
+        double top = std::numeric_limits<double>::quiet_NaN();
+        if (kdop_inside(G, bnd, m, s.paired, u, v, w, tol, S, &top)) return p;
         double a, b, c;
         int st = kdop_exact_local(u, v, w, G, bnd, m, tol, 64, a, b, c, s.paired, m <= 128 ? S : nullptr,
-                                  s.gram.empty() ? nullptr : s.gram.data());
+                                  s.gram.empty() ? nullptr : s.gram.data(), top);
         if (st == 2) kdop_brute_local(u, v, w, G, bnd, m, 10.0 * tol, a, b, c);
         u = a, v = b, w = c;
     }
