@@ -376,10 +376,9 @@ inline bool kdop_kkt_shortcut(double u, double v, double w, const double* G, con
     int q = 0;
     while (S0[q] != top) ++q;
     const double gx = G[q * 3], gy = G[q * 3 + 1], gz = G[q * 3 + 2];
-    const double z2 = gx * gx + gy * gy + gz * gz;
-    const double viol = gx * u + gy * v + gz * w - bnd[q];
-    if (!(z2 > 1e-20 && viol > 0.0)) return false;  // (z2: as the active set checks it)
-    const double t = viol * GG[std::size_t(m) * m + q];
+    const double inv_z2 = GG[std::size_t(m) * m + q];
+    if (inv_z2 == 0.0) return false;  // a zero normal
+    const double t = top * inv_z2;  // top is the slack G_q . (u, v, w) - bnd_q
     const double* cq = GG + std::size_t(q) * m;
     double S1[128];
     for (int k = 0; k < m; ++k) S1[k] = S0[k] - t * cq[k];
