@@ -278,31 +278,20 @@ inline bool kdop_multipliers(const double* GG, int m, const double* S0, const in
     return true;
 }
 
-/// The k-DOP's closest point from the slacks S0 of (u, v, w) and the normals' Gram matrix GG alone,
-/// by constraint generation (for the points kdop_kkt_shortcut does not settle): the closest point of the few planes collected so far (starting with
-/// the most violated one) is found among the subsets that hold the newest plane (the closest point
-/// of the smaller set violated it, so it is active in the larger one), checked by the optimality
-/// conditions; if it violates another plane, that plane joins. Every answer is checked (non-negative
-/// multipliers, every other slack under half the tolerance, far above the rounding of these
-/// updates), so it is the exact projection. False after five planes or when no subset qualifies
-/// (the caller runs the general method). A point whose answer lies on its most violated plane gets
-/// the active-set method's first step, bit for bit.
-[[gnu::noinline, gnu::cold]] inline bool kdop_kkt_general(double u, double v, double w, const double* G, const double* bnd, int m, double tol,
-                              const double* S0, const double* GG, double& ox, double& oy, double& oz,
-                              double top0) {
+/// The closest point of the k-DOP by constraint generation, from the slacks S0 of (u, v, w) and the
+/// normals' Gram matrix GG alone, continuing from a state of kdop_kkt_shortcut: the planes
+/// collected C[0..nc) and the closest point of their polytope, on the planes A[0..na) with
+/// multipliers lam. While that point violates another plane, the plane joins C and the new closest
+/// point is found among the subsets of C that hold it (the old point violated it, so it is active
+/// in the new one), smallest first, by the optimality conditions within C. Every answer is checked
+/// against all planes (non-negative multipliers, every other slack under half the tolerance, far
+/// above the rounding of these updates), so it is the exact projection. False past five planes or
+/// when no subset qualifies (the caller runs the general method).
+[[gnu::noinline, gnu::cold]] inline bool kdop_kkt_general(double u, double v, double w, const double* G, int m,
+                                                          double tol, const double* S0, const double* GG,
+                                                          int* C, int nc, int* A, int na, double* lam,
+                                                          double& ox, double& oy, double& oz) {
     const double inf = std::numeric_limits<double>::infinity();
-    if (top0 != top0) top0 = max_of(S0, m);  // NaN: not given
-    if (!(top0 > tol)) return false;
-    int C[5], nc = 1;  // the planes collected, newest last
-    C[0] = 0;
-    while (S0[C[0]] != top0) ++C[0];
-    const int q = C[0];
-    const double gx = G[q * 3], gy = G[q * 3 + 1], gz = G[q * 3 + 2];
-    const double z2 = gx * gx + gy * gy + gz * gz;
-    const double viol = gx * u + gy * v + gz * w - bnd[q];
-    if (!(z2 > 1e-20 && viol > 0.0)) return false;
-    int A[3] = {q, 0, 0}, na = 1;  // the active subset and its multipliers
-    double lam[3] = {viol * GG[std::size_t(m) * m + q], 0.0, 0.0};
     double S[128];
     const double half = 0.5 * tol;
     while (true) {
@@ -365,13 +354,16 @@ inline bool kdop_multipliers(const double* GG, int m, const double* S0, const in
         if (!found) return false;
     }
 }
-/// kdop_kkt_general's usual paths written out: the most violated plane q; then q and the plane r
-/// most violated after it; then q, r and the next one, s. False when the answer is not among these.
-inline bool kdop_kkt_shortcut(double u, double v, double w, const double* G, const double* bnd, int m, double tol,
-                              const double* S0, const double* GG, double& ox, double& oy, double& oz,
-                              double top0) {
+
+/// The k-DOP's closest point when it lies on its most violated plane q; on q and the plane r most
+/// violated after it; or on q, r and the next one, s (nearly every point), written out; other
+/// points go on to kdop_kkt_general from the last of these that held. top0: the largest slack, if
+/// known (NaN: not). A point whose answer lies on q gets the active-set method's first step, bit for
+/// bit. False when neither settles the point.
+inline bool kdop_kkt_shortcut(double u, double v, double w, const double* G, int m, double tol, const double* S0,
+                              const double* GG, double& ox, double& oy, double& oz, double top0) {
     const double inf = std::numeric_limits<double>::infinity();
-    const double top = top0 == top0 ? top0 : max_of(S0, m);  // NaN: not given
+    const double top = top0 == top0 ? top0 : max_of(S0, m);
     if (!(top > tol)) return false;
     int q = 0;
     while (S0[q] != top) ++q;
@@ -388,12 +380,15 @@ inline bool kdop_kkt_shortcut(double u, double v, double w, const double* G, con
         ox = u - t * gx, oy = v - t * gy, oz = w - t * gz;
         return true;
     }
+    int C[5] = {q, 0, 0, 0, 0}, A[3] = {q, 0, 0};
+    double lam[3] = {t, 0.0, 0.0};
     int r = 0;
     while (S1[r] != top1) ++r;
     const double* cr = GG + std::size_t(r) * m;
-    int A[3] = {q, r, 0};
+    int B[3] = {q, r, 0};
     double l[3];
-    if (!kdop_multipliers(GG, m, S0, A, 2, l) || !(l[0] >= 0.0 && l[1] >= 0.0)) return false;
+    if (!kdop_multipliers(GG, m, S0, B, 2, l) || !(l[0] >= 0.0 && l[1] >= 0.0))
+        return kdop_kkt_general(u, v, w, G, m, tol, S0, GG, C, 1, A, 1, lam, ox, oy, oz);
     double S2[128];
     for (int k = 0; k < m; ++k) S2[k] = S0[k] - l[0] * cq[k] - l[1] * cr[k];
     S2[q] = S2[r] = -inf;
@@ -403,14 +398,17 @@ inline bool kdop_kkt_shortcut(double u, double v, double w, const double* G, con
         ox = u - l[0] * gx - l[1] * Gr[0], oy = v - l[0] * gy - l[1] * Gr[1], oz = w - l[0] * gz - l[1] * Gr[2];
         return true;
     }
+    C[1] = r, A[1] = r, lam[0] = l[0], lam[1] = l[1];
     int s = 0;
     while (S2[s] != top2) ++s;
-    A[2] = s;
-    if (!kdop_multipliers(GG, m, S0, A, 3, l) || !(l[0] >= 0.0 && l[1] >= 0.0 && l[2] >= 0.0)) return false;
+    B[2] = s;
+    if (!kdop_multipliers(GG, m, S0, B, 3, l) || !(l[0] >= 0.0 && l[1] >= 0.0 && l[2] >= 0.0))
+        return kdop_kkt_general(u, v, w, G, m, tol, S0, GG, C, 2, A, 2, lam, ox, oy, oz);
+    C[2] = s, A[2] = s, lam[0] = l[0], lam[1] = l[1], lam[2] = l[2];
     const double* cs = GG + std::size_t(s) * m;
     for (int k = 0; k < m; ++k) S2[k] = S0[k] - l[0] * cq[k] - l[1] * cr[k] - l[2] * cs[k];
     S2[q] = S2[r] = S2[s] = -inf;
-    if (max_of(S2, m) > 0.5 * tol) return false;
+    if (max_of(S2, m) > 0.5 * tol) return kdop_kkt_general(u, v, w, G, m, tol, S0, GG, C, 3, A, 3, lam, ox, oy, oz);
     const double* Gs = G + 3 * s;
     ox = u - l[0] * gx - l[1] * Gr[0] - l[2] * Gs[0];
     oy = v - l[0] * gy - l[1] * Gr[1] - l[2] * Gs[1];
@@ -433,8 +431,7 @@ inline int kdop_exact_local(double u, double v, double w, const double* G, const
                             const double* S0 = nullptr, const double* GG = nullptr,
                             double top0 = std::numeric_limits<double>::quiet_NaN()) {
     if (S0 != nullptr && GG != nullptr && m <= 128 &&
-        (detail::kdop_kkt_shortcut(u, v, w, G, bnd, m, tol, S0, GG, ox, oy, oz, top0) ||
-         detail::kdop_kkt_general(u, v, w, G, bnd, m, tol, S0, GG, ox, oy, oz, top0)))
+        detail::kdop_kkt_shortcut(u, v, w, G, m, tol, S0, GG, ox, oy, oz, top0))
         return 0;
     return kdop_active_set(u, v, w, G, bnd, m, tol, max_iter, ox, oy, oz, paired, S0);
 }
