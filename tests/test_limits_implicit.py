@@ -315,6 +315,44 @@ def test_coupled_contains_in_one_pass_equals_the_steps(tol):
         child.contains(q[:, 2], tol, parent=q[:10, 1])
 
 
+def test_coupled_contains_past_pi_reads_both_covers():
+    """A coupled child whose limit reaches past pi: the one-pass inside test (which settles most
+    points from the cell bounds before any parent blend) answers as the step-by-step path reading
+    both covers, and admits the training rotations whose short cover is the other side."""
+    from jointlimits import _core
+    from jointlimits.limits.joint import to_limit_space
+
+    sk = Skeleton(["root", "a", "b"], np.array([-1, 0, 1]), np.array([[0, 0, 0], [0, 1.0, 0], [0, 1.0, 0]]))
+    n = 600
+    t = np.linspace(0, 6 * np.pi, n)
+    v = np.zeros((n, 3, 3))
+    v[:, 1] = np.column_stack([0.6 * np.sin(t), 0.3 * np.cos(1.3 * t), 0.2 * np.sin(0.7 * t)])
+    ang = np.pi - 0.1 + 0.35 * np.sin(0.9 * t)  # up to pi + 0.25 about x
+    v[:, 2] = np.column_stack([ang, 0.05 * np.sin(7 * t), 0.05 * np.cos(5 * t)])
+    rot = quat.from_scaled_angle_axis(v)
+    lim = JointLimits.fit(Motion(sk, rot, np.zeros((n, 3, 3)), 1 / 30), shape="implicit", coupled=True,
+                           pairs=[("a", "b")], reference=np.tile([1.0, 0, 0, 0], (3, 1)))
+    child = lim.joint("b")
+    assert child.base.shape.radius() > np.pi
+    assert child.contains(rot[:, 2], parent=rot[:, 1]).all()
+    q = quat.normalize(RNG.normal(size=(6000, 3, 4)))
+    q[:, 2] = quat.mul(quat.from_scaled_angle_axis(RNG.normal(size=(6000, 3)) * 0.15), rot[RNG.integers(0, n, 6000), 2])
+    q[:, 1] = rot[RNG.integers(0, n, 6000), 1]
+    got = child.contains(q[:, 2], 1e-6, parent=q[:, 1])
+    ids, ws = child.weights(q[:, 1])
+    s = child.base.shape
+    want = np.zeros(len(q), bool)
+    x = to_limit_space(q[:, 2], child.base.reference)
+    nx = np.linalg.norm(x, axis=1, keepdims=True)
+    for pts in (x, x * (1 - 2 * np.pi / nx)):
+        one = np.empty(len(q), bool)
+        _core.implicit_contains(np.ascontiguousarray(pts), s.position, s.rotation, s.origin, s.cell, s.threshold,
+                                child._F, np.zeros((0, 0, 0), np.float32), ids, ws, 1e-6, one)
+        want |= one
+    assert np.array_equal(got, want)
+    assert 0.05 < got.mean() < 0.95
+
+
 def test_cell_maxima_bound_every_blend():
     from jointlimits.limits.implicit import cell_maxima
 

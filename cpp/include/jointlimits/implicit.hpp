@@ -436,19 +436,19 @@ inline void coupled_weights(const double* vp, int64_t n, const double* porigin, 
     }
 }
 
-/// Requests from memory the cell bounds (cmax) of n points [n, 3] inside the grid.
-inline void prefetch_cells(const ImplicitField& S, const double* pts, int64_t n) {
-    const double inv = 1.0 / S.cell;
-    for (int64_t i = 0; i < n; ++i) {
-        double gx, gy, gz;
-        implicit_detail::to_grid(S, pts[3 * i], pts[3 * i + 1], pts[3 * i + 2], inv, gx, gy, gz);
-        if (gx >= 0.0 && gy >= 0.0 && gz >= 0.0 && gx <= S.nx - 1 && gy <= S.ny - 1 && gz <= S.nz - 1) {
-            const int64_t ci = std::min<int64_t>(static_cast<int64_t>(gx), S.nx - 2);
-            const int64_t cj = std::min<int64_t>(static_cast<int64_t>(gy), S.ny - 2);
-            const int64_t ck = std::min<int64_t>(static_cast<int64_t>(gz), S.nz - 2);
-            __builtin_prefetch(S.cmax + (ci * (S.ny - 1) + cj) * (S.nz - 1) + ck);
-        }
-    }
+/// Whether the point (x, y, z) may be inside: in the grid and its cell's bound (cmax, the largest
+/// corner value of any field, times grow) reaches thr. False settles the point as outside for any
+/// blend of the fields (implicit_contains' first test).
+inline bool may_be_inside(const ImplicitField& S, double x, double y, double z, double inv, double grow,
+                          double thr) {
+    double gx, gy, gz;
+    implicit_detail::to_grid(S, x, y, z, inv, gx, gy, gz);
+    if (!(gx >= 0.0 && gy >= 0.0 && gz >= 0.0 && gx <= S.nx - 1 && gy <= S.ny - 1 && gz <= S.nz - 1)) return false;
+    if (S.cmax == nullptr) return true;
+    const int64_t ci = std::min<int64_t>(static_cast<int64_t>(gx), S.nx - 2);
+    const int64_t cj = std::min<int64_t>(static_cast<int64_t>(gy), S.ny - 2);
+    const int64_t ck = std::min<int64_t>(static_cast<int64_t>(gz), S.nz - 2);
+    return !(S.cmax[(ci * (S.ny - 1) + cj) * (S.nz - 1) + ck] * grow < thr);
 }
 
 /// Inside test of child rotations q [n, 4] (reference ref) for their parents' rotations pq [n, 4]
@@ -459,27 +459,41 @@ inline void coupled_contains(const ImplicitField& S, const double* q, const doub
                              const double* pref, int64_t n, const double* porigin, double pcell, const int64_t* cells,
                              int64_t cx, int64_t cy, int64_t cz, double thr, double tol, bool long_cover, bool* out) {
     constexpr int64_t B = 128;
-    double vp[3 * B], v[3 * B], ws[8 * B];
-    int64_t ids[8 * B];
-    bool other[B];
+    double vp[3 * B], v[3 * B], v2[3 * B], ws[8 * B], pp[4 * B];
+    int64_t ids[8 * B], rows[B];
+    bool in1[B], in2[B];
+    const double inv = 1.0 / S.cell;
+    // implicit_contains' bound test, which needs no parent: a point outside it is outside whatever
+    // the blend (most random rotations are), so only the others get their parent's blend
+    const double grow = (1.0 + 1e-9) * (1.0 + std::max(tol, 0.0) * inv * 1.7320508075688772);
     for (int64_t s0 = 0; s0 < n; s0 += B) {
         const int64_t b = std::min(B, n - s0);
-        // the child's points first, and their cells' bounds requested from memory (large fields
-        // miss the caches at random points), read after the parents' blends are computed
         to_limit_space(q + 4 * s0, b, ref, v);
-        if (S.cmax != nullptr) prefetch_cells(S, v, b);
-        to_limit_space(pq + 4 * s0, b, pref, vp);
-        coupled_weights(vp, b, porigin, pcell, cells, cx, cy, cz, ids, ws);
-        implicit_contains(S, v, b, thr, ids, ws, b, 8, tol, out + s0);
-        if (!long_cover) continue;
+        int64_t nb = 0;
         for (int64_t i = 0; i < b; ++i) {
             const double x = v[3 * i], y = v[3 * i + 1], z = v[3 * i + 2];
-            const double nv = std::sqrt(x * x + y * y + z * z);
-            const double k = nv > 1e-12 ? 1.0 - kTwoPi / nv : 0.0;
-            v[3 * i] = x * k, v[3 * i + 1] = y * k, v[3 * i + 2] = z * k;
+            bool may = may_be_inside(S, x, y, z, inv, grow, thr);
+            double ox = 0.0, oy = 0.0, oz = 0.0;
+            if (long_cover) {
+                const double nv = std::sqrt(x * x + y * y + z * z);
+                const double k = nv > 1e-12 ? 1.0 - kTwoPi / nv : 0.0;
+                ox = x * k, oy = y * k, oz = z * k;
+                may = may || may_be_inside(S, ox, oy, oz, inv, grow, thr);
+            }
+            out[s0 + i] = false;
+            if (!may) continue;
+            rows[nb] = i;
+            v[3 * nb] = x, v[3 * nb + 1] = y, v[3 * nb + 2] = z;
+            v2[3 * nb] = ox, v2[3 * nb + 1] = oy, v2[3 * nb + 2] = oz;
+            for (int a = 0; a < 4; ++a) pp[4 * nb + a] = pq[4 * (s0 + i) + a];
+            ++nb;
         }
-        implicit_contains(S, v, b, thr, ids, ws, b, 8, tol, other);
-        for (int64_t i = 0; i < b; ++i) out[s0 + i] = out[s0 + i] || other[i];
+        if (nb == 0) continue;
+        to_limit_space(pp, nb, pref, vp);
+        coupled_weights(vp, nb, porigin, pcell, cells, cx, cy, cz, ids, ws);
+        implicit_contains(S, v, nb, thr, ids, ws, nb, 8, tol, in1);
+        if (long_cover) implicit_contains(S, v2, nb, thr, ids, ws, nb, 8, tol, in2);
+        for (int64_t t = 0; t < nb; ++t) out[s0 + rows[t]] = in1[t] || (long_cover && in2[t]);
     }
 }
 
