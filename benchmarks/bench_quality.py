@@ -1,6 +1,7 @@
 """How well fitted limits generalise: leave-one-clip-out on the shared LAFAN1 clips.
 
-    python benchmarks/bench_quality.py [--folds 10] [--random 200000] [--png quality.png]
+    python benchmarks/bench_quality.py [--folds 10] [--random 200000] [--png quality.png] [--mirror]
+                                       [--implicit-paddings 0,0.05,0.1,0.15]
 
 Fit on nine clips, test on the tenth, for every clip. Per joint and on average:
 
@@ -13,6 +14,10 @@ when" check picks the smallest implicit padding whose mean recall is at least th
 no joint below 98.5%, and compares the mean false accepts. A PNG plots recall against false
 accept as the padding varies, k-DOP and implicit on one plot. Measures only: nothing here drives
 a fit.
+
+``--mirror`` fits every shape (box, ellipsoid, k-DOP, implicit, coupled) with the training clips'
+left/right mirror images added (``JointLimits.fit(mirror=True)``); the held-out clip is never
+mirrored.
 """
 
 from __future__ import annotations
@@ -38,7 +43,7 @@ IMPLICIT_SWEEP = [0.0, 0.05, 0.1, 0.15]
 
 
 def evaluate(ms: list, shape: str, padding: float, folds: int, R: np.ndarray, coupled: bool = False,
-             pairs: list[tuple[int, int]] = ()) -> tuple:
+             pairs: list[tuple[int, int]] = (), mirror: bool = False) -> tuple:
     """(recall [J], false accept [J], fit seconds per fold, pair recall [P], pair false accept [P])
     pooled over the folds; NaN for joints without a limit. A pair is admitted when both joints are."""
     J = ms[0].num_joints
@@ -49,7 +54,7 @@ def evaluate(ms: list, shape: str, padding: float, folds: int, R: np.ndarray, co
     for k in range(folds):
         train = [m for i, m in enumerate(ms) if i != k]
         t = time.perf_counter()
-        lim = JointLimits.fit(train, shape=shape, padding=padding, coupled=coupled)
+        lim = JointLimits.fit(train, shape=shape, padding=padding, coupled=coupled, mirror=mirror)
         tfit += time.perf_counter() - t
         active = lim.active()
         c = lim.contains(ms[k].rotations)
@@ -73,7 +78,12 @@ def main() -> None:
     ap.add_argument("--folds", type=int, default=10)
     ap.add_argument("--random", type=int, default=200_000)
     ap.add_argument("--png", default="bench_quality.png")
+    ap.add_argument("--mirror", action="store_true", help="fit every shape with the clips' mirror images added")
+    ap.add_argument("--implicit-paddings", default=",".join(map(str, IMPLICIT_SWEEP)),
+                    help="comma list of the implicit paddings swept")
     args = ap.parse_args()
+    sweep = [float(p) for p in args.implicit_paddings.split(",")]
+    shown_pad = 0.1 if 0.1 in sweep else sweep[len(sweep) // 2]
     clips = sorted(LAFAN.glob("*.bvh"))
     if not clips:
         print("(../shared/data/mocap/lafan1 not found: nothing to measure)")
@@ -85,24 +95,22 @@ def main() -> None:
     # random local rotations, built per joint from one Haar-uniform batch (shuffled per joint)
     base = quat.normalize(rng.normal(size=(args.random, 4)))
     R = np.stack([base[rng.permutation(args.random)] for _ in range(ms[0].num_joints)], axis=1)
-    print(f"leave-one-clip-out on {folds} of {len(ms)} LAFAN1 clips; {args.random:,} random rotations")
+    print(f"leave-one-clip-out on {folds} of {len(ms)} LAFAN1 clips; {args.random:,} random rotations"
+          f"{'; every shape fitted with mirrored clips added' if args.mirror else ''}")
     res = {}
-    for shape, pad in BASE + [("implicit", p) for p in IMPLICIT_SWEEP] + [("kdop", p) for p in KDOP_SWEEP
-                                                                           if p != 0.05]:
-        res[shape, pad] = evaluate(ms, shape, pad, folds, R)
+    for shape, pad in BASE + [("implicit", p) for p in sweep] + [("kdop", p) for p in KDOP_SWEEP if p != 0.05]:
+        res[shape, pad] = evaluate(ms, shape, pad, folds, R, mirror=args.mirror)
         rec, fa, tf = res[shape, pad][:3]
         print(f"  {shape:<10} padding {pad:<5}: recall mean {np.nanmean(rec):.4f} min {np.nanmin(rec):.4f} "
               f"({names[int(np.nanargmin(rec))]}), false accept mean {np.nanmean(fa):.4f} max {np.nanmax(fa):.4f} "
               f"({names[int(np.nanargmax(fa))]}); fit {tf:.2f} s")
-    print("\nper joint (recall / false accept); padding 0.05, implicit 0.1:")
-    shown = [("box", 0.05), ("ellipsoid", 0.05), ("kdop", 0.05), ("implicit", 0.1)]
+    print(f"\nper joint (recall / false accept); padding 0.05, implicit {shown_pad}:")
+    shown = [("box", 0.05), ("ellipsoid", 0.05), ("kdop", 0.05), ("implicit", shown_pad)]
     print(f"  {'joint':<16}" + "".join(f"{s:>20}" for s, _ in shown))
     rec0 = res["kdop", 0.05][0]
     for j in np.nonzero(np.isfinite(rec0))[0]:
         print(f"  {names[j]:<16}" + "".join(f"{res[c][0][j]:>10.4f}{res[c][1][j]:>10.4f}" for c in shown))
     kr, kf = res["kdop", 0.05][:2]
-    ok = [p for p in IMPLICIT_SWEEP if np.nanmean(res["implicit", p][0]) >= np.nanmean(kr)
-          and np.nanmin(res["implicit", p][0]) >= 0.985]
     root = [j for j in range(len(names)) if ms[0].skeleton.parents[j] < 0]
     for label, drop in (("all limited joints", []), ("without the root (its rotation is the facing)", root)):
         keep = np.ones(len(names), bool)
@@ -110,7 +118,7 @@ def main() -> None:
         km, kfa = np.nanmean(kr[keep]), np.nanmean(kf[keep])
         print(f"\nDone when, {label}: k-DOP (padding 0.05) recall {km:.4f} (min {np.nanmin(kr[keep]):.4f}), "
               f"false accept {kfa:.4f}")
-        for p in IMPLICIT_SWEEP:
+        for p in sweep:
             ir, ifa = res["implicit", p][:2]
             good = np.nanmean(ir[keep]) >= km and np.nanmin(ir[keep]) >= 0.985
             print(f"  implicit padding {p:<5}: recall {np.nanmean(ir[keep]):.4f} (min {np.nanmin(ir[keep]):.4f}), "
@@ -122,8 +130,8 @@ def main() -> None:
     sk = ms[0].skeleton
     pairs = [(sk.index(a), sk.index(b)) for a, b in humanoid_pairs(sk.names, sk.parents)]
     pad = 0.1
-    unc = evaluate(ms, "implicit", pad, folds, R, pairs=pairs)
-    cou = evaluate(ms, "implicit", pad, folds, R, coupled=True, pairs=pairs)
+    unc = evaluate(ms, "implicit", pad, folds, R, pairs=pairs, mirror=args.mirror)
+    cou = evaluate(ms, "implicit", pad, folds, R, coupled=True, pairs=pairs, mirror=args.mirror)
     print(f"\ncoupled implicit (padding {pad}): recall mean {np.nanmean(cou[0]):.4f}, false accept mean "
           f"{np.nanmean(cou[1]):.4f}; fit {cou[2]:.2f} s")
     print(f"  {'pair':<28}{'recall unc':>11}{'coupled':>9}{'FA product':>12}{'unc pair':>10}{'coupled':>10}{'ratio':>7}")
@@ -138,17 +146,17 @@ def main() -> None:
         import matplotlib.pyplot as plt
 
         fig, ax = plt.subplots(figsize=(6, 4.5))
-        for shape, sweep, mk in (("kdop", KDOP_SWEEP, "o-"), ("implicit", IMPLICIT_SWEEP, "s-")):
-            xs = [np.nanmean(res[shape, p][1]) for p in sweep]
-            ys = [np.nanmean(res[shape, p][0]) for p in sweep]
+        for shape, pads, mk in (("kdop", KDOP_SWEEP, "o-"), ("implicit", sweep, "s-")):
+            xs = [np.nanmean(res[shape, p][1]) for p in pads]
+            ys = [np.nanmean(res[shape, p][0]) for p in pads]
             ax.plot(xs, ys, mk, label=shape)
-            for p, x, y in zip(sweep, xs, ys):
+            for p, x, y in zip(pads, xs, ys):
                 ax.annotate(f"{p}", (x, y), textcoords="offset points", xytext=(4, -10), fontsize=7)
         for shape in ("box", "ellipsoid"):
             ax.plot([np.nanmean(res[shape, 0.05][1])], [np.nanmean(res[shape, 0.05][0])], "x", label=shape)
         ax.set_xlabel("mean false accept (random rotations admitted)")
         ax.set_ylabel("mean held-out recall")
-        ax.set_title("LAFAN1 leave-one-clip-out (labels: padding, rad)")
+        ax.set_title(f"LAFAN1 leave-one-clip-out{', mirrored data' if args.mirror else ''} (labels: padding, rad)")
         ax.grid(alpha=0.3)
         ax.legend()
         fig.tight_layout()

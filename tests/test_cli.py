@@ -137,3 +137,26 @@ def test_demo_on_real_clips(clip: str, tmp_path: Path):
     assert again.exit_code == 2 and "pass --force" in again.stderr
     again = run("demo", "--input", MOCAP / clip, "--out", tmp_path / "d", "-q", "--force")
     assert again.exit_code == 0 and again.stdout == ""
+
+
+@needs_shared
+def test_fit_mirror_flag(tmp_path: Path):
+    short = tmp_path / "walk.bvh"
+    bvh.save(short, bvh.load(WALK)[:300])
+    res = run("fit", short, "-o", tmp_path / "m.json", "--shape", "kdop", "--mirror", "--json")
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.output)["mirror"] is True
+    lim = JointLimits.load(tmp_path / "m.json")
+    assert lim.settings["mirror"] is True and lim.settings["clips"] == 1
+    res = run("fit", short, "-o", tmp_path / "p.json", "--shape", "kdop", "-q")
+    assert res.exit_code == 0 and JointLimits.load(tmp_path / "p.json").settings["mirror"] is False
+    # the mirrored data widens the limits: the plain fit's false accepts are a subset
+    rng = np.random.default_rng(0)
+    q = rng.normal(size=(4000, lim.skeleton.num_joints, 4))
+    q /= np.linalg.norm(q, axis=-1, keepdims=True)
+    plain = JointLimits.load(tmp_path / "p.json")
+    assert lim.contains(q).sum() > plain.contains(q).sum()
+    # a rig whose rest pose is not a mirror image: one line, nothing written
+    bandai = MOCAP / "bandai_namco" / "dataset-1_bow_normal_001.bvh"
+    line = _one_line_error(run("fit", bandai, "-o", tmp_path / "b.json", "--mirror"))
+    assert "not left/right symmetric" in line and not (tmp_path / "b.json").exists()

@@ -67,7 +67,7 @@ def _parse_joint_shapes(items: tuple[str, ...]) -> dict[str, str]:
 def fit_limits(clips: list, shape: str, swing_twist: bool, padding: float, reference: Any,
                subsample: float, joint_shapes: dict[str, str], quiet: bool = False, coupled: bool = False,
                pairs: list[tuple[str, str]] | None = None, joints: list[str] | None = None,
-               exclude: list[str] | None = None, root: bool = False):
+               exclude: list[str] | None = None, root: bool = False, mirror: bool = False):
     """Fit with a progress bar over joints."""
     from ..limits.model import JointLimits
 
@@ -82,7 +82,7 @@ def fit_limits(clips: list, shape: str, swing_twist: bool, padding: float, refer
     try:
         return JointLimits.fit(clips, shape=shape, swing_twist=swing_twist, padding=padding, reference=reference,
                                subsample=subsample, shapes=joint_shapes, progress=progress, coupled=coupled,
-                               pairs=pairs, joints=joints, exclude=exclude, root=root)
+                               pairs=pairs, joints=joints, exclude=exclude, root=root, mirror=mirror)
     finally:
         bar.close()
 
@@ -103,6 +103,8 @@ def fit_limits(clips: list, shape: str, swing_twist: bool, padding: float, refer
               help="Implicit limits only: condition children's limits on their parents' rotations.")
 @click.option("--pair", multiple=True, metavar="PARENT=CHILD",
               help="A coupled pair (repeatable; default: the humanoid pairs found by joint name).")
+@click.option("--mirror", is_flag=True,
+              help="Also fit every clip mirrored left/right (needs a skeleton whose rest pose is symmetric).")
 @joint_selection
 @click.option("--force", is_flag=True, help="Replace an existing output (also one that is an input).")
 @quiet_option
@@ -110,7 +112,7 @@ def fit_limits(clips: list, shape: str, swing_twist: bool, padding: float, refer
 @friendly_errors
 def fit_command(clips: tuple[Path, ...], output: Path, shape: str, swing_twist: bool, padding: float,
                 reference: str, subsample: float, joint_shape: tuple[str, ...], coupled: bool, pair: tuple[str, ...],
-                joints: tuple[str, ...], exclude: tuple[str, ...], root: bool, force: bool, quiet: bool,
+                mirror: bool, joints: tuple[str, ...], exclude: tuple[str, ...], root: bool, force: bool, quiet: bool,
                 as_json: bool) -> None:
     """Fit joint limits to one or more BVH clips of the same skeleton and rest pose. The joints
     carrying the global position and heading get no limit unless --root or --joints names them."""
@@ -126,17 +128,18 @@ def fit_command(clips: tuple[Path, ...], output: Path, shape: str, swing_twist: 
     ms = _load_clips(list(clips), quiet or as_json)
     lim = fit_limits(ms, shape, swing_twist, padding, _parse_reference(reference), subsample,
                      _parse_joint_shapes(joint_shape), quiet or as_json, coupled or bool(pair), pairs,
-                     split_names(joints), split_names(exclude), root)
+                     split_names(joints), split_names(exclude), root, mirror)
     lim.save(output)
     frames = sum(m.num_frames for m in ms)
     names = [lim.skeleton.names[j] for j in sorted(lim.joints)]
     left = [n for n in lim.settings.get("root_joints", []) if n not in names]
     emit(f"fitted {len(lim.joints)} joints ({shape}{', swing-twist' if swing_twist else ''}"
-         f"{', coupled' if coupled or pair else ''}) "
+         f"{', coupled' if coupled or pair else ''}{', mirrored' if mirror else ''}) "
          f"on {len(ms)} clip(s), {frames} frames -> {output}"
          + (f" (left alone: {', '.join(left)})" if left else ""),
          {"output": str(output), "clips": [str(c) for c in clips], "frames": frames, "shape": shape,
-          "swing_twist": swing_twist, "coupled": bool(coupled or pair), "joints": names, "root_joints_left_alone": left},
+          "swing_twist": swing_twist, "coupled": bool(coupled or pair), "mirror": mirror, "joints": names,
+          "root_joints_left_alone": left},
          quiet, as_json)
 
 

@@ -59,6 +59,18 @@ def _as_motions(motions: Motion | Iterable[Motion]) -> list[Motion]:
     return ms
 
 
+def _mirrored(ms: list[Motion]) -> list[Motion]:
+    """Every clip mirrored across the skeleton's sagittal plane (found and checked once)."""
+    from ..errors import SkeletonError
+    from ..mirror import mirror_motion, mirror_plane
+
+    try:
+        n = mirror_plane(ms[0].skeleton)
+    except SkeletonError as e:
+        raise LimitsError(f"mirror: {e}") from None
+    return [mirror_motion(m, normal=n) for m in ms]
+
+
 def root_joints(motions: Motion | Iterable[Motion], tolerance: float = 1e-9) -> list[int]:
     """The joints that carry the global position and heading: each root, and below a root that
     never rotates in any of ``motions``, the joints that move by their own translation (a
@@ -261,7 +273,8 @@ class JointLimits:
             shapes: Mapping[str, str] | None = None, joints: Iterable[str] | None = None,
             progress: Callable[[int, int, str], None] | None = None, coupled: bool = False,
             pairs: Iterable[tuple[str, str]] | None = None, exclude: Iterable[str] | None = None,
-            root: bool = False, rest_tolerance: float = DEFAULT_REST_TOLERANCE) -> "JointLimits":
+            root: bool = False, rest_tolerance: float = DEFAULT_REST_TOLERANCE, mirror: bool = False
+            ) -> "JointLimits":
         """Fit limits for every joint with rotation channels (or the named ``joints``).
 
         The joints that carry the global position and heading (:func:`root_joints`) get no limit
@@ -278,6 +291,11 @@ class JointLimits:
         it per joint name (also ``"reach-window"`` for a swing window plus twist range).
         ``reference`` is ``"mean"`` (eigen-mean of all frames), ``"first"``, a frame index of the
         first clip, a Motion (its first frame) or a ``[J, 4]`` array.
+
+        With ``mirror`` every clip is also fitted mirrored across the skeleton's sagittal plane
+        (:func:`jointlimits.mirror.mirror_motion`): a left joint learns the mirrored rotations of
+        its right counterpart and a centre joint its own, and the mean reference is taken over
+        both. The skeleton's rest offsets must be mirror images (LimitsError otherwise).
         """
         if shape not in SHAPES:
             raise LimitsError(f"unknown limit shape {shape!r}; expected one of {', '.join(SHAPES)}")
@@ -307,6 +325,11 @@ class JointLimits:
             if bad:
                 raise LimitsError(f"clip {k} has another rest pose than clip 0 (bone directions differ at {bad}); "
                                   "fit clips of one rest pose")
+        clips, frames = len(ms), int(sum(m.num_frames for m in ms))
+        if mirror:
+            ms = ms + _mirrored(ms)
+            if isinstance(reference, str) and reference == "mean":
+                ref = _reference_pose(ms, reference)
         out: dict[int, JointLimit] = {}
         for k, j in enumerate(todo):
             name = sk.names[j]
@@ -349,8 +372,8 @@ class JointLimits:
             progress(len(todo), len(todo), "")
         settings = {"shape": shape, "swing_twist": bool(swing_twist), "padding": float(padding),
                     "reference": reference if isinstance(reference, (str, int)) else "custom",
-                    "subsample": subsample, "coupled": bool(coupled), "clips": len(ms), "frames": int(sum(m.num_frames for m in ms)),
-                    "root_joints": [sk.names[j] for j in roots]}
+                    "subsample": subsample, "coupled": bool(coupled), "clips": clips, "frames": frames,
+                    "mirror": bool(mirror), "root_joints": [sk.names[j] for j in roots]}
         return cls(sk, out, settings=settings, rest=rest)
 
     # ------------------------------------------------------------------ per joint
