@@ -1010,7 +1010,7 @@ inline int64_t project_kdop_exact(const double* pts, std::size_t n, const double
 }
 
 /// The article's projection_soften: proj + normalize(orig - proj) tanh(falloff d) radius for d > eps.
-inline void soften_point(double ox, double oy, double oz, double px, double py, double pz, double falloff,
+[[gnu::always_inline]] inline void soften_point(double ox, double oy, double oz, double px, double py, double pz, double falloff,
                          double radius, double eps, double* o) {
     const double dx = ox - px, dy = oy - py, dz = oz - pz;
     const double d = std::sqrt(dx * dx + dy * dy + dz * dz);

@@ -10,6 +10,16 @@
 #include "quat.hpp"
 #include "shapes.hpp"
 
+// The whole-batch step loops get an AVX2 clone, chosen at load time on x86-64 CPUs that have it;
+// the helpers they call are always_inline, so the clone vectorises them four rows wide. AVX2
+// without FMA: the clone computes the same bits as the default code (no contracted multiply-adds).
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__AVX2__) && \
+    !defined(JL_NO_TARGET_CLONES)
+#define JL_AVX2_CLONES gnu::noinline, gnu::target_clones("avx2", "default")
+#else
+#define JL_AVX2_CLONES gnu::noinline
+#endif
+
 namespace jointlimits {
 
 enum ShapeCode : int { SLABS = 0, ELLIPSOID = 1, KDOP_EXACT = 2, BOX = 3, POLYGON = 4, ELLIPSE = 5 };
@@ -96,14 +106,14 @@ struct PackedLimit {
 };
 
 /// Scaled angle axis 2 log(q) of a rotation on its short cover (q.w >= 0).
-inline Vec3 lim_log2(const Quat& q) {
+[[gnu::always_inline]] inline Vec3 lim_log2(const Quat& q) {
     const double n = std::sqrt(q.x * q.x + q.y * q.y + q.z * q.z);
     const double s = n > 1e-8 ? 2.0 * fastmath::atan2_q1(n, q.w) / n : 2.0;
     return {q.x * s, q.y * s, q.z * s};
 }
 
 /// exp(v / 2): the rotation of a scaled angle axis.
-inline Quat lim_exp2(const Vec3& v) {
+[[gnu::always_inline]] inline Quat lim_exp2(const Vec3& v) {
     const double hx = 0.5 * v.x, hy = 0.5 * v.y, hz = 0.5 * v.z;
     const double a = std::sqrt(hx * hx + hy * hy + hz * hz);
     double sn, cs;
@@ -114,13 +124,13 @@ inline Quat lim_exp2(const Vec3& v) {
 
 /// The signed angle about the unit axis ta of a twist rotation (w, x, y, z) with w >= 0 (its
 /// vector part along ta): a scalar, where 2 log of the twist would be a vector along ta.
-inline double twist_angle(double w, double x, double y, double z, const Vec3& ta) {
+[[gnu::always_inline]] inline double twist_angle(double w, double x, double y, double z, const Vec3& ta) {
     const double s = x * ta.x + y * ta.y + z * ta.z;
     return std::copysign(2.0 * fastmath::atan2_q1(std::abs(s), w), s);
 }
 
 /// The rotation by the angle t about the unit axis ta.
-inline Quat twist_exp(double t, const Vec3& ta) {
+[[gnu::always_inline]] inline Quat twist_exp(double t, const Vec3& ta) {
     double sn, cs;
     fastmath::sincos_pos(0.5 * std::abs(t), sn, cs);
     sn = std::copysign(sn, t);
@@ -258,7 +268,7 @@ namespace detail {
 constexpr int kChunk = 64;  // rows per phase: the temporaries (~16 kB) stay in L1
 
 /// v = 2 log(q) for rows of (x, y, z, w) in SoA form (short cover, w >= 0); vectorised.
-inline void log2_rows(int m, const double* X, const double* Y, const double* Z, const double* W, double* VX,
+[[gnu::always_inline]] inline void log2_rows(int m, const double* X, const double* Y, const double* Z, const double* W, double* VX,
                       double* VY, double* VZ) {
     for (int i = 0; i < m; ++i) {
         const double n = std::sqrt(X[i] * X[i] + Y[i] * Y[i] + Z[i] * Z[i]);
@@ -272,7 +282,7 @@ inline void log2_rows(int m, const double* X, const double* Y, const double* Z, 
 
 /// exp(v / 2) of rows in SoA form; vectorised. Returns false if some |v| / 2 >= 1e6 (then redo
 /// those rows with lim_exp2).
-inline bool exp2_rows(int m, const double* VX, const double* VY, const double* VZ, double* QW, double* QX,
+[[gnu::always_inline]] inline bool exp2_rows(int m, const double* VX, const double* VY, const double* VZ, double* QW, double* QX,
                       double* QY, double* QZ) {
     for (int i = 0; i < m; ++i) {
         const double hx = 0.5 * VX[i], hy = 0.5 * VY[i], hz = 0.5 * VZ[i];
@@ -291,7 +301,7 @@ inline bool exp2_rows(int m, const double* VX, const double* VY, const double* V
 }
 
 /// Softened points S = H + (V - H) tanh(falloff d) radius / d (d = |V - H| > 1e-5), else H.
-inline void soften_rows(int m, const double* VX, const double* VY, const double* VZ, const double* HX,
+[[gnu::always_inline]] inline void soften_rows(int m, const double* VX, const double* VY, const double* VZ, const double* HX,
                         const double* HY, const double* HZ, double falloff, double radius, double* SX, double* SY,
                         double* SZ) {
     for (int i = 0; i < m; ++i) {
@@ -310,7 +320,7 @@ inline void soften_rows(int m, const double* VX, const double* VY, const double*
 /// transcendental functions run as vectorisable loops over the rows, only the projection onto
 /// the shape (branchy, shape dependent) one row at a time. Same operations as limit_step_row.
 template <int MODE>
-inline void limit_step_chunk(const PackedLimit& L, const double* q, int m, bool soft_on, double falloff,
+[[gnu::always_inline]] inline void limit_step_chunk(const PackedLimit& L, const double* q, int m, bool soft_on, double falloff,
                              double radius, double* out, double* hard, std::size_t stride) {
     alignas(64) double X[kChunk], Y[kChunk], Z[kChunk], W[kChunk];      // swing (or whole) relative rotation
     alignas(64) double TX[kChunk], TY[kChunk], TZ[kChunk], TW[kChunk];  // twist
@@ -524,7 +534,7 @@ inline void limit_step_rows(const PackedLimit& L, const double* q, std::size_t n
 /// Limited rotations q [n, 4] -> out [n, 4] (softened when soft_on) and, if hard != nullptr, the
 /// unsoftened result; rows strided by `stride` doubles. Modes 0 and 1 run in vectorised chunks,
 /// the reference-quirks mode and batches under 4 rows one row at a time (the same bits).
-inline void limit_step(const PackedLimit& L, const double* q, std::size_t n, bool soft_on, double falloff,
+[[JL_AVX2_CLONES]] inline void limit_step(const PackedLimit& L, const double* q, std::size_t n, bool soft_on, double falloff,
                        double radius, double* out, double* hard, std::size_t stride = 4) {
     if (L.mode == 2 || n < 4) {  // (a few rows: the phases' loop overheads outweigh their SIMD)
         limit_step_rows(L, q, n, soft_on, falloff, radius, out, hard, stride);
@@ -563,7 +573,7 @@ namespace detail {
 /// One frame's single-shape joints (mode 0) as the rows of one vectorised pass (a pose has too few
 /// frames for the per-joint chunks): limits L[k] of the rotations at q + off[k], written to
 /// out + off[k] in place-safe order. The same operations as limit_step_chunk<0>, row by row.
-inline void frame_step_mode0(const PackedLimit* const* L, const std::size_t* off, int m, const double* q,
+[[JL_AVX2_CLONES]] inline void frame_step_mode0(const PackedLimit* const* L, const std::size_t* off, int m, const double* q,
                              bool soft_on, double falloff, double radius, double* out) {
     alignas(64) double X[kChunk], Y[kChunk], Z[kChunk], W[kChunk];
     alignas(64) double VX[kChunk], VY[kChunk], VZ[kChunk];
