@@ -353,6 +353,35 @@ def test_coupled_contains_past_pi_reads_both_covers():
     assert 0.05 < got.mean() < 0.95
 
 
+def test_coupled_cell_fields_use_every_frame_their_weight_reaches():
+    """Each parent cell with enough frames gets the field of exactly the child points whose parent
+    lies within one cell of its centre (the frames found through the cell index equal a scan of
+    every frame), and the others read the child's own field."""
+    import math
+
+    from jointlimits.limits.coupled import CoupledLimit
+
+    rng = np.random.default_rng(3)
+    vp = rng.normal(size=(3000, 3)) * [0.6, 0.4, 0.3]
+    vc = np.column_stack([np.sin(vp[:, 0]), 0.5 * vp[:, 1] + 0.1 * rng.normal(size=3000), 0.2 * vp[:, 2]])
+    lim = CoupledLimit.fit(vp, vc, [1.0, 0, 0, 0], [1.0, 0, 0], [1.0, 0, 0, 0], "p", padding=0.05,
+                           parent_cell=0.4, min_frames=40)
+    s = lim.base.shape
+    local = (vc - s.position) @ s.rotation
+    radius = s.settings["radius_cells"] + 0.05 / (math.sqrt(1.0 - s.threshold ** (1 / 3)) * s.cell)
+    cidx = np.clip(np.floor((vp - lim.porigin) / lim.pcell).astype(int), 0, np.array(lim.cells.shape) - 1)
+    checked = 0
+    for c in np.ndindex(*lim.cells.shape):
+        if np.all(cidx == c, axis=1).sum() < 40:
+            assert lim.cells[c] == 0
+            continue
+        near = np.all(np.abs(vp - (lim.porigin + (np.array(c) + 0.5) * lim.pcell)) < lim.pcell, axis=1)
+        want = fit_field(local[near], s.origin, s.grid.shape, s.cell, radius, s.threshold, True, False)
+        assert np.array_equal(lim.fields[lim.cells[c]], want)
+        checked += 1
+    assert checked >= 5 and (lim.cells == 0).any()
+
+
 def test_cell_maxima_bound_every_blend():
     from jointlimits.limits.implicit import cell_maxima
 

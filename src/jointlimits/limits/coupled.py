@@ -72,7 +72,7 @@ class _Blend:
         flat = np.ascontiguousarray(points, np.float64).reshape(-1, 3)
         out = np.empty_like(flat)
         ids, ws = self._rows(len(flat))
-        _core.implicit_project(flat, s.position, s.rotation, s.origin, s.cell, s.threshold, lim._F, lim._cmax, lim._D, lim._NEAR,
+        _core.implicit_project(flat, s.position, s.rotation, s.origin, s.cell, s.threshold, lim._F, lim._cmax, *lim._nearest(),
                                ids, ws, s.normal, out)
         return out
 
@@ -126,8 +126,15 @@ class CoupledLimit:
         self.fields = F
         self._F = np.ascontiguousarray(F, np.float32)  # read as float32 (exact in double arithmetic)
         self._cmax = cell_maxima(self._F)
-        D, NEAR = zip(*(nearest_inside(f, s.threshold) for f in F))
-        self._D, self._NEAR = np.ascontiguousarray(np.stack(D)), np.ascontiguousarray(np.stack(NEAR))
+        self._near: tuple | None = None  # nearest_inside of every field, computed at the first projection
+
+    def _nearest(self) -> tuple[NDArray[np.float32], NDArray[np.int32]]:
+        """Per field: each node's distance to the inside and its nearest inside node (projection's
+        fallback far from every metaball); computed once, when first needed."""
+        if self._near is None:
+            D, NEAR = zip(*(nearest_inside(f, self.base.shape.threshold) for f in self.fields))
+            self._near = np.ascontiguousarray(np.stack(D)), np.ascontiguousarray(np.stack(NEAR))
+        return self._near
 
     @property
     def base_shape(self) -> Implicit:
@@ -152,17 +159,22 @@ class CoupledLimit:
         radius = shape.settings["radius_cells"] + padding / (math.sqrt(1.0 - shape.threshold ** (1 / 3)) * shape.cell)
         cells = np.zeros(tuple(pdims), np.int64)
         fields = [shape.grid]
-        for c in np.argwhere(np.ones(tuple(pdims), bool)):
-            own = np.all(cidx == c, axis=1)
-            if own.sum() < min_frames:
-                continue
-            centre = porigin + (c + 0.5) * parent_cell
-            near = np.all(np.abs(vp - centre) < parent_cell, axis=1)  # every frame this cell's weight reaches
+        # frames by cell (sorted once): a cell's candidates are its own and its 26 neighbours' frames
+        fid = np.ravel_multi_index(tuple(cidx.T), tuple(pdims)) if len(vp) else np.zeros(0, np.int64)
+        order = np.argsort(fid, kind="stable")
+        bounds = np.searchsorted(fid[order], np.arange(int(pdims.prod()) + 1))
+        counts = np.diff(bounds).reshape(tuple(pdims))
+        flat = bool(len(local) and np.ptp(local[:, 2]) < 1e-9)
+        for c in np.argwhere(counts >= min_frames):
             if pdims.prod() == 1:
-                fields[0] = shape.grid
-                continue
+                break
+            lo_c, hi_c = np.maximum(c - 1, 0), np.minimum(c + 1, pdims - 1)
+            nb = np.stack(np.meshgrid(*[np.arange(a, b + 1) for a, b in zip(lo_c, hi_c)], indexing="ij"), -1)
+            ids = np.ravel_multi_index(tuple(nb.reshape(-1, 3).T), tuple(pdims))
+            cand = np.sort(np.concatenate([order[bounds[i]:bounds[i + 1]] for i in ids]))
+            centre = porigin + (c + 0.5) * parent_cell
+            near = cand[np.all(np.abs(vp[cand] - centre) < parent_cell, axis=1)]  # every frame its weight reaches
             cells[tuple(c)] = len(fields)
-            flat = bool(np.ptp(local[:, 2]) < 1e-9)
             fields.append(fit_field(local[near], shape.origin, shape.grid.shape, shape.cell, radius, shape.threshold,
                                     True, flat))
         return cls(base, parent, parent_reference, porigin, float(parent_cell), cells, np.stack(fields),

@@ -218,12 +218,19 @@ class Implicit(Shape):
             raise LimitsError("implicit limit: the field is nowhere above its threshold (an empty limit)")
         self._F = np.ascontiguousarray(F[None], np.float32)  # read as float32 (exact in double arithmetic)
         self._cmax = cell_maxima(self._F)
-        D, NEAR = nearest_inside(F, self.threshold)
-        self._D, self._NEAR = D[None], NEAR[None]
+        self._near: tuple | None = None  # nearest_inside, computed at the first projection
         self._ids, self._ws = np.zeros((1, 1), np.int64), np.ones((1, 1))
         g = np.argwhere(F >= self.threshold).astype(np.float64)
         local = self.origin + g * self.cell
         self._radius = float(np.max(np.linalg.norm(local @ self.rotation.T + self.position, axis=1)) + self.cell)
+
+    def _nearest(self) -> tuple[NDArray[np.float32], NDArray[np.int32]]:
+        """Each node's distance to the inside and its nearest inside node (projection's fallback far
+        from every metaball), ``[1, ...]``; computed once, when first needed."""
+        if self._near is None:
+            D, NEAR = nearest_inside(self.grid, self.threshold)
+            self._near = D[None], NEAR[None]
+        return self._near
 
     # ------------------------------------------------------------------ fitting
     @classmethod
@@ -277,7 +284,7 @@ class Implicit(Shape):
         if not np.all(np.isfinite(flat)):
             raise LimitsError("points contain NaN or infinite values")
         out = np.empty_like(flat)
-        _core.implicit_project(flat, *self._args(), self.threshold, self._F, self._cmax, self._D, self._NEAR, self._ids, self._ws,
+        _core.implicit_project(flat, *self._args(), self.threshold, self._F, self._cmax, *self._nearest(), self._ids, self._ws,
                                self.normal, out)
         return out.reshape(p.shape)
 
