@@ -8,6 +8,16 @@
 #include <cstdint>
 #include <cstring>
 
+// Loops built twice, for AVX2 and the portable baseline, with the version picked at load time (GCC's
+// target_clones on x86-64), unless the whole build already targets AVX2. What such a loop calls is
+// forced inline (JL_INLINE): GCC does not inline default-target code into a clone by itself, and a
+// call out of the clone would not vectorise.
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__AVX2__) && \
+    !defined(JL_NO_TARGET_CLONES)
+#define JL_TARGET_CLONES 1
+#endif
+#define JL_INLINE [[gnu::always_inline]] inline
+
 namespace jointlimits {
 namespace fastmath {
 
@@ -16,14 +26,14 @@ constexpr double kPiO4 = 0.78539816339744830962;
 constexpr double kMoreBits = 6.123233995736765886130e-17;
 
 /// floor(x) for 0 <= x < 2^51 in double arithmetic only (vectorises without SSE4.1 or int lanes).
-[[gnu::always_inline]] inline double floor_pos(double x) {
+JL_INLINE double floor_pos(double x) {
     const double r = (x + 4503599627370496.0) - 4503599627370496.0;  // x rounded to an integer
     const double rm = r - 1.0;
     return r > x ? rm : r;
 }
 
 /// The integer value of 0 <= f < 2^51 (integer-valued) as uint64 bits (64-bit lanes only).
-[[gnu::always_inline]] inline uint64_t int_bits(double f) {
+JL_INLINE uint64_t int_bits(double f) {
     const double magic = f + 6755399441055744.0;  // 1.5 * 2^52: f lands in the low mantissa bits
     uint64_t b;
     std::memcpy(&b, &magic, sizeof b);
@@ -31,7 +41,7 @@ constexpr double kMoreBits = 6.123233995736765886130e-17;
 }
 
 /// atan2(n, w) for n >= 0, w >= 0 (a rotation's half angle on its short cover), in [0, pi/2].
-[[gnu::always_inline]] inline double atan2_q1(double n, double w) {
+JL_INLINE double atan2_q1(double n, double w) {
     // every operand is computed before the selects: no arithmetic under a condition, so GCC
     // if-converts and vectorises the callers' loops (IEEE trapping semantics stay on)
     const bool c1 = n > 2.41421356237309504880 * w;  // tan(3 pi / 8)
@@ -51,7 +61,7 @@ constexpr double kMoreBits = 6.123233995736765886130e-17;
 }
 
 /// sin(x) and cos(x) for 0 <= x < 1e6 (reduction by pi/4 in three exact parts).
-[[gnu::always_inline]] inline void sincos_small(double x, double& s, double& c) {
+JL_INLINE void sincos_small(double x, double& s, double& c) {
     const double y0 = floor_pos(x / kPiO4);
     uint64_t j = int_bits(y0);
     const uint64_t odd = j & 1u;
@@ -75,7 +85,7 @@ constexpr double kMoreBits = 6.123233995736765886130e-17;
 }
 
 /// sin(x) and cos(x) for 0 <= x (glibc past 1e6).
-[[gnu::always_inline]] inline void sincos_pos(double x, double& s, double& c) {
+JL_INLINE void sincos_pos(double x, double& s, double& c) {
     if (!(x < 1e6)) {
         s = std::sin(x);
         c = std::cos(x);
@@ -85,7 +95,7 @@ constexpr double kMoreBits = 6.123233995736765886130e-17;
 }
 
 /// exp(x) for 0 <= x <= 45 (Pade form of e^r on |r| <= ln2 / 2, times 2^n built from bits).
-[[gnu::always_inline]] inline double exp_small(double x) {
+JL_INLINE double exp_small(double x) {
     const double fn = floor_pos(1.4426950408889634073599 * x + 0.5);
     const double r = (x - fn * 6.93145751953125e-1) - fn * 1.42860682030941723212e-6;
     const double rr = r * r;
@@ -100,7 +110,7 @@ constexpr double kMoreBits = 6.123233995736765886130e-17;
 }
 
 /// tanh(x) for x >= 0.
-[[gnu::always_inline]] inline double tanh_pos(double x) {
+JL_INLINE double tanh_pos(double x) {
     const double xe = x < 22.0 ? x : 22.0;  // 1 - tanh(22) is below half an ulp of 1
     const double s = exp_small(2.0 * xe);
     const double big = 1.0 - 2.0 / (s + 1.0);

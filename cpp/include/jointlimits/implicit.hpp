@@ -39,7 +39,9 @@ struct FG {
     double f, dx, dy, dz;
 };
 
-/// Blended field sum_t ws[t] F[ids[t]] and its gradient at grid coordinates (0 outside the grid).
+/// Blended field sum_t ws[t] F[ids[t]] and, with kGrad, its gradient at grid coordinates (0 outside
+/// the grid); the value's sums are the same either way.
+template <bool kGrad = true>
 inline FG eval(const ImplicitField& S, const int64_t* ids, const double* ws, int64_t m, double gx, double gy,
                double gz) {
     const int64_t nx = S.nx, ny = S.ny, nz = S.nz;
@@ -64,6 +66,7 @@ inline FG eval(const ImplicitField& S, const int64_t* ids, const double* ws, int
         const double b0 = a00 + (a10 - a00) * fy;
         const double b1 = a01 + (a11 - a01) * fy;
         r.f += w * (b0 + (b1 - b0) * fz);
+        if (!kGrad) continue;
         const double ex0 = (c100 - c000) + ((c110 - c010) - (c100 - c000)) * fy;
         const double ex1 = (c101 - c001) + ((c111 - c011) - (c101 - c001)) * fy;
         r.dx += w * (ex0 + (ex1 - ex0) * fz);
@@ -174,30 +177,25 @@ inline void toward_nearest(const ImplicitField& S, int64_t kf, const int64_t* id
 /// eval's value alone (the same sums, so the same bits as eval(...).f).
 inline double eval_value(const ImplicitField& S, const int64_t* ids, const double* ws, int64_t m, double gx,
                          double gy, double gz) {
-    const int64_t nx = S.nx, ny = S.ny, nz = S.nz;
-    if (!(gx >= 0.0 && gy >= 0.0 && gz >= 0.0 && gx <= nx - 1 && gy <= ny - 1 && gz <= nz - 1)) return 0.0;
-    const int64_t i = std::min<int64_t>(static_cast<int64_t>(gx), nx - 2);
-    const int64_t j = std::min<int64_t>(static_cast<int64_t>(gy), ny - 2);
-    const int64_t k = std::min<int64_t>(static_cast<int64_t>(gz), nz - 2);
-    if (S.cmax != nullptr && S.cmax[(i * (ny - 1) + j) * (nz - 1) + k] == 0.0f) return 0.0;
-    const double fx = gx - i, fy = gy - j, fz = gz - k;
-    const int64_t sy = nz, sx = ny * nz;
-    double f = 0.0;
-    for (int64_t t = 0; t < m; ++t) {
-        const double w = ws[t];
-        if (w == 0.0) continue;
-        const float* G = S.F + ids[t] * nx * ny * nz + i * sx + j * sy + k;
-        const double c000 = G[0], c100 = G[sx], c010 = G[sy], c110 = G[sx + sy];
-        const double c001 = G[1], c101 = G[sx + 1], c011 = G[sy + 1], c111 = G[sx + sy + 1];
-        const double a00 = c000 + (c100 - c000) * fx;
-        const double a10 = c010 + (c110 - c010) * fx;
-        const double a01 = c001 + (c101 - c001) * fx;
-        const double a11 = c011 + (c111 - c011) * fx;
-        const double b0 = a00 + (a10 - a00) * fy;
-        const double b1 = a01 + (a11 - a01) * fy;
-        f += w * (b0 + (b1 - b0) * fz);
-    }
-    return f;
+    return eval<false>(S, ids, ws, m, gx, gy, gz).f;
+}
+
+/// The largest corner value of any field in the cell holding grid coordinates (gx, gy, gz): 0
+/// outside the grid (every field is 0 there), -1 when the fields have no cell bounds.
+inline double cell_bound(const ImplicitField& S, double gx, double gy, double gz) {
+    if (!(gx >= 0.0 && gy >= 0.0 && gz >= 0.0 && gx <= S.nx - 1 && gy <= S.ny - 1 && gz <= S.nz - 1)) return 0.0;
+    if (S.cmax == nullptr) return -1.0;
+    const int64_t ci = std::min<int64_t>(static_cast<int64_t>(gx), S.nx - 2);
+    const int64_t cj = std::min<int64_t>(static_cast<int64_t>(gy), S.ny - 2);
+    const int64_t ck = std::min<int64_t>(static_cast<int64_t>(gz), S.nz - 2);
+    return S.cmax[(ci * (S.ny - 1) + cj) * (S.nz - 1) + ck];
+}
+
+/// A blend is at most its cell's bound M, and its gradient (grid units) at most sqrt(3) M: where
+/// M times this is below the threshold (with a margin far above rounding), the first-order inside
+/// test with tolerance tol says outside.
+inline double bound_growth(double tol, double inv) {
+    return (1.0 + 1e-9) * (1.0 + std::max(tol, 0.0) * inv * 1.7320508075688772);
 }
 
 }  // namespace implicit_detail
@@ -208,25 +206,15 @@ inline void implicit_contains(const ImplicitField& S, const double* pts, int64_t
                               const double* ws, int64_t R, int64_t m, double tol, bool* out) {
     using namespace implicit_detail;
     const double inv = 1.0 / S.cell;
-    // a blend is at most its cell's largest corner value M, and its gradient (grid units) at most
-    // sqrt(3) M: where M (1 + tol sqrt(3) / cell) is below the threshold (with a margin far above
-    // rounding) the full test would say outside too
-    const double grow = (1.0 + 1e-9) * (1.0 + std::max(tol, 0.0) * inv * 1.7320508075688772);
+    const double grow = bound_growth(tol, inv);
     for (int64_t i = 0; i < n; ++i) {
         const int64_t r = R == 1 ? 0 : i;
         double gx, gy, gz;
         to_grid(S, pts[3 * i], pts[3 * i + 1], pts[3 * i + 2], inv, gx, gy, gz);
-        double M = -1.0;  // the cell's largest corner value; < 0: unknown
-        if (S.cmax != nullptr && gx >= 0.0 && gy >= 0.0 && gz >= 0.0 && gx <= S.nx - 1 && gy <= S.ny - 1 &&
-            gz <= S.nz - 1) {
-            const int64_t ci = std::min<int64_t>(static_cast<int64_t>(gx), S.nx - 2);
-            const int64_t cj = std::min<int64_t>(static_cast<int64_t>(gy), S.ny - 2);
-            const int64_t ck = std::min<int64_t>(static_cast<int64_t>(gz), S.nz - 2);
-            M = S.cmax[(ci * (S.ny - 1) + cj) * (S.nz - 1) + ck];
-            if (M * grow < thr) {
-                out[i] = false;
-                continue;
-            }
+        const double M = cell_bound(S, gx, gy, gz);  // < 0: unknown
+        if (M >= 0.0 && M * grow < thr) {
+            out[i] = false;
+            continue;
         }
         // the value first; the gradient (at most sqrt(3) M in grid units) only for the points whose
         // first-order test it could decide
@@ -436,19 +424,15 @@ inline void coupled_weights(const double* vp, int64_t n, const double* porigin, 
     }
 }
 
-/// Whether the point (x, y, z) may be inside: in the grid and its cell's bound (cmax, the largest
-/// corner value of any field, times grow) reaches thr. False settles the point as outside for any
-/// blend of the fields (implicit_contains' first test).
+/// Whether the point (x, y, z) may be inside: its cell's bound (implicit_detail::cell_bound, times
+/// grow) reaches thr. False settles the point as outside for any blend of the fields
+/// (implicit_contains' first test).
 inline bool may_be_inside(const ImplicitField& S, double x, double y, double z, double inv, double grow,
                           double thr) {
     double gx, gy, gz;
     implicit_detail::to_grid(S, x, y, z, inv, gx, gy, gz);
-    if (!(gx >= 0.0 && gy >= 0.0 && gz >= 0.0 && gx <= S.nx - 1 && gy <= S.ny - 1 && gz <= S.nz - 1)) return false;
-    if (S.cmax == nullptr) return true;
-    const int64_t ci = std::min<int64_t>(static_cast<int64_t>(gx), S.nx - 2);
-    const int64_t cj = std::min<int64_t>(static_cast<int64_t>(gy), S.ny - 2);
-    const int64_t ck = std::min<int64_t>(static_cast<int64_t>(gz), S.nz - 2);
-    return !(S.cmax[(ci * (S.ny - 1) + cj) * (S.nz - 1) + ck] * grow < thr);
+    const double M = implicit_detail::cell_bound(S, gx, gy, gz);
+    return !(M >= 0.0 && M * grow < thr);
 }
 
 /// Inside test of child rotations q [n, 4] (reference ref) for their parents' rotations pq [n, 4]
@@ -465,7 +449,7 @@ inline void coupled_contains(const ImplicitField& S, const double* q, const doub
     const double inv = 1.0 / S.cell;
     // implicit_contains' bound test, which needs no parent: a point outside it is outside whatever
     // the blend (most random rotations are), so only the others get their parent's blend
-    const double grow = (1.0 + 1e-9) * (1.0 + std::max(tol, 0.0) * inv * 1.7320508075688772);
+    const double grow = implicit_detail::bound_growth(tol, inv);
     for (int64_t s0 = 0; s0 < n; s0 += B) {
         const int64_t b = std::min(B, n - s0);
         to_limit_space(q + 4 * s0, b, ref, v);

@@ -3,6 +3,8 @@
 #pragma once
 #include <cmath>
 
+#include "fastmath.hpp"
+
 namespace jointlimits {
 
 struct Quat {
@@ -15,13 +17,13 @@ struct Vec3 {
 constexpr double kPi = 3.141592653589793;
 constexpr double kTwoPi = 2.0 * kPi;
 
-[[gnu::always_inline]] inline Quat qmul(const Quat& a, const Quat& b) {
+JL_INLINE Quat qmul(const Quat& a, const Quat& b) {
     return {a.w * b.w - a.x * b.x - a.y * b.y - a.z * b.z, a.w * b.x + a.x * b.w + a.y * b.z - a.z * b.y,
             a.w * b.y - a.x * b.z + a.y * b.w + a.z * b.x, a.w * b.z + a.x * b.y - a.y * b.x + a.z * b.w};
 }
 
-[[gnu::always_inline]] inline Quat qconj(const Quat& a) { return {a.w, -a.x, -a.y, -a.z}; }
-[[gnu::always_inline]] inline Quat qneg(const Quat& a) { return {-a.w, -a.x, -a.y, -a.z}; }
+JL_INLINE Quat qconj(const Quat& a) { return {a.w, -a.x, -a.y, -a.z}; }
+JL_INLINE Quat qneg(const Quat& a) { return {-a.w, -a.x, -a.y, -a.z}; }
 
 /// q v q^-1 for a unit q: v + 2w (u x v) + 2 u x (u x v).
 inline Vec3 qrotate(const Quat& q, const Vec3& v) {

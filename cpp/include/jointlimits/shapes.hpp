@@ -417,28 +417,11 @@ inline bool kdop_kkt_shortcut(double u, double v, double w, const double* G, int
 }
 }  // namespace detail
 
-/// Euclidean projection of (u, v, w) onto {x : G x <= bnd} (unit rows) by a dual active-set method
-/// (Goldfarb-Idnani, identity Hessian). Returns 0 ok, 1 infeasible, 2 did not converge. S0: the
-/// slacks of (u, v, w) from kdop_inside, or null; GG: kdop_gram(G, m), or null. With both, a point
-/// whose answer lies on at most three planes (nearly all of them) is settled from the slacks and
-/// the Gram matrix alone (detail::kdop_kkt_shortcut). top0: the largest slack, if known (NaN: not).
-[[gnu::noinline]] inline int kdop_active_set(double u, double v, double w, const double* G, const double* bnd,
-                                             int m, double tol, int max_iter, double& ox, double& oy, double& oz,
-                                             bool paired, const double* S0);
-
-inline int kdop_exact_local(double u, double v, double w, const double* G, const double* bnd, int m, double tol,
-                            int max_iter, double& ox, double& oy, double& oz, bool paired = false,
-                            const double* S0 = nullptr, const double* GG = nullptr,
-                            double top0 = std::numeric_limits<double>::quiet_NaN()) {
-    if (S0 != nullptr && GG != nullptr && m <= 128 &&
-        detail::kdop_kkt_shortcut(u, v, w, G, m, tol, S0, GG, ox, oy, oz, top0))
-        return 0;
-    return kdop_active_set(u, v, w, G, bnd, m, tol, max_iter, ox, oy, oz, paired, S0);
-}
-
 /// kdop_exact_local's general method (Goldfarb-Idnani), out of line: rarely reached with GG.
-inline int kdop_active_set(double u, double v, double w, const double* G, const double* bnd, int m, double tol,
-                           int max_iter, double& ox, double& oy, double& oz, bool paired, const double* S0) {
+/// Returns 0 ok, 1 infeasible, 2 did not converge.
+[[gnu::noinline]] inline int kdop_active_set(double u, double v, double w, const double* G, const double* bnd, int m,
+                                             double tol, int max_iter, double& ox, double& oy, double& oz,
+                                             bool paired, const double* S0) {
     double S[128];
     if (m > 128) paired = false;
     const double inf = std::numeric_limits<double>::infinity();
@@ -552,6 +535,21 @@ inline int kdop_active_set(double u, double v, double w, const double* G, const 
             --na;
         }
     }
+}
+
+/// Euclidean projection of (u, v, w) onto {x : G x <= bnd} (unit rows) by a dual active-set method
+/// (Goldfarb-Idnani, identity Hessian). Returns 0 ok, 1 infeasible, 2 did not converge. S0: the
+/// slacks of (u, v, w) from kdop_inside, or null; GG: kdop_gram(G, m), or null. With both, a point
+/// whose answer lies on at most three planes (nearly all of them) is settled from the slacks and
+/// the Gram matrix alone (detail::kdop_kkt_shortcut). top0: the largest slack, if known (NaN: not).
+inline int kdop_exact_local(double u, double v, double w, const double* G, const double* bnd, int m, double tol,
+                            int max_iter, double& ox, double& oy, double& oz, bool paired = false,
+                            const double* S0 = nullptr, const double* GG = nullptr,
+                            double top0 = std::numeric_limits<double>::quiet_NaN()) {
+    if (S0 != nullptr && GG != nullptr && m <= 128 &&
+        detail::kdop_kkt_shortcut(u, v, w, G, m, tol, S0, GG, ox, oy, oz, top0))
+        return 0;
+    return kdop_active_set(u, v, w, G, bnd, m, tol, max_iter, ox, oy, oz, paired, S0);
 }
 
 /// Exact projection by enumerating every active set of size <= 3 (slow fallback). 0 ok, 1 infeasible.
@@ -1010,7 +1008,7 @@ inline int64_t project_kdop_exact(const double* pts, std::size_t n, const double
 }
 
 /// The article's projection_soften: proj + normalize(orig - proj) tanh(falloff d) radius for d > eps.
-[[gnu::always_inline]] inline void soften_point(double ox, double oy, double oz, double px, double py, double pz, double falloff,
+JL_INLINE void soften_point(double ox, double oy, double oz, double px, double py, double pz, double falloff,
                          double radius, double eps, double* o) {
     const double dx = ox - px, dy = oy - py, dz = oz - pz;
     const double d = std::sqrt(dx * dx + dy * dy + dz * dz);

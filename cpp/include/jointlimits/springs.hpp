@@ -15,17 +15,15 @@
 #include <limits>
 #include <type_traits>
 
-// The element loops are also built for AVX2 + FMA (x86-64-v3) and picked at load time, unless the
-// whole build already targets it. Everything an element loop calls is forced inline: a call out of
-// the AVX2 clone would not vectorise (GCC does not inline default-target code there by itself).
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__AVX2__) && \
-    !defined(JL_NO_TARGET_CLONES)
+#include "fastmath.hpp"
+
+// The element loops are also built for AVX2 + FMA (x86-64-v3), see JL_TARGET_CLONES.
+#if defined(JL_TARGET_CLONES)
 #define JL_ELEMENT_LOOP gnu::noinline, gnu::target_clones("arch=x86-64-v3", "default")
 #define JL_ELEMENT_CLONES 1
 #else
 #define JL_ELEMENT_LOOP gnu::noinline
 #endif
-#define JL_INLINE [[gnu::always_inline]] inline
 
 namespace jointlimits {
 

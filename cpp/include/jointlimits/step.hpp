@@ -10,11 +10,10 @@
 #include "quat.hpp"
 #include "shapes.hpp"
 
-// The whole-batch step loops get an AVX2 clone, chosen at load time on x86-64 CPUs that have it;
-// the helpers they call are always_inline, so the clone vectorises them four rows wide. AVX2
-// without FMA: the clone computes the same bits as the default code (no contracted multiply-adds).
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__AVX2__) && \
-    !defined(JL_NO_TARGET_CLONES)
+// The whole-batch step loops get an AVX2 clone (see JL_TARGET_CLONES); the helpers they call are
+// JL_INLINE, so the clone vectorises them four rows wide. AVX2 without FMA: the clone computes the
+// same bits as the default code (no contracted multiply-adds).
+#if defined(JL_TARGET_CLONES)
 #define JL_AVX2_CLONES gnu::noinline, gnu::target_clones("avx2", "default")
 #else
 #define JL_AVX2_CLONES gnu::noinline
@@ -106,14 +105,14 @@ struct PackedLimit {
 };
 
 /// Scaled angle axis 2 log(q) of a rotation on its short cover (q.w >= 0).
-[[gnu::always_inline]] inline Vec3 lim_log2(const Quat& q) {
+JL_INLINE Vec3 lim_log2(const Quat& q) {
     const double n = std::sqrt(q.x * q.x + q.y * q.y + q.z * q.z);
     const double s = n > 1e-8 ? 2.0 * fastmath::atan2_q1(n, q.w) / n : 2.0;
     return {q.x * s, q.y * s, q.z * s};
 }
 
 /// exp(v / 2): the rotation of a scaled angle axis.
-[[gnu::always_inline]] inline Quat lim_exp2(const Vec3& v) {
+JL_INLINE Quat lim_exp2(const Vec3& v) {
     const double hx = 0.5 * v.x, hy = 0.5 * v.y, hz = 0.5 * v.z;
     const double a = std::sqrt(hx * hx + hy * hy + hz * hz);
     double sn, cs;
@@ -124,13 +123,13 @@ struct PackedLimit {
 
 /// The signed angle about the unit axis ta of a twist rotation (w, x, y, z) with w >= 0 (its
 /// vector part along ta): a scalar, where 2 log of the twist would be a vector along ta.
-[[gnu::always_inline]] inline double twist_angle(double w, double x, double y, double z, const Vec3& ta) {
+JL_INLINE double twist_angle(double w, double x, double y, double z, const Vec3& ta) {
     const double s = x * ta.x + y * ta.y + z * ta.z;
     return std::copysign(2.0 * fastmath::atan2_q1(std::abs(s), w), s);
 }
 
 /// The rotation by the angle t about the unit axis ta.
-[[gnu::always_inline]] inline Quat twist_exp(double t, const Vec3& ta) {
+JL_INLINE Quat twist_exp(double t, const Vec3& ta) {
     double sn, cs;
     fastmath::sincos_pos(0.5 * std::abs(t), sn, cs);
     sn = std::copysign(sn, t);
@@ -268,7 +267,7 @@ namespace detail {
 constexpr int kChunk = 64;  // rows per phase: the temporaries (~16 kB) stay in L1
 
 /// v = 2 log(q) for rows of (x, y, z, w) in SoA form (short cover, w >= 0); vectorised.
-[[gnu::always_inline]] inline void log2_rows(int m, const double* X, const double* Y, const double* Z, const double* W, double* VX,
+JL_INLINE void log2_rows(int m, const double* X, const double* Y, const double* Z, const double* W, double* VX,
                       double* VY, double* VZ) {
     for (int i = 0; i < m; ++i) {
         const double n = std::sqrt(X[i] * X[i] + Y[i] * Y[i] + Z[i] * Z[i]);
@@ -282,7 +281,7 @@ constexpr int kChunk = 64;  // rows per phase: the temporaries (~16 kB) stay in 
 
 /// exp(v / 2) of rows in SoA form; vectorised. Returns false if some |v| / 2 >= 1e6 (then redo
 /// those rows with lim_exp2).
-[[gnu::always_inline]] inline bool exp2_rows(int m, const double* VX, const double* VY, const double* VZ, double* QW, double* QX,
+JL_INLINE bool exp2_rows(int m, const double* VX, const double* VY, const double* VZ, double* QW, double* QX,
                       double* QY, double* QZ) {
     for (int i = 0; i < m; ++i) {
         const double hx = 0.5 * VX[i], hy = 0.5 * VY[i], hz = 0.5 * VZ[i];
@@ -301,7 +300,7 @@ constexpr int kChunk = 64;  // rows per phase: the temporaries (~16 kB) stay in 
 }
 
 /// Softened points S = H + (V - H) tanh(falloff d) radius / d (d = |V - H| > 1e-5), else H.
-[[gnu::always_inline]] inline void soften_rows(int m, const double* VX, const double* VY, const double* VZ, const double* HX,
+JL_INLINE void soften_rows(int m, const double* VX, const double* VY, const double* VZ, const double* HX,
                         const double* HY, const double* HZ, double falloff, double radius, double* SX, double* SY,
                         double* SZ) {
     for (int i = 0; i < m; ++i) {
@@ -320,7 +319,7 @@ constexpr int kChunk = 64;  // rows per phase: the temporaries (~16 kB) stay in 
 /// transcendental functions run as vectorisable loops over the rows, only the projection onto
 /// the shape (branchy, shape dependent) one row at a time. Same operations as limit_step_row.
 template <int MODE>
-[[gnu::always_inline]] inline void limit_step_chunk(const PackedLimit& L, const double* q, int m, bool soft_on, double falloff,
+JL_INLINE void limit_step_chunk(const PackedLimit& L, const double* q, int m, bool soft_on, double falloff,
                              double radius, double* out, double* hard, std::size_t stride) {
     alignas(64) double X[kChunk], Y[kChunk], Z[kChunk], W[kChunk];      // swing (or whole) relative rotation
     alignas(64) double TX[kChunk], TY[kChunk], TZ[kChunk], TW[kChunk];  // twist
