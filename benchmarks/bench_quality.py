@@ -1,19 +1,24 @@
 """How well fitted limits generalise: leave-one-clip-out on the shared LAFAN1 clips.
 
     python benchmarks/bench_quality.py [--folds 10] [--random 200000] [--png quality.png] [--mirror]
-                                       [--implicit-paddings 0,0.05,0.1,0.15]
+                                       [--implicit-paddings 0,0.05,0.1,0.11,0.12,0.15]
+                                       [--coupled-paddings 0.1,0.11,0.12]
 
 Fit on nine clips, test on the tenth, for every clip. Per joint and on average:
 
 * held-out recall: the fraction of the held-out clip's frames the limit admits;
 * false accept: the fraction of Haar-uniform random rotations it admits (``contains`` tries
-  both covers), the share of rotation space the limit lets through.
+  both covers), the share of rotation space the limit lets through. A coupled child's limit
+  depends on its parent's rotation: its false accept is taken with the parent drawn from the
+  random rotations the parent's own limit admits (the child's share of rotation space while its
+  parent is within its limit; for any other limit that is the plain false accept).
 
-Shapes: box, ellipsoid, k-DOP (default padding) and implicit at several paddings; the "Done
-when" check picks the smallest implicit padding whose mean recall is at least the k-DOP's with
-no joint below 98.5%, and compares the mean false accepts. A PNG plots recall against false
-accept as the padding varies, k-DOP and implicit on one plot. Measures only: nothing here drives
-a fit.
+Shapes: box, ellipsoid, k-DOP (default padding), implicit and implicit + coupled at several
+paddings; the "Done when" check takes each implicit padding whose mean recall is at least the
+k-DOP's with no joint below 98.5% and compares the mean false accepts. Coupled pairs: the pair
+false accept (parent and child admitted together) against the uncoupled pair's at the same pair
+recall (interpolated over the implicit padding sweep) and at the same padding. A PNG plots
+recall against false accept as the padding varies. Measures only: nothing here drives a fit.
 
 ``--mirror`` fits every shape (box, ellipsoid, k-DOP, implicit, coupled) with the training clips'
 left/right mirror images added (``JointLimits.fit(mirror=True)``); the held-out clip is never
@@ -39,13 +44,29 @@ ROOT = Path(__file__).resolve().parents[1]
 LAFAN = ROOT.parent / "shared" / "data" / "mocap" / "lafan1"
 BASE = [("box", 0.05), ("ellipsoid", 0.05), ("kdop", 0.05)]
 KDOP_SWEEP = [0.0, 0.05, 0.1, 0.2]
-IMPLICIT_SWEEP = [0.0, 0.05, 0.1, 0.15]
+IMPLICIT_SWEEP = [0.0, 0.05, 0.1, 0.11, 0.12, 0.15]
+COUPLED_SWEEP = [0.1, 0.11, 0.12]
+
+
+def _own(limit):
+    """A joint's own limit (a coupled child's: its uncoupled base)."""
+    return getattr(limit, "base", limit)
 
 
 def evaluate(ms: list, shape: str, padding: float, folds: int, R: np.ndarray, coupled: bool = False,
-             pairs: list[tuple[int, int]] = (), mirror: bool = False) -> tuple:
+             pairs: list[tuple[int, int]] = (), mirror: bool = False, seed: int = 1) -> tuple:
     """(recall [J], false accept [J], fit seconds per fold, pair recall [P], pair false accept [P])
-    pooled over the folds; NaN for joints without a limit. A pair is admitted when both joints are."""
+    pooled over the folds; NaN for joints without a limit. A pair is admitted when both joints are.
+
+    A coupled child's false accept is its share of the random rotations admitted with its parent
+    drawn from the random rotations the parent's own limit admits (for a limit that does not
+    depend on the parent, that is its plain false accept). A pair's false accept is estimated
+    as FA(parent) x FA(child's own limit) x P(the pair is admitted | each is admitted by its own
+    limit), the last from pairs drawn from the rotations each admits: exact for uncoupled pairs
+    (the product) and without the sampling noise of counting random pairs when both are small."""
+    from jointlimits.limits.coupled import CoupledLimit
+
+    rng = np.random.default_rng(seed)
     J = ms[0].num_joints
     hit, seen, fa = np.zeros(J), np.zeros(J), np.zeros(J)
     phit, pfa = np.zeros(len(pairs)), np.zeros(len(pairs))
@@ -60,11 +81,24 @@ def evaluate(ms: list, shape: str, padding: float, folds: int, R: np.ndarray, co
         c = lim.contains(ms[k].rotations)
         hit += c.sum(0)
         seen += c.shape[0]
-        cr = lim.contains(R)
-        fa += cr.mean(0)
+        own = {j: _own(lim.joints[j]).contains(R[:, j]) for j in active}  # random rotations admitted alone
+        for j in active:
+            child = lim.joints[j]
+            if isinstance(child, CoupledLimit):
+                p = lim.skeleton.index(child.parent)
+                ok = np.flatnonzero(own[p])
+                fa[j] += child.contains(R[:, j], parent=R[ok[rng.integers(0, len(ok), len(R))], p]).mean()
+            else:
+                fa[j] += own[j].mean()
         for n, (p, ch) in enumerate(pairs):
             phit[n] += (c[:, p] & c[:, ch]).sum()
-            pfa[n] += (cr[:, p] & cr[:, ch]).mean()
+            pf = own[p].mean() * own[ch].mean()
+            child = lim.joints[ch]
+            if isinstance(child, CoupledLimit):
+                ip, ic = np.flatnonzero(own[p]), np.flatnonzero(own[ch])
+                pf *= child.contains(R[ic[rng.integers(0, len(ic), len(R))], ch],
+                                     parent=R[ip[rng.integers(0, len(ip), len(R))], p]).mean()
+            pfa[n] += pf
     recall, falsea = hit / seen, fa / folds
     mask = np.ones(J, bool)
     mask[active] = False
@@ -81,16 +115,23 @@ def main() -> None:
     ap.add_argument("--mirror", action="store_true", help="fit every shape with the clips' mirror images added")
     ap.add_argument("--implicit-paddings", default=",".join(map(str, IMPLICIT_SWEEP)),
                     help="comma list of the implicit paddings swept")
+    ap.add_argument("--coupled-paddings", default=",".join(map(str, COUPLED_SWEEP)),
+                    help="comma list of the implicit + coupled paddings swept")
     args = ap.parse_args()
     sweep = [float(p) for p in args.implicit_paddings.split(",")]
+    csweep = [float(p) for p in args.coupled_paddings.split(",")]
     shown_pad = 0.1 if 0.1 in sweep else sweep[len(sweep) // 2]
     clips = sorted(LAFAN.glob("*.bvh"))
     if not clips:
         print("(../shared/data/mocap/lafan1 not found: nothing to measure)")
         return
+    from jointlimits.limits.coupled import humanoid_pairs
+
     ms = [bvh.load(p) for p in clips]
     folds = min(args.folds, len(ms))
-    names = ms[0].skeleton.names
+    sk = ms[0].skeleton
+    names = sk.names
+    pairs = [(sk.index(a), sk.index(b)) for a, b in humanoid_pairs(sk.names, sk.parents)]
     rng = np.random.default_rng(0)
     # random local rotations, built per joint from one Haar-uniform batch (shuffled per joint)
     base = quat.normalize(rng.normal(size=(args.random, 4)))
@@ -98,14 +139,19 @@ def main() -> None:
     print(f"leave-one-clip-out on {folds} of {len(ms)} LAFAN1 clips; {args.random:,} random rotations"
           f"{'; every shape fitted with mirrored clips added' if args.mirror else ''}")
     res = {}
-    for shape, pad in BASE + [("implicit", p) for p in sweep] + [("kdop", p) for p in KDOP_SWEEP if p != 0.05]:
-        res[shape, pad] = evaluate(ms, shape, pad, folds, R, mirror=args.mirror)
+    runs = (BASE + [("implicit", p) for p in sweep] + [("coupled", p) for p in csweep]
+            + [("kdop", p) for p in KDOP_SWEEP if p != 0.05])
+    for shape, pad in runs:
+        kind = "implicit" if shape == "coupled" else shape
+        res[shape, pad] = evaluate(ms, kind, pad, folds, R, coupled=shape == "coupled",
+                                   pairs=pairs if kind == "implicit" else (), mirror=args.mirror)
         rec, fa, tf = res[shape, pad][:3]
         print(f"  {shape:<10} padding {pad:<5}: recall mean {np.nanmean(rec):.4f} min {np.nanmin(rec):.4f} "
               f"({names[int(np.nanargmin(rec))]}), false accept mean {np.nanmean(fa):.4f} max {np.nanmax(fa):.4f} "
-              f"({names[int(np.nanargmax(fa))]}); fit {tf:.2f} s")
-    print(f"\nper joint (recall / false accept); padding 0.05, implicit {shown_pad}:")
-    shown = [("box", 0.05), ("ellipsoid", 0.05), ("kdop", 0.05), ("implicit", shown_pad)]
+              f"({names[int(np.nanargmax(fa))]}); fit {tf:.2f} s", flush=True)
+    cshown = 0.11 if 0.11 in csweep else csweep[0]
+    print(f"\nper joint (recall / false accept); padding 0.05, implicit {shown_pad}, implicit + coupled {cshown}:")
+    shown = [("box", 0.05), ("ellipsoid", 0.05), ("kdop", 0.05), ("implicit", shown_pad), ("coupled", cshown)]
     print(f"  {'joint':<16}" + "".join(f"{s:>20}" for s, _ in shown))
     rec0 = res["kdop", 0.05][0]
     for j in np.nonzero(np.isfinite(rec0))[0]:
@@ -118,27 +164,30 @@ def main() -> None:
         km, kfa = np.nanmean(kr[keep]), np.nanmean(kf[keep])
         print(f"\nDone when, {label}: k-DOP (padding 0.05) recall {km:.4f} (min {np.nanmin(kr[keep]):.4f}), "
               f"false accept {kfa:.4f}")
-        for p in sweep:
-            ir, ifa = res["implicit", p][:2]
-            good = np.nanmean(ir[keep]) >= km and np.nanmin(ir[keep]) >= 0.985
-            print(f"  implicit padding {p:<5}: recall {np.nanmean(ir[keep]):.4f} (min {np.nanmin(ir[keep]):.4f}), "
-                  f"false accept {np.nanmean(ifa[keep]):.4f} = {np.nanmean(ifa[keep]) / kfa:.2f}x"
-                  f"{'  <- meets the recall conditions' if good else ''}")
-    # coupled pairs: pair false accept against the product of the uncoupled ones, at the same padding
-    from jointlimits.limits.coupled import humanoid_pairs
-
-    sk = ms[0].skeleton
-    pairs = [(sk.index(a), sk.index(b)) for a, b in humanoid_pairs(sk.names, sk.parents)]
-    pad = 0.1
-    unc = evaluate(ms, "implicit", pad, folds, R, pairs=pairs, mirror=args.mirror)
-    cou = evaluate(ms, "implicit", pad, folds, R, coupled=True, pairs=pairs, mirror=args.mirror)
-    print(f"\ncoupled implicit (padding {pad}): recall mean {np.nanmean(cou[0]):.4f}, false accept mean "
-          f"{np.nanmean(cou[1]):.4f}; fit {cou[2]:.2f} s")
-    print(f"  {'pair':<28}{'recall unc':>11}{'coupled':>9}{'FA product':>12}{'unc pair':>10}{'coupled':>10}{'ratio':>7}")
-    for n, (p, c) in enumerate(pairs):
-        prod = unc[1][p] * unc[1][c]
-        print(f"  {names[p] + ' -> ' + names[c]:<28}{unc[3][n]:>11.4f}{cou[3][n]:>9.4f}{prod:>12.5f}"
-              f"{unc[4][n]:>10.5f}{cou[4][n]:>10.5f}{cou[4][n] / max(prod, 1e-12):>7.2f}")
+        for shape, pads in (("implicit", sweep), ("coupled", csweep)):
+            for p in pads:
+                ir, ifa = res[shape, p][:2]
+                good = np.nanmean(ir[keep]) >= km and np.nanmin(ir[keep]) >= 0.985
+                what = "implicit" if shape == "implicit" else "implicit + coupled"
+                print(f"  {what} padding {p:<5}: recall {np.nanmean(ir[keep]):.4f} (min {np.nanmin(ir[keep]):.4f}), "
+                      f"false accept {np.nanmean(ifa[keep]):.4f} = {np.nanmean(ifa[keep]) / kfa:.2f}x"
+                      f"{'  <- meets the recall conditions' if good else ''}")
+    # coupled pairs: pair false accept against the uncoupled pair's at the same pair recall (read
+    # off the uncoupled limits' padding sweep, interpolated) and at the same padding
+    for cp in csweep:
+        cou = res["coupled", cp]
+        print(f"\ncoupled pairs, padding {cp} (uncoupled pair false accept at the coupled pair's recall, "
+              f"interpolated over implicit paddings {', '.join(map(str, sweep))}):")
+        print(f"  {'pair':<28}{'recall':>9}{'FA coupled':>12}{'unc same rec':>14}{'ratio':>7}"
+              f"{'unc same pad':>14}{'ratio':>7}")
+        for n, (p, c) in enumerate(pairs):
+            ur = np.array([res["implicit", q][3][n] for q in sweep])
+            uf = np.array([res["implicit", q][4][n] for q in sweep])
+            o = np.argsort(ur, kind="stable")
+            same = float(np.interp(cou[3][n], ur[o], uf[o])) if ur.min() <= cou[3][n] <= ur.max() else np.nan
+            pad_row = res["implicit", cp][4][n] if ("implicit", cp) in res else np.nan
+            print(f"  {names[p] + ' -> ' + names[c]:<28}{cou[3][n]:>9.4f}{cou[4][n]:>12.2e}{same:>14.2e}"
+                  f"{cou[4][n] / same:>7.2f}{pad_row:>14.2e}{cou[4][n] / pad_row:>7.2f}")
     try:
         import matplotlib
 
@@ -146,10 +195,10 @@ def main() -> None:
         import matplotlib.pyplot as plt
 
         fig, ax = plt.subplots(figsize=(6, 4.5))
-        for shape, pads, mk in (("kdop", KDOP_SWEEP, "o-"), ("implicit", sweep, "s-")):
+        for shape, pads, mk in (("kdop", KDOP_SWEEP, "o-"), ("implicit", sweep, "s-"), ("coupled", csweep, "^-")):
             xs = [np.nanmean(res[shape, p][1]) for p in pads]
             ys = [np.nanmean(res[shape, p][0]) for p in pads]
-            ax.plot(xs, ys, mk, label=shape)
+            ax.plot(xs, ys, mk, label="implicit + coupled" if shape == "coupled" else shape)
             for p, x, y in zip(pads, xs, ys):
                 ax.annotate(f"{p}", (x, y), textcoords="offset points", xytext=(4, -10), fontsize=7)
         for shape in ("box", "ellipsoid"):

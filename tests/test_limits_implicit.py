@@ -231,11 +231,15 @@ def test_coupled_pose_projection_parent_first_inside_idempotent(tmp_path):
     lim.save(tmp_path / "c.json")
     back = JointLimits.load(tmp_path / "c.json")
     np.testing.assert_allclose(back.project(q), p, atol=1e-9)
-    d = json.loads((tmp_path / "c.json").read_text())
-    d["joints"][-1]["limit"]["fields"] = d["joints"][-1]["limit"]["fields"][:-8]
-    (tmp_path / "bad.json").write_text(json.dumps(d))
-    with pytest.raises(LimitsError, match="bad.json"):
-        JointLimits.load(tmp_path / "bad.json")
+    # the conditioned fields live on their own, coarser grid, kept in the file
+    assert child.fcell == 2.0 * child.base.shape.cell and len(child.fields) > 2
+    assert back.joint("b").fcell == child.fcell and np.array_equal(back.joint("b").forigin, child.forigin)
+    for key, bad in (("fields", lambda f: f[:-8]), ("fields_cell", lambda c: -c)):
+        d = json.loads((tmp_path / "c.json").read_text())
+        d["joints"][-1]["limit"][key] = bad(d["joints"][-1]["limit"][key])
+        (tmp_path / "bad.json").write_text(json.dumps(d))
+        with pytest.raises(LimitsError, match="bad.json"):
+            JointLimits.load(tmp_path / "bad.json")
 
 
 def test_coupled_needs_implicit_and_real_pairs():
@@ -248,10 +252,16 @@ def test_coupled_needs_implicit_and_real_pairs():
 def test_humanoid_pairs_by_name():
     from jointlimits.limits.coupled import humanoid_pairs
 
-    names = ["Hips", "Spine", "Spine1", "Neck", "LeftShoulder", "LeftArm", "LeftForeArm", "LeftUpLeg", "LeftLeg"]
-    parents = [-1, 0, 1, 2, 2, 4, 5, 0, 7]
-    assert set(humanoid_pairs(names, parents)) == {("Spine", "Spine1"), ("Spine1", "Neck"), ("LeftShoulder", "LeftArm"),
-                                                   ("LeftArm", "LeftForeArm"), ("LeftUpLeg", "LeftLeg")}
+    names = ["Hips", "Spine", "Spine1", "Neck", "LeftShoulder", "LeftArm", "LeftForeArm", "LeftUpLeg", "LeftLeg",
+             "Head", "LeftHand", "LeftFoot", "LeftToeBase"]
+    parents = [-1, 0, 1, 2, 2, 4, 5, 0, 7, 3, 6, 8, 11]
+    assert set(humanoid_pairs(names, parents)) == {
+        ("Spine", "Spine1"), ("Spine1", "Neck"), ("Neck", "Head"), ("LeftShoulder", "LeftArm"), ("LeftArm", "LeftForeArm"),
+        ("LeftUpLeg", "LeftLeg")}
+    # another convention: hip -> knee, chest -> neck -> head
+    names = ["Hips", "LeftHip", "LeftKnee", "LeftAnkle", "Chest", "Neck", "Head"]
+    parents = [-1, 0, 1, 2, 0, 4, 5]
+    assert set(humanoid_pairs(names, parents)) == {("LeftHip", "LeftKnee"), ("Chest", "Neck"), ("Neck", "Head")}
 
 
 def test_cli_fit_coupled_report_plot(tmp_path, clips):
@@ -307,7 +317,7 @@ def test_coupled_contains_in_one_pass_equals_the_steps(tol):
         v = to_limit_space(c, child.base.reference)
         s, want = child.base.shape, np.empty(len(v), bool)
         # every field read at every point: no cell maxima (an empty array)
-        _core.implicit_contains(v, s.position, s.rotation, s.origin, s.cell, s.threshold, child._F,
+        _core.implicit_contains(v, s.position, s.rotation, child.forigin, child.fcell, s.threshold, child._F,
                                 np.zeros((0, 0, 0), np.float32), ids, ws, tol, want)
         assert np.array_equal(got, want)
     assert 0.0 < child.contains(q[:, 2], tol, parent=q[:, 1]).mean() < 1.0
@@ -346,7 +356,7 @@ def test_coupled_contains_past_pi_reads_both_covers():
     nx = np.linalg.norm(x, axis=1, keepdims=True)
     for pts in (x, x * (1 - 2 * np.pi / nx)):
         one = np.empty(len(q), bool)
-        _core.implicit_contains(np.ascontiguousarray(pts), s.position, s.rotation, s.origin, s.cell, s.threshold,
+        _core.implicit_contains(np.ascontiguousarray(pts), s.position, s.rotation, child.forigin, child.fcell, s.threshold,
                                 child._F, np.zeros((0, 0, 0), np.float32), ids, ws, 1e-6, one)
         want |= one
     assert np.array_equal(got, want)
@@ -354,9 +364,10 @@ def test_coupled_contains_past_pi_reads_both_covers():
 
 
 def test_coupled_cell_fields_use_every_frame_their_weight_reaches():
-    """Each parent cell with enough frames gets the field of exactly the child points whose parent
-    lies within one cell of its centre (the frames found through the cell index equal a scan of
-    every frame), and the others read the child's own field."""
+    """Each parent cell gets the field of exactly the child points whose parent lies within r cells
+    of its centre, for the smallest r (<= grow) giving min_frames (the frames found through the
+    cell index and the cropped sub-grid equal a scan of every frame on the whole grid); cells
+    where no r does read the child's own field, and cells with the same frames share one."""
     import math
 
     from jointlimits.limits.coupled import CoupledLimit
@@ -365,21 +376,35 @@ def test_coupled_cell_fields_use_every_frame_their_weight_reaches():
     vp = rng.normal(size=(3000, 3)) * [0.6, 0.4, 0.3]
     vc = np.column_stack([np.sin(vp[:, 0]), 0.5 * vp[:, 1] + 0.1 * rng.normal(size=3000), 0.2 * vp[:, 2]])
     lim = CoupledLimit.fit(vp, vc, [1.0, 0, 0, 0], [1.0, 0, 0], [1.0, 0, 0, 0], "p", padding=0.05,
-                           parent_cell=0.4, min_frames=40)
+                           parent_cell=0.4, min_frames=40, grow=2, condition_padding=0.03)
     s = lim.base.shape
     local = (vc - s.position) @ s.rotation
-    radius = s.settings["radius_cells"] + 0.05 / (math.sqrt(1.0 - s.threshold ** (1 / 3)) * s.cell)
-    cidx = np.clip(np.floor((vp - lim.porigin) / lim.pcell).astype(int), 0, np.array(lim.cells.shape) - 1)
-    checked = 0
+    assert lim.fcell == 2.0 * s.cell  # the conditioned fields' coarser grid, balls of the same size
+    radius = (s.settings["radius_cells"] * s.cell + 0.08 / math.sqrt(1.0 - s.threshold ** (1 / 3))) / lim.fcell
+    grown, fallback, frames = 0, 0, {}
     for c in np.ndindex(*lim.cells.shape):
-        if np.all(cidx == c, axis=1).sum() < 40:
+        centre = lim.porigin + (np.array(c) + 0.5) * lim.pcell
+        d = np.max(np.abs(vp - centre), axis=1)
+        near = next((m for r in (1, 2) if (m := d < r * lim.pcell).sum() >= 40), None)
+        if near is None or not (d < 1.5 * lim.pcell).any():
             assert lim.cells[c] == 0
+            fallback += 1
             continue
-        near = np.all(np.abs(vp - (lim.porigin + (np.array(c) + 0.5) * lim.pcell)) < lim.pcell, axis=1)
-        want = fit_field(local[near], s.origin, s.grid.shape, s.cell, radius, s.threshold, True, False)
+        grown += not np.all(d[near] < lim.pcell)
+        want = fit_field(local[near], lim.forigin, lim.fields.shape[1:], lim.fcell, radius, s.threshold, True, False)
         assert np.array_equal(lim.fields[lim.cells[c]], want)
-        checked += 1
-    assert checked >= 5 and (lim.cells == 0).any()
+        frames.setdefault(np.flatnonzero(near).tobytes(), set()).add(int(lim.cells[c]))
+    assert all(len(k) == 1 for k in frames.values()) and len(lim.fields) == len(frames) + 1
+    assert grown >= 3 and fallback >= 1
+
+
+def test_parent_cell_from_the_parent_range():
+    from jointlimits.limits.coupled import PARENT_CELL, parent_cell_size
+
+    rng = np.random.default_rng(4)
+    assert parent_cell_size(rng.uniform(-1, 1, (5000, 3)) * [0.3, 0.1, 0.05]) == pytest.approx(0.6 * 0.98 / 3, rel=0.02)
+    assert parent_cell_size(rng.uniform(-2, 2, (5000, 3))) == PARENT_CELL
+    assert parent_cell_size(np.zeros((10, 3))) == 0.05
 
 
 def test_cell_maxima_bound_every_blend():

@@ -116,7 +116,7 @@ def _coupled_surfaces(coupled: Any, k: float, count: int = 3) -> list[Array]:
     used = sorted(set(np.unique(coupled.cells).tolist()) - {0})[:count]
     out = []
     for f in used:
-        cell = Implicit(position=s.position, rotation=s.rotation, origin=s.origin, cell=s.cell,
+        cell = Implicit(position=s.position, rotation=s.rotation, origin=coupled.forigin, cell=coupled.fcell,
                         grid=coupled.fields[f], threshold=s.threshold)
         out.append(cell.surface(step=2)[0] * k)
     return out

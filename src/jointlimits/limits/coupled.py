@@ -1,12 +1,19 @@
 """Coupled (parent-conditioned) implicit limits, after Herda et al.'s hierarchical joint limits.
 
 The parent's limit space (scaled angle axis relative to its reference, short cover) is cut into
-a coarse grid of cells. In every cell with enough data the child gets its own metaball field,
-fitted to the child rotations seen while the parent was within one cell of its centre (where
-its blend weight is not zero, so every training pose stays inside however it is blended); cells with too little data
-use the child's own (uncoupled) field. A pose's child limit is the blend of the eight
-neighbouring cells' fields with trilinear weights of the parent's rotation: the fields morph
-smoothly between cells. All fields share one grid, so blending is a weighted sum of lookups.
+a coarse grid of cells, sized from the parent's range (a third of it, at most 0.5 rad), so a
+parent that moves little (a clavicle, a spine joint) still conditions its child. Every cell near
+the data gets its own metaball field for the child, fitted to the child rotations seen while the
+parent was within one cell of the cell's centre (where its blend weight is not zero, so every
+training pose stays inside however it is blended); where that window holds too few frames it
+grows a cell at a time (at most four) until it does, and cells still without enough data use
+the child's own (uncoupled) field. The conditioned fields are padded a little more than the
+child's own (a parent rotation seen with few child rotations says less about the child's range).
+A pose's child limit is the blend of the eight neighbouring cells' fields with trilinear
+weights of the parent's rotation: the fields morph smoothly between cells. All fields share one
+grid, so blending is a weighted sum of lookups; it is twice as coarse as the child's own (there
+are hundreds of fields; the balls keep their size), with the child's own field resampled on it
+for the cells without data.
 """
 
 from __future__ import annotations
@@ -23,26 +30,33 @@ from numpy.typing import NDArray
 from ._checks import check_soften
 from .. import _core, quat
 from ..errors import LimitsError
-from .implicit import (ENCODING, Implicit, cell_maxima, decode_grid, encode_grid, fit_field,
-                       nearest_inside)
+from .implicit import ENCODING, Implicit, cell_maxima, decode_grid, encode_grid, grid_field, nearest_inside
 from .joint import FittedLimit, _project_batched, to_limit_space
 
-__all__ = ["CoupledLimit", "humanoid_pairs"]
+__all__ = ["CoupledLimit", "humanoid_pairs", "parent_cell_size"]
 
 Array = NDArray[np.float64]
 
-PARENT_CELL = 0.5  # radians: the coarse grid of the parent's limit space
-MIN_FRAMES = 60  # a parent cell needs this many training frames for its own child field
+PARENT_CELL = 0.5  # radians: the largest cell of the parent's grid
+PARENT_CELLS = 3.0  # cells across the parent's range (1st to 99th percentile, widest axis)
+MIN_PARENT_CELL = 0.05  # radians
+MIN_FRAMES = 120  # a parent cell's window needs this many training frames for its own child field
+GROW = 2  # a sparse cell's window grows up to this many cells from its centre
+COARSEN = 2.0  # the conditioned fields' grid cell, in the child's own grid cells
+CONDITION_PADDING = 0.03  # radians added to the padding of the parent-conditioned fields
 
 
 def humanoid_pairs(names: Sequence[str], parents: Sequence[int]) -> list[tuple[str, str]]:
     """(parent, child) joint pairs of a humanoid whose limits are coupled: clavicle -> shoulder,
-    shoulder -> elbow, hip -> knee, along the spine (found by name)."""
+    shoulder -> elbow, hip -> knee, along the spine and neck -> head (found by name). (Elbow ->
+    wrist and knee -> ankle were measured and left out: on LAFAN1 their coupled limits admit no
+    less than the uncoupled ones at the same held-out recall.)"""
     rules = [
         (r"(shoulder|clavicle|collar)", r"(?<!fore)(?<!lower)(arm|upperarm|humerus)$"),
         (r"(?<!fore)(?<!lower)(arm|upperarm|humerus)$", r"(forearm|lowerarm|elbow)"),
         (r"(upleg|upperleg|thigh|hip)$", r"((?<!up)(?<!upper)leg|knee|shin|calf|lowerleg)$"),
         (r"(spine\d*|chest|abdomen)$", r"(spine\d*|chest|neck)$"),
+        (r"neck\d*$", r"head$"),
     ]
     out = []
     for c, p in enumerate(parents):
@@ -52,6 +66,67 @@ def humanoid_pairs(names: Sequence[str], parents: Sequence[int]) -> list[tuple[s
         if any(re.search(a, pn) and re.search(b, cn) for a, b in rules):
             out.append((names[p], names[c]))
     return out
+
+
+def parent_cell_size(parent_points: Array) -> float:
+    """The parent grid's cell (radians): a third of the parent's range along its widest axis
+    (1st to 99th percentile), between 0.05 and 0.5."""
+    vp = np.asarray(parent_points, np.float64).reshape(-1, 3)
+    if len(vp) == 0:
+        return PARENT_CELL
+    ext = float(np.max(np.percentile(vp, 99, axis=0) - np.percentile(vp, 1, axis=0)))
+    return float(min(PARENT_CELL, max(MIN_PARENT_CELL, ext / PARENT_CELLS)))
+
+
+def _window(vp: Array, c: NDArray[np.int64], porigin: Array, pcell: float, pdims: NDArray[np.int64],
+            counts: NDArray[np.int64], order: NDArray[np.int64], bounds: NDArray[np.int64], min_frames: int,
+            grow: int) -> NDArray[np.int64] | None:
+    """Sorted frames whose parent lies within r cells of cell ``c``'s centre (per axis), for the
+    smallest r <= grow that gives at least ``min_frames`` (None: none does)."""
+    centre = porigin + (c + 0.5) * pcell
+    lo, hi = np.maximum(c - 1, 0), np.minimum(c + 1, pdims - 1)
+    if not counts[lo[0]:hi[0] + 1, lo[1]:hi[1] + 1, lo[2]:hi[2] + 1].any():
+        return None  # no frame near: the parent's limit hardly reaches the cell
+    for r in range(1, grow + 1):
+        lo, hi = np.maximum(c - r, 0), np.minimum(c + r, pdims - 1)
+        if counts[lo[0]:hi[0] + 1, lo[1]:hi[1] + 1, lo[2]:hi[2] + 1].sum() < min_frames:
+            continue
+        nb = np.stack(np.meshgrid(*[np.arange(a, b + 1) for a, b in zip(lo, hi)], indexing="ij"), -1)
+        ids = np.ravel_multi_index(tuple(nb.reshape(-1, 3).T), tuple(pdims))
+        cand = np.sort(np.concatenate([order[bounds[i]:bounds[i + 1]] for i in ids]))
+        near = cand[np.all(np.abs(vp[cand] - centre) < r * pcell, axis=1)]
+        if len(near) >= min_frames:
+            return near
+    return None
+
+
+def _cell_field(local: Array, shape: "_Grid", radius: float, flat: bool) -> NDArray[np.float32]:
+    """``fit_field`` of local points on the child's grid, computed on the sub-grid they reach (the
+    rest of the grid is 0: a ball reaches ``radius`` cells, hole filling stays inside the
+    balls' hull) and placed in a grid of zeros."""
+    dims = np.array(shape.grid.shape)
+    g = (local - shape.origin) / shape.cell
+    m = int(math.ceil(radius)) + 2
+    lo = np.clip(np.floor(g.min(0)).astype(int) - m, 0, dims - 2)
+    hi = np.clip(np.ceil(g.max(0)).astype(int) + m + 1, lo + 2, dims)
+    # g - lo is exact (0 <= lo <= g), so the sub-grid sees the same voxels and weights
+    sub = grid_field(g - lo, tuple(int(x) for x in hi - lo), radius, shape.threshold, True, flat)
+    F = np.zeros(shape.grid.shape, np.float32)
+    F[lo[0]:hi[0], lo[1]:hi[1], lo[2]:hi[2]] = sub
+    return F
+
+
+@dataclass
+class _Grid:
+    """Where a coupled limit's fields live: the child's limit frame, grid origin and cell."""
+
+    position: Array
+    rotation: Array
+    origin: Array
+    cell: float
+    grid: NDArray[np.float32]  # a field of the grid's shape
+    threshold: float
+    normal: Array = field(default_factory=lambda: np.zeros(3))
 
 
 class _Blend:
@@ -68,7 +143,7 @@ class _Blend:
         return self.ids, self.ws
 
     def project(self, points: Array) -> Array:
-        s, lim = self.limit.base_shape, self.limit
+        s, lim = self.limit.frame, self.limit
         flat = np.ascontiguousarray(points, np.float64).reshape(-1, 3)
         out = np.empty_like(flat)
         ids, ws = self._rows(len(flat))
@@ -77,7 +152,7 @@ class _Blend:
         return out
 
     def contains(self, points: Array, tolerance: float = 0.0) -> NDArray[np.bool_]:
-        s, lim = self.limit.base_shape, self.limit
+        s, lim = self.limit.frame, self.limit
         flat = np.ascontiguousarray(points, np.float64).reshape(-1, 3)
         out = np.empty(len(flat), np.bool_)
         ids, ws = self._rows(len(flat))
@@ -99,9 +174,11 @@ class CoupledLimit:
     porigin: Array  # the parent grid: cell centres at porigin + (i + 0.5) * pcell
     pcell: float
     cells: NDArray[np.int64]  # [pdims] index into fields (0: the child's own field)
-    fields: NDArray[np.float32]  # [K, nx, ny, nz]; fields[0] is the base shape's grid
+    fields: NDArray[np.float32]  # [K, nx, ny, nz]; fields[0] is the child's own field on the fields' grid
     kind: str = "coupled"
     settings: dict = field(default_factory=dict)
+    forigin: Array | None = None  # the fields' grid in the child's limit frame (None: the base shape's)
+    fcell: float | None = None
 
     def __post_init__(self) -> None:
         if not (isinstance(self.base, FittedLimit) and isinstance(self.base.shape, Implicit)):
@@ -112,8 +189,12 @@ class CoupledLimit:
         self.cells = np.asarray(self.cells, np.int64)
         F = np.asarray(self.fields, np.float32)
         s = self.base.shape
-        if F.ndim != 4 or F.shape[1:] != s.grid.shape or len(F) < 1:
-            raise LimitsError(f"coupled limit: fields must be [K, {', '.join(map(str, s.grid.shape))}], got {F.shape}")
+        self.forigin = np.asarray(s.origin if self.forigin is None else self.forigin, np.float64).reshape(3)
+        self.fcell = float(s.cell if self.fcell is None else self.fcell)
+        if not (np.all(np.isfinite(self.forigin)) and math.isfinite(self.fcell) and self.fcell > 0):
+            raise LimitsError("coupled limit: the fields' grid is not finite")
+        if F.ndim != 4 or len(F) < 1 or min(F.shape[1:]) < 2:
+            raise LimitsError(f"coupled limit: fields must be [K, nx, ny, nz] (each >= 2), got {F.shape}")
         if self.cells.ndim != 3 or self.cells.min() < 0 or self.cells.max() >= len(F):
             raise LimitsError("coupled limit: the parent cells index fields that do not exist")
         if not (math.isfinite(self.pcell) and self.pcell > 0 and np.all(np.isfinite(self.porigin))):
@@ -127,6 +208,7 @@ class CoupledLimit:
         self._F = np.ascontiguousarray(F, np.float32)  # read as float32 (exact in double arithmetic)
         self._cmax = cell_maxima(self._F)
         self._near: tuple | None = None  # nearest_inside of every field, computed at the first projection
+        self.frame = _Grid(s.position, s.rotation, self.forigin, self.fcell, F[0], s.threshold)
 
     def _nearest(self) -> tuple[NDArray[np.float32], NDArray[np.int32]]:
         """Per field: each node's distance to the inside and its nearest inside node (projection's
@@ -144,42 +226,66 @@ class CoupledLimit:
     @classmethod
     def fit(cls, parent_points: Array, child_points: Array, child_rotations_ref: Array, child_axis: Array,
             parent_reference: Array, parent: str, padding: float = 0.05, subsample: float | None = 0.05,
-            parent_cell: float = PARENT_CELL, min_frames: int = MIN_FRAMES) -> "CoupledLimit":
+            parent_cell: float | None = None, min_frames: int | None = None, grow: int | None = None,
+            condition_padding: float | None = None) -> "CoupledLimit":
         """From per-frame parent limit-space points ``[N, 3]`` (short cover) and the child's
-        limit-space points ``[N, 3]`` of the same frames."""
+        limit-space points ``[N, 3]`` of the same frames. ``parent_cell`` None: from the parent's
+        range (:func:`parent_cell_size`); the others None: the module's ``MIN_FRAMES``, ``GROW``,
+        ``CONDITION_PADDING``."""
+        min_frames = MIN_FRAMES if min_frames is None else min_frames
+        grow = GROW if grow is None else grow
+        condition_padding = CONDITION_PADDING if condition_padding is None else float(condition_padding)
         vp = np.asarray(parent_points, np.float64)
         vc = np.asarray(child_points, np.float64)
+        if not (math.isfinite(condition_padding) and condition_padding >= 0):
+            raise LimitsError(f"condition_padding must be a finite number >= 0, got {condition_padding}")
+        if int(grow) < 1 or int(min_frames) < 1:
+            raise LimitsError(f"grow and min_frames must be >= 1, got {grow} and {min_frames}")
         shape = Implicit.fit(vc, padding, subsample)
         base = FittedLimit(child_rotations_ref, child_axis, shape=shape)
+        pcell = parent_cell_size(vp) if parent_cell is None else float(parent_cell)
+        if not (math.isfinite(pcell) and pcell > 0):
+            raise LimitsError(f"parent_cell must be > 0, got {parent_cell}")
         lo, hi = vp.min(0), vp.max(0)
-        pdims = np.maximum(np.ceil((hi - lo) / parent_cell).astype(int), 1)
-        porigin = 0.5 * (lo + hi) - 0.5 * pdims * parent_cell
-        cidx = np.clip(np.floor((vp - porigin) / parent_cell).astype(int), 0, pdims - 1)
+        pdims = np.maximum(np.ceil((hi - lo) / pcell).astype(int), 1)
+        porigin = 0.5 * (lo + hi) - 0.5 * pdims * pcell
+        cidx = np.clip(np.floor((vp - porigin) / pcell).astype(int), 0, pdims - 1)
         local = (vc - shape.position) @ shape.rotation
-        radius = shape.settings["radius_cells"] + padding / (math.sqrt(1.0 - shape.threshold ** (1 / 3)) * shape.cell)
+        iso = math.sqrt(1.0 - shape.threshold ** (1 / 3))
         cells = np.zeros(tuple(pdims), np.int64)
-        fields = [shape.grid]
-        # frames by cell (sorted once): a cell's candidates are its own and its 26 neighbours' frames
-        fid = np.ravel_multi_index(tuple(cidx.T), tuple(pdims)) if len(vp) else np.zeros(0, np.int64)
-        order = np.argsort(fid, kind="stable")
-        bounds = np.searchsorted(fid[order], np.arange(int(pdims.prod()) + 1))
-        counts = np.diff(bounds).reshape(tuple(pdims))
         flat = bool(len(local) and np.ptp(local[:, 2]) < 1e-9)
-        for c in np.argwhere(counts >= min_frames):
-            if pdims.prod() == 1:
-                break
-            lo_c, hi_c = np.maximum(c - 1, 0), np.minimum(c + 1, pdims - 1)
-            nb = np.stack(np.meshgrid(*[np.arange(a, b + 1) for a, b in zip(lo_c, hi_c)], indexing="ij"), -1)
-            ids = np.ravel_multi_index(tuple(nb.reshape(-1, 3).T), tuple(pdims))
-            cand = np.sort(np.concatenate([order[bounds[i]:bounds[i + 1]] for i in ids]))
-            centre = porigin + (c + 0.5) * parent_cell
-            near = cand[np.all(np.abs(vp[cand] - centre) < parent_cell, axis=1)]  # every frame its weight reaches
-            cells[tuple(c)] = len(fields)
-            fields.append(fit_field(local[near], shape.origin, shape.grid.shape, shape.cell, radius, shape.threshold,
-                                    True, flat))
-        return cls(base, parent, parent_reference, porigin, float(parent_cell), cells, np.stack(fields),
-                   settings={"padding": float(padding), "parent_cell": float(parent_cell),
-                             "min_frames": int(min_frames), "cells_with_data": len(fields) - 1})
+        grid = _Grid(shape.position, shape.rotation, shape.origin, shape.cell, shape.grid, shape.threshold)
+        fields = [shape.grid]
+        if pdims.prod() > 1 and COARSEN != 1.0:
+            # the conditioned fields on a coarser grid (memory: they are many), balls of the same size
+            H = shape.cell * COARSEN
+            rb = shape.settings["radius_cells"] * shape.cell + padding / iso
+            m = math.ceil(rb / H) + 1
+            glo = np.floor(local.min(0) / H) * H - m * H
+            dims = tuple(int(d) for d in np.maximum(np.ceil((local.max(0) + m * H - glo) / H).astype(int) + 1, 2))
+            grid = _Grid(shape.position, shape.rotation, glo, H, np.zeros(dims, np.float32), shape.threshold)
+            fields = [_cell_field(local, grid, rb / H, flat)]
+        radius = (shape.settings["radius_cells"] * shape.cell + (padding + condition_padding) / iso) / grid.cell
+        if pdims.prod() > 1:
+            # frames by cell (sorted once): a window's candidates are the frames of its cells
+            fid = np.ravel_multi_index(tuple(cidx.T), tuple(pdims))
+            order = np.argsort(fid, kind="stable")
+            bounds = np.searchsorted(fid[order], np.arange(int(pdims.prod()) + 1))
+            counts = np.diff(bounds).reshape(tuple(pdims))
+            seen: dict[bytes, int] = {}
+            for c in np.ndindex(*pdims):
+                near = _window(vp, np.array(c), porigin, pcell, pdims, counts, order, bounds, int(min_frames), int(grow))
+                if near is None:
+                    continue
+                key = near.tobytes()
+                if key not in seen:
+                    seen[key] = len(fields)
+                    fields.append(_cell_field(local[near], grid, radius, flat))
+                cells[c] = seen[key]
+        return cls(base, parent, parent_reference, porigin, pcell, cells, np.stack(fields), forigin=grid.origin,
+                   fcell=grid.cell, settings={"padding": float(padding), "parent_cell": pcell, "min_frames": int(min_frames),
+                             "grow": int(grow), "condition_padding": float(condition_padding),
+                             "cells_with_data": int((cells > 0).sum()), "fields": len(fields) - 1})
 
     # ------------------------------------------------------------------ blending
     def weights(self, parent_rotations: Array) -> tuple[NDArray[np.int64], Array]:
@@ -220,7 +326,7 @@ class CoupledLimit:
             out = np.empty(len(flat), np.bool_)
             _core.coupled_contains(np.ascontiguousarray(flat), self.base.reference, np.ascontiguousarray(pf),
                                    self.parent_reference, self.porigin, self.pcell, self.cells, s.position, s.rotation,
-                                   s.origin, s.cell, s.threshold, self._F, self._cmax, float(tolerance),
+                                   self.forigin, self.fcell, s.threshold, self._F, self._cmax, float(tolerance),
                                    bool(s.radius() > np.pi),
                                    out)
             return out.reshape(q.shape[:-1])
@@ -240,7 +346,8 @@ class CoupledLimit:
         return {"kind": self.kind, "base": self.base.to_dict(), "parent": self.parent,
                 "parent_reference": self.parent_reference.tolist(), "porigin": self.porigin.tolist(),
                 "pcell": self.pcell, "cells": self.cells.tolist(), "dims": list(self.fields.shape),
-                "encoding": ENCODING, "fields": encode_grid(self.fields), "settings": dict(self.settings)}
+                "encoding": ENCODING, "fields": encode_grid(self.fields), "fields_origin": self.forigin.tolist(),
+                "fields_cell": self.fcell, "settings": dict(self.settings)}
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> "CoupledLimit":
@@ -253,7 +360,7 @@ class CoupledLimit:
                 decode_grid(d["fields"], [dims[0] * dims[1], dims[2], dims[3]], "coupled limit fields", enc)
             return cls(FittedLimit.from_dict(d["base"]), str(d["parent"]), d["parent_reference"], d["porigin"],
                        d["pcell"], np.asarray(d["cells"], np.int64), F.reshape([int(x) for x in dims]),
-                       settings=dict(d.get("settings", {})))
+                       settings=dict(d.get("settings", {})), forigin=d.get("fields_origin"), fcell=d.get("fields_cell"))
         except KeyError as e:
             raise LimitsError(f"corrupt coupled limit entry: missing {e}") from None
         except (TypeError, ValueError) as e:

@@ -35,7 +35,7 @@ from . import cloud
 from ._checks import _points
 from .shape import Shape
 
-__all__ = ["Implicit", "fit_field", "encode_grid", "decode_grid"]
+__all__ = ["Implicit", "fit_field", "grid_field", "encode_grid", "decode_grid"]
 
 Array = NDArray[np.float64]
 
@@ -75,9 +75,15 @@ def fit_field(local: Array, origin: Array, dims: tuple[int, int, int], cell: flo
               threshold: float = THRESHOLD, fill_holes: bool = True, flat: bool = False) -> NDArray[np.float32]:
     """The metaball field of local points ``[N, 3]`` on a grid (nodes at ``origin + i * cell``):
     one ball of ``radius`` (cells) per occupied voxel, holes filled, every point inside."""
+    g = (np.asarray(local, np.float64) - origin) / cell
+    return grid_field(g, dims, radius, threshold, fill_holes, flat)
+
+
+def grid_field(g: Array, dims: tuple[int, int, int], radius: float, threshold: float = THRESHOLD,
+               fill_holes: bool = True, flat: bool = False) -> NDArray[np.float32]:
+    """:func:`fit_field` of points given in grid coordinates ``[N, 3]`` (node units)."""
     from scipy import ndimage
 
-    g = (np.asarray(local, np.float64) - origin) / cell
     F = np.zeros(dims, np.float64)
     if len(g):
         v = np.clip(np.rint(g), 0, np.array(dims) - 1).astype(np.int64)

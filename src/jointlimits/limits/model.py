@@ -285,7 +285,7 @@ class JointLimits:
         With ``coupled`` (``shape="implicit"``, no swing-twist) the child of each (parent,
         child) pair gets a limit conditioned on its parent's rotation (``CoupledLimit``):
         ``pairs`` names them, by default the humanoid pairs found by joint name (clavicle ->
-        shoulder, shoulder -> elbow, hip -> knee, along the spine).
+        shoulder, shoulder -> elbow, hip -> knee, along the spine, neck -> head).
 
         ``shape`` is one of ``box``, ``oriented-box``, ``ellipsoid``, ``kdop``; ``shapes`` overrides
         it per joint name (also ``"reach-window"`` for a swing window plus twist range).
