@@ -1,8 +1,8 @@
 """How well fitted limits generalise: leave-one-clip-out on the shared LAFAN1 clips.
 
     python benchmarks/bench_quality.py [--folds 10] [--random 200000] [--png quality.png] [--mirror]
-                                       [--implicit-paddings 0,0.05,0.1,0.11,0.12,0.15]
-                                       [--coupled-paddings 0.1,0.11,0.12]
+                                       [--implicit-paddings 0,0.05,0.1,0.105,0.11,0.12,0.15]
+                                       [--coupled-paddings 0.1,0.105,0.11,0.12]
 
 Fit on nine clips, test on the tenth, for every clip. Per joint and on average:
 
@@ -44,8 +44,8 @@ ROOT = Path(__file__).resolve().parents[1]
 LAFAN = ROOT.parent / "shared" / "data" / "mocap" / "lafan1"
 BASE = [("box", 0.05), ("ellipsoid", 0.05), ("kdop", 0.05)]
 KDOP_SWEEP = [0.0, 0.05, 0.1, 0.2]
-IMPLICIT_SWEEP = [0.0, 0.05, 0.1, 0.11, 0.12, 0.15]
-COUPLED_SWEEP = [0.1, 0.11, 0.12]
+IMPLICIT_SWEEP = [0.0, 0.05, 0.1, 0.105, 0.11, 0.12, 0.15]
+COUPLED_SWEEP = [0.1, 0.105, 0.11, 0.12]
 
 
 def _own(limit):
@@ -105,6 +105,19 @@ def evaluate(ms: list, shape: str, padding: float, folds: int, R: np.ndarray, co
     recall[mask] = np.nan
     falsea[mask] = np.nan
     return recall, falsea, tfit / folds, phit / seen[0], pfa / folds
+
+
+def _at_recall(target: float, recall: list, fa: list) -> float:
+    """The false accept of the uncoupled limits (paddings ascending) where their recall first
+    reaches ``target``: interpolated between the paddings around it, the first padding's if it
+    already does, NaN if none does."""
+    for i, (r, f) in enumerate(zip(recall, fa)):
+        if r >= target:
+            if i == 0 or r == recall[i - 1]:
+                return float(f)
+            t = (target - recall[i - 1]) / (r - recall[i - 1])
+            return float(fa[i - 1] + t * (f - fa[i - 1]))
+    return float("nan")
 
 
 def main() -> None:
@@ -176,15 +189,13 @@ def main() -> None:
     # off the uncoupled limits' padding sweep, interpolated) and at the same padding
     for cp in csweep:
         cou = res["coupled", cp]
-        print(f"\ncoupled pairs, padding {cp} (uncoupled pair false accept at the coupled pair's recall, "
-              f"interpolated over implicit paddings {', '.join(map(str, sweep))}):")
+        print(f"\ncoupled pairs, padding {cp} (uncoupled pair false accept where its pair recall first reaches the "
+              f"coupled pair's, interpolated over implicit paddings {', '.join(map(str, sorted(sweep)))}):")
         print(f"  {'pair':<28}{'recall':>9}{'FA coupled':>12}{'unc same rec':>14}{'ratio':>7}"
               f"{'unc same pad':>14}{'ratio':>7}")
         for n, (p, c) in enumerate(pairs):
-            ur = np.array([res["implicit", q][3][n] for q in sweep])
-            uf = np.array([res["implicit", q][4][n] for q in sweep])
-            o = np.argsort(ur, kind="stable")
-            same = float(np.interp(cou[3][n], ur[o], uf[o])) if ur.min() <= cou[3][n] <= ur.max() else np.nan
+            same = _at_recall(cou[3][n], [res["implicit", q][3][n] for q in sorted(sweep)],
+                              [res["implicit", q][4][n] for q in sorted(sweep)])
             pad_row = res["implicit", cp][4][n] if ("implicit", cp) in res else np.nan
             print(f"  {names[p] + ' -> ' + names[c]:<28}{cou[3][n]:>9.4f}{cou[4][n]:>12.2e}{same:>14.2e}"
                   f"{cou[4][n] / same:>7.2f}{pad_row:>14.2e}{cou[4][n] / pad_row:>7.2f}")

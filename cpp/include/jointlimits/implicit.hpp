@@ -97,16 +97,41 @@ inline void from_grid(const ImplicitField& S, double gx, double gy, double gz, c
     x -= d * normal[0], y -= d * normal[1], z -= d * normal[2];
 }
 
-/// Bisection between an outside point a and an inside point b: a point inside, near the crossing.
+/// Between an outside point a and an inside point b: a point inside, reading at most 4e-7 above
+/// the threshold's mark (or within 2^-20 of |b - a| of the crossing). Regula falsi with the
+/// Illinois rule (along the segment the field is smooth piecewise cubic, so it takes a few reads
+/// where bisection took 20), halving when it stalls; b stays inside throughout.
 inline void crossing(const ImplicitField& S, const int64_t* ids, const double* ws, int64_t m, double thr, double ax,
                      double ay, double az, double& bx, double& by, double& bz) {
-    for (int it = 0; it < kBisections; ++it) {
-        const double cx = 0.5 * (ax + bx), cy = 0.5 * (ay + by), cz = 0.5 * (az + bz);
-        if (eval(S, ids, ws, m, cx, cy, cz).f >= thr)
-            bx = cx, by = cy, bz = cz;
-        else
-            ax = cx, ay = cy, az = cz;
+    const double dx = bx - ax, dy = by - ay, dz = bz - az;
+    // aim a little above the threshold: where the result lands, rounding on its way back to
+    // limit space must still read inside (the caller checks thr * (1 + kSafety)), so it should
+    // not sit on the crossing itself
+    const double level = thr * (1.0 + 4.0 * kSafety);
+    double ta = 0.0, tb = 1.0;
+    double ga = eval<false>(S, ids, ws, m, ax, ay, az).f - level;
+    double gb = eval<false>(S, ids, ws, m, bx, by, bz).f - level;
+    if (gb < 0.0) return;  // b is inside, if barely: the caller pushes it on
+    if (!(ga < 0.0)) ga = -gb;  // not a bracket by value: halving first
+    int side = 0;
+    constexpr double kWidth = 1.0 / (1 << kBisections);
+    const double close = 4.0 * kSafety * thr;  // b reads between thr (1 + 4 kSafety) and thr (1 + 8 kSafety)
+    for (int it = 0; it < 4 * kBisections && tb - ta > kWidth && gb > close; ++it) {
+        double t = tb - gb * (tb - ta) / (gb - ga);
+        const double w = tb - ta;
+        if (!(t > ta + 0.01 * w && t < tb - 0.01 * w) || it % 4 == 3) t = 0.5 * (ta + tb);  // stalled: halve
+        const double g = eval<false>(S, ids, ws, m, ax + dx * t, ay + dy * t, az + dz * t).f - level;
+        if (g >= 0.0) {
+            tb = t, gb = g;
+            if (side == 1) ga *= 0.5;
+            side = 1;
+        } else {
+            ta = t, ga = g;
+            if (side == -1) gb *= 0.5;
+            side = -1;
+        }
     }
+    if (tb < 1.0) bx = ax + dx * tb, by = ay + dy * tb, bz = az + dz * tb;
 }
 
 /// The grid node nearest grid coordinates (x, y, z), clamped to the grid.
@@ -163,7 +188,7 @@ inline void toward_nearest(const ImplicitField& S, int64_t kf, const int64_t* id
     double t = std::min(L, std::sqrt((px - gx) * (px - gx) + (py - gy) * (py - gy) + (pz - gz) * (pz - gz)));
     while (t < L) {
         node(S, px, py, pz, i, j, k);
-        t = std::min(L, t + std::max(static_cast<double>(S.D[kf * nxyz + i * nyz + j * S.nz + k]) - 2.0, kMarchStep));
+        t = std::min(L, t + std::max(static_cast<double>(S.D[kf * nxyz + i * nyz + j * S.nz + k]) - 1.0, kMarchStep));
         double cx = gx + sx * t, cy = gy + sy * t, cz = gz + sz * t;
         if (eval(S, ids, ws, m, cx, cy, cz).f >= thr) {
             crossing(S, ids, ws, m, thr, px, py, pz, cx, cy, cz);
@@ -296,7 +321,7 @@ inline void implicit_project(const ImplicitField& S, const double* pts, int64_t 
             crossing(S, idr, wr, m, thr, px, py, pz, cx, cy, cz);
         } else {  // no usable gradient: toward the nearest inside node of the most weighted field
             int64_t tried = 0;
-            for (int64_t a = 0; a < m; ++a) {  // a blend: the next most weighted field if that node is not inside it
+            for (int64_t a = 0; a < m; ++a) {  // a blend: the next most weighted field if that leads nowhere
                 int64_t best = -1;
                 for (int64_t t = 0; t < m; ++t)
                     if (!((tried >> t) & 1) && wr[t] > 0.0 && (best < 0 || wr[t] > wr[best])) best = t;
@@ -305,17 +330,18 @@ inline void implicit_project(const ImplicitField& S, const double* pts, int64_t 
                 toward_nearest(S, idr[best], idr, wr, m, thr, gx, gy, gz, nlx, nly, nlz, poff, cx0, cy0, cz0, cx, cy,
                                cz);
                 v = eval(S, idr, wr, m, cx, cy, cz);
+                for (int s = 0; s < kMarchSteps && v.f < thr; ++s) {  // outside the blend there: up its gradient
+                    const double dn = v.dx * nlx + v.dy * nly + v.dz * nlz;
+                    v.dx -= dn * nlx, v.dy -= dn * nly, v.dz -= dn * nlz;
+                    const double g = std::sqrt(v.dx * v.dx + v.dy * v.dy + v.dz * v.dz);
+                    if (v.f <= 0.0 || g < 1e-9) break;
+                    px = cx, py = cy, pz = cz;
+                    const double k = kMarchStep / g;
+                    cx += v.dx * k, cy += v.dy * k, cz += v.dz * k;
+                    v = eval(S, idr, wr, m, cx, cy, cz);
+                    if (v.f >= thr) crossing(S, idr, wr, m, thr, px, py, pz, cx, cy, cz);
+                }
                 if (v.f >= thr) break;
-            }
-            for (int s = 0; s < kMarchSteps; ++s) {  // still outside the blend: up its gradient from there
-                if (v.f >= thr) break;
-                const double g = std::sqrt(v.dx * v.dx + v.dy * v.dy + v.dz * v.dz);
-                if (v.f <= 0.0 || g < 1e-9) break;
-                px = cx, py = cy, pz = cz;
-                const double k = kMarchStep / g;
-                cx += v.dx * k, cy += v.dy * k, cz += v.dz * k;
-                v = eval(S, idr, wr, m, cx, cy, cz);
-                if (v.f >= thr) crossing(S, idr, wr, m, thr, px, py, pz, cx, cy, cz);
             }
         }
         double ox, oy, oz;

@@ -274,7 +274,8 @@ class CoupledLimit:
             counts = np.diff(bounds).reshape(tuple(pdims))
             seen: dict[bytes, int] = {}
             for c in np.ndindex(*pdims):
-                near = _window(vp, np.array(c), porigin, pcell, pdims, counts, order, bounds, int(min_frames), int(grow))
+                near = _window(vp, np.array(c), porigin, pcell, pdims, counts, order, bounds, int(min_frames),
+                               int(grow))
                 if near is None:
                     continue
                 key = near.tobytes()
@@ -282,10 +283,11 @@ class CoupledLimit:
                     seen[key] = len(fields)
                     fields.append(_cell_field(local[near], grid, radius, flat))
                 cells[c] = seen[key]
+        settings = {"padding": float(padding), "parent_cell": pcell, "min_frames": int(min_frames), "grow": int(grow),
+                    "condition_padding": float(condition_padding), "cells_with_data": int((cells > 0).sum()),
+                    "fields": len(fields) - 1}
         return cls(base, parent, parent_reference, porigin, pcell, cells, np.stack(fields), forigin=grid.origin,
-                   fcell=grid.cell, settings={"padding": float(padding), "parent_cell": pcell, "min_frames": int(min_frames),
-                             "grow": int(grow), "condition_padding": float(condition_padding),
-                             "cells_with_data": int((cells > 0).sum()), "fields": len(fields) - 1})
+                   fcell=grid.cell, settings=settings)
 
     # ------------------------------------------------------------------ blending
     def weights(self, parent_rotations: Array) -> tuple[NDArray[np.int64], Array]:
