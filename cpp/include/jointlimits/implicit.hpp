@@ -101,16 +101,17 @@ inline void from_grid(const ImplicitField& S, double gx, double gy, double gz, c
 /// the threshold's mark (or within 2^-20 of |b - a| of the crossing). Regula falsi with the
 /// Illinois rule (along the segment the field is smooth piecewise cubic, so it takes a few reads
 /// where bisection took 20), halving when it stalls; b stays inside throughout.
-inline void crossing(const ImplicitField& S, const int64_t* ids, const double* ws, int64_t m, double thr, double ax,
-                     double ay, double az, double& bx, double& by, double& bz) {
+inline void crossing(const ImplicitField& S, const int64_t* ids, const double* ws, int64_t m, double thr, double fa,
+                     double fb, double ax, double ay, double az, double& bx, double& by, double& bz) {
     const double dx = bx - ax, dy = by - ay, dz = bz - az;
     // aim a little above the threshold: where the result lands, rounding on its way back to
     // limit space must still read inside (the caller checks thr * (1 + kSafety)), so it should
     // not sit on the crossing itself
     const double level = thr * (1.0 + 4.0 * kSafety);
     double ta = 0.0, tb = 1.0;
-    double ga = eval<false>(S, ids, ws, m, ax, ay, az).f - level;
-    double gb = eval<false>(S, ids, ws, m, bx, by, bz).f - level;
+    // fa, fb: the blend at a and b when the caller has read it (NaN: read it here)
+    double ga = (fa == fa ? fa : eval<false>(S, ids, ws, m, ax, ay, az).f) - level;
+    double gb = (fb == fb ? fb : eval<false>(S, ids, ws, m, bx, by, bz).f) - level;
     if (gb < 0.0) return;  // b is inside, if barely: the caller pushes it on
     if (!(ga < 0.0)) ga = -gb;  // not a bracket by value: halving first
     int side = 0;
@@ -163,8 +164,9 @@ inline void enter(const ImplicitField& S, double gx, double gy, double gz, doubl
 
 /// Where the gradient gives no direction: the first inside point on the segment to the nearest
 /// inside node of field kf (moved onto the plane of a section), by sphere tracing on the nodes'
-/// distances to the inside, then bisection.
-inline void toward_nearest(const ImplicitField& S, int64_t kf, const int64_t* ids, const double* ws, int64_t m,
+/// distances to the inside, then the crossing; true if it found one (else the node, outside the
+/// blend).
+inline bool toward_nearest(const ImplicitField& S, int64_t kf, const int64_t* ids, const double* ws, int64_t m,
                            double thr, double gx, double gy, double gz, double nlx, double nly, double nlz,
                            double poff, double cx0, double cy0, double cz0, double& rx, double& ry, double& rz) {
     const int64_t nyz = S.ny * S.nz, nxyz = S.nx * nyz;
@@ -181,22 +183,24 @@ inline void toward_nearest(const ImplicitField& S, int64_t kf, const int64_t* id
     double sx = bx - gx, sy = by - gy, sz = bz - gz;
     const double L = std::sqrt(sx * sx + sy * sy + sz * sz);
     rx = bx, ry = by, rz = bz;
-    if (L == 0.0) return;
+    if (L == 0.0) return false;
     sx /= L, sy /= L, sz /= L;
-    double px, py, pz;
+    double px, py, pz, fp = std::nan("");
     enter(S, gx, gy, gz, sx, sy, sz, px, py, pz);  // the field is 0 outside the grid
     double t = std::min(L, std::sqrt((px - gx) * (px - gx) + (py - gy) * (py - gy) + (pz - gz) * (pz - gz)));
     while (t < L) {
         node(S, px, py, pz, i, j, k);
         t = std::min(L, t + std::max(static_cast<double>(S.D[kf * nxyz + i * nyz + j * S.nz + k]) - 1.0, kMarchStep));
         double cx = gx + sx * t, cy = gy + sy * t, cz = gz + sz * t;
-        if (eval(S, ids, ws, m, cx, cy, cz).f >= thr) {
-            crossing(S, ids, ws, m, thr, px, py, pz, cx, cy, cz);
+        const double fc = eval<false>(S, ids, ws, m, cx, cy, cz).f;
+        if (fc >= thr) {
+            crossing(S, ids, ws, m, thr, fp, fc, px, py, pz, cx, cy, cz);
             rx = cx, ry = cy, rz = cz;
-            return;
+            return true;
         }
-        px = cx, py = cy, pz = cz;
+        px = cx, py = cy, pz = cz, fp = fc;
     }
+    return false;
 }
 
 /// eval's value alone (the same sums, so the same bits as eval(...).f).
@@ -303,12 +307,13 @@ inline void implicit_project(const ImplicitField& S, const double* pts, int64_t 
         }
         bool found = false;
         double cx = gx, cy = gy, cz = gz, px = gx, py = gy, pz = gz;
+        double fp = v.f;
         for (int s = 0; s < kMarchSteps; ++s) {  // up the gradient
             const double dn = v.dx * nlx + v.dy * nly + v.dz * nlz;
             v.dx -= dn * nlx, v.dy -= dn * nly, v.dz -= dn * nlz;
             const double g = std::sqrt(v.dx * v.dx + v.dy * v.dy + v.dz * v.dz);
             if (v.f <= 0.0 || g < 1e-9) break;
-            px = cx, py = cy, pz = cz;
+            px = cx, py = cy, pz = cz, fp = v.f;
             const double k = kMarchStep / g;
             cx += v.dx * k, cy += v.dy * k, cz += v.dz * k;
             v = eval(S, idr, wr, m, cx, cy, cz);
@@ -318,7 +323,7 @@ inline void implicit_project(const ImplicitField& S, const double* pts, int64_t 
             }
         }
         if (found) {
-            crossing(S, idr, wr, m, thr, px, py, pz, cx, cy, cz);
+            crossing(S, idr, wr, m, thr, fp, v.f, px, py, pz, cx, cy, cz);
         } else {  // no usable gradient: toward the nearest inside node of the most weighted field
             int64_t tried = 0;
             for (int64_t a = 0; a < m; ++a) {  // a blend: the next most weighted field if that leads nowhere
@@ -327,8 +332,9 @@ inline void implicit_project(const ImplicitField& S, const double* pts, int64_t 
                     if (!((tried >> t) & 1) && wr[t] > 0.0 && (best < 0 || wr[t] > wr[best])) best = t;
                 if (best < 0) break;
                 tried |= int64_t(1) << best;
-                toward_nearest(S, idr[best], idr, wr, m, thr, gx, gy, gz, nlx, nly, nlz, poff, cx0, cy0, cz0, cx, cy,
-                               cz);
+                if (toward_nearest(S, idr[best], idr, wr, m, thr, gx, gy, gz, nlx, nly, nlz, poff, cx0, cy0, cz0, cx,
+                                   cy, cz))
+                    break;
                 v = eval(S, idr, wr, m, cx, cy, cz);
                 for (int s = 0; s < kMarchSteps && v.f < thr; ++s) {  // outside the blend there: up its gradient
                     const double dn = v.dx * nlx + v.dy * nly + v.dz * nlz;
@@ -336,10 +342,11 @@ inline void implicit_project(const ImplicitField& S, const double* pts, int64_t 
                     const double g = std::sqrt(v.dx * v.dx + v.dy * v.dy + v.dz * v.dz);
                     if (v.f <= 0.0 || g < 1e-9) break;
                     px = cx, py = cy, pz = cz;
+                    const double fq = v.f;
                     const double k = kMarchStep / g;
                     cx += v.dx * k, cy += v.dy * k, cz += v.dz * k;
                     v = eval(S, idr, wr, m, cx, cy, cz);
-                    if (v.f >= thr) crossing(S, idr, wr, m, thr, px, py, pz, cx, cy, cz);
+                    if (v.f >= thr) crossing(S, idr, wr, m, thr, fq, v.f, px, py, pz, cx, cy, cz);
                 }
                 if (v.f >= thr) break;
             }
