@@ -1,5 +1,5 @@
 // Implicit-surface limits: metaball fields sampled on a voxel grid, blended (coupled limits),
-// with trilinear contains and projection by gradient march + bisection (jointlimits.limits.implicit).
+// with trilinear contains and projection by gradient march + regula falsi (jointlimits.limits.implicit).
 #pragma once
 #include <algorithm>
 #include <cmath>
