@@ -415,3 +415,19 @@ def test_cell_maxima_bound_every_blend():
     assert M.shape == (4, 3, 5) and M.dtype == np.float32
     for i, j, k in np.ndindex(*M.shape):
         assert M[i, j, k] == F[:, i:i + 2, j:j + 2, k:k + 2].max()
+
+
+def test_coupled_fit_without_cell_fields_keeps_the_child_grid_and_refuses_bad_parents():
+    """Too few frames for any cell's own field: the child's own field on its own grid (not a
+    coarser copy); parent points off the short cover (|v| > pi), NaNs or a count mismatch: LimitsError."""
+    from jointlimits.limits.coupled import CoupledLimit
+
+    rng = np.random.default_rng(5)
+    vp = rng.normal(size=(100, 3)) * [0.6, 0.4, 0.3]
+    vc = rng.normal(size=(100, 3)) * 0.3
+    lim = CoupledLimit.fit(vp, vc, [1.0, 0, 0, 0], [1.0, 0, 0], [1.0, 0, 0, 0], "p")
+    assert lim.cells.size > 1 and len(lim.fields) == 1 and lim.fcell == lim.base.shape.cell
+    assert np.array_equal(lim.fields[0], lim.base.shape.grid)
+    for bad_vp, bad_vc in ((vp * 10, vc), (np.where(vp > 1, np.nan, vp), vc), (vp[:50], vc)):
+        with pytest.raises(LimitsError, match="coupled limit"):
+            CoupledLimit.fit(bad_vp, bad_vc, [1.0, 0, 0, 0], [1.0, 0, 0], [1.0, 0, 0, 0], "p")

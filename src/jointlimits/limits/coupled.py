@@ -235,8 +235,12 @@ class CoupledLimit:
         min_frames = MIN_FRAMES if min_frames is None else min_frames
         grow = GROW if grow is None else grow
         condition_padding = CONDITION_PADDING if condition_padding is None else float(condition_padding)
-        vp = np.asarray(parent_points, np.float64)
-        vc = np.asarray(child_points, np.float64)
+        vp = np.asarray(parent_points, np.float64).reshape(-1, 3)
+        vc = np.asarray(child_points, np.float64).reshape(-1, 3)
+        if len(vp) != len(vc) or not (np.all(np.isfinite(vp)) and np.all(np.isfinite(vc))):
+            raise LimitsError(f"coupled limit: {len(vp)} parent and {len(vc)} child points, all finite, are needed")
+        if len(vp) and np.max(np.einsum("ij,ij->i", vp, vp)) > (np.pi + 1e-6) ** 2:
+            raise LimitsError("coupled limit: parent points must be short-cover limit-space points (|v| <= pi)")
         if not (math.isfinite(condition_padding) and condition_padding >= 0):
             raise LimitsError(f"condition_padding must be a finite number >= 0, got {condition_padding}")
         if int(grow) < 1 or int(min_frames) < 1:
@@ -283,6 +287,9 @@ class CoupledLimit:
                     seen[key] = len(fields)
                     fields.append(_cell_field(local[near], grid, radius, flat))
                 cells[c] = seen[key]
+        if len(fields) == 1:  # no cell has its own field: the child's own, on its own grid
+            grid, fields = _Grid(shape.position, shape.rotation, shape.origin, shape.cell, shape.grid,
+                                 shape.threshold), [shape.grid]
         settings = {"padding": float(padding), "parent_cell": pcell, "min_frames": int(min_frames), "grow": int(grow),
                     "condition_padding": float(condition_padding), "cells_with_data": int((cells > 0).sum()),
                     "fields": len(fields) - 1}
