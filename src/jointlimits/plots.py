@@ -109,16 +109,25 @@ def _faces(vertices: Array) -> tuple[list[Array], Array]:
 
 
 def _coupled_surfaces(coupled: Any, k: float, count: int = 3) -> list[Array]:
-    """Iso-surface vertices of a coupled child's limit at up to ``count`` parent cells with data."""
+    """Iso-surface vertices of a coupled child's limit at up to ``count`` parent cells with their
+    own field, the ones nearest the middle of the parent's grid first."""
     from .limits.implicit import Implicit
 
     s = coupled.base.shape
-    used = sorted(set(np.unique(coupled.cells).tolist()) - {0})[:count]
+    idx = np.argwhere(coupled.cells > 0)
+    middle = (np.array(coupled.cells.shape) - 1) / 2.0
+    used: list[int] = []
+    for c in idx[np.argsort(np.linalg.norm(idx - middle, axis=1), kind="stable")]:
+        f = int(coupled.cells[tuple(c)])
+        if f not in used:
+            used.append(f)
+        if len(used) == count:
+            break
     out = []
     for f in used:
         cell = Implicit(position=s.position, rotation=s.rotation, origin=coupled.forigin, cell=coupled.fcell,
                         grid=coupled.fields[f], threshold=s.threshold)
-        out.append(cell.surface(step=2)[0] * k)
+        out.append(cell.surface(step=1)[0] * k)
     return out
 
 
