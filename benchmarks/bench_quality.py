@@ -84,17 +84,17 @@ def evaluate(ms: list, shape: str, padding: float, folds: int, R: np.ndarray, co
         own = {j: _own(lim.joints[j]).contains(R[:, j]) for j in active}  # random rotations admitted alone
         for j in active:
             child = lim.joints[j]
-            if isinstance(child, CoupledLimit):
+            ok = np.flatnonzero(own[lim.skeleton.index(child.parent)]) if isinstance(child, CoupledLimit) else []
+            if len(ok):
                 p = lim.skeleton.index(child.parent)
-                ok = np.flatnonzero(own[p])
                 fa[j] += child.contains(R[:, j], parent=R[ok[rng.integers(0, len(ok), len(R))], p]).mean()
-            else:
+            else:  # uncoupled (or a parent no random rotation reaches: the child's own limit)
                 fa[j] += own[j].mean()
         for n, (p, ch) in enumerate(pairs):
             phit[n] += (c[:, p] & c[:, ch]).sum()
             pf = own[p].mean() * own[ch].mean()
             child = lim.joints[ch]
-            if isinstance(child, CoupledLimit):
+            if isinstance(child, CoupledLimit) and pf > 0:
                 ip, ic = np.flatnonzero(own[p]), np.flatnonzero(own[ch])
                 pf *= child.contains(R[ic[rng.integers(0, len(ic), len(R))], ch],
                                      parent=R[ip[rng.integers(0, len(ip), len(R))], p]).mean()

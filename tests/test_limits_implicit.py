@@ -431,3 +431,35 @@ def test_coupled_fit_without_cell_fields_keeps_the_child_grid_and_refuses_bad_pa
     for bad_vp, bad_vc in ((vp * 10, vc), (np.where(vp > 1, np.nan, vp), vc), (vp[:50], vc)):
         with pytest.raises(LimitsError, match="coupled limit"):
             CoupledLimit.fit(bad_vp, bad_vc, [1.0, 0, 0, 0], [1.0, 0, 0], [1.0, 0, 0, 0], "p")
+
+
+def test_projection_lands_just_inside_the_iso_level(blob):
+    """Outside points, near (gradient climb) and far (nearest inside node): the result reads the
+    field at or a hair above the threshold (most within 1e-6 of it; where the field is nearly flat
+    up to 2.4e-4), for a plain limit and a coupled child's blend. A crossing left where the climb
+    first stepped inside (up to half a cell in) reads up to 0.6 above it here."""
+    from jointlimits import _core
+    from jointlimits.limits.joint import to_limit_space
+
+    x = RNG.uniform(-2.5, 2.5, (4000, 3))
+    out = ~blob.contains(x, 0.0)
+    f = blob.value(blob.project(x[out]))[:, 0]
+    assert out.sum() > 2000
+    assert f.min() >= blob.threshold and f.max() <= blob.threshold * (1 + 1e-3)
+    assert np.median(f) <= blob.threshold * (1 + 1e-6)
+
+    lim, _ = _limits("implicit", False, coupled=True, pairs=[("a", "b")])
+    child = lim.joint("b")
+    q = quat.normalize(RNG.normal(size=(3000, 4)))
+    par = lim.joint("a").project(quat.normalize(RNG.normal(size=(3000, 4))))
+    keep = ~child.contains(q, 0.0, parent=par)
+    p = child.project(q[keep], parent=par[keep])
+    ids, ws = child.weights(par[keep])
+    v = to_limit_space(p, child.base.reference)
+    s, val = child.frame, np.empty((len(v), 4))
+    _core.implicit_field(np.ascontiguousarray(v), s.position, s.rotation, s.origin, s.cell, child._F, child._cmax, ids,
+                         ws, val)
+    # the short cover's value (a result on the long cover reads 0 here: none in this limit)
+    assert keep.sum() > 1000 and child.base.shape.radius() < np.pi
+    assert val[:, 0].min() >= s.threshold and val[:, 0].max() <= s.threshold * (1 + 1e-3)
+    assert np.median(val[:, 0]) <= s.threshold * (1 + 1e-6)

@@ -1,5 +1,6 @@
 // Implicit-surface limits: metaball fields sampled on a voxel grid, blended (coupled limits),
-// with trilinear contains and projection by gradient march + regula falsi (jointlimits.limits.implicit).
+// with trilinear contains and projection by gradient march + bisection with false-position steps
+// (jointlimits.limits.implicit).
 #pragma once
 #include <algorithm>
 #include <cmath>
@@ -203,6 +204,28 @@ inline bool toward_nearest(const ImplicitField& S, int64_t kf, const int64_t* id
     return false;
 }
 
+/// Up the blend's gradient (kept in the plane of a section) from (cx, cy, cz), where it reads v, in
+/// steps of kMarchStep cells: true once a step lands inside, (cx, cy, cz) then moved to the crossing
+/// with the step before; false where the gradient vanishes or after kMarchSteps steps.
+inline bool climb(const ImplicitField& S, const int64_t* ids, const double* ws, int64_t m, double thr, double nlx,
+                  double nly, double nlz, FG v, double& cx, double& cy, double& cz) {
+    for (int s = 0; s < kMarchSteps; ++s) {
+        const double dn = v.dx * nlx + v.dy * nly + v.dz * nlz;
+        v.dx -= dn * nlx, v.dy -= dn * nly, v.dz -= dn * nlz;
+        const double g = std::sqrt(v.dx * v.dx + v.dy * v.dy + v.dz * v.dz);
+        if (v.f <= 0.0 || g < 1e-9) return false;
+        const double px = cx, py = cy, pz = cz, fp = v.f;
+        const double k = kMarchStep / g;
+        cx += v.dx * k, cy += v.dy * k, cz += v.dz * k;
+        v = eval(S, ids, ws, m, cx, cy, cz);
+        if (v.f >= thr) {
+            crossing(S, ids, ws, m, thr, fp, v.f, px, py, pz, cx, cy, cz);
+            return true;
+        }
+    }
+    return false;
+}
+
 /// eval's value alone (the same sums, so the same bits as eval(...).f).
 inline double eval_value(const ImplicitField& S, const int64_t* ids, const double* ws, int64_t m, double gx,
                          double gy, double gz) {
@@ -305,28 +328,12 @@ inline void implicit_project(const ImplicitField& S, const double* pts, int64_t 
             out[3 * i] = x, out[3 * i + 1] = y, out[3 * i + 2] = z;
             continue;
         }
-        bool found = false;
-        double cx = gx, cy = gy, cz = gz, px = gx, py = gy, pz = gz;
-        double fp = v.f;
-        for (int s = 0; s < kMarchSteps; ++s) {  // up the gradient
-            const double dn = v.dx * nlx + v.dy * nly + v.dz * nlz;
-            v.dx -= dn * nlx, v.dy -= dn * nly, v.dz -= dn * nlz;
-            const double g = std::sqrt(v.dx * v.dx + v.dy * v.dy + v.dz * v.dz);
-            if (v.f <= 0.0 || g < 1e-9) break;
-            px = cx, py = cy, pz = cz, fp = v.f;
-            const double k = kMarchStep / g;
-            cx += v.dx * k, cy += v.dy * k, cz += v.dz * k;
-            v = eval(S, idr, wr, m, cx, cy, cz);
-            if (v.f >= thr) {
-                found = true;
-                break;
-            }
-        }
-        if (found) {
-            crossing(S, idr, wr, m, thr, fp, v.f, px, py, pz, cx, cy, cz);
-        } else {  // no usable gradient: toward the nearest inside node of the most weighted field
+        double cx = gx, cy = gy, cz = gz;
+        if (!climb(S, idr, wr, m, thr, nlx, nly, nlz, v, cx, cy, cz)) {
+            // no usable gradient: toward the nearest inside node of the most weighted field, up the
+            // blend's gradient from there if that node is not inside the blend, then the next field
             int64_t tried = 0;
-            for (int64_t a = 0; a < m; ++a) {  // a blend: the next most weighted field if that leads nowhere
+            for (int64_t a = 0; a < m; ++a) {
                 int64_t best = -1;
                 for (int64_t t = 0; t < m; ++t)
                     if (!((tried >> t) & 1) && wr[t] > 0.0 && (best < 0 || wr[t] > wr[best])) best = t;
@@ -335,20 +342,8 @@ inline void implicit_project(const ImplicitField& S, const double* pts, int64_t 
                 if (toward_nearest(S, idr[best], idr, wr, m, thr, gx, gy, gz, nlx, nly, nlz, poff, cx0, cy0, cz0, cx,
                                    cy, cz))
                     break;
-                v = eval(S, idr, wr, m, cx, cy, cz);
-                for (int s = 0; s < kMarchSteps && v.f < thr; ++s) {  // outside the blend there: up its gradient
-                    const double dn = v.dx * nlx + v.dy * nly + v.dz * nlz;
-                    v.dx -= dn * nlx, v.dy -= dn * nly, v.dz -= dn * nlz;
-                    const double g = std::sqrt(v.dx * v.dx + v.dy * v.dy + v.dz * v.dz);
-                    if (v.f <= 0.0 || g < 1e-9) break;
-                    px = cx, py = cy, pz = cz;
-                    const double fq = v.f;
-                    const double k = kMarchStep / g;
-                    cx += v.dx * k, cy += v.dy * k, cz += v.dz * k;
-                    v = eval(S, idr, wr, m, cx, cy, cz);
-                    if (v.f >= thr) crossing(S, idr, wr, m, thr, fq, v.f, px, py, pz, cx, cy, cz);
-                }
-                if (v.f >= thr) break;
+                const FG w = eval(S, idr, wr, m, cx, cy, cz);
+                if (w.f >= thr || climb(S, idr, wr, m, thr, nlx, nly, nlz, w, cx, cy, cz)) break;
             }
         }
         double ox, oy, oz;

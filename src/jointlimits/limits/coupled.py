@@ -6,8 +6,8 @@ parent that moves little (a clavicle, a spine joint) still conditions its child.
 the data gets its own metaball field for the child, fitted to the child rotations seen while the
 parent was within one cell of the cell's centre (where its blend weight is not zero, so every
 training pose stays inside however it is blended); where that window holds too few frames it
-grows a cell at a time (at most four) until it does, and cells still without enough data use
-the child's own (uncoupled) field. The conditioned fields are padded a little more than the
+grows a cell at a time (up to ``GROW`` cells) until it does, and cells still without enough data
+(or with no frame within a cell) use the child's own (uncoupled) field. The conditioned fields are padded a little more than the
 child's own (a parent rotation seen with few child rotations says less about the child's range).
 A pose's child limit is the blend of the eight neighbouring cells' fields with trilinear
 weights of the parent's rotation: the fields morph smoothly between cells. All fields share one
@@ -30,7 +30,8 @@ from numpy.typing import NDArray
 from ._checks import check_soften
 from .. import _core, quat
 from ..errors import LimitsError
-from .implicit import ENCODING, Implicit, cell_maxima, decode_grid, encode_grid, grid_field, nearest_inside
+from .implicit import (ENCODING, Implicit, cell_maxima, decode_grid, encode_grid, grid_field,
+                       iso_fraction, nearest_inside)
 from .joint import FittedLimit, _project_batched, to_limit_space
 
 __all__ = ["CoupledLimit", "humanoid_pairs", "parent_cell_size"]
@@ -101,7 +102,7 @@ def _window(vp: Array, c: NDArray[np.int64], porigin: Array, pcell: float, pdims
 
 
 def _cell_field(local: Array, shape: "_Grid", radius: float, flat: bool) -> NDArray[np.float32]:
-    """``fit_field`` of local points on the child's grid, computed on the sub-grid they reach (the
+    """``fit_field`` of local points on the fields' grid, computed on the sub-grid they reach (the
     rest of the grid is 0: a ball reaches ``radius`` cells, hole filling stays inside the
     balls' hull) and placed in a grid of zeros."""
     dims = np.array(shape.grid.shape)
@@ -255,21 +256,21 @@ class CoupledLimit:
         porigin = 0.5 * (lo + hi) - 0.5 * pdims * pcell
         cidx = np.clip(np.floor((vp - porigin) / pcell).astype(int), 0, pdims - 1)
         local = (vc - shape.position) @ shape.rotation
-        iso = math.sqrt(1.0 - shape.threshold ** (1 / 3))
         cells = np.zeros(tuple(pdims), np.int64)
         flat = bool(len(local) and np.ptp(local[:, 2]) < 1e-9)
-        grid = _Grid(shape.position, shape.rotation, shape.origin, shape.cell, shape.grid, shape.threshold)
+        own = grid = _Grid(shape.position, shape.rotation, shape.origin, shape.cell, shape.grid, shape.threshold)
         fields = [shape.grid]
+        rc, iso = shape.settings["radius_cells"], iso_fraction(shape.threshold)
         if pdims.prod() > 1 and COARSEN != 1.0:
             # the conditioned fields on a coarser grid (memory: they are many), balls of the same size
             H = shape.cell * COARSEN
-            rb = shape.settings["radius_cells"] * shape.cell + padding / iso
+            rb = rc * shape.cell + padding / iso
             m = math.ceil(rb / H) + 1
             glo = np.floor(local.min(0) / H) * H - m * H
             dims = tuple(int(d) for d in np.maximum(np.ceil((local.max(0) + m * H - glo) / H).astype(int) + 1, 2))
             grid = _Grid(shape.position, shape.rotation, glo, H, np.zeros(dims, np.float32), shape.threshold)
             fields = [_cell_field(local, grid, rb / H, flat)]
-        radius = (shape.settings["radius_cells"] * shape.cell + (padding + condition_padding) / iso) / grid.cell
+        radius = (rc * shape.cell + (padding + condition_padding) / iso) / grid.cell
         if pdims.prod() > 1:
             # frames by cell (sorted once): a window's candidates are the frames of its cells
             fid = np.ravel_multi_index(tuple(cidx.T), tuple(pdims))
@@ -288,8 +289,7 @@ class CoupledLimit:
                     fields.append(_cell_field(local[near], grid, radius, flat))
                 cells[c] = seen[key]
         if len(fields) == 1:  # no cell has its own field: the child's own, on its own grid
-            grid, fields = _Grid(shape.position, shape.rotation, shape.origin, shape.cell, shape.grid,
-                                 shape.threshold), [shape.grid]
+            grid, fields = own, [shape.grid]
         settings = {"padding": float(padding), "parent_cell": pcell, "min_frames": int(min_frames), "grow": int(grow),
                     "condition_padding": float(condition_padding), "cells_with_data": int((cells > 0).sum()),
                     "fields": len(fields) - 1}

@@ -10,10 +10,9 @@ point is made to lie inside.
 Projection follows the field's gradient from an outside point until the field reaches the
 threshold and finds the crossing between the last two steps by bisection, as the seed does, sped
 up by false-position steps (Illinois rule; every fourth step halves the bracket): a few field
-reads instead of 20. Where the field and its
-gradient vanish (beyond every metaball's support, or at a bump below the threshold) the point
-is instead taken toward the nearest inside grid node and the crossing on that segment is
-found the same way. Results are inside, so projection is idempotent; inside points come back
+reads instead of 20. Where the field and its gradient vanish (beyond every metaball's support,
+or at a bump below the threshold) the point is instead taken toward the nearest inside grid node
+and the crossing on that segment is found the same way. Results are inside, so projection is idempotent; inside points come back
 unchanged, bit for bit.
 
 The kernels take a stack of fields with per-point blend weights: one field for a plain limit,
@@ -42,8 +41,6 @@ __all__ = ["Implicit", "fit_field", "grid_field", "encode_grid", "decode_grid"]
 Array = NDArray[np.float64]
 
 THRESHOLD = 0.5  # iso value of the summed field
-# a lone metaball of radius R reaches the threshold at R * sqrt(1 - THRESHOLD^(1/3))
-_ISO_RADIUS = math.sqrt(1.0 - THRESHOLD ** (1.0 / 3.0))
 RADIUS_CELLS = 1.5  # metaball radius in cells before padding: neighbours' balls overlap
 MARCH_STEP = 0.5  # gradient-march step, in cells
 MARCH_STEPS = 64
@@ -52,6 +49,12 @@ SAFETY = 1e-7  # results read at least threshold * (1 + SAFETY)
 
 
 # --------------------------------------------------------------------------- fitting
+
+
+def iso_fraction(threshold: float = THRESHOLD) -> float:
+    """Where a lone metaball of radius R reads ``threshold``: at R * this (so a ball reaches a
+    padding p past its voxel's usual radius when R grows by p / this)."""
+    return math.sqrt(1.0 - threshold ** (1.0 / 3.0))
 
 
 def choose_cell(points: Array, subsample: float | None = 0.05) -> float:
@@ -254,8 +257,7 @@ class Implicit(Shape):
         h = float(cell) if cell is not None else choose_cell(pts, subsample)
         if not (math.isfinite(h) and h > 0):
             raise LimitsError(f"implicit limit: cell must be > 0, got {cell}")
-        iso = math.sqrt(1.0 - threshold ** (1.0 / 3.0))
-        radius = radius_cells + padding / (iso * h)  # cells
+        radius = radius_cells + padding / (iso_fraction(threshold) * h)  # cells
         margin = math.ceil(radius) + 1
         lo = np.floor(local.min(0) / h) * h - margin * h
         hi = local.max(0) + margin * h
