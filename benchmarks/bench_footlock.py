@@ -1,13 +1,13 @@
 """Foot locking on the shared LAFAN1 clips, judged by the independent skating measure.
 
-For every LAFAN1 clip: :func:`jointlimits.footlock.foot_skating` (horizontal motion of the ankle and
+For every LAFAN1 clip: :func:`jointlimits.cleanup.footlock.foot_skating` (horizontal motion of the ankle and
 toe joints on frames where that joint is low and slow, thresholds from the clip's body height,
 independent of the contact detector) before and after :func:`footlock` without limits (per joint)
 and with joint limits fitted on the *other* LAFAN1 clips (hip, knee and ankle limited, and hip and
 knee only), checking that every changed leg rotation is inside; the detector's own contact-based
 figure beside it; and a pop check of the output against the input:
 
-* new cuts: frames :func:`jointlimits.pops.detect_pops` finds in the output and not within 2 frames
+* new cuts: frames :func:`jointlimits.cleanup.pops.detect_pops` finds in the output and not within 2 frames
   of one of the input's;
 * the largest two-sided spike ``min(|w[t]-w[t-1]|, |w[t+1]-w[t]|)`` (the pop detector's quantity)
   of the hip, knee and ankle local rotations (deg/frame) and of the ankle and toe positions
@@ -34,12 +34,13 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-from jointlimits import bvh, quat  # noqa: E402
-from jointlimits.footlock import find_feet, find_toes, foot_drift, foot_skating, footlock  # noqa: E402
-from jointlimits.model import JointLimits  # noqa: E402
-from jointlimits.pops import detect_pops, two_sided_spikes  # noqa: E402
-from jointlimits.skeleton import forward_kinematics  # noqa: E402
-from jointlimits.units import guess_units  # noqa: E402
+from jointlimits.io import bvh
+from jointlimits.motion import quat  # noqa: E402
+from jointlimits.cleanup.footlock import find_feet, find_toes, foot_drift, foot_skating, footlock  # noqa: E402
+from jointlimits.limits.model import JointLimits  # noqa: E402
+from jointlimits.cleanup.pops import detect_pops, two_sided_spikes  # noqa: E402
+from jointlimits.motion.skeleton import forward_kinematics  # noqa: E402
+from jointlimits.motion.units import guess_units  # noqa: E402
 
 LAFAN = Path(__file__).resolve().parents[2] / "shared" / "data" / "mocap" / "lafan1"
 

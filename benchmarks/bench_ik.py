@@ -17,11 +17,12 @@ from pathlib import Path
 
 import numpy as np
 
-from jointlimits import bvh, quat
+from jointlimits.io import bvh
+from jointlimits.motion import quat
 from jointlimits.ik import CCDSolver, ik_two_bone, precompute_start_poses, two_bone
 from jointlimits.ik.two_bone import ik_two_bone_numpy, two_bone_numpy
-from jointlimits.reach import ReachWindowLimit
-from jointlimits.skeleton import forward_kinematics
+from jointlimits.limits.reach import ReachWindowLimit
+from jointlimits.motion.skeleton import forward_kinematics
 from _timing import best_with_result
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared"
@@ -81,7 +82,7 @@ def bench_ikpy(test, idx, hand, train, rot, pos, targets, count):
     from ikpy.chain import Chain
     from ikpy.link import OriginLink, URDFLink
 
-    from jointlimits.skeleton import forward_kinematics_arrays
+    from jointlimits.motion.skeleton import forward_kinematics_arrays
 
     sk = test.skeleton
     order = "".join(c[0].lower() for c in sk.channels[idx[0]] if c.endswith("rotation"))
@@ -165,7 +166,7 @@ def main():
 
     if not args.no_model:
         try:
-            from jointlimits.model import JointLimits
+            from jointlimits.limits.model import JointLimits
         except ImportError as e:
             print(f"JointLimits model unavailable: {e}")
         else:

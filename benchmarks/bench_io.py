@@ -18,8 +18,8 @@ from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
 
-from jointlimits import bvh  # noqa: E402
-from jointlimits.skeleton import forward_kinematics  # noqa: E402
+from jointlimits.io import bvh  # noqa: E402
+from jointlimits.motion.skeleton import forward_kinematics  # noqa: E402
 from _timing import median  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -30,7 +30,7 @@ def main() -> None:
     clip = Path(sys.argv[1]) if len(sys.argv) > 1 else DEFAULT
     tmpdir = Path(tempfile.mkdtemp())
     if not clip.is_file():
-        from jointlimits.procedural import range_of_motion
+        from jointlimits.motion.procedural import range_of_motion
 
         clip = tmpdir / "procedural.bvh"
         bvh.save(clip, range_of_motion(seconds=33.0, fps=30))
@@ -40,10 +40,10 @@ def main() -> None:
     out = tmpdir / "out.bvh"
     t_load = median(lambda: bvh.load(clip))
     t_save = median(lambda: bvh.save(out, m))
-    from jointlimits.io.bvh import _euler_to_quat
+    from jointlimits.motion.quat import from_euler_axes
 
     ang = np.random.default_rng(0).uniform(-180, 180, (m.num_frames, m.num_joints, 3))
-    t_euler = median(lambda: _euler_to_quat(ang, "zxy"))
+    t_euler = median(lambda: from_euler_axes(ang, "zxy", degrees=True))
     t_fk = median(lambda: forward_kinematics(m), repeat=50)
     rows = [("load (text -> local quaternions)", t_load), ("save (atomic, exact values)", t_save),
             ("Euler -> quaternion (all joints)", t_euler), ("forward kinematics", t_fk)]

@@ -39,9 +39,10 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-from jointlimits import bvh, quat  # noqa: E402
-from jointlimits.pops import channel_velocities, detect_pops  # noqa: E402
-from jointlimits.units import guess_units  # noqa: E402
+from jointlimits.io import bvh
+from jointlimits.motion import quat  # noqa: E402
+from jointlimits.cleanup.pops import channel_velocities, detect_pops  # noqa: E402
+from jointlimits.motion.units import guess_units  # noqa: E402
 
 MOCAP = Path(__file__).resolve().parents[2] / "shared" / "data" / "mocap"
 WINDOW = 2

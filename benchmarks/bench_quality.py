@@ -38,7 +38,9 @@ from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
 
-from jointlimits import JointLimits, bvh, quat  # noqa: E402
+from jointlimits import JointLimits
+from jointlimits.io import bvh
+from jointlimits.motion import quat  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 LAFAN = ROOT.parent / "shared" / "data" / "mocap" / "lafan1"

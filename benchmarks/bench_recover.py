@@ -6,7 +6,7 @@ walk4_subject1, dance1_subject2, fallAndGetUp2_subject2, ground2_subject2); eval
 obstacles1_subject1 and push1_subject2. The clean joint positions (forward kinematics of the clip)
 are corrupted with Gaussian noise of 1, 2 and 4 cm per coordinate, then 5% of frames get one
 random joint moved 20 cm, then 10% of joint-frames are removed (NaN). Recovered by
-``jointlimits.recover`` (a) without limits, (b) with the limits, (c) with coupled limits when
+``jointlimits.ik.recover`` (a) without limits, (b) with the limits, (c) with coupled limits when
 ``JointLimits.fit`` accepts ``coupled=True``. Both (a) and (b) use the same rest posture (the
 limits' reference pose) for what positions do not observe.
 
@@ -30,10 +30,12 @@ from pathlib import Path
 
 import numpy as np
 
-from jointlimits import JointLimits, bvh, quat
+from jointlimits import JointLimits
+from jointlimits.io import bvh
+from jointlimits.motion import quat
 from jointlimits.ik import WholeBodyIK
-from jointlimits.recover import recover
-from jointlimits.skeleton import forward_kinematics, forward_kinematics_arrays
+from jointlimits.ik.recover import recover
+from jointlimits.motion.skeleton import forward_kinematics, forward_kinematics_arrays
 from _timing import best_with_result
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared"

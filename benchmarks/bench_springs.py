@@ -1,4 +1,4 @@
-"""Benchmark of jointlimits.springs / jointlimits.tracking.
+"""Benchmark of jointlimits.cleanup.springs / jointlimits.cleanup.tracking.
 
 Prints ns per channel-update of the one-step spring functions on 1e6 channels (float64 with new
 arrays, then float32 with out= against the reference -O3 on the same float32 values), and the
@@ -21,10 +21,10 @@ from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
 
-from jointlimits import quat  # noqa: E402
-from jointlimits import springs as S  # noqa: E402
-from jointlimits import tracking as TR  # noqa: E402
-from jointlimits.skeleton import Motion, Skeleton  # noqa: E402
+from jointlimits.motion import quat  # noqa: E402
+from jointlimits.cleanup import springs as S  # noqa: E402
+from jointlimits.cleanup import tracking as TR  # noqa: E402
+from jointlimits.motion.skeleton import Motion, Skeleton  # noqa: E402
 from _timing import best  # noqa: E402
 
 TARGET_S = 0.5
@@ -169,7 +169,7 @@ def bench_updates_f32(rb, x, v, g, vg, ag, s, d, dt: float, hl: float, freq: flo
 
 def load_clip(frames: int = 5000) -> tuple[Motion, str]:
     if CLIP.exists():
-        from jointlimits import bvh
+        from jointlimits.io import bvh
 
         m = bvh.load(CLIP)
         reps = int(np.ceil(frames / m.num_frames))

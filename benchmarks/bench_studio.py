@@ -7,7 +7,8 @@ import time
 
 import numpy as np
 
-from jointlimits import JointLimits, procedural, quat
+from jointlimits import JointLimits
+from jointlimits.motion import procedural, quat
 from jointlimits.studio import Clip, StudioState
 from jointlimits.studio.posing import pose_fk
 

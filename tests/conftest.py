@@ -63,7 +63,7 @@ def f32(x) -> np.ndarray:
 @pytest.fixture(scope="session")
 def clips():
     """A procedural range-of-motion clip of the built-in humanoid and its over-rotated copy."""
-    from jointlimits.procedural import over_rotate, range_of_motion
+    from jointlimits.motion.procedural import over_rotate, range_of_motion
 
     clip = range_of_motion(seconds=8.0, seed=2)
     return clip, over_rotate(clip, 0.5, seed=2)

@@ -119,7 +119,7 @@ inline int64_t row_stride(const View& a, Py_ssize_t N, Py_ssize_t w) {
 }
 
 /// Norms of the quaternions [m, 4] at p all where plain division normalises them as
-/// jointlimits.quat.normalize does (its unscaled branch); their norms into nrm.
+/// jointlimits.motion.quat.normalize does (its unscaled branch); their norms into nrm.
 inline bool quat_norms(const double* p, size_t m, std::vector<double>& nrm) {
     nrm.resize(m);
     for (size_t i = 0; i < m; ++i) {

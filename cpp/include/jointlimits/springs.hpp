@@ -1,6 +1,6 @@
 // Springs: the exact spring-damper (stable closed form and the reference's approximations),
 // tracking-spring updates (lerp gains and half-lives) and the lerp tracking recursion in error
-// form. Ports of jointlimits.springs' numpy formulas, element by element, templated on the scalar
+// form. Ports of jointlimits.cleanup.springs' numpy formulas, element by element, templated on the scalar
 // type (float or double). When the parameters that set the per-step coefficients (stiffness,
 // damping, dt, gains) are scalars, the coefficients are computed once and the element loop is a
 // few multiply-adds without branches (it vectorises); otherwise every element solves its own
@@ -828,7 +828,7 @@ inline bool tracking_update_exact(SrcT<T> x, SrcT<T> v, SrcT<T> xg, SrcT<T> vg, 
     }
     return ok;
 }
-/// The lerp tracking recursion in error form over vt [T, C] (see jointlimits.springs.track_errors),
+/// The lerp tracking recursion in error form over vt [T, C] (see jointlimits.cleanup.springs.track_errors),
 /// a frame at a time over all channels (rows stay in cache and the channel loop vectorises).
 inline void track_errors(const double* e0, const double* ev0, const double* vt, const double* adt, bool use_adt,
                          const int8_t* modes, const double* xg, const double* vg, const double* ag, const double* dt,

@@ -1,4 +1,4 @@
-// The per-joint limit step on packed limits (the layout of jointlimits.fused.pack_limit):
+// The per-joint limit step on packed limits (the layout of jointlimits.limits._kernels.fused.pack_limit):
 // relative to the reference, log, project, soften, exp; both covers for limits past pi;
 // swing-twist (swing section + twist interval) and the reference-quirks mode.
 #pragma once

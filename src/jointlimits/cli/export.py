@@ -88,7 +88,7 @@ def export_command(limits_file: Path, engine: str, clips: tuple[Path, ...], hold
     from ..errors import JointLimitsError
     from ..export import export_limits
     from ..io import load
-    from ..model import JointLimits
+    from ..limits.model import JointLimits
 
     variants = ("conservative", "covering") if variant == "both" else (variant,)
     js, xml = _outputs(output, engine, variants)

@@ -16,8 +16,8 @@ import numpy as np
 from ._common import (BadInput, check_distinct_outputs, check_output_path, emit, friendly_errors, json_option, progress,
                       quiet_option)
 from ..errors import JointLimitsError
-from ..skeleton import Motion
-from ..tracking import DEFAULT_HALFLIFE, DEFAULT_THRESHOLD, DEFAULT_VELOCITY_HALFLIFE
+from ..motion.skeleton import Motion
+from ..cleanup.tracking import DEFAULT_HALFLIFE, DEFAULT_THRESHOLD, DEFAULT_VELOCITY_HALFLIFE
 
 __all__ = ["filter_command", "splice_command", "plot_channel_before_after", "parse_cuts"]
 
@@ -42,7 +42,7 @@ def parse_cuts(text: str | None) -> list[int]:
 
 
 def _unrolled_angle_axis(q: np.ndarray) -> np.ndarray:
-    from .. import quat
+    from ..motion import quat
 
     return quat.to_scaled_angle_axis(quat.unroll(quat.normalize(q)[:, None], axis=0)[:, 0])
 
@@ -59,7 +59,7 @@ def plot_channel_before_after(before: Motion, after: Motion, joint: str, path: s
 
     from .._atomic import atomic_write
     from .._names import plot_label
-    from ..tracking import angular_speeds
+    from ..cleanup.tracking import angular_speeds
 
     if before.num_frames != after.num_frames:
         raise JointLimitsError(f"before has {before.num_frames} frames, after {after.num_frames}")
@@ -153,7 +153,7 @@ def filter_command(clip: Path, out: Path, cuts: str | None, detect: bool, thresh
                    joint: str | None, force: bool, quiet: bool, as_json: bool) -> None:
     """Remove pops from CLIP with a tracking spring; clean frames are written unchanged."""
     from .. import io as motion_io
-    from ..tracking import detect_discontinuities, filter_motion
+    from ..cleanup.tracking import detect_discontinuities, filter_motion
 
     _check_outputs(out, plot_path, [clip], force)
     given = parse_cuts(cuts)
@@ -211,7 +211,7 @@ def splice_command(clip_a: Path, clip_b: Path, out: Path, at: int | None, smooth
                    as_json: bool) -> None:
     """Join CLIP_A and CLIP_B (same skeleton) and smooth the pop at the join."""
     from .. import io as motion_io
-    from ..tracking import splice
+    from ..cleanup.tracking import splice
 
     _check_outputs(out, plot_path, [clip_a, clip_b], force)
     a = motion_io.load(clip_a)

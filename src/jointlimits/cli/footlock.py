@@ -10,7 +10,7 @@ from pathlib import Path
 import click
 
 from ._common import BadInput, check_output_path, friendly_errors, quiet_option, strict_json
-from ..footlock import DEFAULT_BLEND_FRAMES, DEFAULT_HEIGHT_THRESHOLD, DEFAULT_MIN_FRAMES, DEFAULT_VELOCITY_THRESHOLD
+from ..cleanup.footlock import DEFAULT_BLEND_FRAMES, DEFAULT_HEIGHT_THRESHOLD, DEFAULT_MIN_FRAMES, DEFAULT_VELOCITY_THRESHOLD
 
 __all__ = ["footlock_command"]
 
@@ -41,8 +41,8 @@ def footlock_command(clip: Path, out: Path, limits_path: Path | None, height_thr
     leg IK (inside --limits when given) and write OUT; prints skating before/after, on the detected
     contacts and by the independent measure (ankle and toe joints on low-and-slow frames)."""
     from .. import io as motion_io
-    from ..footlock import footlock
-    from ..model import JointLimits
+    from ..cleanup.footlock import footlock
+    from ..limits.model import JointLimits
 
     check_output_path(out, [clip] + ([limits_path] if limits_path else []), force)
     if blend_frames < 0:

@@ -20,7 +20,7 @@ def info_command(clip: Path, quiet: bool, as_json: bool) -> None:
     """Print a BVH clip's joints, channels, frames, fps, duration, units, up axis and body height
     (the standing height over the whole clip: head above the lowest foot point)."""
     from .. import io as motion_io
-    from ..units import guess_units, guess_up_axis, stature
+    from ..motion.units import guess_units, guess_up_axis, stature
 
     m = motion_io.load(clip)
     sk = m.skeleton

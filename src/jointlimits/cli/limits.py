@@ -163,13 +163,14 @@ def apply_command(limits_file: Path, clip: Path, output: Path, soften: tuple[flo
     """Project every frame of CLIP into the limits and write the result. The joints carrying the
     global position and heading are left alone unless --root or --joints names them."""
     from .. import io as motion_io
+    from ..cleanup.smoothing import smooth_switches
     from ..limits.model import JointLimits
 
     check_output_path(output, [clip, limits_file], force)
     m = motion_io.load(clip)
     _require_frames(m, clip)
     lim = limits_for_clip(JointLimits.load(limits_file), m, joints, exclude, root, retarget_rest)
-    out = lim.apply(m, soften=soften, smooth=smooth, root=True)
+    out = lim.apply(m, soften=soften, smooth=smooth_switches if smooth else None, root=True)
     motion_io.save(output, out)
     v = lim.violation(m.rotations)
     changed = int(np.any(v > 1e-6, axis=1).sum())
@@ -260,7 +261,7 @@ def plot_command(inputs: tuple[Path, ...], joint: str, output: Path, after: Path
             raise BadInput("usage: jointlimits plot LIMITS.json CLIP --joint NAME -o FIG.png "
                            "(or CLIP --after OUT.bvh for a before/after channel plot)")
         from ..limits.model import JointLimits
-        from ..plots import plot_joint_limit
+        from ..viz.plots import plot_joint_limit
 
         m = motion_io.load(inputs[1])
         _require_frames(m, inputs[1])
@@ -278,12 +279,13 @@ def run_demo(input_clip: Path | None, out_dir: Path, shape: str, swing_twist: bo
              quiet: bool = False, coupled: bool = False) -> dict[str, Any]:
     """The main job: fit limits, limit an over-rotated copy, write BVHs, a report, figures and an
     interactive page (``limits.html``) of the joints the figures show."""
-    from .. import procedural
+    from ..motion import procedural
     from .. import io as motion_io
     from .._atomic import atomic_write
     from .._names import safe_filename
-    from ..plots import plot_joint_limit, plot_violation_report
-    from ..viewer import write_limits_page
+    from ..cleanup.smoothing import smooth_switches
+    from ..viz.plots import plot_joint_limit, plot_violation_report
+    from ..viz.viewer import write_limits_page
 
     files: dict[str, str] = {}
     motion = procedural.range_of_motion() if input_clip is None else motion_io.load(input_clip)
@@ -297,7 +299,7 @@ def run_demo(input_clip: Path | None, out_dir: Path, shape: str, swing_twist: bo
     lim.save(lim_path)
     files["limits"] = str(lim_path)
     wild = procedural.over_rotate(motion, over)
-    limited = lim.apply(wild, smooth=True)
+    limited = lim.apply(wild, smooth=smooth_switches)
     for key, m in (("over_rotated", wild), ("limited", limited)):
         p = out_dir / f"{key}.bvh"
         motion_io.save(p, m)

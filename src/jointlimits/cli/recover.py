@@ -39,7 +39,7 @@ def recover_command(positions: Path, skeleton_path: Path, limits_path: Path | No
     fit error and the frames outside the limits before (limit-free closed-form fit) and after."""
     from ..io import bvh
     from ..io.positions import load_positions
-    from ..recover import load_limits_for, recover
+    from ..ik.recover import load_limits_for, recover
 
     inputs = [positions, skeleton_path] + ([limits_path] if limits_path else [])
     check_output_path(out, inputs, force)

@@ -25,7 +25,7 @@ __all__ = ["resample_command", "rename_command"]
 def resample_command(clip: Path, fps: float, output: Path, force: bool, quiet: bool, as_json: bool) -> None:
     """Resample CLIP to FPS frames per second (slerp for rotations, linear for positions)."""
     from .. import io as motion_io
-    from ..resample import resample
+    from ..motion.resample import resample
 
     check_output_path(output, [clip], force)
     m = motion_io.load(clip)
@@ -54,7 +54,7 @@ def rename_command(clip: Path, target: str, source: str | None, tolerance: float
     """Rename CLIP's joints into another convention, or map it onto the skeleton of a limits file
     (or another clip) so that limits fitted there can be applied to it or reported on it."""
     from .. import io as motion_io
-    from .. import naming
+    from ..motion import naming
 
     check_output_path(output, [clip], force)
     m = motion_io.load(clip)
@@ -69,7 +69,7 @@ def rename_command(clip: Path, target: str, source: str | None, tolerance: float
         return
     tp = Path(target)
     if tp.suffix.lower() == ".json":
-        from ..model import JointLimits
+        from ..limits.model import JointLimits
 
         sk = JointLimits.load(tp).skeleton
     elif tp.suffix.lower() in motion_io.FORMATS:

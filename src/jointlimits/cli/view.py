@@ -1,4 +1,4 @@
-"""``jointlimits view``: an interactive HTML page of fitted limits (a thin layer over :mod:`jointlimits.viewer`)."""
+"""``jointlimits view``: an interactive HTML page of fitted limits (a thin layer over :mod:`jointlimits.viz.viewer`)."""
 
 from __future__ import annotations
 
@@ -36,7 +36,7 @@ def view_command(limits_file: Path, clips: tuple[Path, ...], output: Path, joint
     Without CLIP only the limit surfaces are shown. The page works offline (plotly.js inline)."""
     from .. import io as motion_io
     from ..limits.model import JointLimits
-    from ..viewer import write_limits_page
+    from ..viz.viewer import write_limits_page
 
     check_output_path(output, [limits_file, *clips], force, suffixes=(".html", ".htm"), what="page")
     if output.exists() and not force:

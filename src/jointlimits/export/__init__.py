@@ -21,9 +21,9 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from .. import quat
+from ..motion import quat
 from ..errors import JointLimitsError
-from ..skeleton import Motion, Skeleton, forward_kinematics
+from ..motion.skeleton import Motion, Skeleton, forward_kinematics
 from .base import Engine, JointInfo
 from .swingtwist import JointFrame, fit_frame, haar, sample_inside, shrink_inside
 
@@ -184,7 +184,7 @@ def export_limits(limits, engine: str | Engine, clips: Sequence[Motion] | None =
     ``holdout`` clips are only measured. ``random`` Haar-uniform rotations per joint measure the
     false accepts. The root joint (no parent body) is not exported.
     """
-    from ..units import guess_up_axis, guess_units
+    from ..motion.units import guess_up_axis, guess_units
 
     eng = get_engine(engine) if isinstance(engine, str) else engine
     variants = tuple(variants)

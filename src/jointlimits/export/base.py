@@ -68,7 +68,7 @@ def vec(v: Array, scale: float = 1.0) -> list[float]:
 def frames_block(joint: JointInfo, length_scale: float = 1.0) -> dict:
     """The joint frames as axes: parent side (in the parent joint's frame, at the joint's offset)
     and child side (in the joint's own frame, at its origin)."""
-    from .. import quat
+    from ..motion import quat
 
     pa = quat.to_matrix(joint.frame.parent)
     ca = quat.to_matrix(joint.frame.child)

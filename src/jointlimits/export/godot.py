@@ -16,7 +16,7 @@ import math
 
 from .base import JointInfo, SwingTwistEngine, frames_block
 from .swingtwist import SwingTwistLimit
-from .. import quat
+from ..motion import quat
 
 
 class Godot(SwingTwistEngine):

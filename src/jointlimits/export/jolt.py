@@ -22,7 +22,7 @@ import math
 
 from .base import JointInfo, SwingTwistEngine, frames_block, vec
 from .swingtwist import SwingTwistLimit
-from .. import quat
+from ..motion import quat
 
 
 class Jolt(SwingTwistEngine):

@@ -27,7 +27,7 @@ import numpy as np
 
 from .base import Engine, JointInfo, frames_block, vec
 from .swingtwist import BallCone, HingeBox, cover_ball, cover_hinges, hinge_angles
-from .. import quat
+from ..motion import quat
 
 HINGES = (("y", 1), ("z", 2), ("twist", 0))  # (suffix, basis column) in qpos order
 

@@ -21,7 +21,7 @@ import math
 
 from .base import JointInfo, SwingTwistEngine, frames_block
 from .swingtwist import SwingTwistLimit
-from .. import quat
+from ..motion import quat
 
 
 def pose(q, p) -> dict:

@@ -13,7 +13,7 @@ attaches the engine joint with
 so the engine's relative rotation is ``r = A^-1 q B = B^-1 c^-1 q B``: the identity at the centre,
 the twist about ``r``'s x axis along the bone and the swing about y (major) and z (minor). Every
 engine here decomposes ``r = swing * twist`` with the twist about x (PhysX ``PxSeparateSwingTwist``,
-Jolt ``Quat::GetSwingTwist``, Bullet's cone then twist), the same as :func:`jointlimits.quat.swing_twist`.
+Jolt ``Quat::GetSwingTwist``, Bullet's cone then twist), the same as :func:`jointlimits.motion.quat.swing_twist`.
 
 Swing metrics (how an engine measures a swing ``s = (w, 0, y, z)``, ``w >= 0``, against its two
 half-angles ``Ay``, ``Az``; inside when ``(p_y / g(Ay))^2 + (p_z / g(Az))^2 <= 1``):
@@ -36,7 +36,7 @@ from typing import Sequence
 import numpy as np
 from numpy.typing import NDArray
 
-from .. import quat
+from ..motion import quat
 
 Array = NDArray[np.float64]
 

@@ -9,7 +9,7 @@ of a few precomputed start poses, nearest effector first (:func:`precompute_star
 clusters them from training clips with k-means). The best pose found is returned.
 
 Two back ends run the same algorithm: the C++ core (used when every limit is a
-:class:`~jointlimits.reach.ReachWindowLimit`, a :class:`~jointlimits.model.FittedLimit` with a
+:class:`~jointlimits.limits.reach.ReachWindowLimit`, a :class:`~jointlimits.limits.model.FittedLimit` with a
 compiled form (box, oriented box, ellipsoid or k-DOP, whole or swing-twist) or ``None``; big
 batches run on every core) and a numpy one, vectorised over the batch, for any limit object with
 ``.project(q [..., 4])``.
@@ -24,12 +24,13 @@ from typing import Any, Sequence
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .. import _core, quat
+from .._native import _core
+from ..motion import quat
 from ..errors import IKError
 from ..limits._kernels.fused import step
 from ..limits.joint import FittedLimit
 from ..limits.reach import ReachWindowLimit
-from ..skeleton import Motion, Skeleton, forward_kinematics_arrays
+from ..motion.skeleton import Motion, Skeleton, forward_kinematics_arrays
 
 __all__ = ["CCDResult", "StartPoses", "CCDSolver", "ccd", "solve_ccd", "precompute_start_poses",
            "pack_fitted_limits", "project_fitted"]

@@ -13,9 +13,9 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .. import quat
+from ..motion import quat
 from ..errors import IKError
-from ..skeleton import Motion, Skeleton, forward_kinematics_arrays
+from ..motion.skeleton import Motion, Skeleton, forward_kinematics_arrays
 from .two_bone import _as_quat, _as_vec, _dot, _norm, _rotate, _simple_rotation
 
 __all__ = ["ik_look_at", "look_at_chain"]

@@ -26,9 +26,10 @@ import math
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .. import _core, quat
+from .._native import _core
+from ..motion import quat
 from ..errors import IKError
-from ..skeleton import Motion, Skeleton, forward_kinematics_arrays
+from ..motion.skeleton import Motion, Skeleton, forward_kinematics_arrays
 
 __all__ = [
     "TwoBonePositions", "TwoBoneSolution", "two_bone_positions", "two_bone", "solve_two_bone",

@@ -43,9 +43,10 @@ from typing import Any, Callable, Mapping
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .. import _core, quat
+from .._native import _core
+from ..motion import quat
 from ..errors import IKError
-from ..skeleton import Motion, Skeleton, forward_kinematics_arrays
+from ..motion.skeleton import Motion, Skeleton, forward_kinematics_arrays
 
 __all__ = ["WholeBodyIK", "WholeBodyResult", "whole_body_ik"]
 
@@ -126,7 +127,7 @@ class WholeBodyIK:
         self.limits = limits
         # a plain JointLimits projects each joint on its own: the start can then project one
         # level of joints at a time; any other model (coupled ones) gets whole poses
-        from ..model import JointLimits
+        from ..limits.model import JointLimits
 
         plain = type(limits) is JointLimits and not getattr(limits, "settings", {}).get("coupled")
         self._per_joint = set(limits.active()) if plain else None

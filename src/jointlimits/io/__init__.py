@@ -11,7 +11,7 @@ from pathlib import Path
 from types import ModuleType
 
 from ..errors import JointLimitsError
-from ..skeleton import Motion
+from ..motion.skeleton import Motion
 
 __all__ = ["FORMATS", "format_for", "load", "save"]
 

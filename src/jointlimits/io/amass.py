@@ -30,9 +30,9 @@ from typing import Any, Mapping
 import numpy as np
 from numpy.typing import NDArray
 
-from .. import quat
+from ..motion import quat
 from ..errors import FormatError
-from ..skeleton import POSITION_CHANNELS, Motion, Skeleton
+from ..motion.skeleton import POSITION_CHANNELS, Motion, Skeleton
 
 __all__ = ["load", "save", "joint_names", "BODY", "MODEL_ENV"]
 
@@ -213,7 +213,7 @@ def load(path: str | os.PathLike, fps: float | None = None, model: str | os.Path
         [["Zrotation", "Yrotation", "Xrotation"] for _ in range(n - 1)]
     m = Motion(Skeleton(names, parents, offsets, channels), rotations, positions, 1.0 / rate)
     if fps is not None:
-        from ..resample import resample
+        from ..motion.resample import resample
 
         m = resample(m, fps)
     return m

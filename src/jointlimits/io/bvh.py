@@ -27,15 +27,15 @@ from typing import IO, Sequence
 import numpy as np
 from numpy.typing import NDArray
 
-from .. import _core, quat
+from .._native import _core
+from ..motion import quat
 from .._atomic import atomic_write
 from ..errors import BVHError
-from ..skeleton import POSITION_CHANNELS, ROTATION_CHANNELS, Motion, Skeleton
+from ..motion.skeleton import POSITION_CHANNELS, ROTATION_CHANNELS, Motion, Skeleton
 
 __all__ = ["load", "loads", "save", "dumps", "channel_data", "CHANNEL_NAMES", "BVHSource"]
 
 CHANNEL_NAMES = POSITION_CHANNELS + ROTATION_CHANNELS
-_AX = {"x": 0, "y": 1, "z": 2}
 _TOKEN = re.compile(r"[{}]|[^\s{}]+")
 #: ASCII number syntax (``float`` alone would take '1_000', Arabic-Indic or fullwidth digits)
 _FLOAT = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?", re.ASCII)
@@ -46,82 +46,6 @@ _ROW_BYTES = b"0123456789+-.eE \t\r\n"
 MIN_FRAME_TIME = 1e-6
 #: file bytes read per block of frame rows (bounds the memory of parsing and the cost of a bad row)
 _BLOCK_BYTES = 1 << 17
-
-
-def _euler_to_quat(angles_deg: NDArray[np.float64], axes: str) -> NDArray[np.float64]:
-    """Product R_axes[0](a0) R_axes[1](a1) ... for any sequence of axes (degrees)."""
-    half = np.deg2rad(angles_deg) * 0.5
-    c, s = np.cos(half), np.sin(half)
-    if len(axes) == 3 and len(set(axes)) == 3:
-        # closed form of (c1 + s1 e_i)(c2 + s2 e_j)(c3 + s3 e_k); e_i e_j = eps e_k
-        i, j, k = (_AX[a] for a in axes)
-        eps = 1.0 if (j - i) % 3 == 1 else -1.0
-        c1, c2, c3, s1, s2, s3 = c[..., 0], c[..., 1], c[..., 2], s[..., 0], s[..., 1], s[..., 2]
-        a, b, cc, d = c1 * c2, c1 * s2, s1 * c2, s1 * s2
-        q = np.empty(angles_deg.shape[:-1] + (4,))
-        q[..., 0] = a * c3 - eps * d * s3
-        q[..., 1 + i] = cc * c3 + eps * b * s3
-        q[..., 1 + j] = b * c3 - eps * cc * s3
-        q[..., 1 + k] = a * s3 + eps * d * c3
-        return q
-    out = None
-    for n, ch in enumerate(axes):
-        qn = np.zeros(angles_deg.shape[:-1] + (4,))
-        qn[..., 0] = c[..., n]
-        qn[..., 1 + _AX[ch]] = s[..., n]
-        out = qn if out is None else quat.mul(out, qn)
-    return out
-
-
-def _quat_to_euler(q: NDArray[np.float64], axes: str, hint: NDArray[np.float64] | None,
-                   exact: NDArray[np.bool_] | None = None) -> NDArray[np.float64]:
-    """Angles (degrees, ``[F, len(axes)]``) whose product is q.
-
-    Rows where ``exact`` is set are the ``hint`` rows themselves. Elsewhere the Euler twin nearest
-    the hint (modulo 360) is chosen (the principal one without a hint) and runs of such rows are
-    unwrapped so that they continue from the row before without 360-degree jumps.
-    """
-    n = len(axes)
-    F = q.shape[0]
-    if n == 1:
-        a = _AX[axes]
-        cands = [np.rad2deg(2.0 * np.arctan2(q[:, 1 + a], q[:, 0]))[:, None]]
-    else:
-        full = axes if n == 3 else axes + next(c for c in "xyz" if c not in axes)
-        from scipy.spatial.transform import Rotation
-
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", UserWarning)
-            e = Rotation.from_quat(q[:, [1, 2, 3, 0]]).as_euler(full.upper(), degrees=True)[:, :n]
-        cands = [e]
-        if n == 3:
-            mid = 180.0 - e[:, 1] if full[0] != full[2] else -e[:, 1]  # Tait-Bryan / proper twin
-            cands.append(np.stack([e[:, 0] + 180.0, mid, e[:, 2] + 180.0], -1))
-    out = cands[0]
-    if hint is not None and len(cands) > 1:
-        def dist(c: NDArray[np.float64]) -> NDArray[np.float64]:
-            return np.sum(((c - hint + 180.0) % 360.0 - 180.0) ** 2, axis=-1)
-        out = np.where((dist(cands[1]) < dist(cands[0]))[:, None], cands[1], cands[0])
-    if exact is None:
-        exact = np.zeros(F, bool)
-    # unwrapped is continuous: without a hint the angles themselves, with one their difference from
-    # the original angles of the same frame (the file's own wraps at +-180 are kept, a new
-    # rotation that turns further than the original is followed past them)
-    ref = np.zeros_like(out) if hint is None else hint
-    d = out - ref
-    if hint is not None:
-        d -= 360.0 * np.round(d / 360.0)
-        d = np.where(exact[:, None], 0.0, d)
-    if F > 1:
-        corr = np.zeros_like(d)
-        corr[1:] = -360.0 * np.round(np.diff(d, axis=0) / 360.0)
-        corr[exact] = 0.0
-        cs = np.cumsum(corr, axis=0)
-        last = np.maximum.accumulate(np.where(exact, np.arange(F), -1))
-        base = np.where((last >= 0)[:, None], cs[np.maximum(last, 0)], 0.0)
-        d = np.where(exact[:, None], d, d + cs - base)
-    out = ref + d
-    return out if hint is None else np.where(exact[:, None], hint, out)
 
 
 class _Tokens:
@@ -338,7 +262,7 @@ class _EulerRotations:
             out = np.zeros((self._euler.shape[0], 4))
             out[:, 0] = 1.0
             return out
-        return _euler_to_quat(self._euler[:, j:j + 1, :len(axes)], axes)[:, 0]
+        return quat.from_euler_axes(self._euler[:, j:j + 1, :len(axes)], axes, degrees=True)[:, 0]
 
     def __array__(self, dtype=None, copy=None) -> NDArray[np.float64]:
         out = np.empty(self.shape)
@@ -581,7 +505,7 @@ class _MotionBuilder:
             self.positions[a:b, j, k] = data[:, col]
         for axes, js, cols in self.groups:
             ang = data[:, cols]  # [rows, Jg, n]
-            q = _euler_to_quat(ang, axes)
+            q = quat.from_euler_axes(ang, axes, degrees=True)
             self.rotations[a:b, js] = q
             self.hashes[a:b, js] = _qhash(q)
         self.n = b
@@ -882,7 +806,7 @@ def _channel_data(motion: Motion) -> tuple[NDArray[np.float64], NDArray[np.float
             if exact is not None and exact.all():
                 rot = hint
             else:
-                rot = _quat_to_euler(quat.normalize(q), axes, hint, exact)
+                rot = quat.to_euler_axes(quat.normalize(q), axes, hint, exact)
         k = 0
         for c in chans:
             if c in POSITION_CHANNELS:

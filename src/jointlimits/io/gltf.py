@@ -9,7 +9,7 @@ renormalised). Quaternions are converted from glTF's (x, y, z, w) to (w, x, y, z
 ``save`` writes one skin (joint nodes with rest translations = offsets, inverse bind matrices of
 the rest pose), a rotation channel per rotating joint and a translation channel per joint with
 position channels, in metres and Y-up as glTF requires. The length scale (``metres_per_unit``,
-guessed with :mod:`jointlimits.units` unless given) and the source's up axis are stored in the
+guessed with :mod:`jointlimits.motion.units` unless given) and the source's up axis are stored in the
 file's ``extras`` with the BVH channel layout and End Sites, so a file written here loads back in
 the original units, axes and channel orders (BVH -> glTF -> BVH keeps rotations to float32
 precision, about 1e-7 rad). Files from elsewhere load in metres.
@@ -28,10 +28,10 @@ from urllib.parse import unquote
 import numpy as np
 from numpy.typing import NDArray
 
-from .. import quat
+from ..motion import quat
 from .._atomic import atomic_write
 from ..errors import FormatError
-from ..skeleton import POSITION_CHANNELS, Motion, Skeleton
+from ..motion.skeleton import POSITION_CHANNELS, Motion, Skeleton
 
 __all__ = ["load", "save", "EXTRAS_KEY"]
 
@@ -399,7 +399,7 @@ def to_gltf(motion: Motion, metres_per_unit: float | None = None, up: str | None
     bytes of its one buffer."""
     import pygltflib
 
-    from ..units import guess_units, guess_up_axis
+    from ..motion.units import guess_units, guess_up_axis
 
     sk = motion.skeleton
     motion.check_finite()
@@ -508,7 +508,7 @@ def _raw_accessor(gltf: Any, blob: _Blob, arr: NDArray, component: int, kind: st
 def save(path: str | os.PathLike, motion: Motion, *, metres_per_unit: float | None = None,
          up: str | None = None) -> None:
     """Write ``motion`` as ``.glb`` (binary) or ``.gltf`` (JSON, buffer embedded as a data URI),
-    atomically. ``metres_per_unit`` and ``up`` default to :mod:`jointlimits.units`' guesses."""
+    atomically. ``metres_per_unit`` and ``up`` default to :mod:`jointlimits.motion.units`' guesses."""
     p = Path(path)
     ext = p.suffix.lower()
     if ext not in (".gltf", ".glb"):

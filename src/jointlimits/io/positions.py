@@ -30,7 +30,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from .._atomic import atomic_write
 from ..errors import JointLimitsError
-from ..skeleton import Skeleton
+from ..motion.skeleton import Skeleton
 
 __all__ = ["JointPositions", "PositionsError", "load_positions", "save_positions", "EXTENSIONS"]
 
@@ -183,7 +183,7 @@ def _load_csv(p: Path) -> JointPositions:
 
 
 def _load_bvh(p: Path) -> JointPositions:
-    from ..skeleton import forward_kinematics
+    from ..motion.skeleton import forward_kinematics
     from . import bvh
 
     m = bvh.load(p)

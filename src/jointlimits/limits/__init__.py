@@ -17,7 +17,7 @@ Layout (one module per shape family, one interface, one registry; data flows dow
 * :mod:`.cloud` -- principal frames, subsampling and softening shared by the shapes;
 * :mod:`.joint` -- :class:`FittedLimit`, one joint's limit (reference, twist axis, covers,
   swing-twist) over any shape; :mod:`.model` -- :class:`JointLimits` for a skeleton;
-* :mod:`._kernels` -- the compiled per-joint step over packed arrays (``fused``, ``phased``).
+* :mod:`._kernels` -- the compiled per-joint step over packed arrays (``fused``).
 
 Shapes (their *local frame* and how a point moves between frames):
 

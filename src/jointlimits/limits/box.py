@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import ClassVar, Tuple
 
 import numpy as np
-from .. import _core
+from .._native import _core
 from ..errors import LimitsError
 from ._checks import (_cloud, _flat_points, _frame, _local, _local_points, _out_array, _padding, _points,
                       _raise_bad_point, _vec)

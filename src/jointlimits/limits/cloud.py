@@ -8,7 +8,7 @@ import math
 from typing import Tuple
 
 import numpy as np
-from .. import _core
+from .._native import _core
 from ..errors import LimitsError
 from ._checks import _check_finite, _cloud, _points
 

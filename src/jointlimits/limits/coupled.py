@@ -28,7 +28,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ._checks import check_soften
-from .. import _core, quat
+from .._native import _core
+from ..motion import quat
 from ..errors import LimitsError
 from .implicit import (ENCODING, Implicit, cell_maxima, decode_grid, encode_grid, grid_field,
                        iso_fraction, nearest_inside)

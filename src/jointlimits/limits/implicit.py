@@ -30,7 +30,7 @@ from typing import Any, ClassVar, Mapping
 import numpy as np
 from numpy.typing import NDArray
 
-from .. import _core
+from .._native import _core
 from ..errors import LimitsError
 from . import cloud
 from ._checks import _points

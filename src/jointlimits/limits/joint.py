@@ -15,7 +15,8 @@ from typing import Any, Mapping, Protocol, runtime_checkable
 import numpy as np
 from numpy.typing import NDArray
 
-from .. import _core, quat
+from .._native import _core
+from ..motion import quat
 from ..errors import LimitsError
 from ._checks import check_soften
 from ._kernels.fused import compile_limit, pack_limit, step

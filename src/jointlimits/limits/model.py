@@ -16,11 +16,11 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 import numpy as np
 from numpy.typing import NDArray
 
-from .. import _core, quat
+from .._native import _core
+from ..motion import quat
 from .._atomic import atomic_write
 from ..errors import LimitsError
-from ..skeleton import Motion, Skeleton
-from ..tracking import track_rotations
+from ..motion.skeleton import Motion, Skeleton
 from .compiled import compiled_dict
 from ._checks import check_soften
 from .joint import (FittedLimit, JointLimit, fit_shape, from_limit_space, limit_from_dict, swing_section,  # noqa: F401
@@ -62,7 +62,7 @@ def _as_motions(motions: Motion | Iterable[Motion]) -> list[Motion]:
 def _mirrored(ms: list[Motion]) -> list[Motion]:
     """Every clip mirrored across the skeleton's sagittal plane (found and checked once)."""
     from ..errors import SkeletonError
-    from ..mirror import mirror_motion, mirror_plane
+    from ..motion.mirror import mirror_motion, mirror_plane
 
     try:
         n = mirror_plane(ms[0].skeleton)
@@ -145,25 +145,6 @@ def relative_clouds(ms: Sequence[Motion], joint: int, reference: Array, twist_ax
     s, t = quat.swing_twist(rel, twist_axis)
     return (quat.to_scaled_angle_axis(quat.unroll(s, ranges=ranges)),
             quat.to_scaled_angle_axis(quat.unroll(t, ranges=ranges)))
-
-
-def side_switches(limited: Array, original: Array, threshold: float = 0.25) -> NDArray[np.int64]:
-    """Frames where a projection jumped (switched sides of its limit): the limited rotation moved
-    more than ``threshold`` radians further between two frames than the input did."""
-    jump_out = quat.angle(limited[1:], limited[:-1])
-    jump_in = quat.angle(original[1:], original[:-1])
-    hit = np.any(jump_out - jump_in > threshold, axis=tuple(range(1, jump_out.ndim)))
-    return np.nonzero(hit)[0] + 1
-
-
-def smooth_switches(limited: Array, original: Array, frame_time: float, halflife: float = 0.25,
-                    threshold: float = 0.25) -> Array:
-    """Remove the pops of projections that switch sides with a tracking spring; frames the spring
-    does not touch are returned exactly as projected."""
-    cuts = side_switches(limited, original, threshold)
-    if cuts.size == 0:
-        return limited
-    return track_rotations(limited, cuts, frame_time, halflife=halflife)
 
 
 def _joint_entry(name: str, enabled: bool, limit: Any) -> dict:
@@ -293,7 +274,7 @@ class JointLimits:
         first clip, a Motion (its first frame) or a ``[J, 4]`` array.
 
         With ``mirror`` every clip is also fitted mirrored across the skeleton's sagittal plane
-        (:func:`jointlimits.mirror.mirror_motion`): a left joint learns the mirrored rotations of
+        (:func:`jointlimits.motion.mirror.mirror_motion`): a left joint learns the mirrored rotations of
         its right counterpart and a centre joint its own, and the mean reference is taken over
         both. The skeleton's rest offsets must be mirror images (LimitsError otherwise).
         """
@@ -560,19 +541,25 @@ class JointLimits:
             out[..., j] = lim.violation(q[..., j, :], **extra)
         return out
 
-    def apply(self, motion: Motion, soften: tuple[float, float] | None = None, smooth: bool = False,
-              halflife: float = 0.25, joints: Iterable[str | int] | None = None,
-              exclude: Iterable[str | int] | None = None, root: bool = False) -> Motion:
-        """A copy of ``motion`` with every frame limited. With ``smooth`` a tracking spring removes
-        the jumps a projection makes when it switches sides, leaving other frames as projected.
-        ``joints``, ``exclude`` and ``root`` choose the joints as in :meth:`select` (by default the
-        joints carrying the global position and heading are left alone)."""
+    def apply(self, motion: Motion, soften: tuple[float, float] | None = None,
+              smooth: Callable[[Array, Array, float], Array] | None = None,
+              joints: Iterable[str | int] | None = None, exclude: Iterable[str | int] | None = None,
+              root: bool = False) -> Motion:
+        """A copy of ``motion`` with every frame limited. ``smooth(limited, original, frame_time)``,
+        if given, post-processes the limited rotations ``[F, J, 4]`` (e.g.
+        :func:`jointlimits.cleanup.smoothing.smooth_switches`, which removes the jumps a projection
+        makes when it switches sides). ``joints``, ``exclude`` and ``root`` choose the joints as in
+        :meth:`select` (by default the joints carrying the global position and heading are left
+        alone)."""
+        if smooth is not None and not callable(smooth):
+            raise LimitsError("apply: smooth takes a function (limited, original, frame_time) -> rotations, "
+                              "e.g. jointlimits.cleanup.smoothing.smooth_switches")
         lim = self.select(joints, exclude, motion, root)
         lim.check_skeleton(motion.skeleton)
         out = motion.copy()
         out.rotations = lim.project(motion.rotations, soften)
-        if smooth:
-            out.rotations = smooth_switches(out.rotations, motion.rotations, motion.frame_time, halflife=halflife)
+        if smooth is not None:
+            out.rotations = smooth(out.rotations, motion.rotations, motion.frame_time)
         return out
 
     def report(self, motions: Motion | Iterable[Motion], tolerance: float = 1e-6) -> list[dict[str, Any]]:

@@ -26,7 +26,8 @@ from typing import Sequence
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .. import _core, quat
+from .._native import _core
+from ..motion import quat
 from ..errors import LimitsError
 
 __all__ = ["ReachWindow", "ReachWindowLimit"]

@@ -21,9 +21,9 @@ from typing import Any, Iterable, Mapping, Sequence
 import numpy as np
 from numpy.typing import NDArray
 
-from .. import quat
+from ..motion import quat
 from ..errors import LimitsError
-from ..skeleton import Skeleton
+from ..motion.skeleton import Skeleton
 from .joint import FittedLimit
 from .registry import joint_limit_class
 

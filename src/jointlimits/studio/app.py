@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import quat
+from ..motion import quat
 from . import posing
 from .scene import ContactDrawing, SkeletonDrawing, violation_colors
 from .state import SaveError, StudioState

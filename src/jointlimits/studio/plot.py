@@ -8,9 +8,9 @@ from typing import Any, Sequence
 import numpy as np
 from numpy.typing import NDArray
 
-from ..model import FittedLimit, JointLimits, relative_clouds
-from ..skeleton import Motion
-from ..viewer import limit_surface, swing_twist_geometry
+from ..limits.model import FittedLimit, JointLimits, relative_clouds
+from ..motion.skeleton import Motion
+from ..viz.viewer import limit_surface, swing_twist_geometry
 
 __all__ = ["limit_figure", "current_points"]
 

@@ -1,7 +1,7 @@
 """The studio's pose logic, free of any GUI: gizmo rotation in, limited pose out; IK modes.
 
 A pose is one frame: local rotations ``[J, 4]`` (w, x, y, z) and local positions ``[J, 3]`` in the
-clip's units. Limits are a :class:`~jointlimits.model.JointLimits`; "limits off" means every joint
+clip's units. Limits are a :class:`~jointlimits.limits.model.JointLimits`; "limits off" means every joint
 is free. The IK modes live in one list, :data:`IK_MODES`: a mode says which joints of a skeleton
 it drives (``resolve``) and how it solves for a target (``solve``); adding a solver is one entry.
 """
@@ -15,8 +15,8 @@ from typing import Any, Callable, Sequence
 import numpy as np
 from numpy.typing import NDArray
 
-from .. import quat
-from ..skeleton import Skeleton, forward_kinematics_arrays
+from ..motion import quat
+from ..motion.skeleton import Skeleton, forward_kinematics_arrays
 
 __all__ = ["Soften", "pose_fk", "local_from_global", "chain_limits", "limit_joint", "limit_pose",
            "IKChain", "IKMode", "IK_MODES", "ik_mode", "available_ik_modes", "side_of"]
@@ -51,7 +51,7 @@ def limit_joint(limits: Any, joint: int, rotation: Array, soften: Soften = None)
     active limit or ``limits`` is None)."""
     if limits is None or joint not in limits.joints or not limits.enabled[joint]:
         return np.asarray(rotation, np.float64)
-    from ..model import FittedLimit
+    from ..limits.model import FittedLimit
 
     lim = limits.joints[joint]
     return lim.project(rotation, soften) if isinstance(lim, FittedLimit) else lim.project(rotation)
@@ -142,7 +142,7 @@ def _two_bone_chain(kind: str, side: str) -> Callable[[Skeleton], IKChain | None
         if kind == "hand":
             end = _find(sk, r"(hand|wrist)", side)
         else:
-            from ..footlock import find_feet
+            from ..cleanup.footlock import find_feet
 
             feet = [j for j in find_feet(sk) if side_of(sk.names[j]) == side]
             end = feet[0] if feet else None
@@ -247,7 +247,7 @@ def _solve_whole_body(sk: Skeleton, chain: IKChain, rot: Array, pos: Array, targ
                       limits: Any, tolerance: float) -> Array:
     """Whole-body damped least squares: the hand follows the target while the other hand, the
     feet and the head keep their places and the hips stay put; every joint inside the limits."""
-    from ..footlock import find_feet
+    from ..cleanup.footlock import find_feet
     from ..ik import WholeBodyIK
 
     _, gp = pose_fk(sk, rot, pos)

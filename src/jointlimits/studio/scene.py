@@ -12,8 +12,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from .. import quat
-from ..skeleton import Skeleton
+from ..motion import quat
+from ..motion.skeleton import Skeleton
 
 __all__ = ["violation_colors", "bone_segments", "SkeletonDrawing", "ContactDrawing", "VIOLATION_FULL_DEG"]
 

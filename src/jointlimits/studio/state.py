@@ -18,9 +18,10 @@ from typing import Any, Sequence
 import numpy as np
 from numpy.typing import NDArray
 
-from .. import quat
-from ..model import SHAPES, FittedLimit, JointLimits
-from ..skeleton import Motion
+from ..cleanup.smoothing import smooth_switches
+from ..motion import quat
+from ..limits.model import SHAPES, FittedLimit, JointLimits
+from ..motion.skeleton import Motion
 from . import posing
 from .posing import IKChain, Soften
 
@@ -73,7 +74,7 @@ class StudioState:
         self.input_paths = [Path(p).resolve() for p in inputs]
         self.work = Clip("working", clips[0].motion.copy())
         self.history: list[str] = []
-        from ..units import guess_units
+        from ..motion.units import guess_units
 
         self.metres_per_unit = float(guess_units(clips[0].motion).metres_per_unit)
         # playback
@@ -357,13 +358,14 @@ class StudioState:
     def apply_limits(self, smooth: bool = False) -> None:
         """Project every frame of the working clip into the limits (``smooth``: spring over side switches)."""
         with self.lock:
-            self.work.motion = self.limits.apply(self.work.motion, soften=self.soften, smooth=smooth)
+            self.work.motion = self.limits.apply(self.work.motion, soften=self.soften,
+                                                 smooth=smooth_switches if smooth else None)
             self.history.append("apply limits")
             self.raw = self.pose.copy()
 
     def filter(self, detect: bool = True) -> list[int]:
         """Tracking-spring filter of the working clip at its detected discontinuities; returns them."""
-        from ..tracking import detect_discontinuities, filter_motion
+        from ..cleanup.tracking import detect_discontinuities, filter_motion
 
         with self.lock:
             cuts = detect_discontinuities(self.work.motion) if detect else np.zeros(0, np.int64)
@@ -375,7 +377,7 @@ class StudioState:
     def splice(self) -> str:
         """Append the next input clip (the first one again when there is only one) to the working
         clip, the pop at the join smoothed by the tracking spring; returns what was done."""
-        from ..tracking import splice
+        from ..cleanup.tracking import splice
 
         with self.lock:
             other = self.inputs[1] if len(self.inputs) > 1 else self.inputs[0]
@@ -389,7 +391,7 @@ class StudioState:
     def footlock(self) -> dict[str, Any]:
         """Lock the working clip's planted feet (two-bone legs inside the limits); contacts are kept
         for drawing. Returns the report as a dict."""
-        from ..footlock import footlock, find_feet
+        from ..cleanup.footlock import footlock, find_feet
 
         with self.lock:
             out, rep = footlock(self.work.motion, self.limits if self.limits_on else None)

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from ... import _core
+from ..._native import _core
 from .codes import SLABS
 
 __all__ = ["pack_shape", "pack_swing_section", "pack_limit", "compile_limit", "project_fitted", "EMPTY_SHAPE"]

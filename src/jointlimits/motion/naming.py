@@ -1,0 +1,232 @@
+"""Joint names across skeleton conventions, and mapping motions between them.
+
+Every convention maps canonical joint names (SMPL's body names plus a few extras) to its own:
+``lafan1``, ``cmu`` (cgspeed MotionBuilder-friendly BVH), ``cmu_max`` (cgspeed 3dsMax-friendly
+BVH), ``bandai`` (Bandai Namco Research), ``mixamo`` (``mixamorig:`` prefix optional) and
+``smpl`` (SMPL / SMPL-H / SMPL-X body joints). A joint without a counterpart keeps its name.
+
+- :func:`map_names` renames a skeleton's joints into another convention (same topology);
+- :func:`check_rest_pose` compares two skeletons' bone directions at rest, joint by mapped joint,
+  and raises :class:`SkeletonError` naming the joints and angles that disagree;
+- :func:`map_motion` re-expresses a motion on another skeleton (another convention and topology,
+  e.g. the one a limits file was fitted on): each target joint's local rotation is the source's
+  rotation between the mapped joints, which is only meaningful when the rest poses agree, so it
+  checks them first.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import warnings
+
+import numpy as np
+from numpy.typing import NDArray
+
+from . import quat
+from ..errors import SkeletonError
+from .skeleton import Motion, Skeleton, forward_kinematics, forward_kinematics_arrays
+
+__all__ = ["CONVENTIONS", "detect", "canonical", "map_names", "check_rest_pose", "map_motion",
+           "DEFAULT_TOLERANCE_DEG"]
+
+#: Largest angle (degrees) between the rest bone directions of mapped joints.
+DEFAULT_TOLERANCE_DEG = 30.0
+
+
+def _sides(table: dict[str, str]) -> dict[str, str]:
+    """Expand ``{"*_hip": "{S}UpLeg"}`` entries into left/right ones; {S}/{s}/{_S} pick the casing."""
+    out = {}
+    for k, v in table.items():
+        if k.startswith("*"):
+            for side, S, s, u in (("left", "Left", "l", "L"), ("right", "Right", "r", "R")):
+                out[side + k[1:]] = v.format(S=S, s=s, U=u)
+        else:
+            out[k] = v
+    return out
+
+
+#: convention -> {canonical name: that convention's joint name}
+CONVENTIONS: dict[str, dict[str, str]] = {
+    "smpl": {n: n for n in (
+        "pelvis", "spine1", "spine2", "spine3", "neck", "head", "jaw",
+        "left_hip", "left_knee", "left_ankle", "left_foot", "right_hip", "right_knee", "right_ankle", "right_foot",
+        "left_collar", "left_shoulder", "left_elbow", "left_wrist",
+        "right_collar", "right_shoulder", "right_elbow", "right_wrist")},
+    "lafan1": _sides({
+        "pelvis": "Hips", "spine1": "Spine", "spine2": "Spine1", "spine3": "Spine2", "neck": "Neck", "head": "Head",
+        "*_hip": "{S}UpLeg", "*_knee": "{S}Leg", "*_ankle": "{S}Foot", "*_foot": "{S}Toe",
+        "*_collar": "{S}Shoulder", "*_shoulder": "{S}Arm", "*_elbow": "{S}ForeArm", "*_wrist": "{S}Hand"}),
+    "mixamo": _sides({
+        "pelvis": "Hips", "spine1": "Spine", "spine2": "Spine1", "spine3": "Spine2", "neck": "Neck", "head": "Head",
+        "*_hip": "{S}UpLeg", "*_knee": "{S}Leg", "*_ankle": "{S}Foot", "*_foot": "{S}ToeBase",
+        "*_collar": "{S}Shoulder", "*_shoulder": "{S}Arm", "*_elbow": "{S}ForeArm", "*_wrist": "{S}Hand"}),
+    "cmu": _sides({
+        "pelvis": "Hips", "spine1": "LowerBack", "spine2": "Spine", "spine3": "Spine1", "neck": "Neck",
+        "neck2": "Neck1", "head": "Head",
+        "*_hip_joint": "{U}HipJoint", "*_hip": "{S}UpLeg", "*_knee": "{S}Leg", "*_ankle": "{S}Foot",
+        "*_foot": "{S}ToeBase", "*_collar": "{S}Shoulder", "*_shoulder": "{S}Arm", "*_elbow": "{S}ForeArm",
+        "*_wrist": "{S}Hand", "*_hand": "{S}FingerBase", "*_fingers": "{U}Fingers", "*_thumb": "{U}Thumb"}),
+    "cmu_max": _sides({
+        "pelvis": "Hips", "spine1": "lowerback", "spine2": "Chest", "spine3": "Chest2", "neck": "lowerneck",
+        "neck2": "Neck", "head": "Head",
+        "*_hip_joint": "{U}HipJoint", "*_hip": "{S}Hip", "*_knee": "{S}Knee", "*_ankle": "{S}Ankle",
+        "*_foot": "{S}Toe", "*_collar": "{S}Collar", "*_shoulder": "{S}Shoulder", "*_elbow": "{S}Elbow",
+        "*_wrist": "{S}Wrist", "*_hand": "{s}hand", "*_fingers": "{U}Fingers", "*_thumb": "{U}Thumb"}),
+    "bandai": _sides({
+        "root": "joint_Root", "pelvis": "Hips", "spine1": "Spine", "spine2": "Chest", "neck": "Neck", "head": "Head",
+        "*_hip": "UpperLeg_{U}", "*_knee": "LowerLeg_{U}", "*_ankle": "Foot_{U}", "*_foot": "Toes_{U}",
+        "*_collar": "Shoulder_{U}", "*_shoulder": "UpperArm_{U}", "*_elbow": "LowerArm_{U}", "*_wrist": "Hand_{U}"}),
+}
+_PREFIX = re.compile(r"^mixamorig\d*:")
+
+
+def _bare(name: str) -> str:
+    return _PREFIX.sub("", name)
+
+
+def detect(skeleton: Skeleton) -> str:
+    """The convention whose names cover the most of the skeleton's joints (ties: the one with fewer
+    names left unmatched in its own table). Raises SkeletonError when fewer than half of the joints
+    (or than 12, for skeletons with fingers) match."""
+    names = {_bare(n) for n in skeleton.names}
+    best, score = None, (-1, 0)
+    for conv, table in CONVENTIONS.items():
+        hit = len(names & set(table.values()))
+        s = (hit, -len(set(table.values()) - names))
+        if s > score:
+            best, score = conv, s
+    if best is None or score[0] < max(3, min(12, skeleton.num_joints // 2)):
+        raise SkeletonError(f"joint names match no known convention ({', '.join(CONVENTIONS)}); "
+                            f"first joints: {', '.join(skeleton.names[:6])}")
+    return best
+
+
+def _convention(name: str) -> dict[str, str]:
+    if name not in CONVENTIONS:
+        raise SkeletonError(f"unknown naming convention {name!r}; known: {', '.join(CONVENTIONS)}")
+    return CONVENTIONS[name]
+
+
+def canonical(skeleton: Skeleton, convention: str | None = None) -> dict[int, str]:
+    """Joint index -> canonical name for the joints the convention knows."""
+    table = _convention(convention or detect(skeleton))
+    inv = {v: k for k, v in table.items()}
+    return {j: inv[_bare(n)] for j, n in enumerate(skeleton.names) if _bare(n) in inv}
+
+
+def map_names(skeleton: Skeleton, to: str, source: str | None = None) -> Skeleton:
+    """A copy of ``skeleton`` with its joints renamed into convention ``to`` (joints without a
+    counterpart keep their names; ``source`` defaults to :func:`detect`)."""
+    target = _convention(to)
+    canon = canonical(skeleton, source)
+    names = [target.get(canon.get(j, ""), n) for j, n in enumerate(skeleton.names)]
+    if len(set(names)) != len(names):
+        dup = sorted({n for n in names if names.count(n) > 1})
+        raise SkeletonError(f"renaming into {to} would give duplicate joint names {dup}")
+    out = skeleton.copy()
+    out.names = names
+    return out
+
+
+def _pairs(a: Skeleton, b: Skeleton) -> dict[str, tuple[int, int]]:
+    ca, cb = canonical(a), canonical(b)
+    ib = {c: j for j, c in cb.items()}
+    return {c: (j, ib[c]) for j, c in ca.items() if c in ib}
+
+
+def _rest_global(sk: Skeleton) -> NDArray[np.float64]:
+    _, gp = forward_kinematics_arrays(quat.identity((sk.num_joints,)), sk.offsets, sk.parents)
+    return gp
+
+
+def _mapped_parent(sk: Skeleton, j: int, mapped: set[int]) -> int:
+    p = int(sk.parents[j])
+    while p >= 0 and p not in mapped:
+        p = int(sk.parents[p])
+    return p
+
+
+def rest_pose_angles(a: Skeleton, b: Skeleton) -> dict[str, float]:
+    """Per mapped joint (canonical name), the angle in degrees between the rest directions of the
+    bone from its nearest mapped ancestor to it in ``a`` and in ``b``: the bone that ancestor
+    rotates. Bones shorter than 1% of the body, and those leaving a joint with several mapped
+    children (pelvis to hips, chest to collars: the body's shape, which rigs draw differently),
+    are skipped."""
+    pairs = _pairs(a, b)
+    ma, mb = {ja for ja, _ in pairs.values()}, {jb for _, jb in pairs.values()}
+    ga, gb = _rest_global(a), _rest_global(b)
+    up_a = {ja: _mapped_parent(a, ja, ma) for ja in ma}
+    up_b = {jb: _mapped_parent(b, jb, mb) for jb in mb}
+    fan_a = {p: list(up_a.values()).count(p) for p in set(up_a.values())}
+    fan_b = {p: list(up_b.values()).count(p) for p in set(up_b.values())}
+    size_a = np.ptp(ga, axis=0).max() or 1.0
+    size_b = np.ptp(gb, axis=0).max() or 1.0
+    out = {}
+    for c, (ja, jb) in pairs.items():
+        pa, pb = up_a[ja], up_b[jb]
+        if pa < 0 or pb < 0 or canonical(a).get(pa) != canonical(b).get(pb):
+            continue
+        if fan_a[pa] > 1 or fan_b[pb] > 1:
+            continue  # pelvis-to-hip, chest-to-collar: rigid body shape, not a bone a joint moves
+        da, db = ga[ja] - ga[pa], gb[jb] - gb[pb]
+        na, nb = np.linalg.norm(da), np.linalg.norm(db)
+        if na < 0.01 * size_a or nb < 0.01 * size_b:
+            continue
+        out[c] = float(np.degrees(np.arccos(np.clip(da @ db / (na * nb), -1.0, 1.0))))
+    return out
+
+
+def check_rest_pose(a: Skeleton, b: Skeleton, tolerance_deg: float = DEFAULT_TOLERANCE_DEG) -> dict[str, float]:
+    """Raise SkeletonError unless every mapped bone points the same way at rest in ``a`` and ``b``
+    (within ``tolerance_deg``); returns the angles."""
+    ang = rest_pose_angles(a, b)
+    if len(ang) < 3:
+        raise SkeletonError(f"only {len(ang)} bones can be compared between the two skeletons: "
+                            f"their joint names do not map onto each other")
+    bad = {c: v for c, v in ang.items() if v > tolerance_deg}
+    if bad:
+        worst = ", ".join(f"{c} {v:.0f} deg" for c, v in sorted(bad.items(), key=lambda kv: -kv[1])[:8])
+        raise SkeletonError(f"rest poses differ: {len(bad)} of {len(ang)} mapped bones point more than "
+                            f"{tolerance_deg:g} deg apart at rest ({worst}); local rotations would not mean the "
+                            f"same pose")
+    return ang
+
+
+def map_motion(motion: Motion, target: Skeleton, tolerance_deg: float = DEFAULT_TOLERANCE_DEG) -> Motion:
+    """``motion`` re-expressed on ``target``'s joints (names, parents, offsets): each target
+    joint's local rotation is the source's rotation from the joint mapped to its parent to the
+    joint mapped to it; unmapped target joints keep the identity (with a warning). The root's
+    translation is scaled by the ratio of the skeletons' sizes at rest."""
+    src = motion.skeleton
+    check_rest_pose(src, target, tolerance_deg)
+    pairs = _pairs(target, src)
+    t2s = {jt: js for jt, js in pairs.values()}
+    if not t2s:
+        raise SkeletonError("no joint of the clip maps onto the target skeleton")
+    missing = [target.names[j] for j in range(target.num_joints) if j not in t2s and target.rotation_order(j)]
+    if missing:
+        warnings.warn(f"joints without a counterpart keep their rest rotation: {', '.join(missing)}", stacklevel=2)
+    gr, gp = forward_kinematics(motion)
+    F, J = motion.num_frames, target.num_joints
+    rot = quat.identity((F, J))
+    pos = np.repeat(target.offsets[None], F, axis=0)
+    size_t = np.ptp(_rest_global(target), axis=0).max()
+    size_s = np.ptp(_rest_global(src), axis=0).max()
+    k = size_t / size_s if size_s > 0 else 1.0
+    rest_t = _rest_global(target)
+    for jt, js in t2s.items():
+        p = _mapped_parent(target, jt, set(t2s))
+        if p >= 0:
+            rot[:, jt] = quat.inv_mul(gr[:, t2s[p]], gr[:, js])
+        else:
+            # the top mapped joint carries the clip's global motion (a root above it stays at rest)
+            rot[:, jt] = gr[:, js]
+            above = int(target.parents[jt])
+            pos[:, jt] = gp[:, js] * k - (rest_t[above] if above >= 0 else 0.0)
+    return Motion(target.copy(), rot, pos, motion.frame_time)
+
+
+def rename_motion(motion: Motion, to: str, source: str | None = None) -> Motion:
+    """The same motion with its skeleton's joints renamed into convention ``to``."""
+    return dataclasses.replace(motion, skeleton=map_names(motion.skeleton, to, source))

@@ -1,0 +1,466 @@
+"""Implicit-surface (metaball) limits: analytic sphere, gradient, projection invariants, files."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+
+from jointlimits import JointLimits
+from jointlimits.motion import quat
+from jointlimits.errors import LimitsError
+from jointlimits.limits import Shape
+from jointlimits.limits.implicit import THRESHOLD, Implicit, fit_field
+from jointlimits.limits.joint import FittedLimit
+from jointlimits.motion.skeleton import Motion, Skeleton
+
+RNG = np.random.default_rng(7)
+
+
+def one_ball(radius_cells: float = 6.0, cell: float = 0.05, n: int = 25) -> Implicit:
+    """One metaball of ``radius_cells`` at the centre node of an n^3 grid (no lifting/filling)."""
+    origin = -np.full(3, (n - 1) / 2 * cell)
+    local = np.zeros((1, 3))
+    F = fit_field(local, origin, (n, n, n), cell, radius_cells, fill_holes=False)
+    return Implicit(origin=origin, cell=cell, grid=F)
+
+
+def cloud(n: int = 1500) -> np.ndarray:
+    return RNG.normal(0.0, 0.35, (n, 3)) * [1.0, 0.6, 0.4] + [0.2, -0.1, 0.05]
+
+
+CLOUD = cloud()
+
+
+@pytest.fixture(scope="module")
+def blob() -> Implicit:
+    return Implicit.fit(CLOUD, padding=0.05)
+
+
+def test_one_metaball_is_a_sphere_and_projection_lands_on_it():
+    ball = one_ball()
+    r_iso = 6.0 * 0.05 * math.sqrt(1.0 - THRESHOLD ** (1.0 / 3.0))  # (1 - r^2/R^2)^3 = T
+    d = quat.normalize(RNG.normal(size=(400, 4)))[:, 1:]
+    d /= np.linalg.norm(d, axis=1, keepdims=True)
+    # trilinear sampling of a smooth ball: within a small fraction of a cell of the analytic radius
+    assert np.all(ball.contains(d * (r_iso - 0.01), 0.0))
+    assert not np.any(ball.contains(d * (r_iso + 0.01), 0.0))
+    far = d * RNG.uniform(0.15, 3.0, (400, 1))  # near (gradient) and beyond the support (fallback)
+    p = ball.project(far)
+    assert np.abs(np.linalg.norm(p, axis=1) - r_iso).max() < 0.01
+    cosang = np.einsum("ij,ij->i", p, far) / np.linalg.norm(p, axis=1) / np.linalg.norm(far, axis=1)
+    near = np.linalg.norm(far, axis=1) < 0.28  # within the ball's support: up the gradient
+    assert cosang[near].min() > 0.99  # toward the centre: the sphere's closest point
+    # beyond the support the point goes to the nearest inside node seen from where it enters the
+    # grid: on the sphere, not exactly the closest point
+    assert cosang[~near].min() > 0.85
+    excess = np.linalg.norm(p - far, axis=1) - (np.linalg.norm(far, axis=1) - r_iso)
+    assert np.median(excess) < 0.01
+
+
+def test_gradient_points_to_the_centre_of_a_ball():
+    ball = one_ball()
+    x = np.array([[0.113, 0.047, -0.031], [-0.082, 0.011, 0.121]])  # inside cells, not on nodes
+    g = ball.value(x)[:, 1:]
+    cos = np.einsum("ij,ij->i", g, -x) / np.linalg.norm(g, axis=1) / np.linalg.norm(x, axis=1)
+    assert np.all(cos > 0.98)
+    h = 1e-4  # and it is the field's derivative
+    num = (ball.value(x + [h, 0, 0])[:, 0] - ball.value(x - [h, 0, 0])[:, 0]) / (2 * h)
+    np.testing.assert_allclose(num, g[:, 0], rtol=0.05)
+
+
+def test_fitted_points_inside_inside_unchanged_projection_idempotent(blob):
+    pts = CLOUD
+    assert blob.contains(pts, 0.0).all()
+    assert np.array_equal(blob.project(pts), pts)  # bit-exact
+    x = RNG.uniform(-3.5, 3.5, (3000, 3))
+    p = blob.project(x)
+    assert blob.contains(p, 0.0).all()
+    assert np.array_equal(blob.project(p), p)
+    inside = blob.contains(x, 0.0)
+    assert np.array_equal(p[inside], x[inside])
+
+
+def test_projection_of_far_points_is_finite_and_near_the_surface(blob):
+    x = RNG.normal(size=(500, 3)) * 50.0  # far beyond every metaball's support
+    p = blob.project(x)
+    assert np.all(np.isfinite(p)) and blob.contains(p, 0.0).all()
+    f = blob.value(p)[:, 0]
+    assert np.all(f < 2.0 * blob.threshold)  # on the boundary, not deep inside
+
+
+def _limits(shape: str, swing_twist: bool, **kw) -> tuple[JointLimits, np.ndarray]:
+    sk = Skeleton(["root", "a", "b"], np.array([-1, 0, 1]), np.array([[0, 0, 0], [0, 1.0, 0], [0, 1.0, 0]]))
+    n = 600
+    t = np.linspace(0, 6 * np.pi, n)
+    v = np.zeros((n, 3, 3))
+    v[:, 1] = np.column_stack([0.6 * np.sin(t), 0.3 * np.cos(1.3 * t), 0.2 * np.sin(0.7 * t)])
+    v[:, 2] = np.column_stack([0.5 * np.sin(t + 0.3), 0.1 * np.sin(2.1 * t), 0.3 * (1 + np.cos(t))])
+    rot = quat.from_scaled_angle_axis(v)
+    m = Motion(sk, rot, np.zeros((n, 3, 3)), 1 / 30)
+    return JointLimits.fit(m, shape=shape, swing_twist=swing_twist, **kw), rot
+
+
+@pytest.mark.parametrize("swing_twist", [False, True])
+def test_joint_limit_invariants_both_covers_unit_outputs(swing_twist):
+    lim, rot = _limits("implicit", swing_twist)
+    assert lim.contains(rot).all()
+    assert np.array_equal(lim.project(rot), rot)
+    q = quat.normalize(RNG.normal(size=(2000, 3, 4)))
+    p = lim.project(q)
+    np.testing.assert_allclose(np.linalg.norm(p, axis=-1), 1.0, atol=1e-12)
+    assert lim.contains(p).all()
+    np.testing.assert_allclose(lim.project(p), p, atol=1e-12)
+    # q and -q: the same rotation, the same limited rotation (each on its caller's cover)
+    pn = lim.project(-q)
+    np.testing.assert_allclose(pn, -p, atol=1e-12)
+    assert np.array_equal(lim.contains(-q), lim.contains(q))
+    s = lim.project(q, soften=(1.0, 0.1))
+    np.testing.assert_allclose(np.linalg.norm(s, axis=-1), 1.0, atol=1e-12)
+
+
+def test_limits_past_pi_use_the_long_cover():
+    # a cloud straddling the antipode: angles up to ~pi + 0.3 around x
+    ang = np.linspace(2.6, math.pi + 0.3, 300)
+    pts = np.column_stack([ang, 0.05 * np.sin(7 * ang), 0.05 * np.cos(5 * ang)])
+    shape = Implicit.fit(pts, 0.05)
+    assert shape.radius() > math.pi
+    lim = FittedLimit([1.0, 0, 0, 0], [1.0, 0, 0], shape=shape)
+    q = quat.from_scaled_angle_axis(pts)  # their rotations: the short cover of those past pi is the other side
+    assert lim.contains(q).all()
+    assert np.array_equal(lim.project(q), q)
+
+
+def test_save_load_round_trip(tmp_path):
+    for st in (False, True):
+        lim, rot = _limits("implicit", st)
+        path = tmp_path / f"l{st}.json"
+        lim.save(path)
+        d = json.loads(path.read_text())
+        grid = d["joints"][0]["limit"]["shape" if not st else "swing"]
+        assert grid["encoding"] == "zlib-base64-float32-le" and isinstance(grid["grid"], str)
+        back = JointLimits.load(path)
+        q = quat.normalize(RNG.normal(size=(300, 3, 4)))
+        np.testing.assert_allclose(back.project(q), lim.project(q), atol=1e-9)
+        assert np.array_equal(back.contains(q), lim.contains(q))
+
+
+@pytest.mark.parametrize("edit", ["truncated", "not base64", "not zlib", "nan", "negative", "dims", "empty",
+                                  "encoding"])
+def test_corrupt_grids_raise_limits_error(tmp_path, edit):
+    lim, _ = _limits("implicit", False)
+    d = lim.to_dict()
+    sh = d["joints"][0]["limit"]["shape"]
+    import base64
+    import zlib
+
+    F = np.frombuffer(zlib.decompress(base64.b64decode(sh["grid"])), "<f4").copy()
+    enc = lambda a: base64.b64encode(zlib.compress(a.astype("<f4").tobytes())).decode()  # noqa: E731
+    if edit == "truncated":
+        sh["grid"] = enc(F[:-3])
+    elif edit == "not base64":
+        sh["grid"] = "@@@" + sh["grid"]
+    elif edit == "nan":
+        F[5] = np.nan
+        sh["grid"] = enc(F)
+    elif edit == "negative":
+        F[5] = -1.0
+        sh["grid"] = enc(F)
+    elif edit == "not zlib":
+        sh["grid"] = base64.b64encode(F.astype("<f4").tobytes()).decode()
+    elif edit == "encoding":
+        sh["encoding"] = "base85"
+    elif edit == "dims":
+        sh["dims"] = [2, 2]
+    else:
+        sh["grid"] = enc(np.zeros_like(F))
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps(d))
+    with pytest.raises(LimitsError, match="bad.json"):
+        JointLimits.load(path)
+
+
+def test_shape_registry_builds_implicit_from_its_dict(blob):
+    back = Shape.from_dict(json.loads(json.dumps(blob.to_dict())))
+    assert isinstance(back, Implicit)
+    x = RNG.uniform(-2, 2, (500, 3))
+    assert np.array_equal(back.project(x), blob.project(x))
+
+
+def test_surface_mesh_lies_on_the_iso_level(blob):
+    v, t = blob.surface()
+    assert len(t) > 100
+    f = blob.value(v)[:, 0]
+    assert np.abs(f - blob.threshold).max() < 1e-3
+
+
+# --------------------------------------------------------------------------- coupled limits
+
+
+def test_coupled_with_one_parent_cell_equals_uncoupled():
+    from jointlimits.limits.coupled import CoupledLimit
+
+    plain, rot = _limits("implicit", False)
+    one, _ = _limits("implicit", False, coupled=True, pairs=[("a", "b")])
+    assert isinstance(one.joint("b"), CoupledLimit)
+    # one parent cell holding every frame: its field is the child's own
+    lim = one.joint("b")
+    vp = np.zeros((len(rot), 3))
+    single = CoupledLimit.fit(vp, lim.base.limit_space(rot[:, 2]), lim.base.reference, lim.base.twist_axis,
+                              lim.parent_reference, "a", parent_cell=100.0)
+    assert single.cells.size == 1
+    q = quat.normalize(RNG.normal(size=(1500, 4)))
+    parent = quat.normalize(RNG.normal(size=(1500, 4)))
+    own = FittedLimit(lim.base.reference, lim.base.twist_axis, shape=Implicit.fit(lim.base.limit_space(rot[:, 2])))
+    np.testing.assert_array_equal(single.project(q, parent=parent), own.project(q))
+    np.testing.assert_array_equal(single.contains(q, parent=parent), own.contains(q))
+    np.testing.assert_allclose(own.project(q), plain.joint("b").project(q), atol=1e-9)
+
+
+def test_coupled_pose_projection_parent_first_inside_idempotent(tmp_path):
+    lim, rot = _limits("implicit", False, coupled=True, pairs=[("a", "b")])
+    assert lim.contains(rot).all() and np.array_equal(lim.project(rot), rot)
+    q = quat.normalize(RNG.normal(size=(1500, 3, 4)))
+    p = lim.project(q)
+    assert lim.contains(p).all()
+    np.testing.assert_allclose(lim.project(p), p, atol=1e-12)
+    # the child is limited for the parent's projected rotation, not its input
+    child = lim.joint("b")
+    np.testing.assert_array_equal(p[:, 2], child.project(q[:, 2], parent=p[:, 1]))
+    lim.save(tmp_path / "c.json")
+    back = JointLimits.load(tmp_path / "c.json")
+    np.testing.assert_allclose(back.project(q), p, atol=1e-9)
+    # the conditioned fields live on their own, coarser grid, kept in the file
+    assert child.fcell == 2.0 * child.base.shape.cell and len(child.fields) > 2
+    assert back.joint("b").fcell == child.fcell and np.array_equal(back.joint("b").forigin, child.forigin)
+    for key, bad in (("fields", lambda f: f[:-8]), ("fields_cell", lambda c: -c)):
+        d = json.loads((tmp_path / "c.json").read_text())
+        d["joints"][-1]["limit"][key] = bad(d["joints"][-1]["limit"][key])
+        (tmp_path / "bad.json").write_text(json.dumps(d))
+        with pytest.raises(LimitsError, match="bad.json"):
+            JointLimits.load(tmp_path / "bad.json")
+
+
+def test_coupled_needs_implicit_and_real_pairs():
+    with pytest.raises(LimitsError, match="implicit"):
+        _limits("kdop", False, coupled=True)
+    with pytest.raises(LimitsError, match="parent"):
+        _limits("implicit", False, coupled=True, pairs=[("root", "b")])
+
+
+def test_humanoid_pairs_by_name():
+    from jointlimits.limits.coupled import humanoid_pairs
+
+    names = ["Hips", "Spine", "Spine1", "Neck", "LeftShoulder", "LeftArm", "LeftForeArm", "LeftUpLeg", "LeftLeg",
+             "Head", "LeftHand", "LeftFoot", "LeftToeBase"]
+    parents = [-1, 0, 1, 2, 2, 4, 5, 0, 7, 3, 6, 8, 11]
+    assert set(humanoid_pairs(names, parents)) == {
+        ("Spine", "Spine1"), ("Spine1", "Neck"), ("Neck", "Head"), ("LeftShoulder", "LeftArm"), ("LeftArm", "LeftForeArm"),
+        ("LeftUpLeg", "LeftLeg")}
+    # another convention: hip -> knee, chest -> neck -> head
+    names = ["Hips", "LeftHip", "LeftKnee", "LeftAnkle", "Chest", "Neck", "Head"]
+    parents = [-1, 0, 1, 2, 0, 4, 5]
+    assert set(humanoid_pairs(names, parents)) == {("LeftHip", "LeftKnee"), ("Chest", "Neck"), ("Neck", "Head")}
+
+
+def test_cli_fit_coupled_report_plot(tmp_path, clips):
+    from click.testing import CliRunner
+
+    from jointlimits.io import bvh
+    from jointlimits.cli import main
+    from jointlimits.limits.coupled import CoupledLimit
+
+    clip, _ = clips
+    src = tmp_path / "rom.bvh"
+    bvh.save(src, clip)
+    out = tmp_path / "lim.json"
+    r = CliRunner().invoke(main, ["fit", str(src), "-o", str(out), "--shape", "implicit", "--coupled", "-q"])
+    assert r.exit_code == 0, r.output
+    lim = JointLimits.load(out)
+    kids = [lim.skeleton.names[j] for j, x in lim.joints.items() if isinstance(x, CoupledLimit)]
+    assert kids and all(lim.contains(clip.rotations).all(axis=0))
+    png = tmp_path / "j.png"
+    r = CliRunner().invoke(main, ["plot", str(out), str(src), "--joint", kids[0], "-o", str(png)])
+    assert r.exit_code == 0, r.output
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    r = CliRunner().invoke(main, ["fit", str(src), "-o", str(tmp_path / "x.json"), "--shape", "kdop", "--coupled"])
+    assert r.exit_code == 2 and "implicit" in r.output
+
+
+def test_uncompressed_grids_still_load(blob):
+    import base64
+
+    d = blob.to_dict()
+    d["encoding"] = "base64-float32-le"
+    d["grid"] = base64.b64encode(blob.grid.astype("<f4").tobytes()).decode()
+    back = Shape.from_dict(d)
+    assert np.array_equal(back.grid, blob.grid)
+
+
+@pytest.mark.parametrize("tol", [0.0, 1e-6, 1e-3])
+def test_coupled_contains_in_one_pass_equals_the_steps(tol):
+    """The compiled coupled inside test (limit space, parent blend, cell maxima shortcut, fields)
+    answers as the step-by-step path does: on random poses, on projected ones (on the surface) and
+    on projected ones nudged by 1e-7 either way (where the shortcut's bound is tight)."""
+    from jointlimits._native import _core
+    from jointlimits.limits.joint import to_limit_space
+
+    lim, _ = _limits("implicit", False, coupled=True, pairs=[("a", "b")])
+    child = lim.joint("b")
+    q = quat.normalize(RNG.normal(size=(4000, 3, 4)))
+    p = lim.project(q)
+    nudge = quat.from_scaled_angle_axis(RNG.normal(size=(4000, 3)) * 1e-7)
+    for c, par in ((q[:, 2], q[:, 1]), (p[:, 2], p[:, 1]), (quat.mul(nudge, p[:, 2]), p[:, 1])):
+        got = child.contains(c, tol, parent=par)
+        ids, ws = child.weights(par)
+        v = to_limit_space(c, child.base.reference)
+        s, want = child.base.shape, np.empty(len(v), bool)
+        # every field read at every point: no cell maxima (an empty array)
+        _core.implicit_contains(v, s.position, s.rotation, child.forigin, child.fcell, s.threshold, child._F,
+                                np.zeros((0, 0, 0), np.float32), ids, ws, tol, want)
+        assert np.array_equal(got, want)
+    assert 0.0 < child.contains(q[:, 2], tol, parent=q[:, 1]).mean() < 1.0
+    with pytest.raises(LimitsError, match="parent rotations"):
+        child.contains(q[:, 2], tol, parent=q[:10, 1])
+
+
+def test_coupled_contains_past_pi_reads_both_covers():
+    """A coupled child whose limit reaches past pi: the one-pass inside test (which settles most
+    points from the cell bounds before any parent blend) answers as the step-by-step path reading
+    both covers, and admits the training rotations whose short cover is the other side."""
+    from jointlimits._native import _core
+    from jointlimits.limits.joint import to_limit_space
+
+    sk = Skeleton(["root", "a", "b"], np.array([-1, 0, 1]), np.array([[0, 0, 0], [0, 1.0, 0], [0, 1.0, 0]]))
+    n = 600
+    t = np.linspace(0, 6 * np.pi, n)
+    v = np.zeros((n, 3, 3))
+    v[:, 1] = np.column_stack([0.6 * np.sin(t), 0.3 * np.cos(1.3 * t), 0.2 * np.sin(0.7 * t)])
+    ang = np.pi - 0.1 + 0.35 * np.sin(0.9 * t)  # up to pi + 0.25 about x
+    v[:, 2] = np.column_stack([ang, 0.05 * np.sin(7 * t), 0.05 * np.cos(5 * t)])
+    rot = quat.from_scaled_angle_axis(v)
+    lim = JointLimits.fit(Motion(sk, rot, np.zeros((n, 3, 3)), 1 / 30), shape="implicit", coupled=True,
+                           pairs=[("a", "b")], reference=np.tile([1.0, 0, 0, 0], (3, 1)))
+    child = lim.joint("b")
+    assert child.base.shape.radius() > np.pi
+    assert child.contains(rot[:, 2], parent=rot[:, 1]).all()
+    q = quat.normalize(RNG.normal(size=(6000, 3, 4)))
+    q[:, 2] = quat.mul(quat.from_scaled_angle_axis(RNG.normal(size=(6000, 3)) * 0.15), rot[RNG.integers(0, n, 6000), 2])
+    q[:, 1] = rot[RNG.integers(0, n, 6000), 1]
+    got = child.contains(q[:, 2], 1e-6, parent=q[:, 1])
+    ids, ws = child.weights(q[:, 1])
+    s = child.base.shape
+    want = np.zeros(len(q), bool)
+    x = to_limit_space(q[:, 2], child.base.reference)
+    nx = np.linalg.norm(x, axis=1, keepdims=True)
+    for pts in (x, x * (1 - 2 * np.pi / nx)):
+        one = np.empty(len(q), bool)
+        _core.implicit_contains(np.ascontiguousarray(pts), s.position, s.rotation, child.forigin, child.fcell, s.threshold,
+                                child._F, np.zeros((0, 0, 0), np.float32), ids, ws, 1e-6, one)
+        want |= one
+    assert np.array_equal(got, want)
+    assert 0.05 < got.mean() < 0.95
+
+
+def test_coupled_cell_fields_use_every_frame_their_weight_reaches():
+    """Each parent cell gets the field of exactly the child points whose parent lies within r cells
+    of its centre, for the smallest r (<= grow) giving min_frames (the frames found through the
+    cell index and the cropped sub-grid equal a scan of every frame on the whole grid); cells
+    where no r does read the child's own field, and cells with the same frames share one."""
+    import math
+
+    from jointlimits.limits.coupled import CoupledLimit
+
+    rng = np.random.default_rng(3)
+    vp = rng.normal(size=(3000, 3)) * [0.6, 0.4, 0.3]
+    vc = np.column_stack([np.sin(vp[:, 0]), 0.5 * vp[:, 1] + 0.1 * rng.normal(size=3000), 0.2 * vp[:, 2]])
+    lim = CoupledLimit.fit(vp, vc, [1.0, 0, 0, 0], [1.0, 0, 0], [1.0, 0, 0, 0], "p", padding=0.05,
+                           parent_cell=0.4, min_frames=40, grow=2, condition_padding=0.03)
+    s = lim.base.shape
+    local = (vc - s.position) @ s.rotation
+    assert lim.fcell == 2.0 * s.cell  # the conditioned fields' coarser grid, balls of the same size
+    radius = (s.settings["radius_cells"] * s.cell + 0.08 / math.sqrt(1.0 - s.threshold ** (1 / 3))) / lim.fcell
+    grown, fallback, frames = 0, 0, {}
+    for c in np.ndindex(*lim.cells.shape):
+        centre = lim.porigin + (np.array(c) + 0.5) * lim.pcell
+        d = np.max(np.abs(vp - centre), axis=1)
+        near = next((m for r in (1, 2) if (m := d < r * lim.pcell).sum() >= 40), None)
+        if near is None or not (d < 1.5 * lim.pcell).any():
+            assert lim.cells[c] == 0
+            fallback += 1
+            continue
+        grown += not np.all(d[near] < lim.pcell)
+        want = fit_field(local[near], lim.forigin, lim.fields.shape[1:], lim.fcell, radius, s.threshold, True, False)
+        assert np.array_equal(lim.fields[lim.cells[c]], want)
+        frames.setdefault(np.flatnonzero(near).tobytes(), set()).add(int(lim.cells[c]))
+    assert all(len(k) == 1 for k in frames.values()) and len(lim.fields) == len(frames) + 1
+    assert grown >= 3 and fallback >= 1
+
+
+def test_parent_cell_from_the_parent_range():
+    from jointlimits.limits.coupled import PARENT_CELL, parent_cell_size
+
+    rng = np.random.default_rng(4)
+    assert parent_cell_size(rng.uniform(-1, 1, (5000, 3)) * [0.3, 0.1, 0.05]) == pytest.approx(0.6 * 0.98 / 3, rel=0.02)
+    assert parent_cell_size(rng.uniform(-2, 2, (5000, 3))) == PARENT_CELL
+    assert parent_cell_size(np.zeros((10, 3))) == 0.05
+
+
+def test_cell_maxima_bound_every_blend():
+    from jointlimits.limits.implicit import cell_maxima
+
+    F = RNG.random((3, 5, 4, 6)).astype(np.float32) * (RNG.random((3, 5, 4, 6)) > 0.6)
+    M = cell_maxima(F)
+    assert M.shape == (4, 3, 5) and M.dtype == np.float32
+    for i, j, k in np.ndindex(*M.shape):
+        assert M[i, j, k] == F[:, i:i + 2, j:j + 2, k:k + 2].max()
+
+
+def test_coupled_fit_without_cell_fields_keeps_the_child_grid_and_refuses_bad_parents():
+    """Too few frames for any cell's own field: the child's own field on its own grid (not a
+    coarser copy); parent points off the short cover (|v| > pi), NaNs or a count mismatch: LimitsError."""
+    from jointlimits.limits.coupled import CoupledLimit
+
+    rng = np.random.default_rng(5)
+    vp = rng.normal(size=(100, 3)) * [0.6, 0.4, 0.3]
+    vc = rng.normal(size=(100, 3)) * 0.3
+    lim = CoupledLimit.fit(vp, vc, [1.0, 0, 0, 0], [1.0, 0, 0], [1.0, 0, 0, 0], "p")
+    assert lim.cells.size > 1 and len(lim.fields) == 1 and lim.fcell == lim.base.shape.cell
+    assert np.array_equal(lim.fields[0], lim.base.shape.grid)
+    for bad_vp, bad_vc in ((vp * 10, vc), (np.where(vp > 1, np.nan, vp), vc), (vp[:50], vc)):
+        with pytest.raises(LimitsError, match="coupled limit"):
+            CoupledLimit.fit(bad_vp, bad_vc, [1.0, 0, 0, 0], [1.0, 0, 0], [1.0, 0, 0, 0], "p")
+
+
+def test_projection_lands_just_inside_the_iso_level(blob):
+    """Outside points, near (gradient climb) and far (nearest inside node): the result reads the
+    field at or a hair above the threshold (most within 1e-6 of it; where the field is nearly flat
+    up to 2.4e-4), for a plain limit and a coupled child's blend. A crossing left where the climb
+    first stepped inside (up to half a cell in) reads up to 0.6 above it here."""
+    from jointlimits._native import _core
+    from jointlimits.limits.joint import to_limit_space
+
+    x = RNG.uniform(-2.5, 2.5, (4000, 3))
+    out = ~blob.contains(x, 0.0)
+    f = blob.value(blob.project(x[out]))[:, 0]
+    assert out.sum() > 2000
+    assert f.min() >= blob.threshold and f.max() <= blob.threshold * (1 + 1e-3)
+    assert np.median(f) <= blob.threshold * (1 + 1e-6)
+
+    lim, _ = _limits("implicit", False, coupled=True, pairs=[("a", "b")])
+    child = lim.joint("b")
+    q = quat.normalize(RNG.normal(size=(3000, 4)))
+    par = lim.joint("a").project(quat.normalize(RNG.normal(size=(3000, 4))))
+    keep = ~child.contains(q, 0.0, parent=par)
+    p = child.project(q[keep], parent=par[keep])
+    ids, ws = child.weights(par[keep])
+    v = to_limit_space(p, child.base.reference)
+    s, val = child.frame, np.empty((len(v), 4))
+    _core.implicit_field(np.ascontiguousarray(v), s.position, s.rotation, s.origin, s.cell, child._F, child._cmax, ids,
+                         ws, val)
+    # the short cover's value (a result on the long cover reads 0 here: none in this limit)
+    assert keep.sum() > 1000 and child.base.shape.radius() < np.pi
+    assert val[:, 0].min() >= s.threshold and val[:, 0].max() <= s.threshold * (1 + 1e-3)
+    assert np.median(val[:, 0]) <= s.threshold * (1 + 1e-6)

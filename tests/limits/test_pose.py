@@ -1,0 +1,91 @@
+"""Whole poses through the compiled PoseLimits of JointLimits: the same results as joint by joint,
+and a cache that follows every change of the joints, their limits and the enabled flags."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from jointlimits import JointLimits
+from jointlimits.motion import quat
+from jointlimits.errors import LimitsError
+from jointlimits.limits.model import FittedLimit, fit_shape
+from jointlimits.motion.skeleton import Skeleton
+
+J = 6
+
+
+def _skeleton() -> Skeleton:
+    return Skeleton(names=[f"j{k}" for k in range(J)], parents=np.array([-1, 0, 1, 2, 1, 4]),
+                    offsets=np.tile([0.0, 1.0, 0.0], (J, 1)))
+
+
+def _limit(kind: str, seed: int, swing_twist: bool = False) -> FittedLimit:
+    rng = np.random.default_rng(seed)
+    cloud = rng.normal(0, 0.4, (500, 3)) * [1.0, 0.7, 0.4]
+    ref = quat.normalize(rng.normal(size=4))
+    axis = np.array([0.0, 1.0, 0.0])
+    if swing_twist:
+        along = (cloud @ axis)[:, None] * axis
+        return FittedLimit(ref, axis, swing=fit_shape(cloud - along, kind), twist=fit_shape(along, kind))
+    return FittedLimit(ref, axis, shape=fit_shape(cloud, kind))
+
+
+@pytest.fixture
+def limits() -> JointLimits:
+    joints = {1: _limit("box", 1), 2: _limit("ellipsoid", 2, True), 3: _limit("kdop", 3),
+              5: _limit("oriented-box", 5, True)}
+    return JointLimits(_skeleton(), joints)
+
+
+def _one_by_one(lim: JointLimits, q: np.ndarray, soften) -> np.ndarray:
+    out = q.copy()
+    for j in lim.active():
+        out[..., j, :] = lim.joints[j].project(q[..., j, :], soften)
+    return out
+
+
+@pytest.mark.parametrize("soften", [None, (1.0, 0.1)])
+def test_pose_equals_joint_by_joint(limits, soften):
+    q = quat.normalize(np.random.default_rng(0).normal(size=(50, J, 4)))
+    got = limits.project(q, soften)
+    np.testing.assert_array_equal(got, _one_by_one(limits, q, soften))
+    np.testing.assert_array_equal(limits.project(q[7], soften), got[7])  # one pose [J, 4]
+    assert np.array_equal(got[:, [0, 4]], q[:, [0, 4]])  # joints without a limit untouched
+    v = limits.violation(q)
+    for j in limits.active():
+        np.testing.assert_allclose(v[:, j], limits.joints[j].violation(q[:, j]), atol=0)
+    assert np.all(v[:, [0, 4]] == 0.0)
+    np.testing.assert_array_equal(limits.contains(q, 1e-6), v <= 1e-6)
+
+
+def test_the_compiled_pose_follows_every_change(limits):
+    q = quat.normalize(np.random.default_rng(1).normal(size=(20, J, 4)))
+    before = limits.project(q)
+    limits.disable("j1")
+    assert np.array_equal(limits.project(q)[:, 1], q[:, 1])
+    limits.enable("j1")
+    np.testing.assert_array_equal(limits.project(q), before)
+    limits.enabled[3] = False  # the array itself
+    assert np.array_equal(limits.project(q)[:, 3], q[:, 3])
+    limits.enabled[3] = True
+    new = _limit("ellipsoid", 9)
+    limits.set_joint("j4", new)
+    np.testing.assert_array_equal(limits.project(q)[:, 4], new.project(q[:, 4]))
+    other = _limit("kdop", 10)
+    limits.joints[4] = other  # the dict itself
+    np.testing.assert_array_equal(limits.project(q)[:, 4], other.project(q[:, 4]))
+    del limits.joints[4]
+    assert np.array_equal(limits.project(q)[:, 4], q[:, 4])
+    limits.joints = {1: limits.joints[1]}  # a new plain dict
+    out = limits.project(q)
+    assert np.array_equal(out[:, 2:], q[:, 2:]) and not np.array_equal(out[:, 1], q[:, 1])
+
+
+def test_pose_errors(limits):
+    with pytest.raises(LimitsError, match="NaN or infinite"):
+        limits.project(np.full((2, J, 4), np.nan))
+    with pytest.raises(LimitsError, match=r"\[\.\.\., 6, 4\]"):
+        limits.project(np.ones((2, J + 1, 4)))
+    with pytest.raises(LimitsError):
+        limits.project(quat.normalize(np.ones((J, 4))), soften=(1.0, -1.0))
