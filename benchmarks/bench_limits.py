@@ -184,7 +184,7 @@ def pose_benchmark() -> None:
                     parts = [one.shape] if one.shape is not None else [one.swing, one.twist]
                     for p in parts:
                         p.exact = False
-                    lim.set_joint(j, FittedLimit(one.reference, one.twist_axis, shape=one.shape, swing=one.swing,
+                    lim = lim.with_limit(j, FittedLimit(one.reference, one.twist_axis, shape=one.shape, swing=one.swing,
                                                  twist=one.twist))
             # random rotations: most joints out of their limits (the reference poses are all inside)
             rng = np.random.default_rng(4)

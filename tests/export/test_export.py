@@ -63,8 +63,7 @@ REF = quat.normalize(np.array([0.9, 0.2, -0.3, 0.25]))
 def _two_joint(limit, frames: int = 3000, seed: int = 1):
     """A root and one limited joint (bone along x), and a clip of rotations inside ``limit``."""
     sk = Skeleton(["root", "arm"], [-1, 0], [[0, 0, 0], [0.3, 0, 0]], end_sites=[(1, np.array([0.4, 0, 0]))])
-    lim = JointLimits(sk)
-    lim.set_joint("arm", limit)
+    lim = JointLimits(sk).with_limit("arm", limit)
     rng = np.random.default_rng(seed)
     q = sample_inside(limit, limit.reference, frames, rng)
     rot = np.tile([1.0, 0, 0, 0], (q.shape[0], 2, 1))

@@ -14,7 +14,9 @@ from jointlimits import io
 from jointlimits.motion import quat
 from jointlimits.cli import main
 from jointlimits.errors import LimitsError
-from jointlimits.limits.model import JointLimits, frame_ranges, root_joints
+from jointlimits.limits.fit import root_joints
+from jointlimits.limits.model import JointLimits
+from jointlimits.limits.report import frame_ranges
 from jointlimits.limits.rest import rest_directions
 from jointlimits.motion.skeleton import Motion, Skeleton, forward_kinematics
 

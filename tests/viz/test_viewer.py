@@ -375,7 +375,7 @@ def test_bad_input_raises_and_writes_nothing(tmp_path, clips, fitted):
     with pytest.raises(LimitsError, match="max_points"):
         write_limits_page(lim, clip, p, max_points=0)
     off = JointLimits.fit(clip, shape="box", joints=["Neck"])
-    off.disable("Neck")
+    off = off.with_enabled(["Neck"], False)
     with pytest.raises(LimitsError, match="no joint has an active limit"):
         write_limits_page(off, clip, p)
     with pytest.raises(LimitsError, match="disabled"):

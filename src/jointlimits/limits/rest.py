@@ -27,7 +27,8 @@ from ..motion.skeleton import Skeleton
 from .joint import FittedLimit
 from .registry import joint_limit_class
 
-__all__ = ["rest_directions", "rest_differences", "rest_rotations", "RestRetargetedLimit", "DEFAULT_REST_TOLERANCE"]
+__all__ = ["rest_directions", "rest_differences", "rest_mismatch", "rest_rotations", "RestRetargetedLimit",
+           "DEFAULT_REST_TOLERANCE"]
 
 Array = NDArray[np.float64]
 #: degrees a child bone's rest direction may differ before limits refuse a skeleton
@@ -166,3 +167,14 @@ class RestRetargetedLimit:
         if not isinstance(inner, Mapping) or inner.get("kind") == cls.kind:
             raise LimitsError("rest-retargeted limit: 'inner' must be another joint limit")
         return cls(joint_limit_class(inner.get("kind")).from_dict(inner), d.get("pre"), d.get("post"))
+
+
+def rest_mismatch(names: Sequence[str], fitted: Sequence[Array], other: Sequence[Array], joints: Iterable[int],
+                  tolerance: float) -> str | None:
+    """Where ``other``'s rest directions differ from ``fitted``'s by more than ``tolerance``
+    degrees at ``joints`` ("Name 12.3 deg, ..."), or None."""
+    diff = rest_differences(fitted, other, joints)
+    bad = sorted(((d, j) for j, d in diff.items() if d > tolerance), reverse=True)
+    if not bad:
+        return None
+    return ", ".join(f"{names[j]} {d:.1f} deg" for d, j in bad[:6]) + (f" and {len(bad) - 6} more" if len(bad) > 6 else "")

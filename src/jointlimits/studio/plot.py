@@ -8,7 +8,8 @@ from typing import Any, Sequence
 import numpy as np
 from numpy.typing import NDArray
 
-from ..limits.model import FittedLimit, JointLimits, relative_clouds
+from ..limits.fit import relative_clouds
+from ..limits.model import FittedLimit, JointLimits
 from ..motion.skeleton import Motion
 from ..viz.viewer import limit_surface, swing_twist_geometry
 

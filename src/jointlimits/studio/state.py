@@ -276,7 +276,7 @@ class StudioState:
                 ref = ref_pose
             one = JointLimits.fit(self.fit_clips, shape=shape, swing_twist=st, padding=pad, reference=ref,
                                   joints=[name])
-            self.limits.set_joint(j, one.joints[j])
+            self.limits = self.limits.with_limit(j, one.joints[j])
             self.limits.settings.setdefault("joint_padding", {})[name] = pad
             self.limits.settings.setdefault("joint_shapes", {})[name] = shape + (" swing-twist" if st else "")
             self.history.append(f"refit {name}: {shape}{' swing-twist' if st else ''}, padding {pad:g}")
@@ -286,7 +286,7 @@ class StudioState:
     def set_joint_enabled(self, joint: str | int | None, enabled: bool) -> None:
         with self.lock:
             j = self.selected if joint is None else self.skeleton.index(joint)
-            (self.limits.enable if enabled else self.limits.disable)(j)
+            self.limits = self.limits.with_enabled([j], enabled)
             self.history.append(f"{'enable' if enabled else 'disable'} {self.skeleton.names[j]}")
             self.set_limits_on(self.limits_on)
 

@@ -21,7 +21,8 @@ from .._atomic import atomic_write
 from .._names import plot_label
 from ..errors import LimitsError
 from ..limits.joint import FittedLimit, swing_section, twist_interval
-from ..limits.model import JointLimits, relative_clouds
+from ..limits.fit import relative_clouds
+from ..limits.model import JointLimits
 from ..limits.shape import Shape
 from ..motion.skeleton import Motion
 

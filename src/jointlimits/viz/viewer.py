@@ -25,7 +25,8 @@ from .._atomic import atomic_write
 from .._names import html_text
 from ..errors import LimitsError
 from ..limits.joint import FittedLimit, swing_section, twist_interval
-from ..limits.model import JointLimits, relative_clouds
+from ..limits.fit import relative_clouds
+from ..limits.model import JointLimits
 from ..limits.shape import Shape
 from .plots import _nearest_cover, _nearest_twist, _plane_basis, _section_outline, shape_geometry
 from ..motion.skeleton import Motion

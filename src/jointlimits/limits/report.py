@@ -1,0 +1,39 @@
+"""Violation reports: per limited joint, how many frames of a set of clips are outside the
+limits, by how much (degrees), and where (frame ranges)."""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import numpy as np
+from numpy.typing import NDArray
+
+__all__ = ["frame_ranges", "violation_report"]
+
+
+def frame_ranges(mask: NDArray[np.bool_]) -> list[list[int]]:
+    """``[[first, last], ...]`` (inclusive) of the runs of true frames in ``mask``."""
+    m = np.concatenate([[False], np.asarray(mask, bool), [False]])
+    edges = np.flatnonzero(m[1:] != m[:-1])
+    return [[int(a), int(b) - 1] for a, b in zip(edges[::2], edges[1::2])]
+
+
+def violation_report(names: Sequence[str], active: Sequence[int], violations: Sequence[NDArray[np.float64]],
+                     tolerance: float = 1e-6) -> list[dict[str, Any]]:
+    """Per joint of ``active``: frames outside, fraction outside, mean and max violation (degrees)
+    over every clip's violations ``[F, J]`` (radians); with one clip also its frame ranges."""
+    v = np.concatenate(list(violations), axis=0)
+    rows = []
+    for j in active:
+        vj = v[:, j]
+        out = vj > tolerance
+        row: dict[str, Any] = {
+            "joint": names[j], "frames": int(vj.size), "frames_outside": int(out.sum()),
+            "fraction_outside": float(out.mean()) if vj.size else 0.0,
+            "mean_violation_deg": float(np.degrees(vj[out].mean())) if out.any() else 0.0,
+            "max_violation_deg": float(np.degrees(vj.max())) if vj.size else 0.0,
+        }
+        if len(violations) == 1:
+            row["frame_ranges"] = frame_ranges(out)
+        rows.append(row)
+    return rows
