@@ -8,7 +8,12 @@ import numpy as np
 import pytest
 
 from jointlimits.errors import JointLimitsError
-from jointlimits.io.positions import JointPositions, PositionsError, load_positions, save_positions
+from jointlimits.io.positions import (
+    JointPositions,
+    PositionsError,
+    load_positions,
+    save_positions,
+)
 from jointlimits.motion import quat
 from jointlimits.motion.procedural import humanoid_skeleton, range_of_motion
 from jointlimits.motion.skeleton import Skeleton

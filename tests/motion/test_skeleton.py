@@ -5,15 +5,20 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from conftest import MOCAP, needs_shared
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import MOCAP, needs_shared
 from jointlimits.errors import SkeletonError
 from jointlimits.motion import quat
 from jointlimits.motion.procedural import humanoid_skeleton, range_of_motion
-from jointlimits.motion.skeleton import (Motion, Skeleton, end_site_positions, forward_kinematics,
-                                         forward_kinematics_arrays)
+from jointlimits.motion.skeleton import (
+    Motion,
+    Skeleton,
+    end_site_positions,
+    forward_kinematics,
+    forward_kinematics_arrays,
+)
 
 RNG = np.random.default_rng(11)
 

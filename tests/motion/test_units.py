@@ -9,12 +9,18 @@ import math
 
 import numpy as np
 import pytest
-
 from conftest import MOCAP, needs_shared
+
 from jointlimits.motion import quat
 from jointlimits.motion.procedural import humanoid_skeleton
 from jointlimits.motion.skeleton import Motion, Skeleton
-from jointlimits.motion.units import UnitGuess, body_height, guess_units, guess_up_axis, stature
+from jointlimits.motion.units import (
+    UnitGuess,
+    body_height,
+    guess_units,
+    guess_up_axis,
+    stature,
+)
 
 H = 1.75  # the built-in humanoid's height (metres): top of the head End Site 1.0 H above the toes
 
@@ -147,7 +153,7 @@ CONVENTIONS = {
 }
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _clip(convention: str) -> Motion:
     from jointlimits.io import bvh
 
