@@ -199,70 +199,11 @@ def test_surface_mesh_lies_on_the_iso_level(blob):
 # --------------------------------------------------------------------------- coupled limits
 
 
-def test_coupled_with_one_parent_cell_equals_uncoupled():
-    from jointlimits.limits.coupled import CoupledLimit
-
-    plain, rot = _limits("implicit", False)
-    one, _ = _limits("implicit", False, coupled=True, pairs=[("a", "b")])
-    assert isinstance(one.joint("b"), CoupledLimit)
-    # one parent cell holding every frame: its field is the child's own
-    lim = one.joint("b")
-    vp = np.zeros((len(rot), 3))
-    single = CoupledLimit.fit(vp, lim.base.limit_space(rot[:, 2]), lim.base.reference, lim.base.twist_axis,
-                              lim.parent_reference, "a", parent_cell=100.0)
-    assert single.cells.size == 1
-    q = quat.normalize(RNG.normal(size=(1500, 4)))
-    parent = quat.normalize(RNG.normal(size=(1500, 4)))
-    own = FittedLimit(lim.base.reference, lim.base.twist_axis, shape=Implicit.fit(lim.base.limit_space(rot[:, 2])))
-    np.testing.assert_array_equal(single.project(q, parent=parent), own.project(q))
-    np.testing.assert_array_equal(single.contains(q, parent=parent), own.contains(q))
-    np.testing.assert_allclose(own.project(q), plain.joint("b").project(q), atol=1e-9)
-
-
-def test_coupled_pose_projection_parent_first_inside_idempotent(tmp_path):
-    lim, rot = _limits("implicit", False, coupled=True, pairs=[("a", "b")])
-    assert lim.contains(rot).all() and np.array_equal(lim.project(rot), rot)
-    q = quat.normalize(RNG.normal(size=(1500, 3, 4)))
-    p = lim.project(q)
-    assert lim.contains(p).all()
-    np.testing.assert_allclose(lim.project(p), p, atol=1e-12)
-    # the child is limited for the parent's projected rotation, not its input
-    child = lim.joint("b")
-    np.testing.assert_array_equal(p[:, 2], child.project(q[:, 2], parent=p[:, 1]))
-    lim.save(tmp_path / "c.json")
-    back = JointLimits.load(tmp_path / "c.json")
-    np.testing.assert_allclose(back.project(q), p, atol=1e-9)
-    # the conditioned fields live on their own, coarser grid, kept in the file
-    assert child.fcell == 2.0 * child.base.shape.cell and len(child.fields) > 2
-    assert back.joint("b").fcell == child.fcell and np.array_equal(back.joint("b").forigin, child.forigin)
-    for key, bad in (("fields", lambda f: f[:-8]), ("fields_cell", lambda c: -c)):
-        d = json.loads((tmp_path / "c.json").read_text())
-        d["joints"][-1]["limit"][key] = bad(d["joints"][-1]["limit"][key])
-        (tmp_path / "bad.json").write_text(json.dumps(d))
-        with pytest.raises(LimitsError, match="bad.json"):
-            JointLimits.load(tmp_path / "bad.json")
-
-
 def test_coupled_needs_implicit_and_real_pairs():
     with pytest.raises(LimitsError, match="implicit"):
         _limits("kdop", False, coupled=True)
     with pytest.raises(LimitsError, match="parent"):
         _limits("implicit", False, coupled=True, pairs=[("root", "b")])
-
-
-def test_humanoid_pairs_by_name():
-    from jointlimits.limits.coupled import humanoid_pairs
-
-    names = ["Hips", "Spine", "Spine1", "Neck", "LeftShoulder", "LeftArm", "LeftForeArm", "LeftUpLeg", "LeftLeg",
-             "Head", "LeftHand", "LeftFoot", "LeftToeBase"]
-    parents = [-1, 0, 1, 2, 2, 4, 5, 0, 7, 3, 6, 8, 11]
-    assert set(humanoid_pairs(names, parents)) == {
-        ("Spine", "Spine1"), ("Spine1", "Neck"), ("Neck", "Head"), ("LeftShoulder", "LeftArm"), ("LeftArm", "LeftForeArm"),
-        ("LeftUpLeg", "LeftLeg")}
-    # another convention: hip -> knee, chest -> neck -> head
-    names = ["Hips", "LeftHip", "LeftKnee", "LeftAnkle", "Chest", "Neck", "Head"]
-    parents = [-1, 0, 1, 2, 0, 4, 5]
-    assert set(humanoid_pairs(names, parents)) == {("LeftHip", "LeftKnee"), ("Chest", "Neck"), ("Neck", "Head")}
 
 
 def test_cli_fit_coupled_report_plot(tmp_path, clips):
@@ -299,115 +240,6 @@ def test_uncompressed_grids_still_load(blob):
     assert np.array_equal(back.grid, blob.grid)
 
 
-@pytest.mark.parametrize("tol", [0.0, 1e-6, 1e-3])
-def test_coupled_contains_in_one_pass_equals_the_steps(tol):
-    """The compiled coupled inside test (limit space, parent blend, cell maxima shortcut, fields)
-    answers as the step-by-step path does: on random poses, on projected ones (on the surface) and
-    on projected ones nudged by 1e-7 either way (where the shortcut's bound is tight)."""
-    from jointlimits._native import _core
-    from jointlimits.limits.joint import to_limit_space
-
-    lim, _ = _limits("implicit", False, coupled=True, pairs=[("a", "b")])
-    child = lim.joint("b")
-    q = quat.normalize(RNG.normal(size=(4000, 3, 4)))
-    p = lim.project(q)
-    nudge = quat.from_scaled_angle_axis(RNG.normal(size=(4000, 3)) * 1e-7)
-    for c, par in ((q[:, 2], q[:, 1]), (p[:, 2], p[:, 1]), (quat.mul(nudge, p[:, 2]), p[:, 1])):
-        got = child.contains(c, tol, parent=par)
-        ids, ws = child.weights(par)
-        v = to_limit_space(c, child.base.reference)
-        s, want = child.base.shape, np.empty(len(v), bool)
-        # every field read at every point: no cell maxima (an empty array)
-        _core.implicit_contains(v, s.position, s.rotation, child.forigin, child.fcell, s.threshold, child._F,
-                                np.zeros((0, 0, 0), np.float32), ids, ws, tol, want)
-        assert np.array_equal(got, want)
-    assert 0.0 < child.contains(q[:, 2], tol, parent=q[:, 1]).mean() < 1.0
-    with pytest.raises(LimitsError, match="parent rotations"):
-        child.contains(q[:, 2], tol, parent=q[:10, 1])
-
-
-def test_coupled_contains_past_pi_reads_both_covers():
-    """A coupled child whose limit reaches past pi: the one-pass inside test (which settles most
-    points from the cell bounds before any parent blend) answers as the step-by-step path reading
-    both covers, and admits the training rotations whose short cover is the other side."""
-    from jointlimits._native import _core
-    from jointlimits.limits.joint import to_limit_space
-
-    sk = Skeleton(["root", "a", "b"], np.array([-1, 0, 1]), np.array([[0, 0, 0], [0, 1.0, 0], [0, 1.0, 0]]))
-    n = 600
-    t = np.linspace(0, 6 * np.pi, n)
-    v = np.zeros((n, 3, 3))
-    v[:, 1] = np.column_stack([0.6 * np.sin(t), 0.3 * np.cos(1.3 * t), 0.2 * np.sin(0.7 * t)])
-    ang = np.pi - 0.1 + 0.35 * np.sin(0.9 * t)  # up to pi + 0.25 about x
-    v[:, 2] = np.column_stack([ang, 0.05 * np.sin(7 * t), 0.05 * np.cos(5 * t)])
-    rot = quat.from_scaled_angle_axis(v)
-    lim = JointLimits.fit(Motion(sk, rot, np.zeros((n, 3, 3)), 1 / 30), shape="implicit", coupled=True,
-                           pairs=[("a", "b")], reference=np.tile([1.0, 0, 0, 0], (3, 1)))
-    child = lim.joint("b")
-    assert child.base.shape.radius() > np.pi
-    assert child.contains(rot[:, 2], parent=rot[:, 1]).all()
-    q = quat.normalize(RNG.normal(size=(6000, 3, 4)))
-    q[:, 2] = quat.mul(quat.from_scaled_angle_axis(RNG.normal(size=(6000, 3)) * 0.15), rot[RNG.integers(0, n, 6000), 2])
-    q[:, 1] = rot[RNG.integers(0, n, 6000), 1]
-    got = child.contains(q[:, 2], 1e-6, parent=q[:, 1])
-    ids, ws = child.weights(q[:, 1])
-    s = child.base.shape
-    want = np.zeros(len(q), bool)
-    x = to_limit_space(q[:, 2], child.base.reference)
-    nx = np.linalg.norm(x, axis=1, keepdims=True)
-    for pts in (x, x * (1 - 2 * np.pi / nx)):
-        one = np.empty(len(q), bool)
-        _core.implicit_contains(np.ascontiguousarray(pts), s.position, s.rotation, child.forigin, child.fcell, s.threshold,
-                                child._F, np.zeros((0, 0, 0), np.float32), ids, ws, 1e-6, one)
-        want |= one
-    assert np.array_equal(got, want)
-    assert 0.05 < got.mean() < 0.95
-
-
-def test_coupled_cell_fields_use_every_frame_their_weight_reaches():
-    """Each parent cell gets the field of exactly the child points whose parent lies within r cells
-    of its centre, for the smallest r (<= grow) giving min_frames (the frames found through the
-    cell index and the cropped sub-grid equal a scan of every frame on the whole grid); cells
-    where no r does read the child's own field, and cells with the same frames share one."""
-    import math
-
-    from jointlimits.limits.coupled import CoupledLimit
-
-    rng = np.random.default_rng(3)
-    vp = rng.normal(size=(3000, 3)) * [0.6, 0.4, 0.3]
-    vc = np.column_stack([np.sin(vp[:, 0]), 0.5 * vp[:, 1] + 0.1 * rng.normal(size=3000), 0.2 * vp[:, 2]])
-    lim = CoupledLimit.fit(vp, vc, [1.0, 0, 0, 0], [1.0, 0, 0], [1.0, 0, 0, 0], "p", padding=0.05,
-                           parent_cell=0.4, min_frames=40, grow=2, condition_padding=0.03)
-    s = lim.base.shape
-    local = (vc - s.position) @ s.rotation
-    assert lim.fcell == 2.0 * s.cell  # the conditioned fields' coarser grid, balls of the same size
-    radius = (s.settings["radius_cells"] * s.cell + 0.08 / math.sqrt(1.0 - s.threshold ** (1 / 3))) / lim.fcell
-    grown, fallback, frames = 0, 0, {}
-    for c in np.ndindex(*lim.cells.shape):
-        centre = lim.porigin + (np.array(c) + 0.5) * lim.pcell
-        d = np.max(np.abs(vp - centre), axis=1)
-        near = next((m for r in (1, 2) if (m := d < r * lim.pcell).sum() >= 40), None)
-        if near is None or not (d < 1.5 * lim.pcell).any():
-            assert lim.cells[c] == 0
-            fallback += 1
-            continue
-        grown += not np.all(d[near] < lim.pcell)
-        want = fit_field(local[near], lim.forigin, lim.fields.shape[1:], lim.fcell, radius, s.threshold, True, False)
-        assert np.array_equal(lim.fields[lim.cells[c]], want)
-        frames.setdefault(np.flatnonzero(near).tobytes(), set()).add(int(lim.cells[c]))
-    assert all(len(k) == 1 for k in frames.values()) and len(lim.fields) == len(frames) + 1
-    assert grown >= 3 and fallback >= 1
-
-
-def test_parent_cell_from_the_parent_range():
-    from jointlimits.limits.coupled import PARENT_CELL, parent_cell_size
-
-    rng = np.random.default_rng(4)
-    assert parent_cell_size(rng.uniform(-1, 1, (5000, 3)) * [0.3, 0.1, 0.05]) == pytest.approx(0.6 * 0.98 / 3, rel=0.02)
-    assert parent_cell_size(rng.uniform(-2, 2, (5000, 3))) == PARENT_CELL
-    assert parent_cell_size(np.zeros((10, 3))) == 0.05
-
-
 def test_cell_maxima_bound_every_blend():
     from jointlimits.limits.implicit import cell_maxima
 
@@ -416,22 +248,6 @@ def test_cell_maxima_bound_every_blend():
     assert M.shape == (4, 3, 5) and M.dtype == np.float32
     for i, j, k in np.ndindex(*M.shape):
         assert M[i, j, k] == F[:, i:i + 2, j:j + 2, k:k + 2].max()
-
-
-def test_coupled_fit_without_cell_fields_keeps_the_child_grid_and_refuses_bad_parents():
-    """Too few frames for any cell's own field: the child's own field on its own grid (not a
-    coarser copy); parent points off the short cover (|v| > pi), NaNs or a count mismatch: LimitsError."""
-    from jointlimits.limits.coupled import CoupledLimit
-
-    rng = np.random.default_rng(5)
-    vp = rng.normal(size=(100, 3)) * [0.6, 0.4, 0.3]
-    vc = rng.normal(size=(100, 3)) * 0.3
-    lim = CoupledLimit.fit(vp, vc, [1.0, 0, 0, 0], [1.0, 0, 0], [1.0, 0, 0, 0], "p")
-    assert lim.cells.size > 1 and len(lim.fields) == 1 and lim.fcell == lim.base.shape.cell
-    assert np.array_equal(lim.fields[0], lim.base.shape.grid)
-    for bad_vp, bad_vc in ((vp * 10, vc), (np.where(vp > 1, np.nan, vp), vc), (vp[:50], vc)):
-        with pytest.raises(LimitsError, match="coupled limit"):
-            CoupledLimit.fit(bad_vp, bad_vc, [1.0, 0, 0, 0], [1.0, 0, 0], [1.0, 0, 0, 0], "p")
 
 
 def test_projection_lands_just_inside_the_iso_level(blob):
