@@ -26,7 +26,7 @@ rot[150:, j] = quat.mul(jump, rot[150:, j])               # the pop: a 40 degree
 popped = clip.with_rotations(rot)
 
 cuts = detect_discontinuities(popped)
-print("detected cuts:", list(cuts))
+print("detected cuts:", [int(c) for c in cuts])
 filtered = filter_motion(popped, cuts=cuts)
 
 

@@ -30,8 +30,8 @@ pose = Motion.rest(sk, num_frames=F)
 _, p = forward_kinematics(pose)
 shoulder = p[0, sk.index("LeftArm")]
 t = np.linspace(0, 2 * np.pi, F)
-# a circle of radius 30 cm in front of the shoulder, in the body's frontal (x-y) plane
-target = shoulder + np.stack([20 + 30 * np.cos(t), -15 + 30 * np.sin(t), np.full(F, 35.0)], axis=1)
+# a circle of radius 15 cm in front of the shoulder, parallel to the body's frontal (x-y) plane
+target = shoulder + np.stack([15 + 15 * np.cos(t), -20 + 15 * np.sin(t), np.full(F, 25.0)], axis=1)
 
 solved = solve_two_bone(pose, "LeftArm", target)           # shoulder -> elbow -> hand
 limited = solved.with_rotations(limits.project(solved.rotations))

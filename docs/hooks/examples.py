@@ -30,6 +30,8 @@ _tmp: tempfile.TemporaryDirectory | None = None
 def _run(script: Path, out: Path) -> tuple[Path, list[Path], str, float]:
     out.mkdir(parents=True)
     env = dict(os.environ, MPLBACKEND="Agg", OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1")
+    if env.get("PYTHONPATH"):  # the script runs in its own folder: keep e.g. PYTHONPATH=src pointing at src
+        env["PYTHONPATH"] = os.pathsep.join(str(Path(p).resolve()) for p in env["PYTHONPATH"].split(os.pathsep) if p)
     t0 = time.perf_counter()
     try:
         res = subprocess.run([sys.executable, str(script), str(out)], cwd=out, env=env,
