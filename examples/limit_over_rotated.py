@@ -12,9 +12,9 @@ from pathlib import Path
 import numpy as np
 
 from jointlimits import JointLimits
+from jointlimits.cleanup.smoothing import smooth_switches
 from jointlimits.motion import procedural
 from jointlimits.viz.plots import plot_joint_limit, plot_violation_report
-from jointlimits.cleanup.smoothing import smooth_switches
 
 out = Path(sys.argv[1] if len(sys.argv) > 1 else ".")
 out.mkdir(parents=True, exist_ok=True)

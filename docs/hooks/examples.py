@@ -9,6 +9,7 @@ source. A failing example fails the build. Nothing generated is written into the
 from __future__ import annotations
 
 import ast
+import logging
 import os
 import subprocess
 import sys
@@ -25,6 +26,7 @@ EXAMPLES = ROOT / "examples"
 TIMEOUT = 120  # seconds per example
 
 _tmp: tempfile.TemporaryDirectory | None = None
+log = logging.getLogger("mkdocs.hooks.examples")
 
 
 def _run(script: Path, out: Path) -> tuple[Path, list[Path], str, float]:
@@ -35,7 +37,7 @@ def _run(script: Path, out: Path) -> tuple[Path, list[Path], str, float]:
     t0 = time.perf_counter()
     try:
         res = subprocess.run([sys.executable, str(script), str(out)], cwd=out, env=env,
-                             capture_output=True, text=True, timeout=TIMEOUT)
+                             capture_output=True, text=True, timeout=TIMEOUT, check=False)
     except subprocess.TimeoutExpired:
         raise PluginError(f"example {script.name} ran longer than {TIMEOUT} s") from None
     if res.returncode != 0:
@@ -50,10 +52,10 @@ def _page(results: list[tuple[Path, list[Path], str, float]]) -> str:
     parts = [
         "# Examples",
         "",
-        "Short scripts in the repository's `examples/` folder, using only the built-in procedural "
-        "humanoid (`jointlimits.motion.procedural`), so they run anywhere. Each figure below was made "
-        "by running the script beside it when this site was built: "
-        "`python examples/NAME.py OUT_DIR` writes its PNGs to `OUT_DIR` (default: the current folder).",
+        ("Short scripts in the repository's `examples/` folder, using only the built-in procedural "
+         "humanoid (`jointlimits.motion.procedural`), so they run anywhere. Each figure below was made "
+         "by running the script beside it when this site was built: "
+         "`python examples/NAME.py OUT_DIR` writes its PNGs to `OUT_DIR` (default: the current folder)."),
         "",
     ]
     for script, pngs, stdout, seconds in results:
@@ -76,6 +78,7 @@ def on_files(files, config):
     base = Path(_tmp.name)
     with ThreadPoolExecutor(max_workers=max(1, min(len(scripts), os.cpu_count() or 1))) as pool:
         results = list(pool.map(lambda s: _run(s, base / s.stem), scripts))
+    log.info("examples: " + ", ".join(f"{s.name} {t:.1f} s" for s, _, _, t in results))
     for script, pngs, _, _ in results:
         for png in pngs:
             files.append(File.generated(config, f"examples/{script.stem}/{png.name}", abs_src_path=str(png)))
