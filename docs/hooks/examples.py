@@ -63,7 +63,7 @@ def _page(results: list[tuple[Path, list[Path], str, float]]) -> str:
         parts += [f"## {script.stem.replace('_', ' ').capitalize()}", "", doc, ""]
         parts += [f"![{png.stem}]({script.stem}/{png.name})" + "\n" for png in pngs]
         if stdout.strip():
-            parts += [f"It prints (run in {seconds:.1f} s when this site was built):", "", "```text",
+            parts += ["It prints:", "", "```text",
                       stdout.rstrip(), "```", ""]
         parts += [f'```python title="examples/{script.name}"', script.read_text().rstrip(), "```", ""]
     return "\n".join(parts)
