@@ -15,9 +15,22 @@ from numpy.typing import NDArray
 from ...errors import BVHError
 from ...motion import quat
 from ...motion.skeleton import POSITION_CHANNELS, ROTATION_CHANNELS, Motion, Skeleton
-from ._parse import (_BLOCK_BYTES, _FLOAT, _UINT, MIN_FRAME_TIME, _decimals, _header_value, _next_nonblank,
-                     _parse_hierarchy, _parse_rows, _read_header, _row_ranges, _Tokens)
+from ._parse import (
+    _BLOCK_BYTES,
+    _FLOAT,
+    _UINT,
+    MIN_FRAME_TIME,
+    _decimals,
+    _header_value,
+    _next_nonblank,
+    _parse_hierarchy,
+    _parse_rows,
+    _read_header,
+    _row_ranges,
+    _Tokens,
+)
 from ._source import BVHSource, _EulerRotations, _LazyEuler, _qhash
+
 
 class _MotionBuilder:
     """Fills a clip's arrays block by block of channel rows (no ``[F, C]`` copy of the whole data)."""

@@ -19,6 +19,7 @@ from ...motion import quat
 from ...motion.skeleton import POSITION_CHANNELS, ROTATION_CHANNELS, Motion, Skeleton
 from ._source import _ROWS_PER_WRITE, BVHSource, _EulerRotations, _LazyEuler, _qhash, _row_bytes
 
+
 def _check_fixed_positions(motion: Motion) -> None:
     """BVHError if a joint moves along an axis it has no position channel for."""
     sk = motion.skeleton
