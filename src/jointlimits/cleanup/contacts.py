@@ -122,7 +122,8 @@ def detect_contacts(motion: Motion, feet: Sequence[str | int] | None = None,
                     height_threshold: float = DEFAULT_HEIGHT_THRESHOLD,
                     velocity_threshold: float | None = DEFAULT_VELOCITY_THRESHOLD,
                     min_frames: int = DEFAULT_MIN_FRAMES, *, height_unit: str = "metres",
-                    ground: Any = None, margin: int = 0, legs: bool = True, return_ground: bool = False,
+                    ground: Any = None, margin: int = 0, legs: bool = True, validate: bool = True,
+                    return_ground: bool = False,
                     ) -> NDArray[np.bool_] | tuple[NDArray[np.bool_], Array]:
     """``bool[F, n]``: joint ``feet[i]`` on the ground where ``h - h_ground <= height_threshold``
     and (unless ``velocity_threshold`` is None) ``|Δp_horizontal| / (2 dt) <= velocity_threshold``
@@ -135,17 +136,21 @@ def detect_contacts(motion: Motion, feet: Sequence[str | int] | None = None,
     of :func:`~jointlimits.motion.units.body_height`; heights in file units). ``h_ground``: each
     joint's ``GROUND_PERCENTILE`` percentile of its own heights, or ``ground`` (one level or one per
     joint, in the heights' unit). With ``return_ground`` also returns the levels ``[n]`` used.
+    ``validate=False`` skips the checks of the thresholds and of the clip's values (as the pop
+    detector reads clips: a NaN height is then simply never low).
     """
-    if not (np.isfinite(height_threshold) and height_threshold >= 0):
-        raise IKError(f"height_threshold must be a finite number >= 0 (metres), got {height_threshold}")
-    if velocity_threshold is not None and not (np.isfinite(velocity_threshold) and velocity_threshold >= 0):
-        raise IKError(f"velocity_threshold must be a finite number >= 0 (m/s), got {velocity_threshold}")
-    if int(min_frames) < 1:
-        raise IKError(f"min_frames must be >= 1, got {min_frames}")
+    if validate:
+        if not (np.isfinite(height_threshold) and height_threshold >= 0):
+            raise IKError(f"height_threshold must be a finite number >= 0 (metres), got {height_threshold}")
+        if velocity_threshold is not None and not (np.isfinite(velocity_threshold) and velocity_threshold >= 0):
+            raise IKError(f"velocity_threshold must be a finite number >= 0 (m/s), got {velocity_threshold}")
+        if int(min_frames) < 1:
+            raise IKError(f"min_frames must be >= 1, got {min_frames}")
     if height_unit not in _HEIGHT_UNITS:
         raise IKError(f"height_unit must be one of {', '.join(_HEIGHT_UNITS)}, got {height_unit!r}")
     idx = resolve_feet(motion, feet, legs)
-    motion.check_finite()
+    if validate:
+        motion.check_finite()
     F = motion.num_frames
     if F == 0:
         empty = np.zeros((0, len(idx)), bool)

@@ -140,10 +140,10 @@ def ground_contacts(motion: Motion, height: float = 0.06, margin: int = 2) -> ND
     if not feet or F == 0:
         return out
     out[:, feet], level = detect_contacts(motion, feet, height, None, 1, height_unit="body", margin=margin,
-                                          legs=False, return_ground=True)
+                                          legs=False, validate=False, return_ground=True)
     if hands:
         out[:, hands] = detect_contacts(motion, hands, 2.0 * height, None, 1, height_unit="body", margin=margin,
-                                        legs=False, ground=level.min())
+                                        legs=False, validate=False, ground=level.min())
     return out
 
 
