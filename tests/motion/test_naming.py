@@ -177,3 +177,29 @@ def test_rename_command(tmp_path, clip, clips):
     assert not (tmp_path / "no.bvh").exists()
     res = r.invoke(main, ["rename", str(tmp_path / "clip.bvh"), "--to", "nothing", "-o", str(tmp_path / "n.bvh")])
     assert res.exit_code == 2 and "not a convention" in res.output
+
+
+# --------------------------------------------------------------------------- body-part roles
+def test_roles_find_body_parts_across_conventions():
+    from jointlimits.motion.naming import find_role, is_role, side_of
+
+    names = ["Hips", "LeftUpLeg", "LeftLeg", "LeftFoot", "LeftToeBase", "Foot_R", "Toes_R", "lFoot",
+             "L_Wrist_End", "LeftHandThumb", "rHand", "Head", "HeadTop_End"]
+    # the ankle joint: foot/ankle names that are not toes, end markers or fingers
+    assert [names[j] for j in find_role(names, "foot", exclude=("toe", "end", "finger"))] == \
+        ["LeftFoot", "Foot_R", "lFoot"]
+    assert [names[j] for j in find_role(names, "toe")] == ["LeftToeBase", "Toes_R"]
+    assert [names[j] for j in find_role(names, "hand", side="right")] == ["rHand"]
+    assert [names[j] for j in find_role(names, "head", exclude=("end",))] == ["Head"]
+    assert [side_of(n) for n in ("LeftArm", "l_hand", "hand_R", "lFoot", "Head", "RightToe")] == \
+        ["left", "left", "right", "left", "", "right"]
+    assert is_role("LeftForeArm", "forearm") and not is_role("LeftForeArm", "upper_arm")
+    assert is_role("LeftArm", "upper_arm") and is_role("RightUpLeg", "thigh") and is_role("RightLeg", "shin")
+    assert not is_role("RightUpLeg", "shin")
+
+
+def test_unknown_role_is_an_error():
+    from jointlimits.motion.naming import find_role
+
+    with pytest.raises(SkeletonError, match="unknown body-part role"):
+        find_role(["Hips"], "tail")

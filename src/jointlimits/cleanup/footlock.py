@@ -1,10 +1,10 @@
 """Foot locking: find the frames where a heel or a toe is planted and pin it there with two-bone leg IK.
 
-* :func:`detect_contacts`: a foot is planted while its joint is low (within ``height_threshold``
-  metres of the clip's ground level for that joint, a low percentile of its heights) and slow
-  (horizontal speed at most ``velocity_threshold`` m/s); runs shorter than ``min_frames`` are
-  dropped and gaps shorter than it are filled. Thresholds are in metres and converted with
-  :func:`jointlimits.motion.units.guess_units`.
+* :func:`detect_contacts` (from :mod:`.contacts`, the one contact detector): a foot is planted while
+  its joint is low (within ``height_threshold`` metres of the clip's ground level for that joint, a
+  low percentile of its heights) and slow (horizontal speed at most ``velocity_threshold`` m/s);
+  runs shorter than ``min_frames`` are dropped and gaps shorter than it are filled. Thresholds are
+  in metres and converted with :func:`jointlimits.motion.units.guess_units`.
   The same test on the toe (ball) joint gives the toe contacts (:func:`find_toes`).
 * :func:`measure_skating`: horizontal foot displacement between consecutive contact frames.
 * :func:`foot_skating`: the *independent* measure: horizontal motion (cm) of the ankle and toe
@@ -29,7 +29,7 @@
 
 from __future__ import annotations
 
-import re
+import dataclasses
 from dataclasses import dataclass
 from typing import Any, Sequence
 
@@ -40,21 +40,17 @@ from ..motion import quat
 from ..errors import IKError
 from ..ik.ccd import ccd
 from ..ik.two_bone import two_bone
-from ..motion.skeleton import Motion, Skeleton, forward_kinematics
-from ..motion.units import guess_units, guess_up_axis
+from ..motion.skeleton import Motion, forward_kinematics
+from ..motion.units import guess_units, guess_up_axis, up_axis_index
+from .contacts import (DEFAULT_HEIGHT_THRESHOLD, DEFAULT_MIN_FRAMES, DEFAULT_VELOCITY_THRESHOLD, contact_segments,
+                       detect_contacts, find_feet, find_toes, resolve_feet, runs)
 
 __all__ = ["find_feet", "find_toes", "detect_contacts", "contact_segments", "measure_skating", "foot_skating",
-           "foot_drift", "footlock", "FootlockReport", "SKATE_LOW", "SKATE_SLOW",
+           "foot_drift", "footlock", "FootlockSettings", "FootlockReport", "SKATE_LOW", "SKATE_SLOW",
            "DEFAULT_HEIGHT_THRESHOLD", "DEFAULT_VELOCITY_THRESHOLD", "DEFAULT_MIN_FRAMES", "DEFAULT_BLEND_FRAMES"]
 
 Array = NDArray[np.float64]
 
-#: metres above the clip's ground level (per foot joint) under which a foot may be planted
-DEFAULT_HEIGHT_THRESHOLD = 0.07
-#: horizontal speed (m/s) under which a low foot counts as planted
-DEFAULT_VELOCITY_THRESHOLD = 0.4
-#: shortest contact (frames); shorter gaps between contacts are filled
-DEFAULT_MIN_FRAMES = 3
 #: frames over which the lock offset is ramped in before and out after each contact
 DEFAULT_BLEND_FRAMES = 6
 #: largest turn (degrees) of a foot whose heel and toe are both held; beyond it the toe slips
@@ -72,130 +68,17 @@ HIDE_IN_STEP = 2.0
 RELEASE_ACCELERATION = 10.0
 #: frames added to both ends of each detected contact when locking (the landing and take-off frames)
 DEFAULT_MARGIN = 1
-#: percentile of a foot joint's heights taken as its ground level
-GROUND_PERCENTILE = 2.0
-
-_FOOT = re.compile(r"(foot|ankle)", re.I)
-_NOT_FOOT = re.compile(r"(toe|end|site|ball|finger)", re.I)
 
 
 # --------------------------------------------------------------------------- feet and contacts
-def find_feet(skeleton: Skeleton) -> list[int]:
-    """Indices of the foot (ankle) joints: names matching foot/ankle (not toe/end) with at least
-    two ancestors, so that UpLeg -> Leg -> Foot exists; ordered left before right."""
-    out = []
-    for j, n in enumerate(skeleton.names):
-        if _FOOT.search(n) and not _NOT_FOOT.search(n):
-            p = skeleton.parents[j]
-            if p >= 0 and skeleton.parents[p] >= 0:
-                out.append(j)
-    return sorted(out, key=lambda j: (0 if re.search(r"(left|^l_|^l[A-Z])", skeleton.names[j], re.I) else 1, j))
-
-
-_TOE = re.compile(r"(toe|ball)", re.I)
-
-
-def find_toes(skeleton: Skeleton, feet: Sequence[int]) -> list[int | None]:
-    """Per foot joint, its toe (ball) joint: a child named toe/ball, else None."""
-    out: list[int | None] = []
-    for j in feet:
-        kids = [c for c in skeleton.children(j) if _TOE.search(skeleton.names[c])]
-        out.append(int(kids[0]) if kids else None)
-    return out
-
-
-def _resolve_feet(motion: Motion, feet: Sequence[str | int] | None) -> list[int]:
-    sk = motion.skeleton
-    if feet is None:
-        idx = find_feet(sk)
-        if not idx:
-            raise IKError(f"no foot joints found by name (foot/ankle) among {', '.join(sk.names)}; pass feet=")
-        return idx
-    try:
-        idx = [sk.index(f) for f in feet]
-    except Exception as e:
-        raise IKError(f"feet: {e}") from None
-    for j in idx:
-        p = sk.parents[j]
-        if p < 0 or sk.parents[p] < 0:
-            raise IKError(f"foot {sk.names[j]!r} needs a parent and a grandparent (UpLeg -> Leg -> Foot)")
-    return idx
-
-
 def _up_index(motion: Motion) -> tuple[int, float]:
-    up = guess_up_axis(motion)
-    return "xyz".index(up[1]), (1.0 if up[0] == "+" else -1.0)
+    return up_axis_index(guess_up_axis(motion))
 
 
 def _horizontal(p: Array, k: int) -> Array:
     h = p.copy()
     h[..., k] = 0.0
     return h
-
-
-def _runs(mask: NDArray[np.bool_]) -> list[tuple[int, int]]:
-    """[start, stop) of every run of True."""
-    m = np.concatenate([[False], mask, [False]]).astype(np.int8)
-    d = np.diff(m)
-    return list(zip(np.nonzero(d == 1)[0].tolist(), np.nonzero(d == -1)[0].tolist()))
-
-
-def _clean(mask: NDArray[np.bool_], min_frames: int) -> NDArray[np.bool_]:
-    out = mask.copy()
-    # fill short gaps inside contacts, then drop short contacts
-    for s, e in _runs(~out):
-        if s > 0 and e < len(out) and e - s < min_frames:
-            out[s:e] = True
-    for s, e in _runs(out):
-        if e - s < min_frames:
-            out[s:e] = False
-    return out
-
-
-def detect_contacts(motion: Motion, feet: Sequence[str | int] | None = None,
-                    height_threshold: float = DEFAULT_HEIGHT_THRESHOLD,
-                    velocity_threshold: float = DEFAULT_VELOCITY_THRESHOLD,
-                    min_frames: int = DEFAULT_MIN_FRAMES) -> NDArray[np.bool_]:
-    """``bool[F, n_feet]``: foot planted where ``h - h_ground <= height_threshold`` (metres) and
-    ``|Δp_horizontal| / (2 dt) <= velocity_threshold`` (m/s, central difference).
-
-    ``h_ground`` is a low percentile of that foot joint's height over the clip (so the ankle's
-    height above the sole does not count); metres are converted with :func:`guess_units`.
-    """
-    if not (np.isfinite(height_threshold) and height_threshold >= 0):
-        raise IKError(f"height_threshold must be a finite number >= 0 (metres), got {height_threshold}")
-    if not (np.isfinite(velocity_threshold) and velocity_threshold >= 0):
-        raise IKError(f"velocity_threshold must be a finite number >= 0 (m/s), got {velocity_threshold}")
-    if int(min_frames) < 1:
-        raise IKError(f"min_frames must be >= 1, got {min_frames}")
-    idx = _resolve_feet(motion, feet)
-    motion.check_finite()
-    F = motion.num_frames
-    if F == 0:
-        return np.zeros((0, len(idx)), bool)
-    mpu = guess_units(motion).metres_per_unit
-    k, sign = _up_index(motion)
-    _, gp = forward_kinematics(motion)
-    p = gp[:, idx] * mpu  # metres [F, n, 3]
-    h = sign * p[..., k]
-    ground = np.percentile(h, GROUND_PERCENTILE, axis=0)
-    low = h - ground <= height_threshold
-    ph = _horizontal(p, k)
-    v = np.zeros(h.shape)
-    if F >= 3:
-        v[1:-1] = np.linalg.norm(ph[2:] - ph[:-2], axis=-1) / (2.0 * motion.frame_time)
-        v[0], v[-1] = v[1], v[-2]
-    elif F == 2:
-        v[:] = np.linalg.norm(ph[1] - ph[0], axis=-1) / motion.frame_time
-    slow = v <= velocity_threshold
-    c = low & slow
-    return np.stack([_clean(c[:, i], int(min_frames)) for i in range(len(idx))], axis=1)
-
-
-def contact_segments(contacts: NDArray[np.bool_]) -> list[list[tuple[int, int]]]:
-    """Per foot, the ``[start, stop)`` frame ranges of each contact."""
-    c = np.asarray(contacts, bool)
-    return [_runs(c[:, i]) for i in range(c.shape[1])]
 
 
 def _check_contacts(contacts: Any, F: int, n: int) -> NDArray[np.bool_]:
@@ -209,7 +92,7 @@ def measure_skating(motion: Motion, contacts: NDArray[np.bool_], feet: Sequence[
     """Foot skating: horizontal displacement ``|Δp_h|`` of each foot between consecutive frames
     that are both in contact. Returns totals and means per contact frame, in metres and cm,
     overall and per foot."""
-    idx = _resolve_feet(motion, feet)
+    idx = resolve_feet(motion, feet)
     c = _check_contacts(contacts, motion.num_frames, len(idx))
     mpu = guess_units(motion).metres_per_unit
     k, _ = _up_index(motion)
@@ -254,7 +137,7 @@ def foot_skating(motion: Motion, reference: Motion | None = None, feet: Sequence
     ref = motion if reference is None else reference
     if ref.num_frames != motion.num_frames or ref.skeleton.names != motion.skeleton.names:
         raise IKError("reference must be the same clip (same joints and frame count)")
-    idx = _resolve_feet(ref, feet)
+    idx = resolve_feet(ref, feet)
     toes = find_toes(ref.skeleton, idx)
     joints = [(j, "ankle") for j in idx] + [(t, "toe") for t in toes if t is not None]
     ids = [j for j, _ in joints]
@@ -287,7 +170,7 @@ def foot_drift(motion: Motion, reference: Motion, feet: Sequence[str | int] | No
     Locks that pile up from step to step show here while skating figures read zero."""
     if reference.num_frames != motion.num_frames or reference.skeleton.names != motion.skeleton.names:
         raise IKError("reference must be the same clip (same joints and frame count)")
-    idx = _resolve_feet(reference, feet)
+    idx = resolve_feet(reference, feet)
     toes = find_toes(reference.skeleton, idx)
     up, _ = _up_index(reference)
     _, g0 = forward_kinematics(reference)
@@ -396,7 +279,7 @@ def _planted_offsets(pa: Array, pt: Array | None, heel: NDArray[np.bool_], toe: 
     # a gap of a frame or two between two contacts keeps the state before it (no release and re-lock)
     # unless the animated foot steps meanwhile (a shuffle step is released and locked again)
     pts = [pa] if pt is None else [pa, pt]
-    for g0, g1 in _runs(st == 0):
+    for g0, g1 in runs(st == 0):
         if g0 > 0 and g1 < F and g1 - g0 <= 2 and _still(pts, g0 - 1, g1, bridge_step, up):
             st[g0:g1] = st[g0 - 1]
     if not (st > 0).any():
@@ -497,22 +380,41 @@ def _planted_offsets(pa: Array, pt: Array | None, heel: NDArray[np.bool_], toe: 
     return o, R, need
 
 
-def _widen(c: NDArray[np.bool_], margin: int) -> NDArray[np.bool_]:
-    """Contacts grown by ``margin`` frames at both ends (the landing and the take-off frame)."""
-    out = c.copy()
-    for k in range(1, int(margin) + 1):
-        out[k:] |= c[:-k]
-        out[:-k] |= c[k:]
-    return out
+@dataclass(frozen=True)
+class FootlockSettings:
+    """The settings of :func:`footlock` (same defaults as its keyword arguments); pass one as
+    ``settings=`` and override single fields with keyword arguments, or use :func:`dataclasses.replace`."""
+
+    #: contact detection (:func:`~jointlimits.cleanup.contacts.detect_contacts`): metres above the
+    #: joint's ground level, horizontal speed (m/s), shortest contact (frames) ...
+    height_threshold: float = DEFAULT_HEIGHT_THRESHOLD
+    velocity_threshold: float = DEFAULT_VELOCITY_THRESHOLD
+    min_frames: int = DEFAULT_MIN_FRAMES
+    #: ... and frames added to both ends of each detected contact
+    margin: int = DEFAULT_MARGIN
+    #: lock the toe joints too (False: the ankle only)
+    toes: bool = True
+    #: frames over which the lock offset is ramped in and out
+    blend_frames: int = DEFAULT_BLEND_FRAMES
+    #: frames averaged for the first lock of a contact
+    lock_frames: int = 1
+    #: hold the locked point's height too (default: horizontal place only)
+    lock_height: bool = False
+    #: re-solve by CCD inside the limits where the projection pulled the ankle off its target ...
+    refine: bool = True
+    #: ... by more than this many metres
+    tolerance: float = 0.001
+    #: project the ankle's rotation into its limit (hip and knee always are)
+    limit_ankle: bool = True
+    #: put a planted toe that the ankle's limit moved back by moving the ankle (a second leg solve)
+    toe_first: bool = False
+    #: turn the foot about the reached ankle so that a planted toe stays on its lock
+    hold_toe: bool = True
 
 
 def footlock(motion: Motion, limits: Any = None, contacts: NDArray[np.bool_] | None = None,
-             feet: Sequence[str | int] | None = None, *, height_threshold: float = DEFAULT_HEIGHT_THRESHOLD,
-             velocity_threshold: float = DEFAULT_VELOCITY_THRESHOLD, min_frames: int = DEFAULT_MIN_FRAMES,
-             blend_frames: int = DEFAULT_BLEND_FRAMES, lock_frames: int = 1, lock_height: bool = False,
-             refine: bool = True, tolerance: float = 0.001, toe_contacts: NDArray[np.bool_] | None = None,
-             toes: bool = True, margin: int = DEFAULT_MARGIN, limit_ankle: bool = True,
-             toe_first: bool = False, hold_toe: bool = True) -> tuple[Motion, FootlockReport]:
+             feet: Sequence[str | int] | None = None, *, settings: FootlockSettings | None = None,
+             toe_contacts: NDArray[np.bool_] | None = None, **overrides: Any) -> tuple[Motion, FootlockReport]:
     """Pin planted heels and toes with two-bone leg IK; returns the new motion and a :class:`FootlockReport`.
 
     Per foot the chain is (grandparent, parent, foot) = (UpLeg, Leg, Foot). ``contacts`` are the
@@ -533,8 +435,24 @@ def footlock(motion: Motion, limits: Any = None, contacts: NDArray[np.bool_] | N
     (hip and knee still are); with ``toe_first`` a planted toe that the ankle's limit moved is put
     back by moving the ankle (a second leg solve), trading ankle for toe skating. The report carries both the contact-based skating and the
     independent :func:`foot_skating` before and after.
+
+    The settings (``height_threshold``, ``velocity_threshold``, ``min_frames``, ``margin``, ``toes``,
+    ``blend_frames``, ``lock_frames``, ``lock_height``, ``refine``, ``tolerance``, ``limit_ankle``,
+    ``toe_first``, ``hold_toe``) are the fields of :class:`FootlockSettings`: ``settings`` (default
+    ``FootlockSettings()``) with any of them overridden by keyword.
     """
-    idx = _resolve_feet(motion, feet)
+    try:
+        st = dataclasses.replace(settings or FootlockSettings(), **overrides)
+    except TypeError:
+        known = {f.name for f in dataclasses.fields(FootlockSettings)}
+        bad = ", ".join(sorted(set(overrides) - known))
+        raise TypeError(f"footlock() got unexpected keyword argument(s): {bad}") from None
+    height_threshold, velocity_threshold, min_frames, margin = (st.height_threshold, st.velocity_threshold,
+                                                                st.min_frames, st.margin)
+    toes, blend_frames, lock_frames, lock_height = st.toes, st.blend_frames, st.lock_frames, st.lock_height
+    refine, tolerance, limit_ankle, toe_first, hold_toe = (st.refine, st.tolerance, st.limit_ankle, st.toe_first,
+                                                           st.hold_toe)
+    idx = resolve_feet(motion, feet)
     motion.check_finite()
     sk = motion.skeleton
     F = motion.num_frames
@@ -543,15 +461,15 @@ def footlock(motion: Motion, limits: Any = None, contacts: NDArray[np.bool_] | N
     if int(margin) < 0:
         raise IKError(f"margin must be >= 0, got {margin}")
     if contacts is None:
-        contacts = _widen(detect_contacts(motion, idx, height_threshold, velocity_threshold, min_frames), margin)
+        contacts = detect_contacts(motion, idx, height_threshold, velocity_threshold, min_frames, margin=margin)
     c = _check_contacts(contacts, F, len(idx))
     toe_idx = find_toes(sk, idx) if toes else [None] * len(idx)
     if toe_contacts is None:
         tc = np.zeros((F, len(idx)), bool)
         have = [i for i, t in enumerate(toe_idx) if t is not None]
         if have and F:
-            tc[:, have] = _widen(detect_contacts(motion, [toe_idx[i] for i in have], height_threshold,
-                                                 velocity_threshold, min_frames), margin)
+            tc[:, have] = detect_contacts(motion, [toe_idx[i] for i in have], height_threshold,
+                                          velocity_threshold, min_frames, margin=margin)
     else:
         tc = _check_contacts(toe_contacts, F, len(idx))
     if limits is not None and hasattr(limits, "check_skeleton"):
@@ -767,12 +685,12 @@ def _toe_weight(toe: NDArray[np.bool_], blend_frames: int, pt: Array | None = No
     frame), fading out (smoothstep) over ``blend_frames`` after each run."""
     F = toe.shape[0]
     m = toe.copy()
-    for g0, g1 in _runs(~m):
+    for g0, g1 in runs(~m):
         if g0 > 0 and g1 < F and g1 - g0 <= 2 and (pt is None or _still([pt], g0 - 1, g1, bridge_step, up)):
             m[g0:g1] = True
     w = m.astype(float)
     B = max(int(blend_frames), 0)
-    for _, e in _runs(m):
+    for _, e in runs(m):
         n = min(B, F - e)
         if n > 0:
             w[e:e + n] = np.maximum(w[e:e + n], 1.0 - _smoothstep(np.arange(1, n + 1) / (B + 1.0)))

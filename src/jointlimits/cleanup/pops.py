@@ -29,7 +29,6 @@ channel. :func:`pop_scores` returns ``spike / bound`` per frame and channel.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -39,9 +38,6 @@ from ..motion import quat
 from ..motion.skeleton import Motion
 
 __all__ = ["PopParams", "channel_velocities", "two_sided_spikes", "one_frame_outliers", "paired_spikes", "ground_contacts", "pop_scores", "detect_pops"]
-
-_FOOT = re.compile(r"(foot|ankle|toe|ball)", re.I)
-_HAND = re.compile(r"(hand|wrist|thumb|finger|index|middle|ring|pinky)", re.I)
 
 Array = NDArray[np.float64]
 
@@ -128,33 +124,26 @@ def two_sided_spikes(vel: Array) -> tuple[Array, Array]:
 def ground_contacts(motion: Motion, height: float = 0.06, margin: int = 2) -> NDArray[np.bool_]:
     """``bool[F, J]``: end effectors that may touch the ground, True on the frames they are low.
 
-    Feet and toes (names foot/ankle/toe/ball) are low within ``height`` x body height of their own
-    lowest level (2nd percentile); hands and wrists within twice that of the floor (the lowest
-    foot level), so a hand is on the ground only when it really comes down. Widened by ``margin``
-    frames; False for every other joint."""
-    from scipy.ndimage import binary_dilation
-
-    from ..motion.skeleton import forward_kinematics
-    from ..motion.units import body_height, guess_up_axis
+    Feet and toes (joints of the ``foot`` and ``toe`` roles, :data:`jointlimits.motion.naming.ROLES`)
+    are low within ``height`` x body height of their own lowest level (2nd percentile); hands and
+    fingers within twice that of the floor (the lowest foot level), so a hand is on the ground only
+    when it really comes down. Widened by ``margin`` frames; False for every other joint. Heights
+    only (no speed test), by :func:`jointlimits.cleanup.contacts.detect_contacts`."""
+    from ..motion.naming import find_role
+    from .contacts import detect_contacts
 
     F, J = motion.num_frames, motion.num_joints
     out = np.zeros((F, J), bool)
     names = motion.skeleton.names
-    feet = [j for j, n in enumerate(names) if _FOOT.search(n)]
-    hands = [j for j, n in enumerate(names) if _HAND.search(n) and not _FOOT.search(n)]
+    feet = find_role(names, "foot", "toe")
+    hands = find_role(names, "hand", "finger", exclude=("foot", "toe"))
     if not feet or F == 0:
         return out
-    up = guess_up_axis(motion)
-    k, sign = "xyz".index(up[1]), (1.0 if up[0] == "+" else -1.0)
-    _, gp = forward_kinematics(motion)
-    tol = height * body_height(motion, up)
-    h = sign * gp[:, feet, k]
-    level = np.percentile(h, 2.0, axis=0)
-    out[:, feet] = h - level <= tol
+    out[:, feet], level = detect_contacts(motion, feet, height, None, 1, height_unit="body", margin=margin,
+                                          legs=False, validate=False, return_ground=True)
     if hands:
-        out[:, hands] = sign * gp[:, hands, k] - level.min() <= 2.0 * tol
-    if margin > 0:
-        out = binary_dilation(out, structure=np.ones((2 * margin + 1, 1), bool))
+        out[:, hands] = detect_contacts(motion, hands, 2.0 * height, None, 1, height_unit="body", margin=margin,
+                                        legs=False, validate=False, ground=level.min())
     return out
 
 

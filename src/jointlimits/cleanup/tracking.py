@@ -266,18 +266,9 @@ def _yaw(q: Array, up: Array) -> Array:
 
 
 def _up_vector(motion: Motion, up: str | None) -> Array:
-    if up is None:
-        from ..motion.units import guess_up_axis
+    from ..motion.units import guess_up_axis, parse_up_axis, up_vector
 
-        up = guess_up_axis(motion)
-    up = up.strip().lower()
-    sign = -1.0 if up.startswith("-") else 1.0
-    axis = up.lstrip("+-")
-    if axis not in ("x", "y", "z"):
-        raise TrackingError(f"up axis must be one of x, y, z (optionally signed), got {up!r}")
-    v = np.zeros(3)
-    v["xyz".index(axis)] = sign
-    return v
+    return up_vector(parse_up_axis(guess_up_axis(motion) if up is None else up, TrackingError))
 
 
 def splice(a: Motion, b: Motion, at: int | None = None, smooth: bool = True, *, align: bool = True,

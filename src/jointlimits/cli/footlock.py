@@ -41,7 +41,7 @@ def footlock_command(clip: Path, out: Path, limits_path: Path | None, height_thr
     leg IK (inside --limits when given) and write OUT; prints skating before/after, on the detected
     contacts and by the independent measure (ankle and toe joints on low-and-slow frames)."""
     from .. import io as motion_io
-    from ..cleanup.footlock import footlock
+    from ..cleanup.footlock import FootlockSettings, footlock
     from ..limits.model import JointLimits
 
     check_output_path(out, [clip] + ([limits_path] if limits_path else []), force)
@@ -51,8 +51,9 @@ def footlock_command(clip: Path, out: Path, limits_path: Path | None, height_thr
         raise BadInput(f"--min-frames must be >= 1, got {min_frames}")
     motion = motion_io.load(clip)
     limits = JointLimits.load(limits_path) if limits_path else None
-    result, rep = footlock(motion, limits, height_threshold=height_threshold, velocity_threshold=velocity_threshold,
-                           min_frames=min_frames, blend_frames=blend_frames, limit_ankle=not free_ankle)
+    settings = FootlockSettings(height_threshold=height_threshold, velocity_threshold=velocity_threshold,
+                                min_frames=min_frames, blend_frames=blend_frames, limit_ankle=not free_ankle)
+    result, rep = footlock(motion, limits, settings=settings)
     motion_io.save(out, result)
     if as_json:
         d = rep.to_dict()

@@ -184,7 +184,7 @@ def export_limits(limits, engine: str | Engine, clips: Sequence[Motion] | None =
     ``holdout`` clips are only measured. ``random`` Haar-uniform rotations per joint measure the
     false accepts. The root joint (no parent body) is not exported.
     """
-    from ..motion.units import guess_up_axis, guess_units
+    from ..motion.units import guess_up_axis, guess_units, up_vector
 
     eng = get_engine(engine) if isinstance(engine, str) else engine
     variants = tuple(variants)
@@ -219,8 +219,7 @@ def export_limits(limits, engine: str | Engine, clips: Sequence[Motion] | None =
     ug = guess_units(pose)
     mpu = ug.metres_per_unit
     up = guess_up_axis(pose)
-    up_vec = np.zeros(3)
-    up_vec["xyz".index(up[1])] = 1.0 if up[0] == "+" else -1.0
+    up_vec = up_vector(up)
     up_quat = quat.between(up_vec, np.array([0.0, 0.0, 1.0]))
     axes = sk.bone_directions()
 

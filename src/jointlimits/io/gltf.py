@@ -399,7 +399,7 @@ def to_gltf(motion: Motion, metres_per_unit: float | None = None, up: str | None
     bytes of its one buffer."""
     import pygltflib
 
-    from ..motion.units import guess_units, guess_up_axis
+    from ..motion.units import guess_units, guess_up_axis, parse_up_axis
 
     sk = motion.skeleton
     motion.check_finite()
@@ -407,9 +407,7 @@ def to_gltf(motion: Motion, metres_per_unit: float | None = None, up: str | None
         metres_per_unit = guess_units(motion).metres_per_unit
     if not (np.isfinite(metres_per_unit) and metres_per_unit > 0):
         raise FormatError(f"metres_per_unit must be positive and finite, got {metres_per_unit}")
-    up = up or guess_up_axis(motion)
-    if up not in _UP_TO_Y:
-        raise FormatError(f"up axis must be one of {', '.join(_UP_TO_Y)}, got {up!r}")
+    up = parse_up_axis(up, FormatError) if up else guess_up_axis(motion)
     s = float(metres_per_unit)
     c = np.asarray(_UP_TO_Y[up])
     J, F = sk.num_joints, motion.num_frames

@@ -12,6 +12,11 @@ BVH), ``bandai`` (Bandai Namco Research), ``mixamo`` (``mixamorig:`` prefix opti
   e.g. the one a limits file was fitted on): each target joint's local rotation is the source's
   rotation between the mapped joints, which is only meaningful when the rest poses agree, so it
   checks them first.
+
+Body-part roles for skeletons of any naming (no convention needed): :data:`ROLES` is the one table
+of joint-name patterns (head, hand, finger, foot, toe, end markers, and the limb and spine parts
+whose limits are coupled); :func:`find_role` gives the joints that play a role (optionally on one
+side), :func:`is_role` tests one name, and :func:`side_of` reads the side from a name.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ from __future__ import annotations
 import dataclasses
 import re
 import warnings
+from typing import Sequence
 
 import numpy as np
 from numpy.typing import NDArray
@@ -28,7 +34,7 @@ from ..errors import SkeletonError
 from .skeleton import Motion, Skeleton, forward_kinematics, forward_kinematics_arrays
 
 __all__ = ["CONVENTIONS", "detect", "canonical", "map_names", "check_rest_pose", "map_motion",
-           "DEFAULT_TOLERANCE_DEG"]
+           "DEFAULT_TOLERANCE_DEG", "ROLES", "role_pattern", "is_role", "find_role", "side_of"]
 
 #: Largest angle (degrees) between the rest bone directions of mapped joints.
 DEFAULT_TOLERANCE_DEG = 30.0
@@ -79,6 +85,67 @@ CONVENTIONS: dict[str, dict[str, str]] = {
         "*_collar": "Shoulder_{U}", "*_shoulder": "UpperArm_{U}", "*_elbow": "LowerArm_{U}", "*_wrist": "Hand_{U}"}),
 }
 _PREFIX = re.compile(r"^mixamorig\d*:")
+
+
+# --------------------------------------------------------------------------- body-part roles
+
+#: Body-part role -> joint-name pattern (searched case-insensitively anywhere in the name). The one
+#: place where joint names are matched to body parts; combine roles with :func:`find_role`
+#: (e.g. the ankle joint is ``find_role(names, "foot", exclude=("toe", "end", "finger"))``).
+ROLES: dict[str, str] = {
+    "head": r"head",
+    "hand": r"(hand|wrist)",
+    "finger": r"(thumb|finger|index|middle|ring|pinky)",
+    "foot": r"(foot|ankle)",
+    "toe": r"(toe|ball)",
+    #: end markers written as joints (L_Wrist_End, HeadTop_End, ...)
+    "end": r"(end|site|top)",
+    # the parts whose limits are coupled (parent -> child, see jointlimits.limits.coupled)
+    "clavicle": r"(shoulder|clavicle|collar)",
+    "upper_arm": r"(?<!fore)(?<!lower)(arm|upperarm|humerus)$",
+    "forearm": r"(forearm|lowerarm|elbow)",
+    "thigh": r"(upleg|upperleg|thigh|hip)$",
+    "shin": r"((?<!up)(?<!upper)leg|knee|shin|calf|lowerleg)$",
+    "spine": r"(spine\d*|chest|abdomen)$",
+    "neck": r"neck\d*$",
+}
+_ROLE_RE = {k: re.compile(v, re.I) for k, v in ROLES.items()}
+
+_LEFT = re.compile(r"(^left|^l[_.\-]|^l(?=[A-Z])|[_.\-]l$|left)", re.I)
+_RIGHT = re.compile(r"(^right|^r[_.\-]|^r(?=[A-Z])|[_.\-]r$|right)", re.I)
+
+
+def role_pattern(role: str) -> re.Pattern[str]:
+    """The compiled (case-insensitive) name pattern of a role in :data:`ROLES`."""
+    try:
+        return _ROLE_RE[role]
+    except KeyError:
+        raise SkeletonError(f"unknown body-part role {role!r}; known: {', '.join(ROLES)}") from None
+
+
+def is_role(name: str, *roles: str, exclude: Sequence[str] = ()) -> bool:
+    """Whether joint ``name`` matches any of ``roles`` and none of the roles in ``exclude``."""
+    return (any(role_pattern(r).search(name) for r in roles)
+            and not any(role_pattern(r).search(name) for r in exclude))
+
+
+def side_of(name: str) -> str:
+    """"left", "right" or "" from a joint name (LeftArm, l_hand, hand_R, lFoot, ...)."""
+    if _LEFT.search(name):
+        return "left"
+    if _RIGHT.search(name):
+        return "right"
+    return ""
+
+
+def find_role(names: Sequence[str] | Skeleton, *roles: str, exclude: Sequence[str] = (),
+              side: str | None = None) -> list[int]:
+    """Indices (ascending) of the joints whose names match any of ``roles`` and none of ``exclude``
+    (see :data:`ROLES`); with ``side`` ("left", "right" or "" for neither) only those on that side."""
+    if isinstance(names, Skeleton):
+        names = names.names
+    return [j for j, n in enumerate(names)
+            if is_role(n, *roles, exclude=exclude) and (side is None or side_of(n) == side)]
 
 
 def _bare(name: str) -> str:

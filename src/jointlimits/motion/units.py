@@ -1,18 +1,54 @@
-"""Guesses of a clip's up axis and length unit from its body proportions."""
+"""A clip's up axis and length unit: the one parser of up-axis strings (:func:`parse_up_axis`,
+:func:`up_vector`) and guesses from the body's proportions (:func:`guess_up_axis`,
+:func:`guess_units`)."""
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 import numpy as np
 
+from ..errors import JointLimitsError
+from .naming import is_role
 from .skeleton import Motion, end_site_positions, forward_kinematics
 
-__all__ = ["UnitGuess", "guess_up_axis", "guess_units", "body_height", "stature"]
+__all__ = ["UnitGuess", "UP_AXES", "parse_up_axis", "up_axis_index", "up_vector", "guess_up_axis", "guess_units",
+           "body_height", "stature"]
 
-_HEAD = re.compile(r"head", re.I)
-_FOOT = re.compile(r"(foot|toe|ankle)", re.I)
+#: The six up axes, as :func:`parse_up_axis` spells them.
+UP_AXES = ("+x", "-x", "+y", "-y", "+z", "-z")
+
+
+def parse_up_axis(value: str, error: type[Exception] = JointLimitsError) -> str:
+    """``"+y"``, ``"-z"``, ... from an up-axis string: one of x, y, z, optionally signed ("+" when
+    not; a leading "-" makes it negative), any case and surrounding spaces. Raises ``error`` for anything else."""
+    s = value.strip().lower() if isinstance(value, str) else ""
+    axis = s.lstrip("+-")
+    if axis not in ("x", "y", "z"):
+        raise error(f"up axis must be one of x, y, z (optionally signed), got {value!r}")
+    return ("-" if s.startswith("-") else "+") + axis
+
+
+def up_axis_index(up: str) -> tuple[int, float]:
+    """(axis index 0-2, sign +-1.0) of an up axis (see :func:`parse_up_axis`)."""
+    u = parse_up_axis(up)
+    return "xyz".index(u[1]), (1.0 if u[0] == "+" else -1.0)
+
+
+def up_vector(up: str) -> np.ndarray:
+    """The unit vector ``[3]`` of an up axis (see :func:`parse_up_axis`)."""
+    k, sign = up_axis_index(up)
+    v = np.zeros(3)
+    v[k] = sign
+    return v
+
+
+def _head_joints(names) -> list[int]:
+    return [j for j, n in enumerate(names) if is_role(n, "head")]
+
+
+def _foot_joints(names) -> list[int]:
+    return [j for j, n in enumerate(names) if is_role(n, "foot", "toe")]
 
 # (name, metres per unit, typical standing height in those units)
 _UNITS = [
@@ -39,8 +75,7 @@ def guess_up_axis(motion: Motion) -> str:
     along which the body extends most when names do not tell."""
     _, gp = forward_kinematics(motion.frames(0, min(motion.num_frames, 200)))
     names = motion.skeleton.names
-    heads = [j for j, n in enumerate(names) if _HEAD.search(n)]
-    feet = [j for j, n in enumerate(names) if _FOOT.search(n)]
+    heads, feet = _head_joints(names), _foot_joints(names)
     if heads and feet:
         d = np.mean(gp[:, heads].mean(1) - gp[:, feet].mean(1), axis=0)
     else:
@@ -54,8 +89,7 @@ def guess_up_axis(motion: Motion) -> str:
 
 def body_height(motion: Motion, up: str | None = None) -> float:
     """Median over frames of the body's extent along the up axis (file units)."""
-    up = up or guess_up_axis(motion)
-    k = "xyz".index(up[1])
+    k, _ = up_axis_index(up or guess_up_axis(motion))
     head = motion.frames(0, min(motion.num_frames, 200))
     gr, gp = forward_kinematics(head)
     gp = np.concatenate([gp, end_site_positions(head, gr, gp)], axis=1)
@@ -82,8 +116,7 @@ def stature(motion: Motion, up: str | None = None, max_frames: int = 10_000) -> 
     head and foot joint names: the extent of all joints. NaN for a clip without frames."""
     if motion.num_frames == 0:
         return float("nan")
-    up = up or guess_up_axis(motion)
-    k = "xyz".index(up[1])
+    k, sign = up_axis_index(up or guess_up_axis(motion))
     idx = np.unique(np.linspace(0, motion.num_frames - 1, min(motion.num_frames, max_frames)).astype(np.int64))
     sub = Motion(motion.skeleton, motion.rotations[idx], motion.positions[idx], motion.frame_time)
     gr, gp = forward_kinematics(sub)
@@ -91,9 +124,9 @@ def stature(motion: Motion, up: str | None = None, max_frames: int = 10_000) -> 
     ends = [p for p, _ in sk.end_sites]
     pts = np.concatenate([gp, end_site_positions(sub, gr, gp)], axis=1)[..., k]
     owner = list(range(sk.num_joints)) + ends  # the joint each point belongs to
-    heads = [i for i, j in enumerate(owner) if _HEAD.search(sk.names[j])]
-    feet = [i for i, j in enumerate(owner) if _FOOT.search(sk.names[j])]
-    sign = 1.0 if up[0] == "+" else -1.0
+    head_j, foot_j = set(_head_joints(sk.names)), set(_foot_joints(sk.names))
+    heads = [i for i, j in enumerate(owner) if j in head_j]
+    feet = [i for i, j in enumerate(owner) if j in foot_j]
     if heads and feet:
         ext = sign * (pts[:, heads].max(1) if sign > 0 else pts[:, heads].min(1)) \
             - sign * (pts[:, feet].min(1) if sign > 0 else pts[:, feet].max(1))

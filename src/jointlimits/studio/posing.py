@@ -8,7 +8,6 @@ it drives (``resolve``) and how it solves for a target (``solve``); adding a sol
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
@@ -16,6 +15,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..motion import quat
+from ..motion.naming import find_role, side_of
 from ..motion.skeleton import Skeleton, forward_kinematics_arrays
 
 __all__ = ["Soften", "pose_fk", "local_from_global", "chain_limits", "limit_joint", "limit_pose",
@@ -73,24 +73,10 @@ def chain_limits(limits: Any, joints: Sequence[int]) -> list[Any] | None:
 
 # --------------------------------------------------------------------------- joint finding
 
-_LEFT = re.compile(r"(^left|^l[_.\-]|^l(?=[A-Z])|[_.\-]l$|left)", re.I)
-_RIGHT = re.compile(r"(^right|^r[_.\-]|^r(?=[A-Z])|[_.\-]r$|right)", re.I)
-
-
-def side_of(name: str) -> str:
-    """"left", "right" or "" from a joint name (LeftArm, l_hand, hand_R, ...)."""
-    if re.search(r"^left|left", name, re.I) or _LEFT.search(name):
-        return "left"
-    if re.search(r"^right|right", name, re.I) or _RIGHT.search(name):
-        return "right"
-    return ""
-
-
-def _find(skeleton: Skeleton, pattern: str, side: str = "", exclude: str = r"(end|site|finger|thumb|index|toe|top)"
-          ) -> int | None:
+def _find(skeleton: Skeleton, role: str, side: str = "") -> int | None:
+    """The shallowest joint of ``role`` on ``side`` (not a finger, toe or end marker), or None."""
     depth = skeleton.depth()
-    hits = [j for j, n in enumerate(skeleton.names)
-            if re.search(pattern, n, re.I) and not re.search(exclude, n, re.I) and side_of(n) == side]
+    hits = find_role(skeleton.names, role, exclude=("end", "finger", "toe"), side=side)
     return min(hits, key=lambda j: (depth[j], j)) if hits else None
 
 
@@ -140,9 +126,9 @@ class IKMode:
 def _two_bone_chain(kind: str, side: str) -> Callable[[Skeleton], IKChain | None]:
     def resolve(sk: Skeleton) -> IKChain | None:
         if kind == "hand":
-            end = _find(sk, r"(hand|wrist)", side)
+            end = _find(sk, "hand", side)
         else:
-            from ..cleanup.footlock import find_feet
+            from ..cleanup.contacts import find_feet
 
             feet = [j for j in find_feet(sk) if side_of(sk.names[j]) == side]
             end = feet[0] if feet else None
@@ -155,14 +141,14 @@ def _two_bone_chain(kind: str, side: str) -> Callable[[Skeleton], IKChain | None
 
 def _ccd_arm(side: str) -> Callable[[Skeleton], IKChain | None]:
     def resolve(sk: Skeleton) -> IKChain | None:
-        end = _find(sk, r"(hand|wrist)", side)
+        end = _find(sk, "hand", side)
         ch = None if end is None else _ancestors(sk, end, 3)
         return None if ch is None else IKChain(tuple(ch[:3]), ch[3])
     return resolve
 
 
 def _spine_to_head(sk: Skeleton) -> IKChain | None:
-    head = _find(sk, r"head", "")
+    head = _find(sk, "head", "")
     if head is None:
         return None
     path = [head]
@@ -238,7 +224,7 @@ def _solve_look_at(sk: Skeleton, chain: IKChain, rot: Array, pos: Array, target:
 
 def _whole_body(side: str) -> Callable[[Skeleton], IKChain | None]:
     def resolve(sk: Skeleton) -> IKChain | None:
-        end = _find(sk, r"(hand|wrist)", side)
+        end = _find(sk, "hand", side)
         return None if end is None else IKChain(tuple(range(sk.num_joints)), end)
     return resolve
 
@@ -247,13 +233,13 @@ def _solve_whole_body(sk: Skeleton, chain: IKChain, rot: Array, pos: Array, targ
                       limits: Any, tolerance: float) -> Array:
     """Whole-body damped least squares: the hand follows the target while the other hand, the
     feet and the head keep their places and the hips stay put; every joint inside the limits."""
-    from ..cleanup.footlock import find_feet
+    from ..cleanup.contacts import find_feet
     from ..ik import WholeBodyIK
 
     _, gp = pose_fk(sk, rot, pos)
     held = set(find_feet(sk))
-    for pattern, where in ((r"(hand|wrist)", "left"), (r"(hand|wrist)", "right"), (r"head", "")):
-        j = _find(sk, pattern, where)
+    for role, where in (("hand", "left"), ("hand", "right"), ("head", "")):
+        j = _find(sk, role, where)
         if j is not None:
             held.add(j)
     held.discard(chain.effector)

@@ -391,7 +391,8 @@ class StudioState:
     def footlock(self) -> dict[str, Any]:
         """Lock the working clip's planted feet (two-bone legs inside the limits); contacts are kept
         for drawing. Returns the report as a dict."""
-        from ..cleanup.footlock import footlock, find_feet
+        from ..cleanup.contacts import find_feet
+        from ..cleanup.footlock import footlock
 
         with self.lock:
             out, rep = footlock(self.work.motion, self.limits if self.limits_on else None)

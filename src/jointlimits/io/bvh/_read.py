@@ -1,0 +1,219 @@
+"""Reading BVH: the header and hierarchy, then the frame rows block by block into a clip's arrays,
+remembering the source text (:class:`~._source.BVHSource`) for a lossless save."""
+
+from __future__ import annotations
+
+import io
+import math
+import os
+from pathlib import Path
+from typing import IO
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ...errors import BVHError
+from ...motion import quat
+from ...motion.skeleton import POSITION_CHANNELS, ROTATION_CHANNELS, Motion, Skeleton
+from ._parse import (
+    _BLOCK_BYTES,
+    _FLOAT,
+    _UINT,
+    MIN_FRAME_TIME,
+    _decimals,
+    _header_value,
+    _next_nonblank,
+    _parse_hierarchy,
+    _parse_rows,
+    _read_header,
+    _row_ranges,
+    _Tokens,
+)
+from ._source import BVHSource, _EulerRotations, _LazyEuler, _qhash
+
+
+class _MotionBuilder:
+    """Fills a clip's arrays block by block of channel rows (no ``[F, C]`` copy of the whole data)."""
+
+    def __init__(self, skeleton: Skeleton, capacity: int):
+        J = skeleton.num_joints
+        self.skeleton = skeleton
+        self.positions = np.empty((capacity, J, 3))
+        self.positions[:] = skeleton.offsets[None]
+        self.rotations = np.zeros((capacity, J, 4))
+        self.rotations[..., 0] = 1.0
+        self.hashes = np.full((capacity, J), _qhash(np.array([1.0, 0.0, 0.0, 0.0]))[()], np.uint64)
+        self.pos_cols: list[tuple[int, int, int]] = []  # (joint, axis, column)
+        groups: dict[str, tuple[list[int], list[list[int]]]] = {}
+        self.orders: list[str] = []
+        col = 0
+        for j, chans in enumerate(skeleton.channels):
+            rot_cols = []
+            for c in chans:
+                if c in POSITION_CHANNELS:
+                    self.pos_cols.append((j, POSITION_CHANNELS.index(c), col))
+                else:
+                    rot_cols.append(col)
+                col += 1
+            axes = "".join(c[0].lower() for c in chans if c in ROTATION_CHANNELS)
+            self.orders.append(axes)
+            if axes:
+                g = groups.setdefault(axes, ([], []))
+                g[0].append(j)
+                g[1].append(rot_cols)
+        self.groups = [(axes, np.array(js), np.array(cols)) for axes, (js, cols) in groups.items()]
+        self.n = 0
+
+    def add(self, data: NDArray[np.float64]) -> None:
+        a, b = self.n, self.n + data.shape[0]
+        for j, k, col in self.pos_cols:
+            self.positions[a:b, j, k] = data[:, col]
+        for axes, js, cols in self.groups:
+            ang = data[:, cols]  # [rows, Jg, n]
+            q = quat.from_euler_axes(ang, axes, degrees=True)
+            self.rotations[a:b, js] = q
+            self.hashes[a:b, js] = _qhash(q)
+        self.n = b
+
+    def motion(self, frame_time: float, source: BVHSource | None = None) -> Motion:
+        euler = None if source is None else _LazyEuler(source)
+        return Motion(self.skeleton, self.rotations, self.positions, frame_time,
+                      source_euler=None if euler is None else (_EulerRotations(self.orders, euler), euler),
+                      source_text=source)
+
+
+def _read(fh: IO[bytes], size: int, path: str | None, data: bytes | None = None,
+          stat: tuple[int, int] | None = None, source_path: str | None = None) -> Motion:
+    lines, n_head = _read_header(fh, path)
+    motion_end = fh.tell()
+    tk = _Tokens(lines, path)
+    if not tk.toks and tk.motion_line is None:
+        raise BVHError("empty file: expected HIERARCHY", 1, path)
+    skeleton = _parse_hierarchy(tk)
+    if tk.motion_line is None:
+        raise BVHError("missing MOTION section (file truncated?)", max(1, len(lines)), path)
+    line, ln = _next_nonblank(fh, n_head)
+    if line is None:
+        raise BVHError("truncated after MOTION: expected 'Frames: <count>'", max(1, ln), path)
+    fv = _header_value(line, "Frames", ln, path)
+    if not _UINT.fullmatch(fv):
+        if fv.startswith("-") and _UINT.fullmatch(fv[1:]):
+            raise BVHError(f"Frames count must not be negative, found {fv}", ln, path)
+        raise BVHError(f"Frames count must be an integer, found {fv!r}", ln, path)
+    n_frames = int(fv)
+    line, ln = _next_nonblank(fh, ln)
+    if line is None:
+        raise BVHError("truncated: expected 'Frame Time: <seconds>'", max(1, ln), path)
+    tv = _header_value(line, "Frame Time", ln, path)
+    if not _FLOAT.fullmatch(tv):
+        raise BVHError(f"Frame Time must be a number, found {tv!r}", ln, path)
+    frame_time = float(tv)
+    ft_token = tv.encode("latin-1")
+    if not (math.isfinite(frame_time) and frame_time > 0):
+        raise BVHError(f"Frame Time must be positive and finite, found {tv!r}", ln, path)
+    if frame_time < MIN_FRAME_TIME:
+        raise BVHError(f"Frame Time {tv} is below {MIN_FRAME_TIME:g} s (more than a million frames per second)",
+                       ln, path)
+    n_ch = sum(len(c) for c in skeleton.channels)
+    first_line = ln + 1
+    remaining = max(0, size - fh.tell()) if size >= 0 else 0
+    if n_ch > 0:
+        # each frame takes at least 2 bytes per channel: a header count beyond that cannot be right
+        capacity = min(n_frames, remaining // (2 * n_ch) + 1)
+    else:
+        capacity = n_frames
+        if n_frames * max(1, skeleton.num_joints) > 10**8:
+            raise BVHError(f"Frames: {n_frames} is too many for a clip without channels", ln - 1, path)
+    builder = _MotionBuilder(skeleton, capacity)
+    held = 0  # rows found, also past the header's count
+    carry = b""
+    line_no = first_line
+    data_start = fh.tell()
+    block_at = data_start  # file offset of the block being parsed
+    rows: list[NDArray[np.int64]] = []
+    decimals = None
+    while True:
+        chunk = fh.read(_BLOCK_BYTES)
+        block = carry + chunk
+        if not chunk:
+            carry = b""
+        else:
+            cut = block.rfind(b"\n")
+            if cut < 0:
+                carry = block
+                continue
+            block, carry = block[:cut + 1], block[cut + 1:]
+        if block:
+            if n_ch == 0:
+                nz = [k for k, l in enumerate(block.split(b"\n")) if l.strip()]
+                if nz:
+                    raise BVHError("frame data given but no joint has channels", line_no + nz[0], path)
+            elif held >= n_frames:
+                held += sum(1 for l in block.split(b"\n") if l.strip())
+            else:
+                values = _parse_rows(block, line_no, held, n_ch, path)
+                take = min(values.shape[0], n_frames - held)
+                if take > capacity - builder.n:
+                    take = capacity - builder.n
+                builder.add(values[:take])
+                ranges = _row_ranges(block)
+                if ranges.shape[0] == values.shape[0]:
+                    rows.append(ranges[:take] + block_at)
+                if decimals is None:
+                    decimals = _decimals(block)
+                held += values.shape[0]
+            line_no += block.count(b"\n")
+            block_at += len(block)
+        if not chunk:
+            break
+    if held != n_frames:
+        raise BVHError(f"header says Frames: {n_frames} but the file holds {held} frames "
+                       "(truncated or extra rows)", max(1, line_no - 1), path)
+    source = None
+    row_ranges = np.concatenate(rows) if rows else np.zeros((0, 2), np.int64)
+    if row_ranges.shape[0]:
+        row_ranges[0, 0] = data_start  # blank lines before the first row go with it
+    if row_ranges.shape[0] == builder.n == n_frames and (source_path is not None or data is not None):
+        eol = b"\r\n" if _crlf_header(data, source_path) else b"\n"
+        tail = int(row_ranges[-1, 1]) if n_frames else data_start
+        source = BVHSource(None if data is not None else source_path, stat, data, data_start, motion_end, row_ranges, tail,
+                           eol, decimals or 0, skeleton.copy(), n_frames, frame_time, ft_token, builder.hashes[:n_frames])
+    return builder.motion(frame_time, source)
+
+
+def _crlf_header(data: bytes | None, path: str | None) -> bool:
+    """Whether the file's first line ends with CRLF."""
+    if data is not None:
+        head = data[:4096]
+    else:
+        try:
+            with open(path, "rb") as fh:
+                head = fh.read(4096)
+        except OSError:
+            return False
+    i = head.find(b"\n")
+    return i > 0 and head[i - 1:i] == b"\r"
+
+
+def loads(text: str, path: str | None = None) -> Motion:
+    """Parse BVH text into a Motion (see :func:`load`)."""
+    raw = text.encode("utf-8", "surrogateescape")
+    return _read(io.BytesIO(raw), len(raw), path, data=raw)
+
+
+def load(path: str | os.PathLike) -> Motion:
+    """Read a BVH file into a :class:`Motion` (float64, local rotations as quaternions).
+
+    Memory: the clip's arrays plus one block of rows; the file's text is never held whole.
+    """
+    p = Path(path)
+    try:
+        fh = open(p, "rb")
+    except OSError as e:
+        raise BVHError(f"cannot read file: {e.strerror or e}", None, str(p)) from None
+    with fh:
+        try:
+            st = os.fstat(fh.fileno())
+            return _read(fh, st.st_size, str(p), stat=(st.st_size, st.st_mtime_ns), source_path=os.path.abspath(p))
+        except OSError as e:
+            raise BVHError(f"cannot read file: {e.strerror or e}", None, str(p)) from None

@@ -1,0 +1,233 @@
+"""Writing BVH: channel values from a clip (validation, Euler angles nearest the source's, the
+source's own values where nothing changed) and the lossless text writer (unchanged rows and
+header copied byte for byte, changed values in the file's number style)."""
+
+from __future__ import annotations
+
+import io
+import os
+from pathlib import Path
+from typing import IO
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ..._atomic import atomic_write
+from ..._native import _core
+from ...errors import BVHError
+from ...motion import quat
+from ...motion.skeleton import POSITION_CHANNELS, ROTATION_CHANNELS, Motion, Skeleton
+from ._source import _ROWS_PER_WRITE, BVHSource, _EulerRotations, _LazyEuler, _qhash, _row_bytes
+
+
+def _check_fixed_positions(motion: Motion) -> None:
+    """BVHError if a joint moves along an axis it has no position channel for."""
+    sk = motion.skeleton
+    for j, chans in enumerate(sk.channels):
+        missing = [k for k in range(3) if POSITION_CHANNELS[k] not in chans]
+        if missing:
+            dev = np.abs(motion.positions[:, j, missing] - sk.offsets[j, missing])
+            if dev.size and np.max(dev) > 1e-9 * max(1.0, float(np.max(np.abs(sk.offsets[j])))):
+                raise BVHError(f"joint {sk.names[j]!r} moves along axes without position channels; "
+                               "add position channels to the skeleton to save it")
+
+
+def _text_source(motion: Motion) -> BVHSource | None:
+    """The motion's source text if its rows are the motion's frames in the same channel layout."""
+    src = motion.source_text
+    if not isinstance(src, BVHSource) or len(src) != motion.num_frames:
+        return None
+    if [list(c) for c in src.skeleton.channels] != [list(c) for c in motion.skeleton.channels]:
+        return None
+    return src
+
+
+def channel_data(motion: Motion) -> NDArray[np.float64]:
+    """The ``[F, C]`` channel values (degrees, file units) that represent ``motion`` in BVH order."""
+    return _channel_data(motion)[0]
+
+
+def _channel_data(motion: Motion) -> tuple[NDArray[np.float64], NDArray[np.float64] | None, bytes | None]:
+    """(channel values, the source rows' values or None, the source's bytes or None)."""
+    sk = motion.skeleton
+    F = motion.num_frames
+    motion.check_finite()
+    cols: list[NDArray[np.float64]] = []
+    text = _text_source(motion)
+    raw = text.read() if text is not None else None
+    old = text.values(raw) if raw is not None else None
+    src = motion.source_euler
+    if src is not None and (old is not None or src[0].shape != motion.rotations.shape
+                            or isinstance(src[1], _LazyEuler) and src[1]._cache is None):
+        src = None  # the text's own values serve (or the text is gone: nothing to read them from)
+    if old is not None and np.array_equal(_qhash(motion.rotations), text.hashes):
+        pos_cols = [(c, j, POSITION_CHANNELS.index(ch)) for c, (j, ch) in
+                    enumerate((j, ch) for j, chans in enumerate(sk.channels) for ch in chans) if ch in POSITION_CHANNELS]
+        if all(np.array_equal(old[:, c], motion.positions[:, j, k]) for c, j, k in pos_cols):
+            _check_fixed_positions(motion)
+            return old, old, raw  # nothing changed since loading
+    col = 0
+    for j, chans in enumerate(sk.channels):
+        axes = "".join(c[0].lower() for c in chans if c in ROTATION_CHANNELS)
+        has_pos = [POSITION_CHANNELS.index(c) for c in chans if c in POSITION_CHANNELS]
+        missing_pos = [k for k in range(3) if k not in has_pos]
+        if missing_pos:
+            dev = np.abs(motion.positions[:, j, missing_pos] - sk.offsets[j, missing_pos])
+            if dev.size and np.max(dev) > 1e-9 * max(1.0, float(np.max(np.abs(sk.offsets[j])))):
+                raise BVHError(f"joint {sk.names[j]!r} moves along axes without position channels; "
+                               "add position channels to the skeleton to save it")
+        rot = None
+        if axes:
+            q = motion.rotations[:, j]
+            n = len(axes)
+            hint = None
+            exact = None
+            if old is not None:
+                hint = old[:, [col + k for k, c in enumerate(chans) if c in ROTATION_CHANNELS]]
+                exact = _qhash(q) == text.hashes[:, j]
+            elif src is not None:
+                hint = src[1][:, j, :n].copy()
+                src_q = src[0].joint(j) if isinstance(src[0], _EulerRotations) else src[0][:, j]
+                exact = np.all(src_q == q, axis=-1)
+            if exact is not None and exact.all():
+                rot = hint
+            else:
+                rot = quat.to_euler_axes(quat.normalize(q), axes, hint, exact)
+        k = 0
+        for c in chans:
+            if c in POSITION_CHANNELS:
+                cols.append(motion.positions[:, j, POSITION_CHANNELS.index(c)])
+            else:
+                cols.append(rot[:, k])
+                k += 1
+        col += len(chans)
+    return (np.stack(cols, axis=-1) if cols else np.zeros((F, 0))), old, raw
+
+
+def _fmt(x: float) -> str:
+    r = repr(float(x))
+    return "0" if r in ("0.0", "-0.0") else (r[:-2] if r.endswith(".0") else r)
+
+
+def _format_rows(data: NDArray[np.float64], decimals: int = 0, eol: bytes = b"\n") -> bytes:
+    """Rows of channel values as BVH text that parses back to exactly the same values: each the
+    shortest fixed-notation decimal with at least ``decimals`` places (compiled)."""
+    if data.shape[0] == 0 or data.shape[1] == 0:
+        return b""
+    flat = np.ascontiguousarray(data, np.float64).reshape(-1)
+    out = np.empty(flat.size * (64 + len(eol)) + 1, np.uint8)
+    n = _core.format_rows(flat, data.shape[1], int(decimals), eol, out)
+    return out[:n].tobytes()
+
+
+def _merge_rows(data: NDArray[np.float64], old: NDArray[np.float64], rows: NDArray[np.int64], raw: bytes,
+                decimals: int, eol: bytes) -> bytes | None:
+    """The source rows ``rows`` (byte ranges of ``raw``, holding the values ``old``) with the values
+    that differ in ``data`` replaced, everything else copied byte for byte; None if a row does not
+    hold its values."""
+    n, n_ch = data.shape
+    chunk, starts, ends = _row_bytes(raw, rows)
+    if old is data:
+        return chunk
+    same = (old == data).view(np.uint8)
+    if same.all():
+        return chunk
+    flat = np.ascontiguousarray(data).reshape(-1)
+    out = np.empty(len(chunk) + n * len(eol) + int(flat.size - same.sum()) * 64 + 1, np.uint8)
+    k = _core.merge_rows(chunk, np.ascontiguousarray(starts, np.int64), np.ascontiguousarray(ends, np.int64),
+                         n_ch, np.ascontiguousarray(same).reshape(-1), flat, int(decimals), eol, out)
+    return None if k < 0 else out[:k].tobytes()
+
+
+def _hierarchy_lines(sk: Skeleton) -> list[str]:
+    """The HIERARCHY section, written with an explicit stack (any nesting depth, no recursion)."""
+    out = ["HIERARCHY"]
+    kids: dict[int, list[int]] = {}
+    for j, p in enumerate(sk.parents):
+        kids.setdefault(int(p), []).append(j)
+    ends: dict[int, list[NDArray[np.float64]]] = {}
+    for p, o in sk.end_sites:
+        ends.setdefault(p, []).append(o)
+    # (joint, depth, opened): a joint is written when first met and closed when met again
+    stack: list[tuple[int, int, bool]] = [(0, 0, False)]
+    while stack:
+        j, depth, opened = stack.pop()
+        ind = "\t" * depth
+        if opened:
+            for o in ends.get(j, []):
+                out.append(f"{ind}\tEnd Site")
+                out.append(f"{ind}\t{{")
+                out.append(f"{ind}\t\tOFFSET {' '.join(_fmt(v) for v in o)}")
+                out.append(f"{ind}\t}}")
+            out.append(f"{ind}}}")
+            continue
+        out.append(f"{ind}{'ROOT' if sk.parents[j] < 0 else 'JOINT'} {sk.names[j]}")
+        out.append(f"{ind}{{")
+        out.append(f"{ind}\tOFFSET {' '.join(_fmt(v) for v in sk.offsets[j])}")
+        out.append(f"{ind}\tCHANNELS {len(sk.channels[j])}{''.join(' ' + c for c in sk.channels[j])}")
+        stack.append((j, depth, True))
+        for c in reversed(kids.get(j, [])):
+            stack.append((c, depth + 1, False))
+    return out
+
+
+def _header(motion: Motion, src: BVHSource | None, raw: bytes | None) -> bytes:
+    """The header: the source's own bytes where its hierarchy (and frame count and time) are
+    unchanged, else written anew with the source's line ending."""
+    sk = motion.skeleton
+    F = motion.num_frames
+    if src is not None and raw is not None and src.same_skeleton(sk):
+        if F == src.n_frames and motion.frame_time == src.frame_time:
+            return raw[:src.header_end]
+        ft = src.frame_time_token if motion.frame_time == src.frame_time else _fmt(motion.frame_time).encode()
+        return raw[:src.motion_end] + b"Frames: %d" % F + src.eol + b"Frame Time: " + ft + src.eol
+    eol = (src.eol if src is not None else b"\n").decode()
+    lines = _hierarchy_lines(sk) + ["MOTION", f"Frames: {F}", f"Frame Time: {_fmt(motion.frame_time)}"]
+    return (eol.join(lines) + eol).encode("utf-8", "surrogateescape")
+
+
+def _write(fh: IO[bytes], motion: Motion, data: NDArray[np.float64] | None = None,
+           old: NDArray[np.float64] | None = None, raw: bytes | None = None) -> None:
+    if data is None:
+        data, old, raw = _channel_data(motion)
+    src = _text_source(motion)
+    if old is None:
+        raw = None
+    src_rows = src.rows if raw is not None else None
+    eol = src.eol if src is not None else b"\n"
+    decimals = src.decimals if src is not None else 0
+    fh.write(_header(motion, src, raw))
+    F = data.shape[0]
+    for a in range(0, F, _ROWS_PER_WRITE):
+        block = data[a:a + _ROWS_PER_WRITE]
+        text = None
+        if src_rows is not None and block.shape[1]:
+            text = _merge_rows(block, old[a:a + _ROWS_PER_WRITE], src_rows[a:a + _ROWS_PER_WRITE], raw, decimals, eol)
+        if text is None:
+            text = _format_rows(block, decimals, eol)
+        if a + _ROWS_PER_WRITE < F and text and not text.endswith(b"\n"):
+            text += eol
+        fh.write(text)
+    if src is not None and raw is not None and src.whole():
+        fh.write(raw[src.tail_start:])
+
+
+def dumps(motion: Motion) -> str:
+    """BVH text for a motion (same hierarchy and channel layout as its skeleton)."""
+    buf = io.BytesIO()
+    _write(buf, motion)
+    return buf.getvalue().decode("utf-8", "surrogateescape")
+
+
+def save(path: str | os.PathLike, motion: Motion, *, overwrite: bool = True) -> None:
+    """Write ``motion`` to ``path`` atomically (temporary file in the same folder, then rename).
+
+    With ``overwrite=False`` an existing file is never replaced. Nothing is written if the motion
+    cannot be represented (NaN values, moving joints without position channels).
+    """
+    p = Path(path)
+    if not overwrite and p.exists():
+        raise BVHError("file exists (not overwriting it)", None, str(p))
+    data, old, raw = _channel_data(motion)  # raises before a file is opened if the motion cannot be written
+    with atomic_write(p, binary=True) as fh:
+        _write(fh, motion, data, old, raw)
