@@ -16,9 +16,10 @@ import os
 import secrets
 import signal
 import threading
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import IO, Iterator
+from typing import IO
 
 __all__ = ["atomic_write", "check_writable", "current_umask"]
 

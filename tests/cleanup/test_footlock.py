@@ -7,13 +7,21 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import SHARED_MISSING
 
+from jointlimits.cleanup.footlock import (
+    contact_segments,
+    detect_contacts,
+    find_feet,
+    find_toes,
+    foot_skating,
+    footlock,
+    measure_skating,
+)
+from jointlimits.errors import IKError
 from jointlimits.io import bvh
 from jointlimits.motion import quat
-from jointlimits.cleanup.footlock import contact_segments, detect_contacts, find_feet, find_toes, foot_skating, footlock, measure_skating
-from jointlimits.errors import IKError
 from jointlimits.motion.skeleton import forward_kinematics
-from conftest import SHARED_MISSING
 
 SHARED = Path(__file__).resolve().parents[2].parent / "shared"
 LAFAN = SHARED / "data" / "mocap" / "lafan1"

@@ -7,13 +7,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from click.testing import CliRunner
+from conftest import MOCAP, needs_shared
 
-from jointlimits.motion import quat
 from jointlimits.cleanup import tracking as TR
 from jointlimits.cleanup.pops import detect_pops, one_frame_outliers, pop_scores
+from jointlimits.motion import quat
 from jointlimits.motion.skeleton import Motion, Skeleton
-
-from conftest import MOCAP, needs_shared
 
 
 def _smooth(T: int = 400, J: int = 6, seed: int = 0) -> Motion:
@@ -147,8 +146,8 @@ def test_injected_pops_found_in_real_clips(real, name) -> None:
 
 @needs_shared
 def test_filter_detect_on_a_clean_clip_changes_nothing(tmp_path) -> None:
-    from jointlimits.io import bvh
     from jointlimits.cli.filters import filter_command
+    from jointlimits.io import bvh
 
     src = MOCAP / CLEAN[0]
     out = tmp_path / "f.bvh"
@@ -161,8 +160,8 @@ def test_filter_detect_on_a_clean_clip_changes_nothing(tmp_path) -> None:
 
 
 def test_filter_without_cuts_or_detect_is_an_error(tmp_path) -> None:
-    from jointlimits.io import bvh
     from jointlimits.cli.filters import filter_command
+    from jointlimits.io import bvh
 
     clip = tmp_path / "a.bvh"
     bvh.save(clip, _smooth(T=60))

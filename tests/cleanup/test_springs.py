@@ -16,12 +16,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import SHARED_MISSING
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from jointlimits.cleanup import springs as S
 from jointlimits.errors import JointLimitsError
-from conftest import SHARED_MISSING
 
 SHARED = Path(__file__).resolve().parents[2].parent / "shared"
 GOLDEN = SHARED / "golden" / "springs.json"

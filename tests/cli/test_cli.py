@@ -8,17 +8,17 @@ from pathlib import Path
 import numpy as np
 import pytest
 from click.testing import CliRunner
+from conftest import MOCAP, needs_shared
 
 from jointlimits import JointLimits
-from jointlimits.io import bvh
 from jointlimits.cli import main
-from conftest import MOCAP, needs_shared
+from jointlimits.io import bvh
 
 WALK = MOCAP / "lafan1" / "walk4_subject1.bvh"
 PUSH = MOCAP / "lafan1" / "push1_subject2.bvh"
 
 
-def run(*args: str) -> "click.testing.Result":  # noqa: F821
+def run(*args: str) -> click.testing.Result:  # noqa: F821
     return CliRunner().invoke(main, [str(a) for a in args], catch_exceptions=False)
 
 

@@ -26,8 +26,8 @@ LONG = "a" * 300
 @pytest.fixture(scope="module")
 def work(tmp_path_factory):
     """A clip, a limits file, and mounts for a read-only and a full file system."""
-    from jointlimits.motion import procedural
     from jointlimits.limits.model import JointLimits
+    from jointlimits.motion import procedural
 
     d = tmp_path_factory.mktemp("misuse")
     m = procedural.range_of_motion(seconds=2.0, fps=30)

@@ -10,14 +10,21 @@ import math
 import numpy as np
 import pytest
 from click.testing import CliRunner
+from conftest import MOCAP, needs_shared
 
 from jointlimits import JointLimits, Motion, Skeleton
-from jointlimits.motion import quat
 from jointlimits.cli import main
 from jointlimits.export import ENGINES, ExportError, export_limits, get_engine
-from jointlimits.export.swingtwist import (SwingTwistLimit, covering_ellipse, fit_frame, haar, haar_ball, sample_inside,
-                                           split)
-from conftest import MOCAP, needs_shared
+from jointlimits.export.swingtwist import (
+    SwingTwistLimit,
+    covering_ellipse,
+    fit_frame,
+    haar,
+    haar_ball,
+    sample_inside,
+    split,
+)
+from jointlimits.motion import quat
 
 X = np.array([1.0, 0.0, 0.0])
 

@@ -6,14 +6,14 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import SHARED_MISSING
 
-from jointlimits.motion import quat
 from jointlimits.errors import IKError
 from jointlimits.ik import CCDSolver, ccd, precompute_start_poses, solve_ccd
 from jointlimits.ik.ccd import _chain_fk
 from jointlimits.limits.reach import ReachWindow, ReachWindowLimit
+from jointlimits.motion import quat
 from jointlimits.motion.skeleton import Motion, Skeleton, forward_kinematics
-from conftest import SHARED_MISSING
 
 SHARED = Path(__file__).resolve().parents[2].parent / "shared"
 LAFAN = SHARED / "data" / "mocap" / "lafan1"

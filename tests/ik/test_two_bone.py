@@ -7,12 +7,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import SHARED_MISSING
 
-from jointlimits.motion import quat
 from jointlimits.errors import IKError
 from jointlimits.ik import REACHABLE, TOO_CLOSE, TOO_FAR, ik_two_bone, solve_two_bone, two_bone, two_bone_positions
+from jointlimits.motion import quat
 from jointlimits.motion.skeleton import Motion, Skeleton, forward_kinematics
-from conftest import SHARED_MISSING
 
 SHARED = Path(__file__).resolve().parents[2].parent / "shared"
 GOLDEN = SHARED / "golden" / "ik.json"

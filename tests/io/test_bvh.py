@@ -7,15 +7,15 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import MOCAP, mocap_files, needs_shared
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from scipy.spatial.transform import Rotation
 
+from jointlimits.errors import BVHError
 from jointlimits.io import bvh
 from jointlimits.motion import quat
-from jointlimits.errors import BVHError
 from jointlimits.motion.skeleton import forward_kinematics
-from conftest import MOCAP, mocap_files, needs_shared
 
 CLIPS = mocap_files()
 CLIP_IDS = [f"{p.parent.name}/{p.name}" for p in CLIPS]

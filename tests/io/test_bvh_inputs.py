@@ -9,12 +9,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import MOCAP, needs_shared
 
+from jointlimits.cleanup.tracking import splice
 from jointlimits.errors import BVHError
 from jointlimits.io import bvh
-from jointlimits.cleanup.tracking import splice
-
-from conftest import MOCAP, needs_shared
 
 ROOT = Path(__file__).resolve().parents[2]
 

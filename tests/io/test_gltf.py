@@ -16,13 +16,13 @@ import numpy as np
 import pygltflib
 import pytest
 from click.testing import CliRunner
-
 from conftest import MOCAP, ROOT, needs_shared
+
 from jointlimits import io as motion_io
-from jointlimits.motion import quat
 from jointlimits.cli import main
 from jointlimits.errors import FormatError, JointLimitsError
 from jointlimits.io import bvh, gltf
+from jointlimits.motion import quat
 
 JS = ROOT / "tests" / "js"
 NODE_MODULES = JS / "node_modules"

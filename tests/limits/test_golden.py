@@ -10,14 +10,14 @@ ellipsoid projection (atol 1e-4) and the power-iteration frame (compared geometr
 from __future__ import annotations
 
 import json
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import SHARED_MISSING
 
 from jointlimits import limits as L
-from conftest import SHARED_MISSING
 
 SHARED = Path(__file__).resolve().parents[2].parent / "shared"
 GOLDEN = SHARED / "golden"
@@ -28,13 +28,13 @@ pytestmark = pytest.mark.skipif(
 )
 
 
-@lru_cache(maxsize=None)
+@cache
 def load(name: str) -> dict:
     with open(GOLDEN / name) as fh:
         return json.load(fh)
 
 
-@lru_cache(maxsize=None)
+@cache
 def tolerances(name: str) -> dict:
     return {o["path"]: o["tolerance"] for o in load("manifest.json")["files"][name]["outputs"]}
 

@@ -7,14 +7,14 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import MOCAP, SHARED_MISSING, assert_golden, f32, golden, needs_shared
 
 from jointlimits import JointLimits
-from jointlimits.io import bvh
-from jointlimits.motion import quat
 from jointlimits import limits as L
 from jointlimits.errors import LimitsError
+from jointlimits.io import bvh
 from jointlimits.limits.model import FittedLimit, Shape, relative_clouds
-from conftest import MOCAP, assert_golden, f32, golden, needs_shared, SHARED_MISSING
+from jointlimits.motion import quat
 
 PIPE = "joint_limit_pipeline.json"
 
@@ -142,7 +142,7 @@ def test_long_cover_keeps_rotations_past_pi():
 # --------------------------------------------------------------------------- real clips
 
 
-def _clip(name: str) -> "bvh.Motion":
+def _clip(name: str) -> bvh.Motion:
     return bvh.load(MOCAP / "lafan1" / name)
 
 

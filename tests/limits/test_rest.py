@@ -8,21 +8,21 @@ from pathlib import Path
 import numpy as np
 import pytest
 from click.testing import CliRunner
-
 from conftest import MOCAP, needs_shared
+
 from jointlimits import io
-from jointlimits.motion import quat
 from jointlimits.cli import main
 from jointlimits.errors import LimitsError
 from jointlimits.limits.model import JointLimits, frame_ranges, root_joints
 from jointlimits.limits.rest import rest_directions
+from jointlimits.motion import quat
 from jointlimits.motion.skeleton import Motion, Skeleton, forward_kinematics
 
 BANDAI = MOCAP / "bandai_namco"
 PERFUME = MOCAP / "perfume"
 
 
-def run(*args) -> "click.testing.Result":  # noqa: F821
+def run(*args) -> click.testing.Result:  # noqa: F821
     return CliRunner().invoke(main, [str(a) for a in args], catch_exceptions=False)
 
 

@@ -9,7 +9,6 @@ batching and dtype behaviour.
 
 from __future__ import annotations
 
-
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, assume, given, settings

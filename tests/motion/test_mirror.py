@@ -4,14 +4,21 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from conftest import MOCAP, SHARED_MISSING
 
 from jointlimits import JointLimits
+from jointlimits.errors import LimitsError, SkeletonError
 from jointlimits.io import bvh
 from jointlimits.motion import quat
-from jointlimits.errors import LimitsError, SkeletonError
-from jointlimits.motion.mirror import mirror_motion, mirror_plane, reflect_rotations, reflect_vectors, side_map, symmetry_errors
+from jointlimits.motion.mirror import (
+    mirror_motion,
+    mirror_plane,
+    reflect_rotations,
+    reflect_vectors,
+    side_map,
+    symmetry_errors,
+)
 from jointlimits.motion.skeleton import Motion, Skeleton, forward_kinematics
-from conftest import MOCAP, SHARED_MISSING
 
 
 @pytest.fixture(scope="module")

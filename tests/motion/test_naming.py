@@ -8,13 +8,13 @@ import json
 import numpy as np
 import pytest
 from click.testing import CliRunner
-
 from conftest import MOCAP, needs_shared
+
 from jointlimits import JointLimits, Motion, Skeleton, forward_kinematics
-from jointlimits.motion import naming, quat
 from jointlimits.cli import main
 from jointlimits.errors import SkeletonError
 from jointlimits.io import bvh
+from jointlimits.motion import naming, quat
 
 
 def rot_err(a: np.ndarray, b: np.ndarray) -> float:

@@ -17,16 +17,16 @@ from typing import Any
 import numpy as np
 import pytest
 from click.testing import CliRunner
+from conftest import MOCAP, needs_shared
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from jointlimits.io import bvh
 from jointlimits.cli import main
 from jointlimits.errors import LimitsError
+from jointlimits.io import bvh
 from jointlimits.limits.model import SHAPES, FittedLimit, JointLimits, twist_interval
 from jointlimits.motion.skeleton import Motion, Skeleton
 from jointlimits.viz.viewer import DIV_ID, write_limits_page
-from conftest import MOCAP, needs_shared
 
 JOINTS = ["Neck", "LeftArm", "LeftUpLeg"]  # in the skeleton's order, as the page lists them
 K = float(np.degrees(1.0))  # the page is in degrees

@@ -30,16 +30,17 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
-from ..motion import quat
 from ..errors import IKError
 from ..ik.ccd import ccd
 from ..ik.two_bone import two_bone
+from ..motion import quat
 from ..motion.skeleton import Motion, Skeleton, forward_kinematics
 from ..motion.units import guess_units, guess_up_axis
 
@@ -800,7 +801,7 @@ def _hold_toe(foot_g: Array, ankle: Array, toe_off: Array, toe_want: Array, w: A
 
 def _joint_limit(limits: Any, j: int) -> Any:
     """The limit of joint ``j`` in a JointLimits-like model (None when it has none or is disabled)."""
-    if hasattr(limits, "joints") and isinstance(getattr(limits, "joints"), dict):
+    if hasattr(limits, "joints") and isinstance(limits.joints, dict):
         if j not in limits.joints:
             return None
         en = getattr(limits, "enabled", None)

@@ -31,7 +31,7 @@ channels) with discontinuities and optional target clipping.
 from __future__ import annotations
 
 import math
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray

@@ -22,16 +22,16 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ..motion import quat
 from ..errors import JointLimitsError, SkeletonError
-from .pops import PopParams, pop_scores
+from ..motion import quat
 from ..motion.skeleton import Motion
-from .springs import SpringError, halflife_to_gain, tracking_modes, track_errors
+from .pops import PopParams, pop_scores
+from .springs import SpringError, halflife_to_gain, track_errors, tracking_modes
 
 __all__ = [
     "TrackingError", "DEFAULT_HALFLIFE", "DEFAULT_VELOCITY_HALFLIFE", "DEFAULT_THRESHOLD", "DEFAULT_SNAP",

@@ -10,8 +10,9 @@ import math
 import os
 import sys
 import warnings
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any
 
 import click
 

@@ -7,17 +7,25 @@ Register on the main group with ``main.add_command(filter_command)`` / ``main.ad
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 import click
 import numpy as np
 
-from ._common import (BadInput, check_distinct_outputs, check_output_path, emit, friendly_errors, json_option, progress,
-                      quiet_option)
+from ..cleanup.tracking import DEFAULT_HALFLIFE, DEFAULT_THRESHOLD, DEFAULT_VELOCITY_HALFLIFE
 from ..errors import JointLimitsError
 from ..motion.skeleton import Motion
-from ..cleanup.tracking import DEFAULT_HALFLIFE, DEFAULT_THRESHOLD, DEFAULT_VELOCITY_HALFLIFE
+from ._common import (
+    BadInput,
+    check_distinct_outputs,
+    check_output_path,
+    emit,
+    friendly_errors,
+    json_option,
+    progress,
+    quiet_option,
+)
 
 __all__ = ["filter_command", "splice_command", "plot_channel_before_after", "parse_cuts"]
 

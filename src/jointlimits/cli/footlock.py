@@ -9,8 +9,13 @@ from pathlib import Path
 
 import click
 
+from ..cleanup.footlock import (
+    DEFAULT_BLEND_FRAMES,
+    DEFAULT_HEIGHT_THRESHOLD,
+    DEFAULT_MIN_FRAMES,
+    DEFAULT_VELOCITY_THRESHOLD,
+)
 from ._common import BadInput, check_output_path, friendly_errors, quiet_option, strict_json
-from ..cleanup.footlock import DEFAULT_BLEND_FRAMES, DEFAULT_HEIGHT_THRESHOLD, DEFAULT_MIN_FRAMES, DEFAULT_VELOCITY_THRESHOLD
 
 __all__ = ["footlock_command"]
 

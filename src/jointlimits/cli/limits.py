@@ -8,9 +8,20 @@ from typing import Any
 import click
 import numpy as np
 
-from ._common import (BadInput, check_output_path, emit, friendly_errors, joint_selection, json_option,
-                      limits_for_clip, progress as progress_bar, quiet_option, split_names, strict_json)
 from ..limits.registry import JOINT_KINDS, SHAPES
+from ._common import (
+    BadInput,
+    check_output_path,
+    emit,
+    friendly_errors,
+    joint_selection,
+    json_option,
+    limits_for_clip,
+    quiet_option,
+    split_names,
+    strict_json,
+)
+from ._common import progress as progress_bar
 
 __all__ = ["fit_command", "apply_command", "report_command", "plot_command", "demo_command"]
 
@@ -279,11 +290,11 @@ def run_demo(input_clip: Path | None, out_dir: Path, shape: str, swing_twist: bo
              quiet: bool = False, coupled: bool = False) -> dict[str, Any]:
     """The main job: fit limits, limit an over-rotated copy, write BVHs, a report, figures and an
     interactive page (``limits.html``) of the joints the figures show."""
-    from ..motion import procedural
     from .. import io as motion_io
     from .._atomic import atomic_write
     from .._names import safe_filename
     from ..cleanup.smoothing import smooth_switches
+    from ..motion import procedural
     from ..viz.plots import plot_joint_limit, plot_violation_report
     from ..viz.viewer import write_limits_page
 

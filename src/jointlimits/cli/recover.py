@@ -9,7 +9,8 @@ from pathlib import Path
 
 import click
 
-from ._common import BadInput, check_output_path, friendly_errors, progress as progress_bar, quiet_option, strict_json
+from ._common import BadInput, check_output_path, friendly_errors, quiet_option, strict_json
+from ._common import progress as progress_bar
 
 __all__ = ["recover_command"]
 
@@ -37,9 +38,9 @@ def recover_command(positions: Path, skeleton_path: Path, limits_path: Path | No
     """Recover rotations from 3D joint POSITIONS (.npz, .npy, .csv or the FK of a .bvh; NaN or
     empty = not observed) on the --skeleton rig, inside --limits, and write OUT as BVH; prints the
     fit error and the frames outside the limits before (limit-free closed-form fit) and after."""
+    from ..ik.recover import load_limits_for, recover
     from ..io import bvh
     from ..io.positions import load_positions
-    from ..ik.recover import load_limits_for, recover
 
     inputs = [positions, skeleton_path] + ([limits_path] if limits_path else [])
     check_output_path(out, inputs, force)

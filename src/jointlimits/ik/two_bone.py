@@ -21,14 +21,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import math
-
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from .._native import _core
-from ..motion import quat
 from ..errors import IKError
+from ..motion import quat
 from ..motion.skeleton import Motion, Skeleton, forward_kinematics_arrays
 
 __all__ = [

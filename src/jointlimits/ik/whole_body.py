@@ -37,15 +37,16 @@ pull toward the posture). The DLS iterations then refine the whole body jointly.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from .._native import _core
-from ..motion import quat
 from ..errors import IKError
+from ..motion import quat
 from ..motion.skeleton import Motion, Skeleton, forward_kinematics_arrays
 
 __all__ = ["WholeBodyIK", "WholeBodyResult", "whole_body_ik"]
@@ -142,7 +143,7 @@ class WholeBodyIK:
         if rest is None:
             rest = quat.identity(J)
             if limits is not None and hasattr(limits, "joints"):
-                for j, lim in getattr(limits, "joints").items():
+                for j, lim in limits.joints.items():
                     ref = getattr(lim, "reference", None)
                     if ref is not None and np.shape(ref) == (4,):
                         rest[j] = ref

@@ -21,16 +21,17 @@ import math
 import os
 import re
 import warnings
+from collections.abc import Sequence
 from pathlib import Path
-from typing import IO, Sequence
+from typing import IO
 
 import numpy as np
 from numpy.typing import NDArray
 
-from .._native import _core
-from ..motion import quat
 from .._atomic import atomic_write
+from .._native import _core
 from ..errors import BVHError
+from ..motion import quat
 from ..motion.skeleton import POSITION_CHANNELS, ROTATION_CHANNELS, Motion, Skeleton
 
 __all__ = ["load", "loads", "save", "dumps", "channel_data", "CHANNEL_NAMES", "BVHSource"]
@@ -308,7 +309,7 @@ class _LazyEuler:
     ndim = 3
     dtype = np.dtype(np.float64)
 
-    def __init__(self, source: "BVHSource"):
+    def __init__(self, source: BVHSource):
         self._source = source
         self._cache: NDArray[np.float64] | None = None
 
@@ -357,7 +358,7 @@ class BVHSource:
     def __len__(self) -> int:
         return int(self.rows.shape[0])
 
-    def __getitem__(self, sl: slice) -> "BVHSource":
+    def __getitem__(self, sl: slice) -> BVHSource:
         out = BVHSource.__new__(BVHSource)
         out.__dict__.update(self.__dict__)
         out.rows = self.rows[sl]

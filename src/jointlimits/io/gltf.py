@@ -28,9 +28,9 @@ from urllib.parse import unquote
 import numpy as np
 from numpy.typing import NDArray
 
-from ..motion import quat
 from .._atomic import atomic_write
 from ..errors import FormatError
+from ..motion import quat
 from ..motion.skeleton import POSITION_CHANNELS, Motion, Skeleton
 
 __all__ = ["load", "save", "EXTRAS_KEY"]

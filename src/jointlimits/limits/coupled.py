@@ -20,19 +20,28 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from types import SimpleNamespace
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
-from ._checks import check_soften
 from .._native import _core
-from ..motion import quat
 from ..errors import LimitsError
-from .implicit import (ENCODING, Implicit, cell_maxima, decode_grid, encode_grid, grid_field,
-                       iso_fraction, nearest_inside)
+from ..motion import quat
+from ._checks import check_soften
+from .implicit import (
+    ENCODING,
+    Implicit,
+    cell_maxima,
+    decode_grid,
+    encode_grid,
+    grid_field,
+    iso_fraction,
+    nearest_inside,
+)
 from .joint import FittedLimit, _project_batched, to_limit_space
 
 __all__ = ["CoupledLimit", "humanoid_pairs", "parent_cell_size"]
@@ -102,7 +111,7 @@ def _window(vp: Array, c: NDArray[np.int64], porigin: Array, pcell: float, pdims
     return None
 
 
-def _cell_field(local: Array, shape: "_Grid", radius: float, flat: bool) -> NDArray[np.float32]:
+def _cell_field(local: Array, shape: _Grid, radius: float, flat: bool) -> NDArray[np.float32]:
     """``fit_field`` of local points on the fields' grid, computed on the sub-grid they reach (the
     rest of the grid is 0: a ball reaches ``radius`` cells, hole filling stays inside the
     balls' hull) and placed in a grid of zeros."""
@@ -135,7 +144,7 @@ class _Blend:
     """The child's blended field for given parent rotations, as a shape FittedLimit's batched
     path can use (one row of blend weights per point)."""
 
-    def __init__(self, limit: "CoupledLimit", ids: NDArray[np.int64], ws: Array):
+    def __init__(self, limit: CoupledLimit, ids: NDArray[np.int64], ws: Array):
         self.limit, self.ids, self.ws = limit, ids, ws
         self._last: tuple | None = None
 
@@ -229,7 +238,7 @@ class CoupledLimit:
     def fit(cls, parent_points: Array, child_points: Array, child_rotations_ref: Array, child_axis: Array,
             parent_reference: Array, parent: str, padding: float = 0.05, subsample: float | None = 0.05,
             parent_cell: float | None = None, min_frames: int | None = None, grow: int | None = None,
-            condition_padding: float | None = None) -> "CoupledLimit":
+            condition_padding: float | None = None) -> CoupledLimit:
         """From per-frame parent limit-space points ``[N, 3]`` (short cover) and the child's
         limit-space points ``[N, 3]`` of the same frames. ``parent_cell`` None: from the parent's
         range (:func:`parent_cell_size`); the others None: the module's ``MIN_FRAMES``, ``GROW``,
@@ -360,7 +369,7 @@ class CoupledLimit:
                 "fields_cell": self.fcell, "settings": dict(self.settings)}
 
     @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> "CoupledLimit":
+    def from_dict(cls, d: Mapping[str, Any]) -> CoupledLimit:
         try:
             dims = d["dims"]
             if not (isinstance(dims, list) and len(dims) == 4):

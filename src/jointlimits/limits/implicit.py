@@ -24,8 +24,9 @@ from __future__ import annotations
 import base64
 import math
 import zlib
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Mapping
+from typing import Any, ClassVar
 
 import numpy as np
 from numpy.typing import NDArray
@@ -246,7 +247,7 @@ class Implicit(Shape):
     # ------------------------------------------------------------------ fitting
     @classmethod
     def fit(cls, points, padding: float = 0.05, subsample: float | None = 0.05, cell: float | None = None,
-            radius_cells: float = RADIUS_CELLS, threshold: float = THRESHOLD, fill_holes: bool = True) -> "Implicit":
+            radius_cells: float = RADIUS_CELLS, threshold: float = THRESHOLD, fill_holes: bool = True) -> Implicit:
         """Metaballs on the voxelised cloud ``[N, 3]``: voxel ``cell`` from the data's density
         unless given; each ball reaches ``padding`` past its voxel."""
         pts = np.asarray(points, np.float64).reshape(-1, 3)
@@ -302,7 +303,7 @@ class Implicit(Shape):
         return self._radius
 
     # ------------------------------------------------------------------ swing-twist
-    def swing_section(self, axis: Array) -> "Implicit":
+    def swing_section(self, axis: Array) -> Implicit:
         a = np.asarray(axis, np.float64)
         return Implicit(position=self.position, rotation=self.rotation, origin=self.origin, cell=self.cell,
                         grid=self.grid, threshold=self.threshold, normal=a / np.linalg.norm(a),
@@ -367,7 +368,7 @@ class Implicit(Shape):
                 "grid": encode_grid(self.grid), "settings": dict(self.settings)}
 
     @classmethod
-    def _from_dict(cls, d: Mapping[str, Any]) -> "Implicit":
+    def _from_dict(cls, d: Mapping[str, Any]) -> Implicit:
         F = decode_grid(d["grid"], d["dims"], encoding=d.get("encoding", ENCODING))
         return cls(position=d["position"], rotation=d["rotation"], origin=d["origin"], cell=d["cell"], grid=F,
                    threshold=d.get("threshold", THRESHOLD), normal=d.get("normal", [0.0, 0.0, 0.0]),

@@ -10,25 +10,34 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
-from .._native import _core
-from ..motion import quat
 from .._atomic import atomic_write
+from .._native import _core
 from ..errors import LimitsError
+from ..motion import quat
 from ..motion.skeleton import Motion, Skeleton
-from .compiled import compiled_dict
 from ._checks import check_soften
-from .joint import (FittedLimit, JointLimit, fit_shape, from_limit_space, limit_from_dict, swing_section,  # noqa: F401
-                    to_limit_space, twist_interval)
+from .compiled import compiled_dict
+from .joint import (  # noqa: F401
+    FittedLimit,
+    JointLimit,
+    fit_shape,
+    from_limit_space,
+    limit_from_dict,
+    swing_section,
+    to_limit_space,
+    twist_interval,
+)
 from .registry import JOINT_KINDS, SHAPES, joint_limit_class
 from .rest import DEFAULT_REST_TOLERANCE, RestRetargetedLimit, rest_differences, rest_directions, rest_rotations
 from .schema import check_compiled, check_document, check_entry, parse_json
-from .shape import Shape  # noqa: F401
+from .shape import Shape
 
 __all__ = ["JointLimits", "JointLimit", "FittedLimit", "Shape", "SHAPES", "fit_shape", "to_limit_space",
            "from_limit_space", "relative_clouds", "root_joints", "frame_ranges"]
@@ -255,7 +264,7 @@ class JointLimits:
             progress: Callable[[int, int, str], None] | None = None, coupled: bool = False,
             pairs: Iterable[tuple[str, str]] | None = None, exclude: Iterable[str] | None = None,
             root: bool = False, rest_tolerance: float = DEFAULT_REST_TOLERANCE, mirror: bool = False
-            ) -> "JointLimits":
+            ) -> JointLimits:
         """Fit limits for every joint with rotation channels (or the named ``joints``).
 
         The joints that carry the global position and heading (:func:`root_joints`) get no limit
@@ -396,7 +405,7 @@ class JointLimits:
         return [j for j in sorted(self.joints) if self.enabled[j]]
 
     def select(self, joints: Iterable[str | int] | None = None, exclude: Iterable[str | int] | None = None,
-               motion: Motion | None = None, root: bool = False) -> "JointLimits":
+               motion: Motion | None = None, root: bool = False) -> JointLimits:
         """These limits on fewer joints (the limit objects are shared): only ``joints`` if given,
         without ``exclude``, and unless ``root`` (or ``joints`` names them) without the joints that
         carry the global position and heading (those the fit recorded, and those of ``motion``)."""
@@ -424,7 +433,7 @@ class JointLimits:
         out.joints = self.joints  # the same dict: a change to one is a change to both
         return out
 
-    def retarget_rest(self, skeleton: Skeleton) -> "JointLimits":
+    def retarget_rest(self, skeleton: Skeleton) -> JointLimits:
         """These limits re-expressed for ``skeleton``: same joints, another rest pose, where the two
         differ by one rotation per joint frame (LimitsError naming the joints where they do not)."""
         if skeleton.fingerprint() != self.skeleton.fingerprint():
@@ -618,7 +627,7 @@ class JointLimits:
         }
 
     @classmethod
-    def from_dict(cls, d: Mapping[str, Any], source: str = "limits") -> "JointLimits":
+    def from_dict(cls, d: Mapping[str, Any], source: str = "limits") -> JointLimits:
         check_document(d, source, SCHEMA, SCHEMA_VERSION)
         try:
             skd = d["skeleton"]
@@ -652,7 +661,7 @@ class JointLimits:
             fh.write(text)
 
     @classmethod
-    def load(cls, path: str | os.PathLike) -> "JointLimits":
+    def load(cls, path: str | os.PathLike) -> JointLimits:
         """Read a limits file; raises LimitsError if it is missing, corrupt or of another version."""
         p = Path(path)
         try:

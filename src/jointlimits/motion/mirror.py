@@ -28,8 +28,8 @@ import re
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from . import quat
 from ..errors import SkeletonError
+from . import quat
 from .skeleton import Motion, Skeleton, forward_kinematics_arrays
 
 __all__ = ["side_map", "mirror_plane", "symmetry_errors", "reflect_rotations", "reflect_vectors",

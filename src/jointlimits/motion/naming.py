@@ -23,8 +23,8 @@ import warnings
 import numpy as np
 from numpy.typing import NDArray
 
-from . import quat
 from ..errors import SkeletonError
+from . import quat
 from .skeleton import Motion, Skeleton, forward_kinematics, forward_kinematics_arrays
 
 __all__ = ["CONVENTIONS", "detect", "canonical", "map_names", "check_rest_pose", "map_motion",

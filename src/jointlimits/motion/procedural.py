@@ -20,13 +20,13 @@ past its own range (the demo's "over-rotated copy" that the fitted limits must p
 from __future__ import annotations
 
 import math
-from typing import Mapping
+from collections.abc import Mapping
 
 import numpy as np
 from numpy.typing import NDArray
 
-from . import quat
 from ..errors import JointLimitsError, SkeletonError
+from . import quat
 from .skeleton import POSITION_CHANNELS, Motion, Skeleton
 
 __all__ = ["humanoid_skeleton", "ANATOMICAL_RANGES", "MOTION_AXES", "NEUTRAL_OFFSETS", "ROOT_RANGE",

@@ -8,7 +8,7 @@ Unless stated otherwise inputs are assumed to be unit quaternions.
 from __future__ import annotations
 
 import warnings
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray

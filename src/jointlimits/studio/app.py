@@ -29,7 +29,7 @@ class StudioApp:
         self._thread: threading.Thread | None = None
 
     # ------------------------------------------------------------------ lifecycle
-    def start(self) -> "StudioApp":
+    def start(self) -> StudioApp:
         import viser
 
         st = self.state

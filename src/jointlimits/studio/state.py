@@ -11,16 +11,17 @@ from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
 from ..cleanup.smoothing import smooth_switches
-from ..motion import quat
 from ..limits.model import SHAPES, FittedLimit, JointLimits
+from ..motion import quat
 from ..motion.skeleton import Motion
 from . import posing
 from .posing import IKChain, Soften
@@ -391,7 +392,7 @@ class StudioState:
     def footlock(self) -> dict[str, Any]:
         """Lock the working clip's planted feet (two-bone legs inside the limits); contacts are kept
         for drawing. Returns the report as a dict."""
-        from ..cleanup.footlock import footlock, find_feet
+        from ..cleanup.footlock import find_feet, footlock
 
         with self.lock:
             out, rep = footlock(self.work.motion, self.limits if self.limits_on else None)

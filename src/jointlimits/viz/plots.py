@@ -10,19 +10,20 @@ unless ``degrees=False``.
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
-from ..motion import quat
 from .._atomic import atomic_write
 from .._names import plot_label
 from ..errors import LimitsError
 from ..limits.joint import FittedLimit, swing_section, twist_interval
 from ..limits.model import JointLimits, relative_clouds
 from ..limits.shape import Shape
+from ..motion import quat
 from ..motion.skeleton import Motion
 
 __all__ = ["plot_joint_limit", "plot_violation_report", "shape_geometry", "JOINT_FIGSIZE", "DPI"]
