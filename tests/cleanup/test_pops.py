@@ -7,12 +7,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from click.testing import CliRunner
-from conftest import MOCAP, needs_shared
 
 from jointlimits.cleanup import tracking as TR
 from jointlimits.cleanup.pops import detect_pops, one_frame_outliers, pop_scores
 from jointlimits.motion import quat
 from jointlimits.motion.skeleton import Motion, Skeleton
+
+from conftest import MOCAP, needs_shared
 
 
 def _smooth(T: int = 400, J: int = 6, seed: int = 0) -> Motion:
@@ -134,7 +135,7 @@ def test_injected_pops_found_in_real_clips(real, name) -> None:
     F = m.num_frames
     found = 0
     trials = 12
-    for i in range(trials):
+    for _ in range(trials):
         s = int(rng.integers(20, F - 20))
         k = int(rng.integers(1, 11))
         j = int(rng.integers(0, m.num_joints))

@@ -7,12 +7,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 from click.testing import CliRunner
-from conftest import SHARED_MISSING
 
 from jointlimits.cleanup import tracking as TR
 from jointlimits.errors import JointLimitsError
 from jointlimits.motion import quat
 from jointlimits.motion.skeleton import Motion, Skeleton
+
+from conftest import SHARED_MISSING
 
 SHARED = Path(__file__).resolve().parents[2].parent / "shared"
 LAFAN = SHARED / "data" / "mocap" / "lafan1"

@@ -8,11 +8,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 from click.testing import CliRunner
-from conftest import MOCAP, needs_shared
 
 from jointlimits import JointLimits
 from jointlimits.cli import main
 from jointlimits.io import bvh
+
+from conftest import MOCAP, needs_shared
 
 WALK = MOCAP / "lafan1" / "walk4_subject1.bvh"
 PUSH = MOCAP / "lafan1" / "push1_subject2.bvh"

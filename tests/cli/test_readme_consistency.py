@@ -80,7 +80,18 @@ def _commands(f: dict[str, Path], out: Path) -> dict[str, list]:
         "footlock": ["footlock", c, "-o", out],
         "resample": ["resample", c, "--fps", "15", "-o", out],
         "rename": ["rename", c, "--to", "lafan1", "-o", out],
-        "export": ["export", lim, "--to", "godot", "-o", out.with_suffix(".json"), "--random", "1000", "--samples", "100"],
+        "export": [
+            "export",
+            lim,
+            "--to",
+            "godot",
+            "-o",
+            out.with_suffix(".json"),
+            "--random",
+            "1000",
+            "--samples",
+            "100",
+        ],
         "recover": ["recover", c, "--skeleton", c, "-o", out],
     }
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from click.testing import CliRunner
-from conftest import MOCAP, needs_shared
 
 from jointlimits import JointLimits
 from jointlimits.cli import main
@@ -17,6 +16,8 @@ from jointlimits.io.positions import JointPositions, PositionsError, load_positi
 from jointlimits.motion import quat
 from jointlimits.motion.procedural import humanoid_skeleton, over_rotate, range_of_motion
 from jointlimits.motion.skeleton import forward_kinematics
+
+from conftest import MOCAP, needs_shared
 
 
 @pytest.fixture(scope="module")

@@ -9,11 +9,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import MOCAP, needs_shared
 
 from jointlimits.cleanup.tracking import splice
 from jointlimits.errors import BVHError
 from jointlimits.io import bvh
+
+from conftest import MOCAP, needs_shared
 
 ROOT = Path(__file__).resolve().parents[2]
 

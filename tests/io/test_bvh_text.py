@@ -10,11 +10,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 from click.testing import CliRunner
-from conftest import MOCAP, needs_shared
 
 from jointlimits.cli import main
 from jointlimits.io import bvh
 from jointlimits.motion import quat
+
+from conftest import MOCAP, needs_shared
 
 #: one clip per skeleton convention of ../shared (the smaller ones)
 ONE_PER_CONVENTION = ["adelaide/louise.bvh", "bandai_namco/dataset-1_bow_normal_001.bvh", "cmu_cgspeed_max/131_02.bvh",

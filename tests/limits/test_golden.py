@@ -15,9 +15,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import SHARED_MISSING
 
 from jointlimits import limits as L
+
+from conftest import SHARED_MISSING
 
 SHARED = Path(__file__).resolve().parents[2].parent / "shared"
 GOLDEN = SHARED / "golden"
@@ -205,7 +206,7 @@ def test_fit_box(i, name):
 def test_fit_box_fixes_flt_min_bug():
     """Where the reference's FLT_MIN start bites (all-negative axis), we differ from it."""
     hits = 0
-    for i, name in _fit_cases("fit_rectangular_limits_basic"):
+    for i, _name in _fit_cases("fit_rectangular_limits_basic"):
         case = load(FIT)["cases"][i]
         ref_max = f32(case["outputs"]["limit_max"]).astype(np.float64)
         fixed = f32(case["outputs"]["nonref_limit_max_if_initialised_with_neg_flt_max"]).astype(np.float64)

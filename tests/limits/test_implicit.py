@@ -257,8 +257,13 @@ def test_humanoid_pairs_by_name():
              "Head", "LeftHand", "LeftFoot", "LeftToeBase"]
     parents = [-1, 0, 1, 2, 2, 4, 5, 0, 7, 3, 6, 8, 11]
     assert set(humanoid_pairs(names, parents)) == {
-        ("Spine", "Spine1"), ("Spine1", "Neck"), ("Neck", "Head"), ("LeftShoulder", "LeftArm"), ("LeftArm", "LeftForeArm"),
-        ("LeftUpLeg", "LeftLeg")}
+        ("Spine", "Spine1"),
+        ("Spine1", "Neck"),
+        ("Neck", "Head"),
+        ("LeftShoulder", "LeftArm"),
+        ("LeftArm", "LeftForeArm"),
+        ("LeftUpLeg", "LeftLeg"),
+    }
     # another convention: hip -> knee, chest -> neck -> head
     names = ["Hips", "LeftHip", "LeftKnee", "LeftAnkle", "Chest", "Neck", "Head"]
     parents = [-1, 0, 1, 2, 0, 4, 5]
@@ -357,8 +362,20 @@ def test_coupled_contains_past_pi_reads_both_covers():
     nx = np.linalg.norm(x, axis=1, keepdims=True)
     for pts in (x, x * (1 - 2 * np.pi / nx)):
         one = np.empty(len(q), bool)
-        _core.implicit_contains(np.ascontiguousarray(pts), s.position, s.rotation, child.forigin, child.fcell, s.threshold,
-                                child._F, np.zeros((0, 0, 0), np.float32), ids, ws, 1e-6, one)
+        _core.implicit_contains(
+            np.ascontiguousarray(pts),
+            s.position,
+            s.rotation,
+            child.forigin,
+            child.fcell,
+            s.threshold,
+            child._F,
+            np.zeros((0, 0, 0), np.float32),
+            ids,
+            ws,
+            1e-6,
+            one,
+        )
         want |= one
     assert np.array_equal(got, want)
     assert 0.05 < got.mean() < 0.95

@@ -7,7 +7,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import MOCAP, SHARED_MISSING, assert_golden, f32, golden, needs_shared
 
 from jointlimits import JointLimits
 from jointlimits import limits as L
@@ -15,6 +14,8 @@ from jointlimits.errors import LimitsError
 from jointlimits.io import bvh
 from jointlimits.limits.model import FittedLimit, Shape, relative_clouds
 from jointlimits.motion import quat
+
+from conftest import MOCAP, SHARED_MISSING, assert_golden, f32, golden, needs_shared
 
 PIPE = "joint_limit_pipeline.json"
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import MOCAP, SHARED_MISSING
 
 from jointlimits import JointLimits
 from jointlimits.errors import LimitsError, SkeletonError
@@ -19,6 +18,8 @@ from jointlimits.motion.mirror import (
     symmetry_errors,
 )
 from jointlimits.motion.skeleton import Motion, Skeleton, forward_kinematics
+
+from conftest import MOCAP, SHARED_MISSING
 
 
 @pytest.fixture(scope="module")

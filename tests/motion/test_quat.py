@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import assert_golden, f32, golden
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 from scipy.spatial.transform import Rotation
 
 from jointlimits.motion import quat
+
+from conftest import assert_golden, f32, golden
 
 # --------------------------------------------------------------------------- golden vectors
 

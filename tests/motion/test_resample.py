@@ -5,7 +5,6 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from click.testing import CliRunner
-from conftest import MOCAP, needs_shared
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.spatial.transform import Rotation, Slerp
@@ -16,6 +15,8 @@ from jointlimits.errors import SkeletonError
 from jointlimits.io import bvh
 from jointlimits.motion import quat
 from jointlimits.motion.resample import resample, sample_times
+
+from conftest import MOCAP, needs_shared
 
 
 def rot_err(a: np.ndarray, b: np.ndarray) -> float:

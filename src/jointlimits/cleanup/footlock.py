@@ -222,8 +222,13 @@ def measure_skating(motion: Motion, contacts: NDArray[np.bool_], feet: Sequence[
     for i, j in enumerate(idx):
         n = int(both[:, i].sum())
         tot = float(d[:, i].sum())
-        per[motion.skeleton.names[j]] = {"frames": n, "total_m": tot, "mean_m": tot / n if n else 0.0,
-                                         "mean_cm": 100.0 * tot / n if n else 0.0, "max_cm": 100.0 * float(d[:, i].max(initial=0.0))}
+        per[motion.skeleton.names[j]] = {
+            "frames": n,
+            "total_m": tot,
+            "mean_m": tot / n if n else 0.0,
+            "mean_cm": 100.0 * tot / n if n else 0.0,
+            "max_cm": 100.0 * float(d[:, i].max(initial=0.0)),
+        }
     n = int(both.sum())
     tot = float(d.sum())
     return {"frames": n, "total_m": tot, "total_cm": 100.0 * tot, "mean_m": tot / n if n else 0.0,
@@ -479,7 +484,9 @@ def _planted_offsets(pa: Array, pt: Array | None, heel: NDArray[np.bool_], toe: 
             ang = quat.angle(turn)
             big = ang > np.radians(MAX_TURN_DEGREES)  # a foot that really pivots is let pivot
             if np.any(big):
-                turn[big] = quat.slerp(quat.identity(int(big.sum())), turn[big], np.radians(MAX_TURN_DEGREES) / ang[big])
+                turn[big] = quat.slerp(
+                    quat.identity(int(big.sum())), turn[big], np.radians(MAX_TURN_DEGREES) / ang[big]
+                )
             R[s0:e0] = quat.mul(turn, r_prev)
         else:  # the toe alone is planted: the foot pivots about it
             v0 = pt[s0:e0] - pa[s0:e0]
@@ -523,8 +530,9 @@ def footlock(motion: Motion, limits: Any = None, contacts: NDArray[np.bool_] | N
     faster than ``velocity_threshold``; released locks fade at most at ``RELEASE_ACCELERATION``);
     targets the leg cannot reach rise toward the hip keeping their horizontal place
     (:func:`_soft_reach`); all frames of all feet are solved as one batch, ``hip', knee' =
-    two_bone(...)`` with the knee kept on its animated bend side (:func:`_knee_pole`), then ``limits.joint(j).project`` (a
-    :class:`~jointlimits.limits.model.JointLimits`) is applied to the hip and knee; with ``refine`` the
+    two_bone(...)`` with the knee kept on its animated bend side (:func:`_knee_pole`), then
+    ``limits.joint(j).project`` (a :class:`~jointlimits.limits.model.JointLimits`) is applied to the
+    hip and knee; with ``refine`` the
     solves the projection pulled more than ``tolerance`` metres off target are re-solved by CCD
     inside the limits. The foot keeps its global rotation: ``foot' = inv(G_knee') G_foot``; where
     the toe is planted (``hold_toe``) the foot is turned about the ankle as reached so that the toe
@@ -532,8 +540,9 @@ def footlock(motion: Motion, limits: Any = None, contacts: NDArray[np.bool_] | N
     lifts); then with limits it is projected into the ankle's limit. Frames outside contacts and their blend
     windows are returned unchanged. ``limit_ankle=False`` leaves the ankle's rotation unlimited
     (hip and knee still are); with ``toe_first`` a planted toe that the ankle's limit moved is put
-    back by moving the ankle (a second leg solve), trading ankle for toe skating. The report carries both the contact-based skating and the
-    independent :func:`foot_skating` before and after.
+    back by moving the ankle (a second leg solve), trading ankle for toe skating. The report
+    carries both the contact-based skating and the independent :func:`foot_skating` before and
+    after.
     """
     idx = _resolve_feet(motion, feet)
     motion.check_finite()
@@ -569,7 +578,7 @@ def footlock(motion: Motion, limits: Any = None, contacts: NDArray[np.bool_] | N
     bridge = velocity_threshold * motion.frame_time / mpu
     # one batch over (frame, foot)
     fs, ks, tg, rs, tws, tts = [], [], [], [], [], []
-    for i, (h, k_, j) in enumerate(chains):
+    for i, (_h, _k, j) in enumerate(chains):
         pt = gp[:, toe_idx[i]] if toe_idx[i] is not None else None
         o, Rf, need = _planted_offsets(gp[:, j], pt, c[:, i], tc[:, i], blend_frames, lock_frames,
                                        None if lock_height else up, MAX_OFFSET / mpu, bridge,

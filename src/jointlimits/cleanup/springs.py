@@ -326,7 +326,8 @@ def _tracking(values: tuple, has_v: bool, has_a: bool, halflives: bool, approx: 
 def tracking_spring_update(x: ArrayLike, v: ArrayLike, x_goal: ArrayLike, v_goal: ArrayLike, a_goal: ArrayLike,
                            x_gain: ArrayLike, v_gain: ArrayLike, a_gain: ArrayLike,
                            dt: ArrayLike, *, out: Out = None) -> tuple[Array, Array]:
-    """v <- lerp(v, v + a_goal dt, a_gain); v <- lerp(v, v_goal, v_gain); v <- lerp(v, (x_goal - x)/dt, x_gain); x += dt v."""
+    """v <- lerp(v, v + a_goal dt, a_gain); v <- lerp(v, v_goal, v_gain);
+    v <- lerp(v, (x_goal - x)/dt, x_gain); x += dt v."""
     return _tracking((x, v, x_goal, v_goal, a_goal, x_gain, v_gain, a_gain, dt), True, True, False, out=out)
 
 
@@ -392,7 +393,8 @@ def tracking_spring_update_exact(x: ArrayLike, v: ArrayLike, x_goal: ArrayLike, 
                                  a_goal: ArrayLike, x_gain: ArrayLike, v_gain: ArrayLike, a_gain: ArrayLike,
                                  dt: ArrayLike, gain_dt: ArrayLike, approx: bool = False, *,
                                  out: Out = None) -> tuple[Array, Array]:
-    """spring_damper_exact with s = xg/gdt^2, d = (1 - (1-vg)(1-xg))/gdt, goal x_goal, velocity goal (vg(1-xg)/gdt v_goal + ag(1-vg)(1-xg) a_goal)/d."""
+    """spring_damper_exact with s = xg/gdt^2, d = (1 - (1-vg)(1-xg))/gdt, goal x_goal,
+    velocity goal (vg(1-xg)/gdt v_goal + ag(1-vg)(1-xg) a_goal)/d."""
     return _tracking_exact((x, v, x_goal, v_goal, a_goal, x_gain, v_gain, a_gain, dt, gain_dt), True, True, approx,
                            out=out)
 
@@ -465,7 +467,8 @@ def tracking_target_velocity(x: ArrayLike, dt: ArrayLike, cuts: Sequence[int] | 
 
 def tracking_target_acceleration(x: ArrayLike, dt: ArrayLike, cuts: Sequence[int] | None = None,
                                  per_frame_dt: bool = False) -> Array:
-    """a[i] = ((x[i] - x[i-1])/dt[i] - (x[i-1] - x[i-2])/dt[i]) / dt[i], with x[-2] = x[-1] = x[0]; 0 at cuts and the frame after.
+    """a[i] = ((x[i] - x[i-1])/dt[i] - (x[i-1] - x[i-2])/dt[i]) / dt[i], with x[-2] = x[-1] = x[0];
+    0 at cuts and the frame after.
 
     The reference divides both differences by dt[i]; ``per_frame_dt=True`` divides the older one by
     dt[i-1] instead (the consistent difference when dt varies).

@@ -378,7 +378,9 @@ def demo_command(input_clip: Path | None, out_dir: Path, shape: str, swing_twist
     if out_dir.is_dir() and not force:
         old = [n for n in DEMO_FILES if (out_dir / n).exists()] + sorted(p.name for p in out_dir.glob("joint_*.png"))
         if old:
-            raise BadInput(f"{out_dir}: holds the results of an earlier run ({old[0]}, ...); pass --force to replace them")
+            raise BadInput(
+                f"{out_dir}: holds the results of an earlier run ({old[0]}, ...); pass --force to replace them"
+            )
     rep = run_demo(input_clip, out_dir, shape, swing_twist, over_rotation, quiet or as_json, coupled)
     b = rep["over_rotated"]
     a = rep["limited"]

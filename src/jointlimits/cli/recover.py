@@ -22,11 +22,15 @@ __all__ = ["recover_command"]
 @click.option("--limits", "limits_path", type=click.Path(path_type=Path), default=None,
               help="Joint limits JSON (from `jointlimits fit`); without it the recovery is unconstrained.")
 @click.option("-o", "--output", "out", type=click.Path(path_type=Path), required=True, help="Output BVH file.")
-@click.option("--fps", type=float, default=None, help="Frame rate of the positions (default: the file's, else the rig's).")
+@click.option(
+    "--fps", type=float, default=None, help="Frame rate of the positions (default: the file's, else the rig's)."
+)
 @click.option("--smooth", type=float, default=None, metavar="HALFLIFE",
               help="Smooth the positions first with a zero-lag damper of this half-life (seconds).")
 @click.option("--iterations", type=int, default=8, show_default=True, help="Damped least-squares iterations per pass.")
-@click.option("--no-warm-start", is_flag=True, help="Solve every frame on its own (no second pass from the previous frame).")
+@click.option(
+    "--no-warm-start", is_flag=True, help="Solve every frame on its own (no second pass from the previous frame)."
+)
 @click.option("--robust", is_flag=True, help="Down-weight outlying observations in the second pass.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
 @quiet_option
@@ -85,8 +89,10 @@ def recover_command(positions: Path, skeleton_path: Path, limits_path: Path | No
     click.echo(f"  fit error (RMS, file units): before {rep.error_before:.3f} (limit-free closed form), "
                f"after {rep.error_after:.3f}")
     if rep.limited:
-        click.echo(f"  outside the limits: before {rep.outside_before} joint-frames ({100 * rep.outside_before / n:.1f}%) "
-                   f"in {rep.frames_outside_before} frames; after {rep.outside_after} joint-frames in "
-                   f"{rep.frames_outside_after} frames")
+        click.echo(
+            f"  outside the limits: before {rep.outside_before} joint-frames ({100 * rep.outside_before / n:.1f}%) "
+            f"in {rep.frames_outside_before} frames; after {rep.outside_after} joint-frames in "
+            f"{rep.frames_outside_after} frames"
+        )
     else:
         click.echo("  no limits given: unconstrained recovery")

@@ -14,8 +14,12 @@ __all__ = ["studio_command"]
 
 @click.command("studio")
 @click.argument("clips", nargs=-1, metavar="[CLIP]...", type=click.Path(path_type=Path))
-@click.option("--limits", "limits_file", type=click.Path(path_type=Path), help="Limits file (default: fit on the clips).")
-@click.option("--port", type=click.IntRange(1, 65535), default=8080, show_default=True, help="Port the studio serves on.")
+@click.option(
+    "--limits", "limits_file", type=click.Path(path_type=Path), help="Limits file (default: fit on the clips)."
+)
+@click.option(
+    "--port", type=click.IntRange(1, 65535), default=8080, show_default=True, help="Port the studio serves on."
+)
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to bind (local only by default).")
 @click.option("--save-dir", type=click.Path(path_type=Path), default=Path("."), show_default=True,
               help="Folder for saved clips, poses and limits (new numbered files, never replacing one).")

@@ -163,8 +163,10 @@ class Export:
             if w:
                 held = (f" {100 * w['holdout_engine']:>9.2f} {100 * w['holdout_fitted']:>9.2f}"
                         if "holdout_engine" in w else "")
-                lines.append(f"{'ALL JOINTS':<18} {v:<12} {100 * w['train_engine']:>9.2f} {100 * w['train_fitted']:>9.2f}"
-                             f"{held}   (frames with every exported joint admitted)")
+                lines.append(
+                    f"{'ALL JOINTS':<18} {v:<12} {100 * w['train_engine']:>9.2f} {100 * w['train_fitted']:>9.2f}"
+                    f"{held}   (frames with every exported joint admitted)"
+                )
         return "\n".join(lines)
 
 

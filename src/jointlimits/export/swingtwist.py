@@ -281,8 +281,13 @@ class SwingTwistLimit:
         if self.circular:
             kz = ky
         mid = 0.5 * (self.twist_lo + self.twist_hi)
-        return replace(self, swing_y=float(ky * self.swing_y), swing_z=float(kz * self.swing_z),
-                       twist_lo=float(mid + kt * (self.twist_lo - mid)), twist_hi=float(mid + kt * (self.twist_hi - mid)))
+        return replace(
+            self,
+            swing_y=float(ky * self.swing_y),
+            swing_z=float(kz * self.swing_z),
+            twist_lo=float(mid + kt * (self.twist_lo - mid)),
+            twist_hi=float(mid + kt * (self.twist_hi - mid)),
+        )
 
 
 def covering_ellipse(points: Array, circular: bool = False) -> tuple[float, float]:

@@ -33,7 +33,7 @@ from ..motion import quat
 from ..motion.skeleton import Motion, Skeleton
 
 __all__ = ["CCDResult", "StartPoses", "CCDSolver", "ccd", "solve_ccd", "precompute_start_poses",
-           "pack_fitted_limits", "project_fitted"]
+           "project_fitted"]
 
 Array = NDArray[np.float64]
 
@@ -394,7 +394,11 @@ def ccd(base_rotation: ArrayLike, base_position: ArrayLike, offsets: ArrayLike, 
         raise IKError(f"expected {n} limits (one per chain joint), got {len(lims)}")
     has_ori = target_rotations is not None
     tr = quat.normalize(_vecs("target_rotations", target_rotations, N, 4)) if has_ori else None
-    er = quat.normalize(_vecs("end_rotation", end_rotation, N, 4)) if end_rotation is not None else np.broadcast_to(quat.identity(()), (N, 4))
+    er = (
+        quat.normalize(_vecs("end_rotation", end_rotation, N, 4))
+        if end_rotation is not None
+        else np.broadcast_to(quat.identity(()), (N, 4))
+    )
     if start_poses is None:
         starts, seff = np.zeros((0, n, 4)), np.zeros((0, 3))
     else:

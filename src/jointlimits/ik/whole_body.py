@@ -402,8 +402,11 @@ class WholeBodyIK:
         ori = self._orientations(orientations, orientation_weights, F)
         post = self.rest if posture is None else np.asarray(posture, np.float64)
         post = np.broadcast_to(quat.normalize(_as_batch("posture", post, F, (J, 4))), (F, J, 4))
-        root0 = None if root_positions is None else np.broadcast_to(_as_batch("root_positions", root_positions, F, (3,)),
-                                                                    (F, 3))
+        root0 = (
+            None
+            if root_positions is None
+            else np.broadcast_to(_as_batch("root_positions", root_positions, F, (3,)), (F, 3))
+        )
         if root0 is not None and not np.all(np.isfinite(root0)):
             raise IKError("root_positions must be finite")
         if init is None:
@@ -429,8 +432,8 @@ class WholeBodyIK:
         twist of bones, occluded limbs) carries over from frame to frame. With ``robust`` (a
         distance in file units) the second pass also down-weights each observation by the Cauchy
         weight ``1 / (1 + (r / robust)^2)`` of its pass-1 residual r (``robust=0``: twice the
-        median residual), so outliers (a joint detected 20 cm away) stop pulling the body. ``progress(done, total)`` is called after
-        each batch.
+        median residual), so outliers (a joint detected 20 cm away) stop pulling the body.
+        ``progress(done, total)`` is called after each batch.
         """
         tgt, w = self._targets(positions, weights, None)
         F, J = tgt.shape[:2]

@@ -692,8 +692,22 @@ def _read(fh: IO[bytes], size: int, path: str | None, data: bytes | None = None,
     if row_ranges.shape[0] == builder.n == n_frames and (source_path is not None or data is not None):
         eol = b"\r\n" if _crlf_header(data, source_path) else b"\n"
         tail = int(row_ranges[-1, 1]) if n_frames else data_start
-        source = BVHSource(None if data is not None else source_path, stat, data, data_start, motion_end, row_ranges, tail,
-                           eol, decimals or 0, skeleton.copy(), n_frames, frame_time, ft_token, builder.hashes[:n_frames])
+        source = BVHSource(
+            None if data is not None else source_path,
+            stat,
+            data,
+            data_start,
+            motion_end,
+            row_ranges,
+            tail,
+            eol,
+            decimals or 0,
+            skeleton.copy(),
+            n_frames,
+            frame_time,
+            ft_token,
+            builder.hashes[:n_frames],
+        )
     return builder.motion(frame_time, source)
 
 
@@ -776,8 +790,11 @@ def _channel_data(motion: Motion) -> tuple[NDArray[np.float64], NDArray[np.float
                             or isinstance(src[1], _LazyEuler) and src[1]._cache is None):
         src = None  # the text's own values serve (or the text is gone: nothing to read them from)
     if old is not None and np.array_equal(_qhash(motion.rotations), text.hashes):
-        pos_cols = [(c, j, POSITION_CHANNELS.index(ch)) for c, (j, ch) in
-                    enumerate((j, ch) for j, chans in enumerate(sk.channels) for ch in chans) if ch in POSITION_CHANNELS]
+        pos_cols = [
+            (c, j, POSITION_CHANNELS.index(ch))
+            for c, (j, ch) in enumerate((j, ch) for j, chans in enumerate(sk.channels) for ch in chans)
+            if ch in POSITION_CHANNELS
+        ]
         if all(np.array_equal(old[:, c], motion.positions[:, j, k]) for c, j, k in pos_cols):
             _check_fixed_positions(motion)
             return old, old, raw  # nothing changed since loading

@@ -7,8 +7,9 @@ the data gets its own metaball field for the child, fitted to the child rotation
 parent was within one cell of the cell's centre (where its blend weight is not zero, so every
 training pose stays inside however it is blended); where that window holds too few frames it
 grows a cell at a time (up to ``GROW`` cells) until it does, and cells still without enough data
-(or with no frame within a cell) use the child's own (uncoupled) field. The conditioned fields are padded a little more than the
-child's own (a parent rotation seen with few child rotations says less about the child's range).
+(or with no frame within a cell) use the child's own (uncoupled) field. The conditioned fields
+are padded a little more than the child's own (a parent rotation seen with few child rotations
+says less about the child's range).
 A pose's child limit is the blend of the eight neighbouring cells' fields with trilinear
 weights of the parent's rotation: the fields morph smoothly between cells. All fields share one
 grid, so blending is a weighted sum of lookups; it is twice as coarse as the child's own (there
@@ -158,8 +159,21 @@ class _Blend:
         flat = np.ascontiguousarray(points, np.float64).reshape(-1, 3)
         out = np.empty_like(flat)
         ids, ws = self._rows(len(flat))
-        _core.implicit_project(flat, s.position, s.rotation, s.origin, s.cell, s.threshold, lim._F, lim._cmax, *lim._nearest(),
-                               ids, ws, s.normal, out)
+        _core.implicit_project(
+            flat,
+            s.position,
+            s.rotation,
+            s.origin,
+            s.cell,
+            s.threshold,
+            lim._F,
+            lim._cmax,
+            *lim._nearest(),
+            ids,
+            ws,
+            s.normal,
+            out,
+        )
         return out
 
     def contains(self, points: Array, tolerance: float = 0.0) -> NDArray[np.bool_]:

@@ -12,8 +12,8 @@ threshold and finds the crossing between the last two steps by bisection, as the
 up by false-position steps (Illinois rule; every fourth step halves the bracket): a few field
 reads instead of 20. Where the field and its gradient vanish (beyond every metaball's support,
 or at a bump below the threshold) the point is instead taken toward the nearest inside grid node
-and the crossing on that segment is found the same way. Results are inside, so projection is idempotent; inside points come back
-unchanged, bit for bit.
+and the crossing on that segment is found the same way. Results are inside, so projection is
+idempotent; inside points come back unchanged, bit for bit.
 
 The kernels take a stack of fields with per-point blend weights: one field for a plain limit,
 the neighbouring parent cells' fields for a coupled (parent-conditioned) child limit.
@@ -285,8 +285,9 @@ class Implicit(Shape):
         p = _points(points)
         flat = np.ascontiguousarray(p.reshape(-1, 3))
         out = np.empty(len(flat), np.bool_)
-        _core.implicit_contains(flat, *self._args(), self.threshold, self._F, self._cmax, self._ids, self._ws, float(tolerance),
-                                out)
+        _core.implicit_contains(
+            flat, *self._args(), self.threshold, self._F, self._cmax, self._ids, self._ws, float(tolerance), out
+        )
         return out.reshape(p.shape[:-1])
 
     def project(self, points: Array) -> Array:
@@ -295,8 +296,18 @@ class Implicit(Shape):
         if not np.all(np.isfinite(flat)):
             raise LimitsError("points contain NaN or infinite values")
         out = np.empty_like(flat)
-        _core.implicit_project(flat, *self._args(), self.threshold, self._F, self._cmax, *self._nearest(), self._ids, self._ws,
-                               self.normal, out)
+        _core.implicit_project(
+            flat,
+            *self._args(),
+            self.threshold,
+            self._F,
+            self._cmax,
+            *self._nearest(),
+            self._ids,
+            self._ws,
+            self.normal,
+            out,
+        )
         return out.reshape(p.shape)
 
     def radius(self) -> float:

@@ -115,7 +115,9 @@ def _rest_mismatch(names: Sequence[str], fitted: Sequence[Array], other: Sequenc
     bad = sorted(((d, j) for j, d in diff.items() if d > tolerance), reverse=True)
     if not bad:
         return None
-    return ", ".join(f"{names[j]} {d:.1f} deg" for d, j in bad[:6]) + (f" and {len(bad) - 6} more" if len(bad) > 6 else "")
+    return ", ".join(f"{names[j]} {d:.1f} deg" for d, j in bad[:6]) + (
+        f" and {len(bad) - 6} more" if len(bad) > 6 else ""
+    )
 
 
 def _reference_pose(ms: list[Motion], reference: Any) -> Array:
@@ -250,7 +252,9 @@ class JointLimits:
         self.enabled = np.ones(skeleton.num_joints, bool) if enabled is None else np.asarray(enabled, bool).copy()
         self.settings: dict[str, Any] = dict(settings or {})
         #: per joint, the rest directions of its child bones the limits were fitted in (see :mod:`.rest`)
-        self.rest: list[Array] = rest_directions(skeleton) if rest is None else [np.asarray(r, np.float64) for r in rest]
+        self.rest: list[Array] = (
+            rest_directions(skeleton) if rest is None else [np.asarray(r, np.float64) for r in rest]
+        )
         self.rest_tolerance = float(rest_tolerance)
 
     def __getstate__(self) -> dict:  # the compiled pose is rebuilt on first use, not pickled
@@ -608,7 +612,9 @@ class JointLimits:
             act = self.active()
             parents = self.skeleton.parents
             checked = sorted(set(act) | {int(parents[j]) for j in act if parents[j] >= 0})
-            bad = _rest_mismatch(self.skeleton.names, self.rest, rest_directions(skeleton), checked, self.rest_tolerance)
+            bad = _rest_mismatch(
+                self.skeleton.names, self.rest, rest_directions(skeleton), checked, self.rest_tolerance
+            )
             if bad:
                 raise LimitsError(f"these limits were fitted on another rest pose (bone directions differ at {bad}); "
                                   "re-express them with retarget_rest (CLI: --retarget-rest)")

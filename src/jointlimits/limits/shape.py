@@ -112,7 +112,9 @@ class ConvexShape(Shape):
             try:
                 setattr(self, name, np.asarray(getattr(self, name), np.float64).reshape(shape))
             except (TypeError, ValueError):
-                raise LimitsError(f"{self.kind} limit: {name!r} must be {' x '.join(map(str, shape))} numbers") from None
+                raise LimitsError(
+                    f"{self.kind} limit: {name!r} must be {' x '.join(map(str, shape))} numbers"
+                ) from None
         for name in self._FIELDS:
             v = getattr(self, name)
             if v is not None:

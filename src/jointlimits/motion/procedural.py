@@ -305,7 +305,9 @@ def range_of_motion(skeleton: Skeleton | None = None, seconds: float = 40.0, fps
         if not order:
             continue
         if len(order) != 3 or len(set(order)) != 3:
-            raise SkeletonError(f"joint {name!r}: procedural clips need three distinct rotation channels, got {order!r}")
+            raise SkeletonError(
+                f"joint {name!r}: procedural clips need three distinct rotation channels, got {order!r}"
+            )
         euler[:, j] = xyz[:, j, [_AXES.index(a) for a in order]]
     for order in sorted({sk.rotation_order(j) for j in range(J)} - {""}):
         js = [j for j in range(J) if sk.rotation_order(j) == order]

@@ -374,12 +374,41 @@ def from_matrix(m: ArrayLike) -> Array:
     m = _f(m)
     m00, m11, m22 = m[..., 0, 0], m[..., 1, 1], m[..., 2, 2]
     tr = m00 + m11 + m22
-    cand = np.stack([
-        np.stack([1 + tr, m[..., 2, 1] - m[..., 1, 2], m[..., 0, 2] - m[..., 2, 0], m[..., 1, 0] - m[..., 0, 1]], -1),
-        np.stack([m[..., 2, 1] - m[..., 1, 2], 1 + m00 - m11 - m22, m[..., 0, 1] + m[..., 1, 0], m[..., 0, 2] + m[..., 2, 0]], -1),
-        np.stack([m[..., 0, 2] - m[..., 2, 0], m[..., 0, 1] + m[..., 1, 0], 1 - m00 + m11 - m22, m[..., 1, 2] + m[..., 2, 1]], -1),
-        np.stack([m[..., 1, 0] - m[..., 0, 1], m[..., 0, 2] + m[..., 2, 0], m[..., 1, 2] + m[..., 2, 1], 1 - m00 - m11 + m22], -1),
-    ], axis=-2)
+    cand = np.stack(
+        [
+            np.stack(
+                [1 + tr, m[..., 2, 1] - m[..., 1, 2], m[..., 0, 2] - m[..., 2, 0], m[..., 1, 0] - m[..., 0, 1]], -1
+            ),
+            np.stack(
+                [
+                    m[..., 2, 1] - m[..., 1, 2],
+                    1 + m00 - m11 - m22,
+                    m[..., 0, 1] + m[..., 1, 0],
+                    m[..., 0, 2] + m[..., 2, 0],
+                ],
+                -1,
+            ),
+            np.stack(
+                [
+                    m[..., 0, 2] - m[..., 2, 0],
+                    m[..., 0, 1] + m[..., 1, 0],
+                    1 - m00 + m11 - m22,
+                    m[..., 1, 2] + m[..., 2, 1],
+                ],
+                -1,
+            ),
+            np.stack(
+                [
+                    m[..., 1, 0] - m[..., 0, 1],
+                    m[..., 0, 2] + m[..., 2, 0],
+                    m[..., 1, 2] + m[..., 2, 1],
+                    1 - m00 - m11 + m22,
+                ],
+                -1,
+            ),
+        ],
+        axis=-2,
+    )
     pick = np.argmax(np.stack([tr, m00, m11, m22], -1), axis=-1)
     q = np.take_along_axis(cand, pick[..., None, None], axis=-2)[..., 0, :]
     return abs(normalize(q))
@@ -438,7 +467,9 @@ def slerp(a: ArrayLike, b: ArrayLike, t: ArrayLike) -> Array:
     t = _f(t)
     d = inv_mul(a, b)
     d = abs(d)
-    return mul(a, from_scaled_angle_axis(to_scaled_angle_axis(d) * t[..., None] if t.ndim else to_scaled_angle_axis(d) * t))
+    return mul(
+        a, from_scaled_angle_axis(to_scaled_angle_axis(d) * t[..., None] if t.ndim else to_scaled_angle_axis(d) * t)
+    )
 
 
 def average(q: ArrayLike, weights: ArrayLike | None = None, axis: int = 0) -> Array:

@@ -151,7 +151,9 @@ class Motion:
     frame_time: float
     # Euler angles read from a file ([F, J, 3] in each joint's channel order, with the rotations
     # they produced) so an unchanged rotation is written back with the exact original values.
-    source_euler: tuple[NDArray[np.float64], NDArray[np.float64]] | None = field(default=None, repr=False, compare=False)
+    source_euler: tuple[NDArray[np.float64], NDArray[np.float64]] | None = field(
+        default=None, repr=False, compare=False
+    )
     # where the clip's text came from (jointlimits.io.bvh.BVHSource: per frame, its row in the
     # file) so that saving writes unchanged values with their original tokens
     source_text: Any = field(default=None, repr=False, compare=False)
