@@ -32,7 +32,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 from numpy.typing import NDArray
@@ -278,8 +278,10 @@ def foot_skating(motion: Motion, reference: Motion | None = None, feet: Sequence
     dm = np.linalg.norm(np.diff(_horizontal(pm, k), axis=0), axis=-1)
     use = is_low[1:] & is_low[:-1] & (dr <= slow * H * ref.frame_time)
     cm = (dm * use).sum(axis=0) * mpu * 100.0
-    per = {ref.skeleton.names[j]: {"cm": float(cm[i]), "frames": int(use[:, i].sum()), "kind": kind}
-           for i, (j, kind) in enumerate(joints)}
+    per: dict[str, dict[str, Any]] = {
+        ref.skeleton.names[j]: {"cm": float(cm[i]), "frames": int(use[:, i].sum()), "kind": kind}
+        for i, (j, kind) in enumerate(joints)
+    }
     ank = float(sum(v["cm"] for v in per.values() if v["kind"] == "ankle"))
     toe = float(sum(v["cm"] for v in per.values() if v["kind"] == "toe"))
     return {"total_cm": ank + toe, "ankle_cm": ank, "toe_cm": toe, "frames": int(use.sum()), "per_joint": per}
@@ -470,6 +472,7 @@ def _planted_offsets(pa: Array, pt: Array | None, heel: NDArray[np.bool_], toe: 
             o[s0:e0] = (ankle_prev - pa[s0:e0]) * hz
             R[s0:e0] = r_fade
         elif k == 3:  # both: heel and toe stay, the foot turned about the ankle to reach both locks
+            assert pt is not None  # toe contacts (k 2 and 3) come from a toe
             v0 = pt[s0:e0] - pa[s0:e0]
             cur = quat.mul_vec(r_prev, v0)
             o[s0:e0] = (ankle_prev - pa[s0:e0]) * hz
@@ -489,6 +492,7 @@ def _planted_offsets(pa: Array, pt: Array | None, heel: NDArray[np.bool_], toe: 
                 )
             R[s0:e0] = quat.mul(turn, r_prev)
         else:  # the toe alone is planted: the foot pivots about it
+            assert pt is not None
             v0 = pt[s0:e0] - pa[s0:e0]
             R[s0:e0] = r_fade
             o[s0:e0] = (toe_prev - quat.mul_vec(r_fade, v0) - pa[s0:e0]) * hz
@@ -560,7 +564,7 @@ def footlock(motion: Motion, limits: Any = None, contacts: NDArray[np.bool_] | N
         tc = np.zeros((F, len(idx)), bool)
         have = [i for i, t in enumerate(toe_idx) if t is not None]
         if have and F:
-            tc[:, have] = _widen(detect_contacts(motion, [toe_idx[i] for i in have], height_threshold,
+            tc[:, have] = _widen(detect_contacts(motion, [cast(int, toe_idx[i]) for i in have], height_threshold,
                                                  velocity_threshold, min_frames), margin)
     else:
         tc = _check_contacts(toe_contacts, F, len(idx))

@@ -104,7 +104,8 @@ def _gains(dt: float, halflife: float, velocity_halflife: float,
                     ("acceleration_halflife", acceleration_halflife)):
         if not (np.isfinite(h) and h >= 0.0):
             raise TrackingError(f"{name} must be >= 0 and finite, got {h!r}")
-    return tuple(float(halflife_to_gain(h, dt)) for h in (halflife, velocity_halflife, acceleration_halflife))
+    g = [float(halflife_to_gain(h, dt)) for h in (halflife, velocity_halflife, acceleration_halflife)]
+    return g[0], g[1], g[2]
 
 
 def _modes(T: int, cuts: Sequence[int] | NDArray[np.integer] | None) -> NDArray[np.int8]:

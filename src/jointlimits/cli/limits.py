@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import click
 import numpy as np
@@ -135,7 +135,7 @@ def fit_command(clips: tuple[Path, ...], output: Path, shape: str, swing_twist: 
         bad = [p for p in pair if "=" not in p]
         if bad:
             raise BadInput(f"--pair takes PARENT=CHILD, got {bad[0]!r}")
-        pairs = [tuple(p.split("=", 1)) for p in pair]
+        pairs = [cast("tuple[str, str]", tuple(p.split("=", 1))) for p in pair]
     ms = _load_clips(list(clips), quiet or as_json)
     lim = fit_limits(ms, shape, swing_twist, padding, _parse_reference(reference), subsample,
                      _parse_joint_shapes(joint_shape), quiet or as_json, coupled or bool(pair), pairs,

@@ -372,10 +372,10 @@ class HingeBox:
 
     def scaled(self, k: float | Sequence[float]) -> HingeBox:
         """The box shrunk about its middle by ``k``: one factor or one per hinge."""
-        k = np.broadcast_to(np.asarray(k, np.float64), (3,))
+        f = np.broadcast_to(np.asarray(k, np.float64), (3,))
         lo, hi = np.asarray(self.lo), np.asarray(self.hi)
         mid = 0.5 * (lo + hi)
-        return HingeBox(tuple(mid + k * (lo - mid)), tuple(mid + k * (hi - mid)))
+        return HingeBox(tuple(mid + f * (lo - mid)), tuple(mid + f * (hi - mid)))
 
 
 def cover_hinges(r: Array) -> HingeBox:

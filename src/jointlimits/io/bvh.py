@@ -193,7 +193,7 @@ def _header_value(line: str, key: str, lineno: int, path: str | None) -> str:
 
 
 def _parse_rows_slow(lines: Sequence[str], first_line: int, n_ch: int, path: str | None) -> NDArray[np.float64]:
-    rows = []
+    rows: list[list[float]] = []
     for i, line in enumerate(lines):
         toks = line.split()
         if not toks:
@@ -379,6 +379,7 @@ class BVHSource:
         """The source's bytes, or None if its file is gone or changed since it was loaded."""
         if self.data is not None:
             return self.data
+        assert self.path is not None  # a source holds its bytes or its file's path
         try:
             with open(self.path, "rb") as fh:
                 st = os.fstat(fh.fileno())
@@ -514,7 +515,8 @@ class _MotionBuilder:
     def motion(self, frame_time: float, source: BVHSource | None = None) -> Motion:
         euler = None if source is None else _LazyEuler(source)
         return Motion(self.skeleton, self.rotations, self.positions, frame_time,
-                      source_euler=None if euler is None else (_EulerRotations(self.orders, euler), euler),
+                      # the two stand in for the [F, J, 4] and [F, J, 3] arrays Motion takes
+                      source_euler=None if euler is None else (_EulerRotations(self.orders, euler), euler),  # type: ignore[arg-type]
                       source_text=source)
 
 
@@ -716,6 +718,7 @@ def _crlf_header(data: bytes | None, path: str | None) -> bool:
     if data is not None:
         head = data[:4096]
     else:
+        assert path is not None  # called with the bytes or the path
         try:
             with open(path, "rb") as fh:
                 head = fh.read(4096)
@@ -784,12 +787,12 @@ def _channel_data(motion: Motion) -> tuple[NDArray[np.float64], NDArray[np.float
     cols: list[NDArray[np.float64]] = []
     text = _text_source(motion)
     raw = text.read() if text is not None else None
-    old = text.values(raw) if raw is not None else None
+    old = text.values(raw) if raw is not None else None  # type: ignore[union-attr]  # raw is text's bytes
     src = motion.source_euler
     if src is not None and (old is not None or src[0].shape != motion.rotations.shape
                             or isinstance(src[1], _LazyEuler) and src[1]._cache is None):
         src = None  # the text's own values serve (or the text is gone: nothing to read them from)
-    if old is not None and np.array_equal(_qhash(motion.rotations), text.hashes):
+    if old is not None and text is not None and np.array_equal(_qhash(motion.rotations), text.hashes):
         pos_cols = [
             (c, j, POSITION_CHANNELS.index(ch))
             for c, (j, ch) in enumerate((j, ch) for j, chans in enumerate(sk.channels) for ch in chans)
@@ -815,6 +818,7 @@ def _channel_data(motion: Motion) -> tuple[NDArray[np.float64], NDArray[np.float
             hint = None
             exact = None
             if old is not None:
+                assert text is not None  # old holds the text's values
                 hint = old[:, [col + k for k, c in enumerate(chans) if c in ROTATION_CHANNELS]]
                 exact = _qhash(q) == text.hashes[:, j]
             elif src is not None:
@@ -830,7 +834,7 @@ def _channel_data(motion: Motion) -> tuple[NDArray[np.float64], NDArray[np.float
             if c in POSITION_CHANNELS:
                 cols.append(motion.positions[:, j, POSITION_CHANNELS.index(c)])
             else:
-                cols.append(rot[:, k])
+                cols.append(rot[:, k])  # type: ignore[index]  # set where chans has rotations
                 k += 1
         col += len(chans)
     return (np.stack(cols, axis=-1) if cols else np.zeros((F, 0))), old, raw
@@ -928,7 +932,7 @@ def _write(fh: IO[bytes], motion: Motion, data: NDArray[np.float64] | None = Non
     src = _text_source(motion)
     if old is None:
         raw = None
-    src_rows = src.rows if raw is not None else None
+    src_rows = src.rows if raw is not None else None  # type: ignore[union-attr]  # raw is src's bytes
     eol = src.eol if src is not None else b"\n"
     decimals = src.decimals if src is not None else 0
     fh.write(_header(motion, src, raw))
@@ -937,7 +941,8 @@ def _write(fh: IO[bytes], motion: Motion, data: NDArray[np.float64] | None = Non
         block = data[a:a + _ROWS_PER_WRITE]
         text = None
         if src_rows is not None and block.shape[1]:
-            text = _merge_rows(block, old[a:a + _ROWS_PER_WRITE], src_rows[a:a + _ROWS_PER_WRITE], raw, decimals, eol)
+            text = _merge_rows(block, old[a:a + _ROWS_PER_WRITE], src_rows[a:a + _ROWS_PER_WRITE], raw,  # type: ignore[index, arg-type]
+                               decimals, eol)
         if text is None:
             text = _format_rows(block, decimals, eol)
         if a + _ROWS_PER_WRITE < F and text and not text.endswith(b"\n"):

@@ -55,7 +55,7 @@ def _swapped(name: str) -> list[str]:
     out = []
     for pat, rep in _SIDE_RULES:
         if pat.search(name):
-            out.append(pat.sub(lambda m, rep=rep: rep[m.group(0)], name))
+            out.append(pat.sub(lambda m: rep[m.group(0)], name))  # noqa: B023 - called here, in this iteration
     return out
 
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
+from typing import cast
 
 import numpy as np
 from numpy.typing import NDArray
@@ -352,7 +353,7 @@ def over_rotate(motion: Motion, factor: float, seed: int = 0, noise: float = 0.1
     rel = quat.unroll(quat.inv_mul(mean[None], q), axis=0)
     v = quat.to_scaled_angle_axis(rel)
     rng = np.random.default_rng(seed)
-    t = np.arange(F) * motion.frame_time
+    t = cast(NDArray[np.float64], np.arange(F) * motion.frame_time)
     wobble = _smooth_unit(rng, t, (J, 3), 0.1, 0.5) * 2.0 - 1.0 if F > 1 else np.zeros((F, J, 3))
     v2 = v * (1.0 + factor) + wobble * (noise * factor)
     out = quat.mul(mean[None], quat.from_scaled_angle_axis(v2))

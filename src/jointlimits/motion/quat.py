@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Sequence
+from typing import Any, cast
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -22,7 +23,9 @@ __all__ = [
     "swing_twist", "slerp", "average", "EULER_ORDERS",
 ]
 
-Array = NDArray[np.floating]
+# A float array of the input's precision (float64 from anything not floating). NumPy's types cannot
+# tie the result's dtype to an ArrayLike argument's, so it is left open: callers holding float64 keep it.
+Array = NDArray[Any]
 EULER_ORDERS = ("xyz", "xzy", "yxz", "yzx", "zxy", "zyx")
 _AXIS_INDEX = {"x": 0, "y": 1, "z": 2}
 
@@ -273,7 +276,7 @@ def from_euler_axes(angles: ArrayLike, axes: str, degrees: bool = False) -> Arra
         qn[..., 0] = c[..., n]
         qn[..., 1 + _AXIS_INDEX[ch]] = s[..., n]
         out = qn if out is None else mul(out, qn)
-    return out
+    return cast(Array, out)
 
 
 def _where(i: int, q: Array) -> str:
