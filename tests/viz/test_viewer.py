@@ -488,15 +488,21 @@ class _QuietHandler(http.server.SimpleHTTPRequestHandler):
         pass
 
 
-_READY = """() => { const gd = document.getElementById('%s');
+_READY = (
+    """() => { const gd = document.getElementById('%s');
   return !!(gd && gd._fullLayout && gd._fullLayout.scene && gd._fullLayout.scene._scene
-            && gd.querySelector('.gl-container canvas')); }""" % DIV_ID  # noqa: UP031 - JavaScript: % keeps its braces as they are
-_STATE = """() => { const gd = document.getElementById('%s');
+            && gd.querySelector('.gl-container canvas')); }"""  # noqa: UP031 - JavaScript: % keeps its braces
+    % DIV_ID
+)
+_STATE = (
+    """() => { const gd = document.getElementById('%s');
   return {title: gd.layout.title.text,
           visible: [...new Set(gd.data.filter(t => t.visible !== false).map(t => t.meta.joint))],
           range: gd.layout.scene.xaxis.range,
           points: gd._fullData.filter(t => t.visible === true && t.customdata)
-                              .map(t => [t.customdata.length, t.x.length, Array.from(t.customdata[0])])}; }""" % DIV_ID  # noqa: UP031
+                              .map(t => [t.customdata.length, t.x.length, Array.from(t.customdata[0])])}; }"""  # noqa: UP031
+    % DIV_ID
+)
 
 
 def _red_pixels(png: bytes) -> tuple[float, int, tuple[int, int]]:
