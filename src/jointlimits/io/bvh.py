@@ -941,8 +941,8 @@ def _write(fh: IO[bytes], motion: Motion, data: NDArray[np.float64] | None = Non
         block = data[a:a + _ROWS_PER_WRITE]
         text = None
         if src_rows is not None and block.shape[1]:
-            text = _merge_rows(block, old[a:a + _ROWS_PER_WRITE], src_rows[a:a + _ROWS_PER_WRITE], raw,  # type: ignore[index, arg-type]
-                               decimals, eol)
+            assert old is not None and raw is not None  # src_rows is set only with raw, raw only with old
+            text = _merge_rows(block, old[a:a + _ROWS_PER_WRITE], src_rows[a:a + _ROWS_PER_WRITE], raw, decimals, eol)
         if text is None:
             text = _format_rows(block, decimals, eol)
         if a + _ROWS_PER_WRITE < F and text and not text.endswith(b"\n"):
