@@ -16,9 +16,10 @@ import os
 import secrets
 import signal
 import threading
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import IO, Iterator
+from typing import IO, Any, cast
 
 __all__ = ["atomic_write", "check_writable", "current_umask"]
 
@@ -85,7 +86,7 @@ def _install_handlers() -> None:
 
 def _os_error(e: OSError, target: Path) -> OSError:
     """The same error, naming the target instead of the temporary file."""
-    return type(e)(e.errno, e.strerror or os.strerror(e.errno), str(target))
+    return type(e)(e.errno, e.strerror or os.strerror(cast(int, e.errno)), str(target))
 
 
 def check_writable(path: str | os.PathLike) -> None:
@@ -157,7 +158,8 @@ def atomic_write(path: str | os.PathLike, binary: bool = False) -> Iterator[IO]:
                     tmp = None
             else:  # pragma: no cover
                 raise FileExistsError(errno.EEXIST, "no free temporary name", str(p))
-        with os.fdopen(fd, "wb" if binary else "w", **({} if binary else {"newline": "\n", "encoding": "utf-8"})) as fh:
+        text: dict[str, Any] = {} if binary else {"newline": "\n", "encoding": "utf-8"}
+        with os.fdopen(fd, "wb" if binary else "w", **text) as fh:
             yield fh
             fh.flush()
             if mode is not None and hasattr(os, "fchmod"):

@@ -8,11 +8,20 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from jointlimits.cleanup.footlock import (
+    contact_segments,
+    detect_contacts,
+    find_feet,
+    find_toes,
+    foot_skating,
+    footlock,
+    measure_skating,
+)
+from jointlimits.errors import IKError
 from jointlimits.io import bvh
 from jointlimits.motion import quat
-from jointlimits.cleanup.footlock import contact_segments, detect_contacts, find_feet, find_toes, foot_skating, footlock, measure_skating
-from jointlimits.errors import IKError
 from jointlimits.motion.skeleton import forward_kinematics
+
 from conftest import SHARED_MISSING
 
 SHARED = Path(__file__).resolve().parents[2].parent / "shared"
@@ -327,7 +336,9 @@ def test_feet_that_do_not_skate_are_left_alone(data):
     t = np.arange(F) * walk.frame_time
     for k, name in enumerate(("Spine", "Spine1", "LeftArm", "RightArm", "LeftForeArm", "Neck")):
         j = sk.index(name)
-        rot[:, j] = quat.mul(quat.from_scaled_angle_axis(np.outer(0.4 * np.sin(1.3 * t + k), [0.3, 0.8, 0.5])), rot[:, j])
+        rot[:, j] = quat.mul(
+            quat.from_scaled_angle_axis(np.outer(0.4 * np.sin(1.3 * t + k), [0.3, 0.8, 0.5])), rot[:, j]
+        )
     clean = walk.with_rotations(rot, pos)[0:F]
     out, rep = footlock(clean)
     assert rep.independent_before["total_cm"] == 0.0

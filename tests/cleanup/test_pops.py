@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from jointlimits.motion import quat
 from jointlimits.cleanup import tracking as TR
 from jointlimits.cleanup.pops import detect_pops, one_frame_outliers, pop_scores
+from jointlimits.motion import quat
 from jointlimits.motion.skeleton import Motion, Skeleton
 
 from conftest import MOCAP, needs_shared
@@ -135,7 +135,7 @@ def test_injected_pops_found_in_real_clips(real, name) -> None:
     F = m.num_frames
     found = 0
     trials = 12
-    for i in range(trials):
+    for _ in range(trials):
         s = int(rng.integers(20, F - 20))
         k = int(rng.integers(1, 11))
         j = int(rng.integers(0, m.num_joints))
@@ -147,8 +147,8 @@ def test_injected_pops_found_in_real_clips(real, name) -> None:
 
 @needs_shared
 def test_filter_detect_on_a_clean_clip_changes_nothing(tmp_path) -> None:
-    from jointlimits.io import bvh
     from jointlimits.cli.filters import filter_command
+    from jointlimits.io import bvh
 
     src = MOCAP / CLEAN[0]
     out = tmp_path / "f.bvh"
@@ -161,8 +161,8 @@ def test_filter_detect_on_a_clean_clip_changes_nothing(tmp_path) -> None:
 
 
 def test_filter_without_cuts_or_detect_is_an_error(tmp_path) -> None:
-    from jointlimits.io import bvh
     from jointlimits.cli.filters import filter_command
+    from jointlimits.io import bvh
 
     clip = tmp_path / "a.bvh"
     bvh.save(clip, _smooth(T=60))

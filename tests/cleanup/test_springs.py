@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 
 from jointlimits.cleanup import springs as S
 from jointlimits.errors import JointLimitsError
+
 from conftest import SHARED_MISSING
 
 SHARED = Path(__file__).resolve().parents[2].parent / "shared"
@@ -269,7 +270,9 @@ def _exact_track(dt: np.ndarray, params: dict, analytic: bool = True) -> tuple[n
     return t, x
 
 
-@pytest.mark.parametrize("params", [dict(x_gain=0.01, v_gain=0.2, a_gain=1.0), dict(x_gain=0.1, v_gain=0.2, a_gain=0.5)])
+@pytest.mark.parametrize(
+    "params", [dict(x_gain=0.01, v_gain=0.2, a_gain=1.0), dict(x_gain=0.1, v_gain=0.2, a_gain=0.5)]
+)
 def test_exact_tracking_spring_dt_invariance(params: dict) -> None:
     """The same smooth trajectory sampled at 1/60, 1/30 and a variable dt (1/120..1/30): the exact spring
     agrees within 2% of the signal amplitude at common times (bound from the piecewise-constant-target

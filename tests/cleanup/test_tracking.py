@@ -8,10 +8,11 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from jointlimits.motion import quat
 from jointlimits.cleanup import tracking as TR
 from jointlimits.errors import JointLimitsError
+from jointlimits.motion import quat
 from jointlimits.motion.skeleton import Motion, Skeleton
+
 from conftest import SHARED_MISSING
 
 SHARED = Path(__file__).resolve().parents[2].parent / "shared"
@@ -200,8 +201,8 @@ def bvh_files(tmp_path: Path) -> tuple[Path, Path]:
 
 
 def test_cli_splice_and_filter(bvh_files, tmp_path: Path) -> None:
-    from jointlimits.io import bvh
     from jointlimits.cli.filters import filter_command, splice_command
+    from jointlimits.io import bvh
 
     a, b = bvh_files
     runner = CliRunner()

@@ -10,15 +10,16 @@ import pytest
 from click.testing import CliRunner
 
 from jointlimits import JointLimits
-from jointlimits.io import bvh
 from jointlimits.cli import main
+from jointlimits.io import bvh
+
 from conftest import MOCAP, needs_shared
 
 WALK = MOCAP / "lafan1" / "walk4_subject1.bvh"
 PUSH = MOCAP / "lafan1" / "push1_subject2.bvh"
 
 
-def run(*args: str) -> "click.testing.Result":  # noqa: F821
+def run(*args: str) -> click.testing.Result:  # noqa: F821
     return CliRunner().invoke(main, [str(a) for a in args], catch_exceptions=False)
 
 

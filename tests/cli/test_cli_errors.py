@@ -26,8 +26,8 @@ LONG = "a" * 300
 @pytest.fixture(scope="module")
 def work(tmp_path_factory):
     """A clip, a limits file, and mounts for a read-only and a full file system."""
-    from jointlimits.motion import procedural
     from jointlimits.limits.model import JointLimits
+    from jointlimits.motion import procedural
 
     d = tmp_path_factory.mktemp("misuse")
     m = procedural.range_of_motion(seconds=2.0, fps=30)
@@ -194,13 +194,30 @@ def test_bare_usage_errors_are_one_line():
 def test_plot_of_filter_is_checked_before_anything_is_written(work, tmp_path):
     out = tmp_path / "f.bvh"
     for plot, msg in ((tmp_path / "p.bvh", "PNG"), (work["clip"], "PNG"), (out, "two different outputs")):
-        r = CliRunner().invoke(main, ["filter", str(work["clip"]), "--detect", "-o", str(out), "--plot", str(plot), "-q"])
+        r = CliRunner().invoke(
+            main, ["filter", str(work["clip"]), "--detect", "-o", str(out), "--plot", str(plot), "-q"]
+        )
         assert r.exit_code == 2 and msg in r.stderr, r.stderr
-    r = CliRunner().invoke(main, ["filter", str(work["clip"]), "--detect", "-o", str(out), "--plot", str(tmp_path / "p.png"),
-                                  "--joint", "NoSuchJoint", "-q"])
+    r = CliRunner().invoke(
+        main,
+        [
+            "filter",
+            str(work["clip"]),
+            "--detect",
+            "-o",
+            str(out),
+            "--plot",
+            str(tmp_path / "p.png"),
+            "--joint",
+            "NoSuchJoint",
+            "-q",
+        ],
+    )
     assert r.exit_code == 2 and "NoSuchJoint" in r.stderr
     assert list(tmp_path.iterdir()) == []
-    r = CliRunner().invoke(main, ["filter", str(work["clip"]), "--detect", "-o", str(out), "--plot", str(tmp_path / "p.png"), "-q"])
+    r = CliRunner().invoke(
+        main, ["filter", str(work["clip"]), "--detect", "-o", str(out), "--plot", str(tmp_path / "p.png"), "-q"]
+    )
     assert r.exit_code == 0, r.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == ["f.bvh", "p.png"]
 
@@ -209,9 +226,12 @@ def test_zero_frame_clips_are_one_line_errors_or_work(work, tmp_path):
     m = bvh.load(work["clip"])
     z = tmp_path / "zero.bvh"
     bvh.save(z, m[:0])
-    for argv in (["apply", str(work["limits"]), str(z), "-o", str(tmp_path / "o.bvh")],
-                 ["plot", str(work["limits"]), str(z), "--joint", work["joint"], "-o", str(tmp_path / "o.png")],
-                 ["filter", str(z), "--detect", "-o", str(tmp_path / "o.bvh")], ["fit", str(z), "-o", str(tmp_path / "o.json")]):
+    for argv in (
+        ["apply", str(work["limits"]), str(z), "-o", str(tmp_path / "o.bvh")],
+        ["plot", str(work["limits"]), str(z), "--joint", work["joint"], "-o", str(tmp_path / "o.png")],
+        ["filter", str(z), "--detect", "-o", str(tmp_path / "o.bvh")],
+        ["fit", str(z), "-o", str(tmp_path / "o.json")],
+    ):
         r = CliRunner().invoke(main, argv)
         assert r.exit_code == 2 and len(r.stderr.splitlines()) == 1 and "frames" in r.stderr, (argv, r.stderr)
     for argv in (["info", str(z)], ["report", str(work["limits"]), str(z)],

@@ -12,13 +12,13 @@ import pytest
 from click.testing import CliRunner
 
 from jointlimits import io
-from jointlimits.motion import procedural
 from jointlimits.cli import main
+from jointlimits.motion import procedural
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 
 
-def run(*args) -> "click.testing.Result":  # noqa: F821
+def run(*args) -> click.testing.Result:
     return CliRunner().invoke(main, [str(a) for a in args], catch_exceptions=False)
 
 
@@ -80,7 +80,18 @@ def _commands(f: dict[str, Path], out: Path) -> dict[str, list]:
         "footlock": ["footlock", c, "-o", out],
         "resample": ["resample", c, "--fps", "15", "-o", out],
         "rename": ["rename", c, "--to", "lafan1", "-o", out],
-        "export": ["export", lim, "--to", "godot", "-o", out.with_suffix(".json"), "--random", "1000", "--samples", "100"],
+        "export": [
+            "export",
+            lim,
+            "--to",
+            "godot",
+            "-o",
+            out.with_suffix(".json"),
+            "--random",
+            "1000",
+            "--samples",
+            "100",
+        ],
         "recover": ["recover", c, "--skeleton", c, "-o", out],
     }
 
@@ -127,9 +138,9 @@ def test_info_and_report_json(files):
 def test_plot_marks_frames_outside(monkeypatch, tmp_path, swing_twist):
     import numpy as np
 
-    from jointlimits.viz import plots
-    from jointlimits.motion import quat
     from jointlimits.limits.model import JointLimits
+    from jointlimits.motion import quat
+    from jointlimits.viz import plots
 
     m = procedural.range_of_motion().frames(0, 120)
     lim = JointLimits.fit(m.frames(0, 60), swing_twist=swing_twist)

@@ -12,11 +12,19 @@ import pytest
 from click.testing import CliRunner
 
 from jointlimits import JointLimits, Motion, Skeleton
-from jointlimits.motion import quat
 from jointlimits.cli import main
 from jointlimits.export import ENGINES, ExportError, export_limits, get_engine
-from jointlimits.export.swingtwist import (SwingTwistLimit, covering_ellipse, fit_frame, haar, haar_ball, sample_inside,
-                                           split)
+from jointlimits.export.swingtwist import (
+    SwingTwistLimit,
+    covering_ellipse,
+    fit_frame,
+    haar,
+    haar_ball,
+    sample_inside,
+    split,
+)
+from jointlimits.motion import quat
+
 from conftest import MOCAP, needs_shared
 
 X = np.array([1.0, 0.0, 0.0])
@@ -197,7 +205,6 @@ def test_covering_ellipse_recovers_an_ellipse():
 def test_fit_frame_centres_the_range():
     rng = np.random.default_rng(5)
     centre = quat.normalize(np.array([0.8, -0.1, 0.5, 0.3]))
-    basis = quat.from_angle_axis(0.0, X)
     sw = rng.uniform(-1, 1, size=(4000, 2)) * [0.9, 0.3]
     tw = rng.uniform(-0.5, 0.5, 4000)
     r = quat.mul(quat.from_scaled_angle_axis(np.column_stack([np.zeros(4000), sw])), quat.from_angle_axis(tw, X))
@@ -364,7 +371,9 @@ def test_mujoco_ball_export_matches_mujocos_own_limit_check(humanoid_export):
         m = mujoco.MjModel.from_xml_string(ex.mjcf(v))
         d = mujoco.MjData(m)
         qp = ex.qpos(m, clip.rotations, clip.positions[:, 0])
-        ids = {je.info.name: mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_JOINT, f"{je.info.name}_ball") for je in ex.joints}
+        ids = {
+            je.info.name: mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_JOINT, f"{je.info.name}_ball") for je in ex.joints
+        }
         assert min(ids.values()) >= 0
         frames = range(0, clip.num_frames, 7)
         out = {n: 0 for n in ids}

@@ -7,12 +7,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from jointlimits.motion import quat
 from jointlimits.errors import IKError
 from jointlimits.ik import CCDSolver, ccd, precompute_start_poses, solve_ccd
 from jointlimits.ik.ccd import _chain_fk
 from jointlimits.limits.reach import ReachWindow, ReachWindowLimit
+from jointlimits.motion import quat
 from jointlimits.motion.skeleton import Motion, Skeleton, forward_kinematics
+
 from conftest import SHARED_MISSING
 
 SHARED = Path(__file__).resolve().parents[2].parent / "shared"
@@ -255,9 +256,11 @@ def test_ccd_with_fitted_limits_runs_compiled_and_respects_them():
     rng = np.random.default_rng(5)
     sk = _arm()
     lims = []
-    for k in range(3):
+    for _ in range(3):
         pts = rng.normal(size=(300, 3)) * 0.5
-        lims.append(FittedLimit(quat.identity(()), np.array([1.0, 0, 0]), shape=fit_shape(pts, "ellipsoid", 0.05, None)))
+        lims.append(
+            FittedLimit(quat.identity(()), np.array([1.0, 0, 0]), shape=fit_shape(pts, "ellipsoid", 0.05, None))
+        )
     solver = CCDSolver(sk, [1, 2, 3], None, lims, None, tolerance=0.05, max_iterations=200)
     # targets made by a pose inside the limits
     q = np.stack([lims[k].project(quat.from_scaled_angle_axis(rng.normal(size=(200, 3)) * 0.4)) for k in range(3)], 1)

@@ -8,11 +8,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from jointlimits.motion import quat
 from jointlimits.errors import IKError
 from jointlimits.ik import ik_look_at, look_at_chain
 from jointlimits.limits.reach import ReachWindow, ReachWindowLimit
+from jointlimits.motion import quat
 from jointlimits.motion.skeleton import Motion, Skeleton, forward_kinematics
+
 from conftest import SHARED_MISSING
 
 SHARED = Path(__file__).resolve().parents[2].parent / "shared"

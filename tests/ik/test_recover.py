@@ -8,13 +8,13 @@ import pytest
 from click.testing import CliRunner
 
 from jointlimits import JointLimits
-from jointlimits.io import bvh
-from jointlimits.motion import quat
 from jointlimits.cli import main
 from jointlimits.errors import IKError
-from jointlimits.io.positions import JointPositions, PositionsError, load_positions, save_positions
-from jointlimits.motion.procedural import humanoid_skeleton, over_rotate, range_of_motion
 from jointlimits.ik.recover import recover, smooth_positions
+from jointlimits.io import bvh
+from jointlimits.io.positions import JointPositions, PositionsError, load_positions, save_positions
+from jointlimits.motion import quat
+from jointlimits.motion.procedural import humanoid_skeleton, over_rotate, range_of_motion
 from jointlimits.motion.skeleton import forward_kinematics
 
 from conftest import MOCAP, needs_shared

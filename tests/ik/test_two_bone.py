@@ -8,10 +8,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from jointlimits.motion import quat
 from jointlimits.errors import IKError
 from jointlimits.ik import REACHABLE, TOO_CLOSE, TOO_FAR, ik_two_bone, solve_two_bone, two_bone, two_bone_positions
+from jointlimits.motion import quat
 from jointlimits.motion.skeleton import Motion, Skeleton, forward_kinematics
+
 from conftest import SHARED_MISSING
 
 SHARED = Path(__file__).resolve().parents[2].parent / "shared"
@@ -78,7 +79,9 @@ def test_knee_on_circle_of_two_spheres_and_moves_least():
     e1 /= np.linalg.norm(e1, axis=-1, keepdims=True)
     e2 = np.cross(d, e1)
     th = np.linspace(0, 2 * np.pi, 720, endpoint=False)
-    circle = m[:, None] + rad[:, None, None] * (np.cos(th)[None, :, None] * e1[:, None] + np.sin(th)[None, :, None] * e2[:, None])
+    circle = m[:, None] + rad[:, None, None] * (
+        np.cos(th)[None, :, None] * e1[:, None] + np.sin(th)[None, :, None] * e2[:, None]
+    )
     best = np.min(np.linalg.norm(circle - b[:, None], axis=-1), axis=1)
     chosen = np.linalg.norm(pos.mid - b, axis=-1)
     assert np.all(chosen <= best + 1e-9)
@@ -116,7 +119,11 @@ def test_too_close_folds_the_chain():
     rng = np.random.default_rng(4)
     N = 300
     a, P, Lk, Lj, o1, o2 = _chain(rng, N)
-    o2 = o2 / np.linalg.norm(o2, axis=-1, keepdims=True) * (np.linalg.norm(o1, axis=-1) * rng.choice([0.4, 1.8], N))[:, None]
+    o2 = (
+        o2
+        / np.linalg.norm(o2, axis=-1, keepdims=True)
+        * (np.linalg.norm(o1, axis=-1) * rng.choice([0.4, 1.8], N))[:, None]
+    )
     b, c = _fk(a, P, Lk, Lj, o1, o2)
     lab, lbc = np.linalg.norm(o1, axis=-1), np.linalg.norm(o2, axis=-1)
     d = rng.normal(size=(N, 3))

@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 
 from jointlimits import JointLimits
-from jointlimits.motion import quat
+from jointlimits._core import dls_normal_step as _dls_normal_step
 from jointlimits.errors import IKError, JointLimitsError
 from jointlimits.ik import WholeBodyIK, whole_body_ik
-from jointlimits._core import dls_normal_step as _dls_normal_step
+from jointlimits.motion import quat
 from jointlimits.motion.procedural import over_rotate, range_of_motion
 from jointlimits.motion.skeleton import Motion, forward_kinematics
 

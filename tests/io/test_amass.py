@@ -10,11 +10,11 @@ from click.testing import CliRunner
 from scipy.spatial.transform import Rotation
 
 from jointlimits import JointLimits, forward_kinematics
-from jointlimits.motion import quat
 from jointlimits import io as motion_io
 from jointlimits.cli import main
 from jointlimits.errors import FormatError
 from jointlimits.io import amass, bvh
+from jointlimits.motion import quat
 
 F = 150
 

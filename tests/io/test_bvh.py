@@ -11,10 +11,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from scipy.spatial.transform import Rotation
 
+from jointlimits.errors import BVHError, JointLimitsError
 from jointlimits.io import bvh
 from jointlimits.motion import quat
-from jointlimits.errors import BVHError
 from jointlimits.motion.skeleton import forward_kinematics
+
 from conftest import MOCAP, mocap_files, needs_shared
 
 CLIPS = mocap_files()
@@ -241,22 +242,31 @@ def _line_of(text: str, needle: str) -> int:
     return text[: text.index(needle)].count("\n") + 1
 
 
-@pytest.mark.parametrize("mutate,msg,line_of", [
-    (lambda t: t[: t.index("MOTION")], "missing MOTION", None),
-    (lambda t: t.replace("Frames: 2\nFrame Time: 0.0333333\n\n10 20 30 1 2 3 7 8 9 45 30 -60\n-1.5e1 0 0 0 0 0 0 10 0 0 0 0\n", ""),
-     "truncated after MOTION", None),
-    (lambda t: t.replace("45 30 -60\n", "45 30\n"), "expected 12 channel values", "10 20 30"),
-    (lambda t: t.replace("45 30 -60", "45 abc -60"), "non-numeric", "10 20 30"),
-    (lambda t: t.replace("CHANNELS 1 Xrotation", "CHANNELS 1 Wrotation"), "unknown channel name", "Wrotation"),
-    (lambda t: t.replace("Frames: 2", "Frames: 3"), "Frames: 3", None),
-    (lambda t: t.replace("-1.5e1 0 0 0", "nan 0 0 0"), "not finite", "nan 0 0"),
-    (lambda t: t.replace("-1.5e1 0 0 0", "inf 0 0 0"), "not finite", "inf 0 0"),
-    (lambda t: t.replace("\t\t\t}\n\t\t}\n\t\tJOINT Arm", "\t\t\t}\n\t\tJOINT Arm", 1), "unbalanced", None),
-    (lambda t: t.replace("}\nMOTION", "}\n}\nMOTION"), "unbalanced", None),
-    (lambda t: t.replace("OFFSET 0 10 0", "OFFSET 0 ten 0"), "expected a number", "OFFSET 0 ten"),
-    (lambda t: t.replace("Frame Time: 0.0333333", "Frame Time: -1"), "Frame Time must be positive", "Frame Time"),
-    (lambda t: "", "empty file", None),
-])
+@pytest.mark.parametrize(
+    "mutate,msg,line_of",
+    [
+        (lambda t: t[: t.index("MOTION")], "missing MOTION", None),
+        (
+            lambda t: t.replace(
+                "Frames: 2\nFrame Time: 0.0333333\n\n10 20 30 1 2 3 7 8 9 45 30 -60\n-1.5e1 0 0 0 0 0 0 10 0 0 0 0\n",
+                "",
+            ),
+            "truncated after MOTION",
+            None,
+        ),
+        (lambda t: t.replace("45 30 -60\n", "45 30\n"), "expected 12 channel values", "10 20 30"),
+        (lambda t: t.replace("45 30 -60", "45 abc -60"), "non-numeric", "10 20 30"),
+        (lambda t: t.replace("CHANNELS 1 Xrotation", "CHANNELS 1 Wrotation"), "unknown channel name", "Wrotation"),
+        (lambda t: t.replace("Frames: 2", "Frames: 3"), "Frames: 3", None),
+        (lambda t: t.replace("-1.5e1 0 0 0", "nan 0 0 0"), "not finite", "nan 0 0"),
+        (lambda t: t.replace("-1.5e1 0 0 0", "inf 0 0 0"), "not finite", "inf 0 0"),
+        (lambda t: t.replace("\t\t\t}\n\t\t}\n\t\tJOINT Arm", "\t\t\t}\n\t\tJOINT Arm", 1), "unbalanced", None),
+        (lambda t: t.replace("}\nMOTION", "}\n}\nMOTION"), "unbalanced", None),
+        (lambda t: t.replace("OFFSET 0 10 0", "OFFSET 0 ten 0"), "expected a number", "OFFSET 0 ten"),
+        (lambda t: t.replace("Frame Time: 0.0333333", "Frame Time: -1"), "Frame Time must be positive", "Frame Time"),
+        (lambda t: "", "empty file", None),
+    ],
+)
 def test_malformed_input_names_the_line(mutate, msg, line_of):
     bad = mutate(LAYOUT)
     with pytest.raises(BVHError) as ei:
@@ -288,7 +298,7 @@ def test_save_is_atomic_and_never_clobbers(tmp_path: Path):
     assert out.read_text() == "precious"
     broken = m.copy()
     broken.rotations[1, 2] = np.nan
-    with pytest.raises(Exception):
+    with pytest.raises(JointLimitsError):
         bvh.save(out, broken)
     assert out.read_text() == "precious"
     assert [p.name for p in tmp_path.iterdir()] == ["a.bvh"]  # no temp file left behind

@@ -10,9 +10,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from jointlimits.cleanup.tracking import splice
 from jointlimits.errors import BVHError
 from jointlimits.io import bvh
-from jointlimits.cleanup.tracking import splice
 
 from conftest import MOCAP, needs_shared
 

@@ -11,10 +11,11 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from conftest import MOCAP, needs_shared
-from jointlimits.motion import quat
 from jointlimits.cli import main
 from jointlimits.io import bvh
+from jointlimits.motion import quat
+
+from conftest import MOCAP, needs_shared
 
 #: one clip per skeleton convention of ../shared (the smaller ones)
 ONE_PER_CONVENTION = ["adelaide/louise.bvh", "bandai_namco/dataset-1_bow_normal_001.bvh", "cmu_cgspeed_max/131_02.bvh",
@@ -126,8 +127,8 @@ def test_a_source_changed_on_disk_is_not_used(tmp_path: Path):
 
 
 def test_splice_and_resample_of_a_clip_whose_file_changed(tmp_path: Path):
-    from jointlimits.motion.resample import resample
     from jointlimits.cleanup.tracking import splice
+    from jointlimits.motion.resample import resample
 
     p = tmp_path / "a.bvh"
     p.write_bytes(TEXT.encode())

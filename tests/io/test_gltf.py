@@ -17,12 +17,13 @@ import pygltflib
 import pytest
 from click.testing import CliRunner
 
-from conftest import MOCAP, ROOT, needs_shared
 from jointlimits import io as motion_io
-from jointlimits.motion import quat
 from jointlimits.cli import main
 from jointlimits.errors import FormatError, JointLimitsError
 from jointlimits.io import bvh, gltf
+from jointlimits.motion import quat
+
+from conftest import MOCAP, ROOT, needs_shared
 
 JS = ROOT / "tests" / "js"
 NODE_MODULES = JS / "node_modules"
@@ -121,8 +122,10 @@ def _foreign(tmp_path: Path, interp: str, keys: np.ndarray, rot_values: np.ndarr
     a = pygltflib.Animation(samplers=[
         pygltflib.AnimationSampler(input=t, output=acc(rot_values, "VEC4"), interpolation=interp),
         pygltflib.AnimationSampler(input=t, output=acc(trans_values, "VEC3"), interpolation=interp)])
-    a.channels = [pygltflib.AnimationChannel(sampler=0, target=pygltflib.AnimationChannelTarget(node=2, path="rotation")),
-                  pygltflib.AnimationChannel(sampler=1, target=pygltflib.AnimationChannelTarget(node=1, path="translation"))]
+    a.channels = [
+        pygltflib.AnimationChannel(sampler=0, target=pygltflib.AnimationChannelTarget(node=2, path="rotation")),
+        pygltflib.AnimationChannel(sampler=1, target=pygltflib.AnimationChannelTarget(node=1, path="translation")),
+    ]
     g.animations = [a]
     g.scenes = [pygltflib.Scene(nodes=[0])]
     g.buffers = [pygltflib.Buffer(byteLength=len(blob),
@@ -133,7 +136,9 @@ def _foreign(tmp_path: Path, interp: str, keys: np.ndarray, rot_values: np.ndarr
 
 
 KEYS = np.array([0.0, 0.5, 0.7, 1.5])
-AXES = np.array([[0, 0, 1], [1, 0, 0], [0, 1, 0], [1, 1, 0]]) / np.linalg.norm([[0, 0, 1], [1, 0, 0], [0, 1, 0], [1, 1, 0]], axis=1, keepdims=True)
+AXES = np.array([[0, 0, 1], [1, 0, 0], [0, 1, 0], [1, 1, 0]]) / np.linalg.norm(
+    [[0, 0, 1], [1, 0, 0], [0, 1, 0], [1, 1, 0]], axis=1, keepdims=True
+)
 ROTS = quat.from_angle_axis(np.array([0.1, 0.9, 1.4, 0.3]), AXES)  # w, x, y, z
 TRANS = np.array([[0, 1, 0], [0.2, 1, 0], [0.2, 0.9, 0.4], [1, 1, 1]], float)
 
@@ -366,7 +371,9 @@ def test_three_gltfloader_in_headless_chromium(tmp_path, clip):
     motion_io.save(tmp_path / "clip.glb", clip)
     (tmp_path / "three").symlink_to(NODE_MODULES / "three")
     (tmp_path / "index.html").write_text(_PAGE % "clip.glb")
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_QuietHandler, directory=str(tmp_path)))
+    server = http.server.ThreadingHTTPServer(
+        ("127.0.0.1", 0), functools.partial(_QuietHandler, directory=str(tmp_path))
+    )
     threading.Thread(target=server.serve_forever, daemon=True).start()
     errors: list[str] = []
     try:

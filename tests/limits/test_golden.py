@@ -10,13 +10,14 @@ ellipsoid projection (atol 1e-4) and the power-iteration frame (compared geometr
 from __future__ import annotations
 
 import json
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from jointlimits import limits as L
+
 from conftest import SHARED_MISSING
 
 SHARED = Path(__file__).resolve().parents[2].parent / "shared"
@@ -28,13 +29,13 @@ pytestmark = pytest.mark.skipif(
 )
 
 
-@lru_cache(maxsize=None)
+@cache
 def load(name: str) -> dict:
     with open(GOLDEN / name) as fh:
         return json.load(fh)
 
 
-@lru_cache(maxsize=None)
+@cache
 def tolerances(name: str) -> dict:
     return {o["path"]: o["tolerance"] for o in load("manifest.json")["files"][name]["outputs"]}
 
@@ -205,7 +206,7 @@ def test_fit_box(i, name):
 def test_fit_box_fixes_flt_min_bug():
     """Where the reference's FLT_MIN start bites (all-negative axis), we differ from it."""
     hits = 0
-    for i, name in _fit_cases("fit_rectangular_limits_basic"):
+    for i, _name in _fit_cases("fit_rectangular_limits_basic"):
         case = load(FIT)["cases"][i]
         ref_max = f32(case["outputs"]["limit_max"]).astype(np.float64)
         fixed = f32(case["outputs"]["nonref_limit_max_if_initialised_with_neg_flt_max"]).astype(np.float64)

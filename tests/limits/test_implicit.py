@@ -9,11 +9,11 @@ import numpy as np
 import pytest
 
 from jointlimits import JointLimits
-from jointlimits.motion import quat
 from jointlimits.errors import LimitsError
 from jointlimits.limits import Shape
 from jointlimits.limits.implicit import THRESHOLD, Implicit, fit_field
 from jointlimits.limits.joint import FittedLimit
+from jointlimits.motion import quat
 from jointlimits.motion.skeleton import Motion, Skeleton
 
 RNG = np.random.default_rng(7)
@@ -209,8 +209,8 @@ def test_coupled_needs_implicit_and_real_pairs():
 def test_cli_fit_coupled_report_plot(tmp_path, clips):
     from click.testing import CliRunner
 
-    from jointlimits.io import bvh
     from jointlimits.cli import main
+    from jointlimits.io import bvh
     from jointlimits.limits.coupled import CoupledLimit
 
     clip, _ = clips

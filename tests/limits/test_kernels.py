@@ -9,10 +9,10 @@ import pickle
 import numpy as np
 import pytest
 
-from jointlimits.motion import quat
 from jointlimits.limits._kernels.fused import project_fitted
 from jointlimits.limits.joint import _project_batched
 from jointlimits.limits.model import FittedLimit, fit_shape
+from jointlimits.motion import quat
 
 REF = quat.normalize(np.array([0.9, 0.1, 0.2, 0.1]))
 AXIS = np.array([0.0, 0.6, 0.8])

@@ -9,13 +9,14 @@ import numpy as np
 import pytest
 
 from jointlimits import JointLimits
-from jointlimits.io import bvh
-from jointlimits.motion import quat
 from jointlimits import limits as L
 from jointlimits.errors import LimitsError
+from jointlimits.io import bvh
 from jointlimits.limits.fit import relative_clouds
 from jointlimits.limits.model import FittedLimit, Shape
-from conftest import MOCAP, assert_golden, f32, golden, needs_shared, SHARED_MISSING
+from jointlimits.motion import quat
+
+from conftest import MOCAP, SHARED_MISSING, assert_golden, f32, golden, needs_shared
 
 PIPE = "joint_limit_pipeline.json"
 
@@ -143,7 +144,7 @@ def test_long_cover_keeps_rotations_past_pi():
 # --------------------------------------------------------------------------- real clips
 
 
-def _clip(name: str) -> "bvh.Motion":
+def _clip(name: str) -> bvh.Motion:
     return bvh.load(MOCAP / "lafan1" / name)
 
 

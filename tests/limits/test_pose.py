@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 
 from jointlimits import JointLimits
-from jointlimits.motion import quat
 from jointlimits.errors import LimitsError
 from jointlimits.limits.model import FittedLimit, fit_shape
+from jointlimits.motion import quat
 from jointlimits.motion.skeleton import Skeleton
 
 J = 6

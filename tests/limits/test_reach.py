@@ -7,9 +7,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from jointlimits.motion import quat
 from jointlimits.errors import LimitsError
 from jointlimits.limits.reach import ReachWindow, ReachWindowLimit
+from jointlimits.motion import quat
 
 X = np.array([1.0, 0.0, 0.0])
 SQUARE = [[-0.5, -0.5], [0.5, -0.5], [0.5, 0.5], [-0.5, 0.5]]

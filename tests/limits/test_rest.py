@@ -9,22 +9,23 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from conftest import MOCAP, needs_shared
 from jointlimits import io
-from jointlimits.motion import quat
 from jointlimits.cli import main
 from jointlimits.errors import LimitsError
 from jointlimits.limits.fit import root_joints
 from jointlimits.limits.model import JointLimits
 from jointlimits.limits.report import frame_ranges
 from jointlimits.limits.rest import rest_directions
+from jointlimits.motion import quat
 from jointlimits.motion.skeleton import Motion, Skeleton, forward_kinematics
+
+from conftest import MOCAP, needs_shared
 
 BANDAI = MOCAP / "bandai_namco"
 PERFUME = MOCAP / "perfume"
 
 
-def run(*args) -> "click.testing.Result":  # noqa: F821
+def run(*args) -> click.testing.Result:  # noqa: F821
     return CliRunner().invoke(main, [str(a) for a in args], catch_exceptions=False)
 
 
@@ -213,7 +214,9 @@ def test_retargeted_limits_save_and_load(tmp_path: Path):
     over = b.copy()
     over.rotations = quat.mul(b.rotations, quat.from_angle_axis(0.8, [0.0, 0.0, 1.0]))
     assert np.array_equal(again.apply(over).rotations, lim.apply(over).rotations)
-    assert np.array_equal(again.project(over.rotations, soften=(1.0, 0.05)), lim.project(over.rotations, soften=(1.0, 0.05)))
+    assert np.array_equal(
+        again.project(over.rotations, soften=(1.0, 0.05)), lim.project(over.rotations, soften=(1.0, 0.05))
+    )
     again.check_skeleton(b.skeleton)
     with pytest.raises(LimitsError, match="another rest pose"):
         again.check_skeleton(a.skeleton)

@@ -11,10 +11,10 @@ import pytest
 from click.testing import CliRunner
 
 import jointlimits as jl
-from jointlimits.io import bvh
-from jointlimits.motion import procedural
 from jointlimits.cli import main
 from jointlimits.errors import LimitsError
+from jointlimits.io import bvh
+from jointlimits.motion import procedural
 
 
 @pytest.fixture(scope="module")

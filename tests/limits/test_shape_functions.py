@@ -9,7 +9,6 @@ batching and dtype behaviour.
 
 from __future__ import annotations
 
-
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
@@ -163,7 +162,7 @@ def test_ellipsoid_exact_matches_optimizer():
         lp = (p - pos) @ rot
         if ((lp / scale) ** 2).sum() <= 1:
             continue
-        res = minimize(lambda y: ((y - lp) ** 2).sum(), lp / np.linalg.norm(lp / scale), method="SLSQP",
+        res = minimize(lambda y, lp=lp: ((y - lp) ** 2).sum(), lp / np.linalg.norm(lp / scale), method="SLSQP",
                        constraints=[{"type": "eq", "fun": lambda y: ((y / scale) ** 2).sum() - 1}],
                        options={"ftol": 1e-15, "maxiter": 500})
         assert np.linalg.norm((x - pos) @ rot - lp) <= np.linalg.norm(res.x - lp) + 1e-7
@@ -253,8 +252,10 @@ def test_kdop_exact_matches_slsqp_and_brute_force():
         b = np.concatenate([maxs, -mins])
         for p, x in zip(pts, out):
             lp = (p - pos) @ rot
-            res = minimize(lambda y: 0.5 * ((y - lp) ** 2).sum(), lp, jac=lambda y: y - lp, method="SLSQP",
-                           constraints=[{"type": "ineq", "fun": lambda y: b - G @ y, "jac": lambda y: -G}],
+            res = minimize(lambda y, lp=lp: 0.5 * ((y - lp) ** 2).sum(), lp, jac=lambda y, lp=lp: y - lp,
+                           method="SLSQP",
+                           constraints=[{"type": "ineq", "fun": lambda y, b=b, G=G: b - G @ y,
+                                         "jac": lambda y, G=G: -G}],
                            options={"ftol": 1e-12, "maxiter": 300})
             assert res.success
             np.testing.assert_allclose((x - pos) @ rot, res.x, atol=1e-6)

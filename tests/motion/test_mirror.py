@@ -6,11 +6,19 @@ import numpy as np
 import pytest
 
 from jointlimits import JointLimits
+from jointlimits.errors import LimitsError, SkeletonError
 from jointlimits.io import bvh
 from jointlimits.motion import quat
-from jointlimits.errors import LimitsError, SkeletonError
-from jointlimits.motion.mirror import mirror_motion, mirror_plane, reflect_rotations, reflect_vectors, side_map, symmetry_errors
+from jointlimits.motion.mirror import (
+    mirror_motion,
+    mirror_plane,
+    reflect_rotations,
+    reflect_vectors,
+    side_map,
+    symmetry_errors,
+)
 from jointlimits.motion.skeleton import Motion, Skeleton, forward_kinematics
+
 from conftest import MOCAP, SHARED_MISSING
 
 

@@ -9,12 +9,13 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from conftest import MOCAP, needs_shared
 from jointlimits import JointLimits, Motion, Skeleton, forward_kinematics
-from jointlimits.motion import naming, quat
 from jointlimits.cli import main
 from jointlimits.errors import SkeletonError
 from jointlimits.io import bvh
+from jointlimits.motion import naming, quat
+
+from conftest import MOCAP, needs_shared
 
 
 def rot_err(a: np.ndarray, b: np.ndarray) -> float:
@@ -64,7 +65,7 @@ def _with_extra_joint(sk: Skeleton) -> Skeleton:
     names = sk.names[:k] + ["LHipJoint"] + sk.names[k:]
     old = list(range(k)) + [None] + list(range(k, sk.num_joints))
     parents = []
-    for new_j, o in enumerate(old):
+    for o in old:
         if o is None:
             parents.append(int(sk.parents[k]))
         elif o == k:

@@ -5,11 +5,20 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from jointlimits.io import bvh
-from jointlimits.motion import quat
 from jointlimits.errors import JointLimitsError, SkeletonError
+from jointlimits.io import bvh
 from jointlimits.limits.model import JointLimits
-from jointlimits.motion.procedural import ANATOMICAL_RANGES, HUMANOID_JOINTS, MOTION_AXES, describe_ranges, humanoid_skeleton, joint_ranges, over_rotate, range_of_motion
+from jointlimits.motion import quat
+from jointlimits.motion.procedural import (
+    ANATOMICAL_RANGES,
+    HUMANOID_JOINTS,
+    MOTION_AXES,
+    describe_ranges,
+    humanoid_skeleton,
+    joint_ranges,
+    over_rotate,
+    range_of_motion,
+)
 from jointlimits.motion.skeleton import Motion, end_site_positions, forward_kinematics
 
 BIG = ["LeftArm", "RightArm", "LeftForeArm", "RightForeArm", "LeftUpLeg", "RightUpLeg", "LeftLeg", "RightLeg"]

@@ -10,6 +10,7 @@ from hypothesis.extra.numpy import arrays
 from scipy.spatial.transform import Rotation
 
 from jointlimits.motion import quat
+
 from conftest import assert_golden, f32, golden
 
 # --------------------------------------------------------------------------- golden vectors

@@ -9,8 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from jointlimits.motion import quat
 from jointlimits.errors import JointLimitsError, QuatError
+from jointlimits.motion import quat
 
 finite = st.floats(allow_nan=False, allow_infinity=False, min_value=-1e300, max_value=1e300)
 # components spanning every magnitude, tiny and huge alike

@@ -9,13 +9,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.spatial.transform import Rotation, Slerp
 
-from conftest import MOCAP, needs_shared
-from jointlimits.motion import quat
 from jointlimits import io as motion_io
 from jointlimits.cli import main
 from jointlimits.errors import SkeletonError
 from jointlimits.io import bvh
+from jointlimits.motion import quat
 from jointlimits.motion.resample import resample, sample_times
+
+from conftest import MOCAP, needs_shared
 
 
 def rot_err(a: np.ndarray, b: np.ndarray) -> float:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import MOCAP, needs_shared
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -19,6 +18,8 @@ from jointlimits.motion.skeleton import (
     forward_kinematics,
     forward_kinematics_arrays,
 )
+
+from conftest import MOCAP, needs_shared
 
 RNG = np.random.default_rng(11)
 

@@ -9,7 +9,6 @@ import math
 
 import numpy as np
 import pytest
-from conftest import MOCAP, needs_shared
 
 from jointlimits.motion import quat
 from jointlimits.motion.procedural import humanoid_skeleton
@@ -21,6 +20,8 @@ from jointlimits.motion.units import (
     guess_up_axis,
     stature,
 )
+
+from conftest import MOCAP, needs_shared
 
 H = 1.75  # the built-in humanoid's height (metres): top of the head End Site 1.0 H above the toes
 

@@ -7,11 +7,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from jointlimits.viz import plots
 from jointlimits.errors import LimitsError, SkeletonError
 from jointlimits.limits.model import SHAPES, JointLimits
 from jointlimits.motion.procedural import humanoid_skeleton
 from jointlimits.motion.skeleton import Motion, Skeleton
+from jointlimits.viz import plots
 
 PNG = b"\x89PNG\r\n\x1a\n"
 

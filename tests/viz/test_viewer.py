@@ -20,12 +20,13 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from jointlimits.io import bvh
 from jointlimits.cli import main
 from jointlimits.errors import LimitsError
+from jointlimits.io import bvh
 from jointlimits.limits.model import SHAPES, FittedLimit, JointLimits, twist_interval
 from jointlimits.motion.skeleton import Motion, Skeleton
 from jointlimits.viz.viewer import DIV_ID, write_limits_page
+
 from conftest import MOCAP, needs_shared
 
 JOINTS = ["Neck", "LeftArm", "LeftUpLeg"]  # in the skeleton's order, as the page lists them
@@ -487,15 +488,21 @@ class _QuietHandler(http.server.SimpleHTTPRequestHandler):
         pass
 
 
-_READY = """() => { const gd = document.getElementById('%s');
+_READY = (
+    """() => { const gd = document.getElementById('%s');
   return !!(gd && gd._fullLayout && gd._fullLayout.scene && gd._fullLayout.scene._scene
-            && gd.querySelector('.gl-container canvas')); }""" % DIV_ID
-_STATE = """() => { const gd = document.getElementById('%s');
+            && gd.querySelector('.gl-container canvas')); }"""  # noqa: UP031 - JavaScript: % keeps its braces
+    % DIV_ID
+)
+_STATE = (
+    """() => { const gd = document.getElementById('%s');
   return {title: gd.layout.title.text,
           visible: [...new Set(gd.data.filter(t => t.visible !== false).map(t => t.meta.joint))],
           range: gd.layout.scene.xaxis.range,
           points: gd._fullData.filter(t => t.visible === true && t.customdata)
-                              .map(t => [t.customdata.length, t.x.length, Array.from(t.customdata[0])])}; }""" % DIV_ID
+                              .map(t => [t.customdata.length, t.x.length, Array.from(t.customdata[0])])}; }"""  # noqa: UP031
+    % DIV_ID
+)
 
 
 def _red_pixels(png: bytes) -> tuple[float, int, tuple[int, int]]:
@@ -555,8 +562,9 @@ def test_page_in_headless_chromium(tmp_path, clips, fitted):
                 (tmp_path / "screenshot.png").write_bytes(shot)
                 std1, red1, spot = _red_pixels(shot)
                 # hover a red point as a user would: its clip and frame show up
-                page.evaluate("() => { window.hovered = null; document.getElementById('%s')"
-                              ".on('plotly_hover', d => { window.hovered = d.points.map(p => p.text); }); }" % DIV_ID)
+                page.evaluate("() => { window.hovered = null; document.getElementById('%s')"  # noqa: UP031
+                              ".on('plotly_hover', d => { window.hovered = d.points.map(p => p.text); }); }"
+                              % DIV_ID)
                 for dx, dy in ((0, 0), (1, 1), (-1, -1), (2, 0), (0, 2), (-2, 0), (0, -2)):
                     page.mouse.move(spot[0] + dx, spot[1] + dy, steps=2)
                     page.wait_for_timeout(150)

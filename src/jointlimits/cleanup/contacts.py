@@ -15,7 +15,8 @@ used by foot locking (:mod:`.footlock`) and by the pop detector (:mod:`.pops`).
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray

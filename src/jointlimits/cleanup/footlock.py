@@ -30,20 +30,30 @@
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
-from ..motion import quat
 from ..errors import IKError
 from ..ik.ccd import ccd
 from ..ik.two_bone import two_bone
+from ..motion import quat
 from ..motion.skeleton import Motion, forward_kinematics
 from ..motion.units import guess_units, guess_up_axis, up_axis_index
-from .contacts import (DEFAULT_HEIGHT_THRESHOLD, DEFAULT_MIN_FRAMES, DEFAULT_VELOCITY_THRESHOLD, contact_segments,
-                       detect_contacts, find_feet, find_toes, resolve_feet, runs)
+from .contacts import (
+    DEFAULT_HEIGHT_THRESHOLD,
+    DEFAULT_MIN_FRAMES,
+    DEFAULT_VELOCITY_THRESHOLD,
+    contact_segments,
+    detect_contacts,
+    find_feet,
+    find_toes,
+    resolve_feet,
+    runs,
+)
 
 __all__ = ["find_feet", "find_toes", "detect_contacts", "contact_segments", "measure_skating", "foot_skating",
            "foot_drift", "footlock", "FootlockSettings", "FootlockReport", "SKATE_LOW", "SKATE_SLOW",
@@ -104,8 +114,13 @@ def measure_skating(motion: Motion, contacts: NDArray[np.bool_], feet: Sequence[
     for i, j in enumerate(idx):
         n = int(both[:, i].sum())
         tot = float(d[:, i].sum())
-        per[motion.skeleton.names[j]] = {"frames": n, "total_m": tot, "mean_m": tot / n if n else 0.0,
-                                         "mean_cm": 100.0 * tot / n if n else 0.0, "max_cm": 100.0 * float(d[:, i].max(initial=0.0))}
+        per[motion.skeleton.names[j]] = {
+            "frames": n,
+            "total_m": tot,
+            "mean_m": tot / n if n else 0.0,
+            "mean_cm": 100.0 * tot / n if n else 0.0,
+            "max_cm": 100.0 * float(d[:, i].max(initial=0.0)),
+        }
     n = int(both.sum())
     tot = float(d.sum())
     return {"frames": n, "total_m": tot, "total_cm": 100.0 * tot, "mean_m": tot / n if n else 0.0,
@@ -155,8 +170,10 @@ def foot_skating(motion: Motion, reference: Motion | None = None, feet: Sequence
     dm = np.linalg.norm(np.diff(_horizontal(pm, k), axis=0), axis=-1)
     use = is_low[1:] & is_low[:-1] & (dr <= slow * H * ref.frame_time)
     cm = (dm * use).sum(axis=0) * mpu * 100.0
-    per = {ref.skeleton.names[j]: {"cm": float(cm[i]), "frames": int(use[:, i].sum()), "kind": kind}
-           for i, (j, kind) in enumerate(joints)}
+    per: dict[str, dict[str, Any]] = {
+        ref.skeleton.names[j]: {"cm": float(cm[i]), "frames": int(use[:, i].sum()), "kind": kind}
+        for i, (j, kind) in enumerate(joints)
+    }
     ank = float(sum(v["cm"] for v in per.values() if v["kind"] == "ankle"))
     toe = float(sum(v["cm"] for v in per.values() if v["kind"] == "toe"))
     return {"total_cm": ank + toe, "ankle_cm": ank, "toe_cm": toe, "frames": int(use.sum()), "per_joint": per}
@@ -347,6 +364,7 @@ def _planted_offsets(pa: Array, pt: Array | None, heel: NDArray[np.bool_], toe: 
             o[s0:e0] = (ankle_prev - pa[s0:e0]) * hz
             R[s0:e0] = r_fade
         elif k == 3:  # both: heel and toe stay, the foot turned about the ankle to reach both locks
+            assert pt is not None  # toe contacts (k 2 and 3) come from a toe
             v0 = pt[s0:e0] - pa[s0:e0]
             cur = quat.mul_vec(r_prev, v0)
             o[s0:e0] = (ankle_prev - pa[s0:e0]) * hz
@@ -361,9 +379,12 @@ def _planted_offsets(pa: Array, pt: Array | None, heel: NDArray[np.bool_], toe: 
             ang = quat.angle(turn)
             big = ang > np.radians(MAX_TURN_DEGREES)  # a foot that really pivots is let pivot
             if np.any(big):
-                turn[big] = quat.slerp(quat.identity(int(big.sum())), turn[big], np.radians(MAX_TURN_DEGREES) / ang[big])
+                turn[big] = quat.slerp(
+                    quat.identity(int(big.sum())), turn[big], np.radians(MAX_TURN_DEGREES) / ang[big]
+                )
             R[s0:e0] = quat.mul(turn, r_prev)
         else:  # the toe alone is planted: the foot pivots about it
+            assert pt is not None
             v0 = pt[s0:e0] - pa[s0:e0]
             R[s0:e0] = r_fade
             o[s0:e0] = (toe_prev - quat.mul_vec(r_fade, v0) - pa[s0:e0]) * hz
@@ -424,8 +445,9 @@ def footlock(motion: Motion, limits: Any = None, contacts: NDArray[np.bool_] | N
     faster than ``velocity_threshold``; released locks fade at most at ``RELEASE_ACCELERATION``);
     targets the leg cannot reach rise toward the hip keeping their horizontal place
     (:func:`_soft_reach`); all frames of all feet are solved as one batch, ``hip', knee' =
-    two_bone(...)`` with the knee kept on its animated bend side (:func:`_knee_pole`), then ``limits.joint(j).project`` (a
-    :class:`~jointlimits.limits.model.JointLimits`) is applied to the hip and knee; with ``refine`` the
+    two_bone(...)`` with the knee kept on its animated bend side (:func:`_knee_pole`), then
+    ``limits.joint(j).project`` (a :class:`~jointlimits.limits.model.JointLimits`) is applied to the
+    hip and knee; with ``refine`` the
     solves the projection pulled more than ``tolerance`` metres off target are re-solved by CCD
     inside the limits. The foot keeps its global rotation: ``foot' = inv(G_knee') G_foot``; where
     the toe is planted (``hold_toe``) the foot is turned about the ankle as reached so that the toe
@@ -486,7 +508,7 @@ def footlock(motion: Motion, limits: Any = None, contacts: NDArray[np.bool_] | N
     bridge = velocity_threshold * motion.frame_time / mpu
     # one batch over (frame, foot)
     fs, ks, tg, rs, tws, tts = [], [], [], [], [], []
-    for i, (h, k_, j) in enumerate(chains):
+    for i, (_h, _k, j) in enumerate(chains):
         pt = gp[:, toe_idx[i]] if toe_idx[i] is not None else None
         o, Rf, need = _planted_offsets(gp[:, j], pt, c[:, i], tc[:, i], blend_frames, lock_frames,
                                        None if lock_height else up, MAX_OFFSET / mpu, bridge,
@@ -718,7 +740,7 @@ def _hold_toe(foot_g: Array, ankle: Array, toe_off: Array, toe_want: Array, w: A
 
 def _joint_limit(limits: Any, j: int) -> Any:
     """The limit of joint ``j`` in a JointLimits-like model (None when it has none or is disabled)."""
-    if hasattr(limits, "joints") and isinstance(getattr(limits, "joints"), dict):
+    if hasattr(limits, "joints") and isinstance(limits.joints, dict):
         if j not in limits.joints:
             return None
         en = getattr(limits, "enabled", None)

@@ -37,7 +37,16 @@ from numpy.typing import NDArray
 from ..motion import quat
 from ..motion.skeleton import Motion
 
-__all__ = ["PopParams", "channel_velocities", "two_sided_spikes", "one_frame_outliers", "paired_spikes", "ground_contacts", "pop_scores", "detect_pops"]
+__all__ = [
+    "PopParams",
+    "channel_velocities",
+    "two_sided_spikes",
+    "one_frame_outliers",
+    "paired_spikes",
+    "ground_contacts",
+    "pop_scores",
+    "detect_pops",
+]
 
 Array = NDArray[np.float64]
 

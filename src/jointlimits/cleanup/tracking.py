@@ -22,16 +22,16 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ..motion import quat
 from ..errors import JointLimitsError, SkeletonError
-from .pops import PopParams, pop_scores
+from ..motion import quat
 from ..motion.skeleton import Motion
-from .springs import SpringError, halflife_to_gain, tracking_modes, track_errors
+from .pops import PopParams, pop_scores
+from .springs import SpringError, halflife_to_gain, track_errors, tracking_modes
 
 __all__ = [
     "TrackingError", "DEFAULT_HALFLIFE", "DEFAULT_VELOCITY_HALFLIFE", "DEFAULT_THRESHOLD", "DEFAULT_SNAP",
@@ -104,7 +104,8 @@ def _gains(dt: float, halflife: float, velocity_halflife: float,
                     ("acceleration_halflife", acceleration_halflife)):
         if not (np.isfinite(h) and h >= 0.0):
             raise TrackingError(f"{name} must be >= 0 and finite, got {h!r}")
-    return tuple(float(halflife_to_gain(h, dt)) for h in (halflife, velocity_halflife, acceleration_halflife))
+    g = [float(halflife_to_gain(h, dt)) for h in (halflife, velocity_halflife, acceleration_halflife)]
+    return g[0], g[1], g[2]
 
 
 def _modes(T: int, cuts: Sequence[int] | NDArray[np.integer] | None) -> NDArray[np.int8]:

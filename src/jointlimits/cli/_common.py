@@ -10,8 +10,9 @@ import math
 import os
 import sys
 import warnings
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any
 
 import click
 
@@ -96,7 +97,9 @@ def check_output_path(out: Path, inputs: Iterable[Path | None], force: bool = Fa
 
 
 def quiet_option(fn: Callable) -> Callable:
-    return click.option("-q", "--quiet", is_flag=True, help="Print nothing but errors (no progress bars, no summary).")(fn)
+    return click.option("-q", "--quiet", is_flag=True, help="Print nothing but errors (no progress bars, no summary).")(
+        fn
+    )
 
 
 def json_option(fn: Callable) -> Callable:
@@ -119,8 +122,11 @@ def split_names(values: Iterable[str]) -> list[str] | None:
 
 def joint_selection(fn: Callable) -> Callable:
     """``--joints``, ``--exclude`` and ``--root``: which joints a command's limits concern."""
-    fn = click.option("--root", is_flag=True,
-                      help="Also limit the joints carrying the global position and heading (left alone by default).")(fn)
+    fn = click.option(
+        "--root",
+        is_flag=True,
+        help="Also limit the joints carrying the global position and heading (left alone by default).",
+    )(fn)
     fn = click.option("--exclude", multiple=True, metavar="NAMES",
                       help="Joints to leave alone (comma-separated, repeatable).")(fn)
     fn = click.option("--joints", multiple=True, metavar="NAMES",

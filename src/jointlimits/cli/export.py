@@ -8,8 +8,9 @@ from typing import Any
 
 import click
 
-from ._common import BadInput, check_output_path, emit, friendly_errors, json_option, progress as progress_bar, quiet_option
 from ..export import ENGINES
+from ._common import BadInput, check_output_path, emit, friendly_errors, json_option, quiet_option
+from ._common import progress as progress_bar
 
 __all__ = ["export_command"]
 

@@ -7,17 +7,25 @@ Register on the main group with ``main.add_command(filter_command)`` / ``main.ad
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 import click
 import numpy as np
 
-from ._common import (BadInput, check_distinct_outputs, check_output_path, emit, friendly_errors, json_option, progress,
-                      quiet_option)
+from ..cleanup.tracking import DEFAULT_HALFLIFE, DEFAULT_THRESHOLD, DEFAULT_VELOCITY_HALFLIFE
 from ..errors import JointLimitsError
 from ..motion.skeleton import Motion
-from ..cleanup.tracking import DEFAULT_HALFLIFE, DEFAULT_THRESHOLD, DEFAULT_VELOCITY_HALFLIFE
+from ._common import (
+    BadInput,
+    check_distinct_outputs,
+    check_output_path,
+    emit,
+    friendly_errors,
+    json_option,
+    progress,
+    quiet_option,
+)
 
 __all__ = ["filter_command", "splice_command", "plot_channel_before_after", "parse_cuts"]
 
@@ -181,11 +189,20 @@ def filter_command(clip: Path, out: Path, cuts: str | None, detect: bool, thresh
     if plot_path is not None:
         name = _pick_joint(m, joint, res.rotations - m.rotations)
         plot_channel_before_after(m, res, name, plot_path, cuts=all_cuts)
-    emit((f"detected {len(found)} discontinuities: {found}\n" if detect else "")
-         + f"{out}: {m.num_frames} frames, {len(all_cuts)} cuts, {changed} frames changed",
-         {"output": str(out), "frames": m.num_frames, "cuts": [int(c) for c in all_cuts], "detected": [int(c) for c in found],
-          "frames_changed": int(changed),
-          "plot": str(plot_path) if plot_path is not None else None}, quiet, as_json)
+    emit(
+        (f"detected {len(found)} discontinuities: {found}\n" if detect else "")
+        + f"{out}: {m.num_frames} frames, {len(all_cuts)} cuts, {changed} frames changed",
+        {
+            "output": str(out),
+            "frames": m.num_frames,
+            "cuts": [int(c) for c in all_cuts],
+            "detected": [int(c) for c in found],
+            "frames_changed": int(changed),
+            "plot": str(plot_path) if plot_path is not None else None,
+        },
+        quiet,
+        as_json,
+    )
 
 
 @click.command("splice")

@@ -9,8 +9,13 @@ from pathlib import Path
 
 import click
 
+from ..cleanup.footlock import (
+    DEFAULT_BLEND_FRAMES,
+    DEFAULT_HEIGHT_THRESHOLD,
+    DEFAULT_MIN_FRAMES,
+    DEFAULT_VELOCITY_THRESHOLD,
+)
 from ._common import BadInput, check_output_path, friendly_errors, quiet_option, strict_json
-from ..cleanup.footlock import DEFAULT_BLEND_FRAMES, DEFAULT_HEIGHT_THRESHOLD, DEFAULT_MIN_FRAMES, DEFAULT_VELOCITY_THRESHOLD
 
 __all__ = ["footlock_command"]
 
@@ -28,8 +33,11 @@ __all__ = ["footlock_command"]
               help="Shortest contact in frames.")
 @click.option("--blend-frames", type=int, default=DEFAULT_BLEND_FRAMES, show_default=True,
               help="Frames over which the lock is blended in before and out after each contact.")
-@click.option("--free-ankle", is_flag=True,
-              help="With --limits: limit hip and knee only, not the ankle (the ankle's limit undoes part of a held toe).")
+@click.option(
+    "--free-ankle",
+    is_flag=True,
+    help="With --limits: limit hip and knee only, not the ankle (the ankle's limit undoes part of a held toe).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @click.option("--force", is_flag=True, help="Replace an existing output (also the input clip).")
 @quiet_option

@@ -3,14 +3,25 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import click
 import numpy as np
 
-from ._common import (BadInput, check_output_path, emit, friendly_errors, joint_selection, json_option,
-                      limits_for_clip, progress as progress_bar, quiet_option, split_names, strict_json)
 from ..limits.registry import JOINT_KINDS, SHAPES
+from ._common import (
+    BadInput,
+    check_output_path,
+    emit,
+    friendly_errors,
+    joint_selection,
+    json_option,
+    limits_for_clip,
+    quiet_option,
+    split_names,
+    strict_json,
+)
+from ._common import progress as progress_bar
 
 __all__ = ["fit_command", "apply_command", "report_command", "plot_command", "demo_command"]
 
@@ -124,7 +135,7 @@ def fit_command(clips: tuple[Path, ...], output: Path, shape: str, swing_twist: 
         bad = [p for p in pair if "=" not in p]
         if bad:
             raise BadInput(f"--pair takes PARENT=CHILD, got {bad[0]!r}")
-        pairs = [tuple(p.split("=", 1)) for p in pair]
+        pairs = [cast("tuple[str, str]", tuple(p.split("=", 1))) for p in pair]
     ms = _load_clips(list(clips), quiet or as_json)
     lim = fit_limits(ms, shape, swing_twist, padding, _parse_reference(reference), subsample,
                      _parse_joint_shapes(joint_shape), quiet or as_json, coupled or bool(pair), pairs,
@@ -279,11 +290,11 @@ def run_demo(input_clip: Path | None, out_dir: Path, shape: str, swing_twist: bo
              quiet: bool = False, coupled: bool = False) -> dict[str, Any]:
     """The main job: fit limits, limit an over-rotated copy, write BVHs, a report, figures and an
     interactive page (``limits.html``) of the joints the figures show."""
-    from ..motion import procedural
     from .. import io as motion_io
     from .._atomic import atomic_write
     from .._names import safe_filename
     from ..cleanup.smoothing import smooth_switches
+    from ..motion import procedural
     from ..viz.plots import plot_joint_limit, plot_violation_report
     from ..viz.viewer import write_limits_page
 
@@ -367,7 +378,9 @@ def demo_command(input_clip: Path | None, out_dir: Path, shape: str, swing_twist
     if out_dir.is_dir() and not force:
         old = [n for n in DEMO_FILES if (out_dir / n).exists()] + sorted(p.name for p in out_dir.glob("joint_*.png"))
         if old:
-            raise BadInput(f"{out_dir}: holds the results of an earlier run ({old[0]}, ...); pass --force to replace them")
+            raise BadInput(
+                f"{out_dir}: holds the results of an earlier run ({old[0]}, ...); pass --force to replace them"
+            )
     rep = run_demo(input_clip, out_dir, shape, swing_twist, over_rotation, quiet or as_json, coupled)
     b = rep["over_rotated"]
     a = rep["limited"]

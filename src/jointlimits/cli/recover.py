@@ -9,7 +9,8 @@ from pathlib import Path
 
 import click
 
-from ._common import BadInput, check_output_path, friendly_errors, progress as progress_bar, quiet_option, strict_json
+from ._common import BadInput, check_output_path, friendly_errors, quiet_option, strict_json
+from ._common import progress as progress_bar
 
 __all__ = ["recover_command"]
 
@@ -21,11 +22,15 @@ __all__ = ["recover_command"]
 @click.option("--limits", "limits_path", type=click.Path(path_type=Path), default=None,
               help="Joint limits JSON (from `jointlimits fit`); without it the recovery is unconstrained.")
 @click.option("-o", "--output", "out", type=click.Path(path_type=Path), required=True, help="Output BVH file.")
-@click.option("--fps", type=float, default=None, help="Frame rate of the positions (default: the file's, else the rig's).")
+@click.option(
+    "--fps", type=float, default=None, help="Frame rate of the positions (default: the file's, else the rig's)."
+)
 @click.option("--smooth", type=float, default=None, metavar="HALFLIFE",
               help="Smooth the positions first with a zero-lag damper of this half-life (seconds).")
 @click.option("--iterations", type=int, default=8, show_default=True, help="Damped least-squares iterations per pass.")
-@click.option("--no-warm-start", is_flag=True, help="Solve every frame on its own (no second pass from the previous frame).")
+@click.option(
+    "--no-warm-start", is_flag=True, help="Solve every frame on its own (no second pass from the previous frame)."
+)
 @click.option("--robust", is_flag=True, help="Down-weight outlying observations in the second pass.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
 @quiet_option
@@ -37,9 +42,9 @@ def recover_command(positions: Path, skeleton_path: Path, limits_path: Path | No
     """Recover rotations from 3D joint POSITIONS (.npz, .npy, .csv or the FK of a .bvh; NaN or
     empty = not observed) on the --skeleton rig, inside --limits, and write OUT as BVH; prints the
     fit error and the frames outside the limits before (limit-free closed-form fit) and after."""
+    from ..ik.recover import load_limits_for, recover
     from ..io import bvh
     from ..io.positions import load_positions
-    from ..ik.recover import load_limits_for, recover
 
     inputs = [positions, skeleton_path] + ([limits_path] if limits_path else [])
     check_output_path(out, inputs, force)
@@ -84,8 +89,10 @@ def recover_command(positions: Path, skeleton_path: Path, limits_path: Path | No
     click.echo(f"  fit error (RMS, file units): before {rep.error_before:.3f} (limit-free closed form), "
                f"after {rep.error_after:.3f}")
     if rep.limited:
-        click.echo(f"  outside the limits: before {rep.outside_before} joint-frames ({100 * rep.outside_before / n:.1f}%) "
-                   f"in {rep.frames_outside_before} frames; after {rep.outside_after} joint-frames in "
-                   f"{rep.frames_outside_after} frames")
+        click.echo(
+            f"  outside the limits: before {rep.outside_before} joint-frames ({100 * rep.outside_before / n:.1f}%) "
+            f"in {rep.frames_outside_before} frames; after {rep.outside_after} joint-frames in "
+            f"{rep.frames_outside_after} frames"
+        )
     else:
         click.echo("  no limits given: unconstrained recovery")

@@ -14,8 +14,12 @@ __all__ = ["studio_command"]
 
 @click.command("studio")
 @click.argument("clips", nargs=-1, metavar="[CLIP]...", type=click.Path(path_type=Path))
-@click.option("--limits", "limits_file", type=click.Path(path_type=Path), help="Limits file (default: fit on the clips).")
-@click.option("--port", type=click.IntRange(1, 65535), default=8080, show_default=True, help="Port the studio serves on.")
+@click.option(
+    "--limits", "limits_file", type=click.Path(path_type=Path), help="Limits file (default: fit on the clips)."
+)
+@click.option(
+    "--port", type=click.IntRange(1, 65535), default=8080, show_default=True, help="Port the studio serves on."
+)
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to bind (local only by default).")
 @click.option("--save-dir", type=click.Path(path_type=Path), default=Path("."), show_default=True,
               help="Folder for saved clips, poses and limits (new numbered files, never replacing one).")
@@ -23,9 +27,9 @@ __all__ = ["studio_command"]
 def studio_command(clips: tuple[Path, ...], limits_file: Path | None, port: int, host: str, save_dir: Path) -> None:
     """Play clips, pose joints against their limits and drag IK targets in the browser.
     Without CLIP: the built-in humanoid, an over-rotated range-of-motion clip and limits fitted on it."""
-    from ..motion import procedural
     from ..io import bvh
     from ..limits.model import JointLimits
+    from ..motion import procedural
     from ..studio import Clip, StudioState
     from ..studio.app import StudioApp
 

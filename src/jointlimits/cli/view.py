@@ -6,8 +6,16 @@ from pathlib import Path
 
 import click
 
-from ._common import (BadInput, check_output_path, emit, friendly_errors, json_option, limits_for_clip, quiet_option,
-                      split_names)
+from ._common import (
+    BadInput,
+    check_output_path,
+    emit,
+    friendly_errors,
+    json_option,
+    limits_for_clip,
+    quiet_option,
+    split_names,
+)
 
 __all__ = ["view_command"]
 

@@ -16,13 +16,14 @@ when present, ``reference`` and ``twist_axis``.
 from __future__ import annotations
 
 import importlib
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
+from typing import Any
 
 import numpy as np
 
-from ..motion import quat
 from ..errors import JointLimitsError
+from ..motion import quat
 from ..motion.skeleton import Motion, Skeleton, forward_kinematics
 from .base import Engine, JointInfo
 from .swingtwist import JointFrame, fit_frame, haar, sample_inside, shrink_inside
@@ -162,8 +163,10 @@ class Export:
             if w:
                 held = (f" {100 * w['holdout_engine']:>9.2f} {100 * w['holdout_fitted']:>9.2f}"
                         if "holdout_engine" in w else "")
-                lines.append(f"{'ALL JOINTS':<18} {v:<12} {100 * w['train_engine']:>9.2f} {100 * w['train_fitted']:>9.2f}"
-                             f"{held}   (frames with every exported joint admitted)")
+                lines.append(
+                    f"{'ALL JOINTS':<18} {v:<12} {100 * w['train_engine']:>9.2f} {100 * w['train_fitted']:>9.2f}"
+                    f"{held}   (frames with every exported joint admitted)"
+                )
         return "\n".join(lines)
 
 
@@ -184,7 +187,7 @@ def export_limits(limits, engine: str | Engine, clips: Sequence[Motion] | None =
     ``holdout`` clips are only measured. ``random`` Haar-uniform rotations per joint measure the
     false accepts. The root joint (no parent body) is not exported.
     """
-    from ..motion.units import guess_up_axis, guess_units, up_vector
+    from ..motion.units import guess_units, guess_up_axis, up_vector
 
     eng = get_engine(engine) if isinstance(engine, str) else engine
     variants = tuple(variants)

@@ -25,9 +25,9 @@ from xml.sax.saxutils import quoteattr
 
 import numpy as np
 
+from ..motion import quat
 from .base import Engine, JointInfo, frames_block, vec
 from .swingtwist import BallCone, HingeBox, cover_ball, cover_hinges, hinge_angles
-from ..motion import quat
 
 HINGES = (("y", 1), ("z", 2), ("twist", 0))  # (suffix, basis column) in qpos order
 

@@ -19,9 +19,9 @@ from __future__ import annotations
 
 import math
 
+from ..motion import quat
 from .base import JointInfo, SwingTwistEngine, frames_block
 from .swingtwist import SwingTwistLimit
-from ..motion import quat
 
 
 def pose(q, p) -> dict:

@@ -30,8 +30,8 @@ The twist angle is ``2 atan2(t_x, t_w)`` on the ``w >= 0`` cover, in (-pi, pi].
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Sequence
 
 import numpy as np
 from numpy.typing import NDArray
@@ -274,15 +274,20 @@ class SwingTwistLimit:
         t = quat.from_angle_axis(tau, np.array([1.0, 0.0, 0.0]))
         return quat.mul(s, t)
 
-    def scaled(self, k: float | Sequence[float]) -> "SwingTwistLimit":
+    def scaled(self, k: float | Sequence[float]) -> SwingTwistLimit:
         """The limit shrunk by ``k``: one factor, or one each for (swing_y, swing_z, twist range);
         the twist range shrinks about its middle, a circular swing keeps its circle."""
         ky, kz, kt = np.broadcast_to(np.asarray(k, np.float64), (3,))
         if self.circular:
             kz = ky
         mid = 0.5 * (self.twist_lo + self.twist_hi)
-        return replace(self, swing_y=float(ky * self.swing_y), swing_z=float(kz * self.swing_z),
-                       twist_lo=float(mid + kt * (self.twist_lo - mid)), twist_hi=float(mid + kt * (self.twist_hi - mid)))
+        return replace(
+            self,
+            swing_y=float(ky * self.swing_y),
+            swing_z=float(kz * self.swing_z),
+            twist_lo=float(mid + kt * (self.twist_lo - mid)),
+            twist_hi=float(mid + kt * (self.twist_hi - mid)),
+        )
 
 
 def covering_ellipse(points: Array, circular: bool = False) -> tuple[float, float]:
@@ -365,12 +370,12 @@ class HingeBox:
         e[np.arange(k), face] = np.where(side, lo[face], hi[face])
         return quat.from_euler(e, HINGE_ORDER)
 
-    def scaled(self, k: float | Sequence[float]) -> "HingeBox":
+    def scaled(self, k: float | Sequence[float]) -> HingeBox:
         """The box shrunk about its middle by ``k``: one factor or one per hinge."""
-        k = np.broadcast_to(np.asarray(k, np.float64), (3,))
+        f = np.broadcast_to(np.asarray(k, np.float64), (3,))
         lo, hi = np.asarray(self.lo), np.asarray(self.hi)
         mid = 0.5 * (lo + hi)
-        return HingeBox(tuple(mid + k * (lo - mid)), tuple(mid + k * (hi - mid)))
+        return HingeBox(tuple(mid + f * (lo - mid)), tuple(mid + f * (hi - mid)))
 
 
 def cover_hinges(r: Array) -> HingeBox:
@@ -402,7 +407,7 @@ class BallCone:
         q[:k] = quat.from_angle_axis(np.full(k, self.angle), ax)
         return q
 
-    def scaled(self, k: float | Sequence[float]) -> "BallCone":
+    def scaled(self, k: float | Sequence[float]) -> BallCone:
         return BallCone(float(np.atleast_1d(k)[0] * self.angle))
 
 

@@ -17,9 +17,9 @@ from __future__ import annotations
 
 import math
 
+from ..motion import quat
 from .base import JointInfo, SwingTwistEngine, frames_block, vec
 from .swingtwist import SwingTwistLimit
-from ..motion import quat
 
 
 class Unreal(SwingTwistEngine):

@@ -12,9 +12,18 @@
 
 from .ccd import CCDResult, CCDSolver, StartPoses, ccd, precompute_start_poses, solve_ccd
 from .look_at import ik_look_at, look_at_chain
+from .two_bone import (
+    REACHABLE,
+    TOO_CLOSE,
+    TOO_FAR,
+    TwoBonePositions,
+    TwoBoneSolution,
+    ik_two_bone,
+    solve_two_bone,
+    two_bone,
+    two_bone_positions,
+)
 from .whole_body import WholeBodyIK, WholeBodyResult, whole_body_ik
-from .two_bone import (REACHABLE, TOO_CLOSE, TOO_FAR, TwoBonePositions, TwoBoneSolution, ik_two_bone,
-                       solve_two_bone, two_bone, two_bone_positions)
 
 __all__ = [
     "REACHABLE", "TOO_CLOSE", "TOO_FAR", "TwoBonePositions", "TwoBoneSolution", "ik_two_bone",

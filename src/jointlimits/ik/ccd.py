@@ -17,23 +17,23 @@ batches run on every core) and a numpy one, vectorised over the batch, for any l
 
 from __future__ import annotations
 
-import math
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from .._native import _core
-from ..motion import quat
 from ..errors import IKError
 from ..limits._kernels.fused import step
 from ..limits.joint import FittedLimit
 from ..limits.reach import ReachWindowLimit
-from ..motion.skeleton import Motion, Skeleton, forward_kinematics_arrays
+from ..motion import quat
+from ..motion.skeleton import Motion, Skeleton
 
 __all__ = ["CCDResult", "StartPoses", "CCDSolver", "ccd", "solve_ccd", "precompute_start_poses",
-           "pack_fitted_limits", "project_fitted"]
+           "project_fitted"]
 
 Array = NDArray[np.float64]
 
@@ -127,7 +127,7 @@ def precompute_start_poses(local_rotations: ArrayLike, offsets: ArrayLike, count
 def _resolve_limits(limits: Any, n: int, joints: Sequence[int] | None) -> list[Any]:
     if limits is None:
         return [None] * n
-    if hasattr(limits, "joint") and callable(getattr(limits, "joint")) and not hasattr(limits, "project_one"):
+    if hasattr(limits, "joint") and callable(limits.joint) and not hasattr(limits, "project_one"):
         if joints is None:
             raise IKError("a JointLimits model needs the chain's joint indices")
         return [limits.joint(j) for j in joints]
@@ -394,7 +394,11 @@ def ccd(base_rotation: ArrayLike, base_position: ArrayLike, offsets: ArrayLike, 
         raise IKError(f"expected {n} limits (one per chain joint), got {len(lims)}")
     has_ori = target_rotations is not None
     tr = quat.normalize(_vecs("target_rotations", target_rotations, N, 4)) if has_ori else None
-    er = quat.normalize(_vecs("end_rotation", end_rotation, N, 4)) if end_rotation is not None else np.broadcast_to(quat.identity(()), (N, 4))
+    er = (
+        quat.normalize(_vecs("end_rotation", end_rotation, N, 4))
+        if end_rotation is not None
+        else np.broadcast_to(quat.identity(()), (N, 4))
+    )
     if start_poses is None:
         starts, seff = np.zeros((0, n, 4)), np.zeros((0, 3))
     else:

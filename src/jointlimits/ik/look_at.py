@@ -8,13 +8,14 @@ limit clamps the turn, so lower joints exhaust their range before the joints abo
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ..motion import quat
 from ..errors import IKError
+from ..motion import quat
 from ..motion.skeleton import Motion, Skeleton, forward_kinematics_arrays
 from .two_bone import _as_quat, _as_vec, _dot, _norm, _rotate, _simple_rotation
 
@@ -60,7 +61,7 @@ def ik_look_at(bone_rotation: ArrayLike, global_parent_rotation: ArrayLike, glob
 def _limit_for(limits: Any, joint: int, k: int) -> Any:
     if limits is None:
         return None
-    if hasattr(limits, "joint") and callable(getattr(limits, "joint")):
+    if hasattr(limits, "joint") and callable(limits.joint):
         return limits.joint(joint)
     if isinstance(limits, Mapping):
         return limits.get(joint)

@@ -12,16 +12,17 @@ backward over the observed positions (zero phase lag).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ..motion import quat
 from ..errors import IKError
-from .whole_body import WholeBodyIK
+from ..motion import quat
 from ..motion.skeleton import Motion, Skeleton
+from .whole_body import WholeBodyIK
 
 __all__ = ["recover", "RecoveryReport", "smooth_positions", "load_limits_for"]
 

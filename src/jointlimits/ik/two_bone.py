@@ -21,14 +21,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import math
-
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from .._native import _core
-from ..motion import quat
 from ..errors import IKError
+from ..motion import quat
 from ..motion.skeleton import Motion, Skeleton, forward_kinematics_arrays
 
 __all__ = [
@@ -166,7 +164,11 @@ def two_bone_positions(root: ArrayLike, mid: ArrayLike, end: ArrayLike, target: 
     cos_t = np.where(near, 1.0, cos_t)
     sin_t = np.sqrt(np.maximum(0.0, 1.0 - cos_t * cos_t))
     m = a + (lab * cos_t)[..., None] * d
-    guide = b if pole is None else np.broadcast_to(_as_vec("pole", pole) if not _checked else np.asarray(pole, np.float64), shape)
+    guide = (
+        b
+        if pole is None
+        else np.broadcast_to(_as_vec("pole", pole) if not _checked else np.asarray(pole, np.float64), shape)
+    )
     v = guide - m
     u = v - _dot(v, d)[..., None] * d
     lu = _norm(u)
@@ -201,7 +203,9 @@ def _check_lengths(lab: Array, lbc: Array) -> None:
         z = ln <= 1e-12
         if np.any(z):
             idx = tuple(np.argwhere(z)[0]) if np.ndim(z) else ()
-            raise IKError(f"zero-length bone {name} (length {float(np.asarray(ln)[idx] if idx else ln):g} at index {idx})")
+            raise IKError(
+                f"zero-length bone {name} (length {float(np.asarray(ln)[idx] if idx else ln):g} at index {idx})"
+            )
 
 
 @dataclass
@@ -273,8 +277,10 @@ def _resolve_chain(skeleton: Skeleton, root_joint: str | int, end_joint: str | i
     except Exception as e:
         raise IKError(f"two-bone chain: {e}") from None
     if len(ch) != 3:
-        raise IKError(f"two-bone chain {skeleton.names[r]!r} -> {skeleton.names[ch[-1]]!r} has {len(ch)} joints, expected 3 "
-                      f"({' -> '.join(skeleton.names[j] for j in ch)})")
+        raise IKError(
+            f"two-bone chain {skeleton.names[r]!r} -> {skeleton.names[ch[-1]]!r} has {len(ch)} joints, expected 3 "
+            f"({' -> '.join(skeleton.names[j] for j in ch)})"
+        )
     return ch[0], ch[1], ch[2]
 
 
@@ -465,7 +471,19 @@ def ik_two_bone(bone_root: ArrayLike, bone_mid: ArrayLike, bone_end: ArrayLike, 
     n = int(np.prod(lead, dtype=np.int64))
     ro, mo = np.empty((n, 4)), np.empty((n, 4))
     bad = np.empty(n, np.int8)
-    _core.ik_two_bone(_flat(a, lead, 3), _flat(b, lead, 3), _flat(c, lead, 3), _flat(t, lead, 3), _flat(f, lead, 3),
-                        _flat(rg, lead, 4), _flat(mg, lead, 4), _flat(pg, lead, 4), float(max_length_buffer), ro, mo, bad)
+    _core.ik_two_bone(
+        _flat(a, lead, 3),
+        _flat(b, lead, 3),
+        _flat(c, lead, 3),
+        _flat(t, lead, 3),
+        _flat(f, lead, 3),
+        _flat(rg, lead, 4),
+        _flat(mg, lead, 4),
+        _flat(pg, lead, 4),
+        float(max_length_buffer),
+        ro,
+        mo,
+        bad,
+    )
     _raise_zero_bone(bad, lead)
     return ro.reshape(lead + (4,)), mo.reshape(lead + (4,))

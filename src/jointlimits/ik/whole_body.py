@@ -37,15 +37,16 @@ pull toward the posture). The DLS iterations then refine the whole body jointly.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from .._native import _core
-from ..motion import quat
 from ..errors import IKError
+from ..motion import quat
 from ..motion.skeleton import Motion, Skeleton, forward_kinematics_arrays
 
 __all__ = ["WholeBodyIK", "WholeBodyResult", "whole_body_ik"]
@@ -142,7 +143,7 @@ class WholeBodyIK:
         if rest is None:
             rest = quat.identity(J)
             if limits is not None and hasattr(limits, "joints"):
-                for j, lim in getattr(limits, "joints").items():
+                for j, lim in limits.joints.items():
                     ref = getattr(lim, "reference", None)
                     if ref is not None and np.shape(ref) == (4,):
                         rest[j] = ref
@@ -401,8 +402,11 @@ class WholeBodyIK:
         ori = self._orientations(orientations, orientation_weights, F)
         post = self.rest if posture is None else np.asarray(posture, np.float64)
         post = np.broadcast_to(quat.normalize(_as_batch("posture", post, F, (J, 4))), (F, J, 4))
-        root0 = None if root_positions is None else np.broadcast_to(_as_batch("root_positions", root_positions, F, (3,)),
-                                                                    (F, 3))
+        root0 = (
+            None
+            if root_positions is None
+            else np.broadcast_to(_as_batch("root_positions", root_positions, F, (3,)), (F, 3))
+        )
         if root0 is not None and not np.all(np.isfinite(root0)):
             raise IKError("root_positions must be finite")
         if init is None:
@@ -428,8 +432,8 @@ class WholeBodyIK:
         twist of bones, occluded limbs) carries over from frame to frame. With ``robust`` (a
         distance in file units) the second pass also down-weights each observation by the Cauchy
         weight ``1 / (1 + (r / robust)^2)`` of its pass-1 residual r (``robust=0``: twice the
-        median residual), so outliers (a joint detected 20 cm away) stop pulling the body. ``progress(done, total)`` is called after
-        each batch.
+        median residual), so outliers (a joint detected 20 cm away) stop pulling the body.
+        ``progress(done, total)`` is called after each batch.
         """
         tgt, w = self._targets(positions, weights, None)
         F, J = tgt.shape[:2]

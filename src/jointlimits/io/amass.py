@@ -24,14 +24,15 @@ from __future__ import annotations
 
 import os
 import warnings
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
-from ..motion import quat
 from ..errors import FormatError
+from ..motion import quat
 from ..motion.skeleton import POSITION_CHANNELS, Motion, Skeleton
 
 __all__ = ["load", "save", "joint_names", "BODY", "MODEL_ENV"]
@@ -119,8 +120,12 @@ def _layout(d: Mapping[str, NDArray], path: Path) -> tuple[str, NDArray[np.float
         smplx = ("pose_jaw" in keys or "pose_eye" in keys
                  or ("surface_model_type" in keys and _str(d["surface_model_type"]) == "smplx"))
         if smplx:
-            parts.append(np.asarray(d["pose_jaw"], np.float64).reshape(F, 3) if "pose_jaw" in keys else np.zeros((F, 3)))
-            parts.append(np.asarray(d["pose_eye"], np.float64).reshape(F, 6) if "pose_eye" in keys else np.zeros((F, 6)))
+            parts.append(
+                np.asarray(d["pose_jaw"], np.float64).reshape(F, 3) if "pose_jaw" in keys else np.zeros((F, 3))
+            )
+            parts.append(
+                np.asarray(d["pose_eye"], np.float64).reshape(F, 6) if "pose_eye" in keys else np.zeros((F, 6))
+            )
         hand = np.asarray(d["pose_hand"], np.float64).reshape(F, -1) if "pose_hand" in keys else np.zeros((F, 90))
         if hand.shape[1] != 90:
             raise FormatError(f"{path}: pose_hand has {hand.shape[1]} values per frame, expected 90 (30 joints)")

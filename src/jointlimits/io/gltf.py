@@ -28,9 +28,9 @@ from urllib.parse import unquote
 import numpy as np
 from numpy.typing import NDArray
 
-from ..motion import quat
 from .._atomic import atomic_write
 from ..errors import FormatError
+from ..motion import quat
 from ..motion.skeleton import POSITION_CHANNELS, Motion, Skeleton
 
 __all__ = ["load", "save", "EXTRAS_KEY"]
@@ -127,8 +127,8 @@ def _node_trs(node: Any) -> tuple[NDArray[np.float64], NDArray[np.float64], NDAr
         r = quat.from_matrix(m[:3, :3] / np.where(s > 0, s, 1.0))
         return t, quat.normalize(r), s
     t = np.asarray(node.translation if node.translation is not None else (0, 0, 0), np.float64)
-    r = node.rotation if node.rotation is not None else (0, 0, 0, 1)
-    r = np.asarray([r[3], r[0], r[1], r[2]], np.float64)
+    xyzw = node.rotation if node.rotation is not None else (0, 0, 0, 1)
+    r = np.asarray([xyzw[3], xyzw[0], xyzw[1], xyzw[2]], np.float64)
     s = np.asarray(node.scale if node.scale is not None else (1, 1, 1), np.float64)
     return t, quat.normalize(r), s
 
@@ -261,6 +261,7 @@ def load(path: str | os.PathLike, fps: float | None = None, animation: int = 0) 
         node, kind = ch.target.node, ch.target.path
         if node not in slot or kind not in ("translation", "rotation", "scale"):
             continue
+        assert anim is not None  # the loop runs over anim's channels
         smp = anim.samplers[ch.sampler]
         interp = smp.interpolation or "LINEAR"
         if interp not in ("LINEAR", "STEP", "CUBICSPLINE"):
@@ -441,7 +442,7 @@ def to_gltf(motion: Motion, metres_per_unit: float | None = None, up: str | None
         gltf.nodes[pj].children.append(len(gltf.nodes) - 1)
 
     # rest pose global transforms -> inverse bind matrices (column-major)
-    gm = [None] * J
+    gm: list[Any] = [None] * J
     for j in range(J):
         local = _matrix(rest_r[j], offs[j])
         gm[j] = local if j == 0 else gm[sk.parents[j]] @ local

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-from typing import Optional, Tuple
 
 import numpy as np
 
@@ -23,7 +22,7 @@ def _as_float_array(x, name: str) -> np.ndarray:
     return np.asarray(arr, dtype=np.float64)
 
 
-def _first_nonfinite(arr: np.ndarray) -> Optional[tuple]:
+def _first_nonfinite(arr: np.ndarray) -> tuple | None:
     bad = ~np.isfinite(arr)
     if bad.any():
         return tuple(int(i) for i in np.argwhere(bad)[0])
@@ -77,7 +76,7 @@ def _vec(x, name: str, n: int = 3) -> np.ndarray:
     return np.ascontiguousarray(arr)
 
 
-def _frame(position, rotation) -> Tuple[np.ndarray, np.ndarray]:
+def _frame(position, rotation) -> tuple[np.ndarray, np.ndarray]:
     pos = np.zeros(3) if position is None else _vec(position, "position")
     if rotation is None:
         rot = np.eye(3)
@@ -156,7 +155,7 @@ MAX_SOFTEN_RADIUS = 4.0 * math.pi
 _soften_ok: object = None
 
 
-def check_soften(soften) -> Optional[Tuple[float, float]]:
+def check_soften(soften) -> tuple[float, float] | None:
     """``soften=(falloff, radius)`` as two floats: falloff finite and >= 0, radius in
     ``[0, MAX_SOFTEN_RADIUS]``; None stays None. ``LimitsError`` otherwise (never NaN out)."""
     global _soften_ok

@@ -4,21 +4,32 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import ClassVar, Tuple
+from typing import ClassVar
 
 import numpy as np
+
 from .._native import _core
 from ..errors import LimitsError
-from ._checks import (_cloud, _flat_points, _frame, _local, _local_points, _out_array, _padding, _points,
-                      _raise_bad_point, _vec)
-from ._kernels.codes import BOX
 from . import cloud
+from ._checks import (
+    _cloud,
+    _flat_points,
+    _frame,
+    _local,
+    _local_points,
+    _out_array,
+    _padding,
+    _points,
+    _raise_bad_point,
+    _vec,
+)
+from ._kernels.codes import BOX
 from .kdop import SlabShape
 
 __all__ = ["Box", "OrientedBox", "fit_box", "fit_oriented_box", "project_box", "contains_box", "distance_box"]
 
 
-def fit_box(points, padding: float = 0.05) -> Tuple[np.ndarray, np.ndarray]:
+def fit_box(points, padding: float = 0.05) -> tuple[np.ndarray, np.ndarray]:
     """Axis-aligned box around a cloud in limit space.
 
     ``points`` ``[..., N, 3]`` (limit space).  Returns ``(lo, hi)`` ``[..., 3]``: the
@@ -31,7 +42,7 @@ def fit_box(points, padding: float = 0.05) -> Tuple[np.ndarray, np.ndarray]:
     return pts.min(axis=-2) - pad, pts.max(axis=-2) + pad
 
 
-def fit_oriented_box(points, position, rotation, padding: float = 0.05) -> Tuple[np.ndarray, np.ndarray]:
+def fit_oriented_box(points, position, rotation, padding: float = 0.05) -> tuple[np.ndarray, np.ndarray]:
     """Box in the limit frame ``(position, rotation)`` around a cloud.
 
     ``points`` ``[..., N, 3]`` in limit space; returns ``(lo, hi)`` ``[..., 3]`` in the
@@ -44,7 +55,7 @@ def fit_oriented_box(points, position, rotation, padding: float = 0.05) -> Tuple
     return local.min(axis=-2) - pad, local.max(axis=-2) + pad
 
 
-def _box_limits(lo, hi) -> Tuple[np.ndarray, np.ndarray]:
+def _box_limits(lo, hi) -> tuple[np.ndarray, np.ndarray]:
     lo = _vec(lo, "lo")
     hi = _vec(hi, "hi")
     if np.any(lo > hi):
@@ -129,7 +140,7 @@ class Box(SlabShape):
         self.lo, self.hi = _box_limits(self.lo, self.hi)
 
     @classmethod
-    def fit(cls, points, padding: float = 0.05, subsample: float | None = 0.05) -> "Box":
+    def fit(cls, points, padding: float = 0.05, subsample: float | None = 0.05) -> Box:
         lo, hi = fit_box(points, padding)
         return cls(lo=lo, hi=hi)
 
@@ -165,7 +176,7 @@ class OrientedBox(Box):
     kind: str = "oriented-box"
 
     @classmethod
-    def fit(cls, points, padding: float = 0.05, subsample: float | None = 0.05) -> "OrientedBox":
+    def fit(cls, points, padding: float = 0.05, subsample: float | None = 0.05) -> OrientedBox:
         pts = np.asarray(points, np.float64)
         pos, rot = cloud.fit_frame(pts, subsample)
         lo, hi = fit_oriented_box(pts, pos, rot, padding)

@@ -5,9 +5,9 @@ a projection (the article's ``projection_soften``)."""
 from __future__ import annotations
 
 import math
-from typing import Tuple
 
 import numpy as np
+
 from .._native import _core
 from ..errors import LimitsError
 from ._checks import _check_finite, _cloud, _points
@@ -15,7 +15,7 @@ from ._checks import _check_finite, _cloud, _points
 __all__ = ["fit_orientation", "fit_frame", "soften", "subsample"]
 
 
-def fit_orientation(points) -> Tuple[np.ndarray, np.ndarray]:
+def fit_orientation(points) -> tuple[np.ndarray, np.ndarray]:
     """Mean and principal axes of a cloud in limit space.
 
     ``points`` ``[..., N, 3]``.  Returns ``(position [..., 3], rotation [..., 3, 3])``:
@@ -127,7 +127,7 @@ def subsample(points, distance: float = 0.05) -> np.ndarray:
     return _core.subsample_grid(pts, d, margin, cell)
 
 
-def fit_frame(points, distance: float | None = 0.05) -> Tuple[np.ndarray, np.ndarray]:
+def fit_frame(points, distance: float | None = 0.05) -> tuple[np.ndarray, np.ndarray]:
     """The frame of a fitted shape, as in the seed: mean and principal axes of the cloud
     subsampled at ``distance`` (so dense regions do not dominate it; None: every point)."""
     pts = np.asarray(points, np.float64)

@@ -7,8 +7,9 @@ the data gets its own metaball field for the child, fitted to the child rotation
 parent was within one cell of the cell's centre (where its blend weight is not zero, so every
 training pose stays inside however it is blended); where that window holds too few frames it
 grows a cell at a time (up to ``GROW`` cells) until it does, and cells still without enough data
-(or with no frame within a cell) use the child's own (uncoupled) field. The conditioned fields are padded a little more than the
-child's own (a parent rotation seen with few child rotations says less about the child's range).
+(or with no frame within a cell) use the child's own (uncoupled) field. The conditioned fields
+are padded a little more than the child's own (a parent rotation seen with few child rotations
+says less about the child's range).
 A pose's child limit is the blend of the eight neighbouring cells' fields with trilinear
 weights of the parent's rotation: the fields morph smoothly between cells. All fields share one
 grid, so blending is a weighted sum of lookups; it is twice as coarse as the child's own (there
@@ -20,19 +21,28 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from types import SimpleNamespace
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
-from ._checks import check_soften
 from .._native import _core
-from ..motion import quat
 from ..errors import LimitsError
-from .implicit import (ENCODING, Implicit, cell_maxima, decode_grid, encode_grid, grid_field,
-                       iso_fraction, nearest_inside)
+from ..motion import quat
+from ._checks import check_soften
+from .implicit import (
+    ENCODING,
+    Implicit,
+    cell_maxima,
+    decode_grid,
+    encode_grid,
+    grid_field,
+    iso_fraction,
+    nearest_inside,
+)
 from .joint import FittedLimit, _project_batched, to_limit_space
 
 __all__ = ["CoupledLimit", "humanoid_pairs", "parent_cell_size"]
@@ -102,7 +112,7 @@ def _window(vp: Array, c: NDArray[np.int64], porigin: Array, pcell: float, pdims
     return None
 
 
-def _cell_field(local: Array, shape: "_Grid", radius: float, flat: bool) -> NDArray[np.float32]:
+def _cell_field(local: Array, shape: _Grid, radius: float, flat: bool) -> NDArray[np.float32]:
     """``fit_field`` of local points on the fields' grid, computed on the sub-grid they reach (the
     rest of the grid is 0: a ball reaches ``radius`` cells, hole filling stays inside the
     balls' hull) and placed in a grid of zeros."""
@@ -135,7 +145,7 @@ class _Blend:
     """The child's blended field for given parent rotations, as a shape FittedLimit's batched
     path can use (one row of blend weights per point)."""
 
-    def __init__(self, limit: "CoupledLimit", ids: NDArray[np.int64], ws: Array):
+    def __init__(self, limit: CoupledLimit, ids: NDArray[np.int64], ws: Array):
         self.limit, self.ids, self.ws = limit, ids, ws
         self._last: tuple | None = None
 
@@ -149,8 +159,21 @@ class _Blend:
         flat = np.ascontiguousarray(points, np.float64).reshape(-1, 3)
         out = np.empty_like(flat)
         ids, ws = self._rows(len(flat))
-        _core.implicit_project(flat, s.position, s.rotation, s.origin, s.cell, s.threshold, lim._F, lim._cmax, *lim._nearest(),
-                               ids, ws, s.normal, out)
+        _core.implicit_project(
+            flat,
+            s.position,
+            s.rotation,
+            s.origin,
+            s.cell,
+            s.threshold,
+            lim._F,
+            lim._cmax,
+            *lim._nearest(),
+            ids,
+            ws,
+            s.normal,
+            out,
+        )
         return out
 
     def contains(self, points: Array, tolerance: float = 0.0) -> NDArray[np.bool_]:
@@ -229,7 +252,7 @@ class CoupledLimit:
     def fit(cls, parent_points: Array, child_points: Array, child_rotations_ref: Array, child_axis: Array,
             parent_reference: Array, parent: str, padding: float = 0.05, subsample: float | None = 0.05,
             parent_cell: float | None = None, min_frames: int | None = None, grow: int | None = None,
-            condition_padding: float | None = None) -> "CoupledLimit":
+            condition_padding: float | None = None) -> CoupledLimit:
         """From per-frame parent limit-space points ``[N, 3]`` (short cover) and the child's
         limit-space points ``[N, 3]`` of the same frames. ``parent_cell`` None: from the parent's
         range (:func:`parent_cell_size`); the others None: the module's ``MIN_FRAMES``, ``GROW``,
@@ -360,7 +383,7 @@ class CoupledLimit:
                 "fields_cell": self.fcell, "settings": dict(self.settings)}
 
     @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> "CoupledLimit":
+    def from_dict(cls, d: Mapping[str, Any]) -> CoupledLimit:
         try:
             dims = d["dims"]
             if not (isinstance(dims, list) and len(dims) == 4):

@@ -8,11 +8,12 @@ from dataclasses import dataclass, field
 from typing import ClassVar
 
 import numpy as np
+
 from .._native import _core
 from ..errors import LimitsError
+from . import cloud
 from ._checks import _cloud, _flat_points, _frame, _local, _out_array, _padding, _points, _raise_bad_point, _vec
 from ._kernels.codes import ELLIPSE, ELLIPSOID
-from . import cloud
 from .shape import ConvexShape
 
 __all__ = ["Ellipsoid", "fit_ellipsoid", "project_ellipsoid", "contains_ellipsoid", "distance_ellipsoid"]
@@ -110,7 +111,7 @@ class Ellipsoid(ConvexShape):
         self.scale = _scale(self.scale)
 
     @classmethod
-    def fit(cls, points, padding: float = 0.05, subsample: float | None = 0.05) -> "Ellipsoid":
+    def fit(cls, points, padding: float = 0.05, subsample: float | None = 0.05) -> Ellipsoid:
         pos, rot = cloud.fit_frame(points, subsample)
         scale = fit_ellipsoid(points, pos, rot, padding)
         # the seed's semi-axes are the cloud's extents along each axis: points toward the corners
@@ -136,7 +137,7 @@ class Ellipsoid(ConvexShape):
         s = np.maximum(self.scale, 1e-12)
         return self.rotation @ np.diag(1.0 / s**2) @ self.rotation.T
 
-    def swing_section(self, axis) -> "Ellipsoid":
+    def swing_section(self, axis) -> Ellipsoid:
         # ellipse (x - c)^T M (x - c) <= 1 restricted to x = P y
         a = np.asarray(axis, np.float64)
         e1 = np.cross(a, [1.0, 0, 0] if abs(a[0]) < 0.9 else [0, 1.0, 0])

@@ -4,7 +4,8 @@ children conditioned on their parents; the joints carrying the global position l
 
 from __future__ import annotations
 
-from typing import Any, Callable, Iterable, Mapping, NamedTuple, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any, NamedTuple
 
 import numpy as np
 from numpy.typing import NDArray
@@ -130,22 +131,22 @@ def fit_joints(motions: Motion | Iterable[Motion], shape: str = "ellipsoid", swi
                ) -> FitResult:
     """Fit limits for every joint with rotation channels (or the named ``joints``): what
     :meth:`JointLimits.fit <jointlimits.limits.model.JointLimits.fit>` builds its model from.
-    
+
     The joints that carry the global position and heading (:func:`root_joints`) get no limit
     unless ``root`` is true or ``joints`` names them; ``exclude`` names joints to leave out.
     Every clip must have the first clip's rest pose (child bone directions within
     ``rest_tolerance`` degrees at the fitted joints and their parents).
-    
+
     With ``coupled`` (``shape="implicit"``, no swing-twist) the child of each (parent,
     child) pair gets a limit conditioned on its parent's rotation (``CoupledLimit``):
     ``pairs`` names them, by default the humanoid pairs found by joint name (clavicle ->
     shoulder, shoulder -> elbow, hip -> knee, along the spine, neck -> head).
-    
+
     ``shape`` is one of ``box``, ``oriented-box``, ``ellipsoid``, ``kdop``; ``shapes`` overrides
     it per joint name (also ``"reach-window"`` for a swing window plus twist range).
     ``reference`` is ``"mean"`` (eigen-mean of all frames), ``"first"``, a frame index of the
     first clip, a Motion (its first frame) or a ``[J, 4]`` array.
-    
+
     With ``mirror`` every clip is also fitted mirrored across the skeleton's sagittal plane
     (:func:`jointlimits.motion.mirror.mirror_motion`): a left joint learns the mirrored rotations of
     its right counterpart and a centre joint its own, and the mean reference is taken over
@@ -208,7 +209,7 @@ def fit_joints(motions: Motion | Iterable[Motion], shape: str = "ellipsoid", swi
         if shape != "implicit" or swing_twist:
             raise LimitsError("coupled limits need shape='implicit' without swing-twist")
         from .coupled import CoupledLimit, humanoid_pairs
-    
+
         found = humanoid_pairs(sk.names, sk.parents) if pairs is None else list(pairs)
         for pn, cn in found:
             p, c = sk.index(pn), sk.index(cn)

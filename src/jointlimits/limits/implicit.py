@@ -12,8 +12,8 @@ threshold and finds the crossing between the last two steps by bisection, as the
 up by false-position steps (Illinois rule; every fourth step halves the bracket): a few field
 reads instead of 20. Where the field and its gradient vanish (beyond every metaball's support,
 or at a bump below the threshold) the point is instead taken toward the nearest inside grid node
-and the crossing on that segment is found the same way. Results are inside, so projection is idempotent; inside points come back
-unchanged, bit for bit.
+and the crossing on that segment is found the same way. Results are inside, so projection is
+idempotent; inside points come back unchanged, bit for bit.
 
 The kernels take a stack of fields with per-point blend weights: one field for a plain limit,
 the neighbouring parent cells' fields for a coupled (parent-conditioned) child limit.
@@ -24,8 +24,9 @@ from __future__ import annotations
 import base64
 import math
 import zlib
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Mapping
+from typing import Any, ClassVar
 
 import numpy as np
 from numpy.typing import NDArray
@@ -246,7 +247,7 @@ class Implicit(Shape):
     # ------------------------------------------------------------------ fitting
     @classmethod
     def fit(cls, points, padding: float = 0.05, subsample: float | None = 0.05, cell: float | None = None,
-            radius_cells: float = RADIUS_CELLS, threshold: float = THRESHOLD, fill_holes: bool = True) -> "Implicit":
+            radius_cells: float = RADIUS_CELLS, threshold: float = THRESHOLD, fill_holes: bool = True) -> Implicit:
         """Metaballs on the voxelised cloud ``[N, 3]``: voxel ``cell`` from the data's density
         unless given; each ball reaches ``padding`` past its voxel."""
         pts = np.asarray(points, np.float64).reshape(-1, 3)
@@ -284,8 +285,9 @@ class Implicit(Shape):
         p = _points(points)
         flat = np.ascontiguousarray(p.reshape(-1, 3))
         out = np.empty(len(flat), np.bool_)
-        _core.implicit_contains(flat, *self._args(), self.threshold, self._F, self._cmax, self._ids, self._ws, float(tolerance),
-                                out)
+        _core.implicit_contains(
+            flat, *self._args(), self.threshold, self._F, self._cmax, self._ids, self._ws, float(tolerance), out
+        )
         return out.reshape(p.shape[:-1])
 
     def project(self, points: Array) -> Array:
@@ -294,15 +296,25 @@ class Implicit(Shape):
         if not np.all(np.isfinite(flat)):
             raise LimitsError("points contain NaN or infinite values")
         out = np.empty_like(flat)
-        _core.implicit_project(flat, *self._args(), self.threshold, self._F, self._cmax, *self._nearest(), self._ids, self._ws,
-                               self.normal, out)
+        _core.implicit_project(
+            flat,
+            *self._args(),
+            self.threshold,
+            self._F,
+            self._cmax,
+            *self._nearest(),
+            self._ids,
+            self._ws,
+            self.normal,
+            out,
+        )
         return out.reshape(p.shape)
 
     def radius(self) -> float:
         return self._radius
 
     # ------------------------------------------------------------------ swing-twist
-    def swing_section(self, axis: Array) -> "Implicit":
+    def swing_section(self, axis: Array) -> Implicit:
         a = np.asarray(axis, np.float64)
         return Implicit(position=self.position, rotation=self.rotation, origin=self.origin, cell=self.cell,
                         grid=self.grid, threshold=self.threshold, normal=a / np.linalg.norm(a),
@@ -367,7 +379,7 @@ class Implicit(Shape):
                 "grid": encode_grid(self.grid), "settings": dict(self.settings)}
 
     @classmethod
-    def _from_dict(cls, d: Mapping[str, Any]) -> "Implicit":
+    def _from_dict(cls, d: Mapping[str, Any]) -> Implicit:
         F = decode_grid(d["grid"], d["dims"], encoding=d.get("encoding", ENCODING))
         return cls(position=d["position"], rotation=d["rotation"], origin=d["origin"], cell=d["cell"], grid=F,
                    threshold=d.get("threshold", THRESHOLD), normal=d.get("normal", [0.0, 0.0, 0.0]),

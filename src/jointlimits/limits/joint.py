@@ -9,15 +9,16 @@ registered :class:`~jointlimits.limits.shape.Shape`; this module knows none of t
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping, Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 from numpy.typing import NDArray
 
 from .._native import _core
-from ..motion import quat
 from ..errors import LimitsError
+from ..motion import quat
 from ._checks import check_soften
 from ._kernels.fused import compile_limit, pack_limit, step
 from .registry import joint_limit_class, shape_class
@@ -199,7 +200,7 @@ class FittedLimit:
         return d
 
     @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> "FittedLimit":
+    def from_dict(cls, d: Mapping[str, Any]) -> FittedLimit:
         try:
             quirks = bool(d.get("reference_quirks", False))
             if "shape" in d:
@@ -253,12 +254,12 @@ def _soften_points(v: Array, h: Array, falloff: float, radius: float) -> Array:
     return h + (v - h) * k[:, None]
 
 
-def _relative(limit: "FittedLimit", flat: Array) -> Array:
+def _relative(limit: FittedLimit, flat: Array) -> Array:
     r = quat.inv_mul(limit.reference, flat)
     return np.where(r[:, :1] < 0.0, -r, r)
 
 
-def _swing_twist(limit: "FittedLimit", r: Array) -> tuple[Array, Array]:
+def _swing_twist(limit: FittedLimit, r: Array) -> tuple[Array, Array]:
     """Swing and twist limit-space points (each on its short cover) of relative rotations."""
     a = limit.twist_axis
     d = r[:, 1:] @ a
@@ -272,7 +273,7 @@ def _swing_twist(limit: "FittedLimit", r: Array) -> tuple[Array, Array]:
     return _log(sw), _log(tw)
 
 
-def _twist_clamp(limit: "FittedLimit", vt: Array, covers: bool) -> tuple[Array, Array]:
+def _twist_clamp(limit: FittedLimit, vt: Array, covers: bool) -> tuple[Array, Array]:
     """(twist angle, clamped twist angle), on the cover nearer the interval."""
     tlo, thi = limit._interval
     t = vt @ limit.twist_axis
@@ -285,7 +286,7 @@ def _twist_clamp(limit: "FittedLimit", vt: Array, covers: bool) -> tuple[Array, 
     return t, p
 
 
-def _project_batched(limit: "FittedLimit", rotations: Array, soften: tuple[float, float] | None,
+def _project_batched(limit: FittedLimit, rotations: Array, soften: tuple[float, float] | None,
                      want_hard: bool) -> tuple[Array, Array | None]:
     """The compiled step's math over whole batches in numpy, with the shape's own project()."""
     q = np.asarray(rotations, np.float64)
@@ -319,7 +320,7 @@ def _project_batched(limit: "FittedLimit", rotations: Array, soften: tuple[float
     return outs[0], (outs[1] if want_hard else None)
 
 
-def _contains_batched(limit: "FittedLimit", rotations: Array, tolerance: float) -> NDArray[np.bool_]:
+def _contains_batched(limit: FittedLimit, rotations: Array, tolerance: float) -> NDArray[np.bool_]:
     """Inside test on limit-space points (either cover), without projecting."""
     q = np.asarray(rotations, np.float64)
     flat = np.ascontiguousarray(q.reshape(-1, 4))

@@ -5,17 +5,30 @@ interval of any slab shape (boxes are k-DOPs with three slabs)."""
 from __future__ import annotations
 
 import math
-from itertools import combinations
 from dataclasses import dataclass, field
-from typing import ClassVar, Tuple
+from itertools import combinations
+from typing import ClassVar
 
 import numpy as np
+
 from .._native import _core
 from ..errors import LimitsError
-from ._checks import (_as_float_array, _check_finite, _cloud, _flat_points, _frame, _local, _local_points,
-                      _out_array, _padding, _points, _raise_bad_point, _vec)
-from ._kernels.codes import KDOP_EXACT, POLYGON, SLABS
 from . import cloud
+from ._checks import (
+    _as_float_array,
+    _check_finite,
+    _cloud,
+    _flat_points,
+    _frame,
+    _local,
+    _local_points,
+    _out_array,
+    _padding,
+    _points,
+    _raise_bad_point,
+    _vec,
+)
+from ._kernels.codes import KDOP_EXACT, POLYGON, SLABS
 from .shape import ConvexShape
 
 __all__ = ["KDop", "SlabShape", "fit_kdop", "kdop_axes", "project_kdop", "contains_kdop", "distance_kdop"]
@@ -32,7 +45,7 @@ def _axes(axes, name: str = "axes") -> np.ndarray:
     return np.ascontiguousarray(arr)
 
 
-def fit_kdop(points, position, rotation, axes, padding: float = 0.05) -> Tuple[np.ndarray, np.ndarray]:
+def fit_kdop(points, position, rotation, axes, padding: float = 0.05) -> tuple[np.ndarray, np.ndarray]:
     """k-DOP (slabs along ``axes``) in the limit frame around a cloud.
 
     ``axes`` ``[K, 3]`` are directions in the local frame (normally unit, see
@@ -174,7 +187,7 @@ class SlabShape(ConvexShape):
         """(position, rotation, local axes, mins, maxs)."""
         raise NotImplementedError
 
-    def swing_section(self, axis) -> "KDop":
+    def swing_section(self, axis) -> KDop:
         a = np.asarray(axis, np.float64)
         pos, rot, ax, mins, maxs = self.slabs()
         n = rot.T @ a  # the plane a.x = 0 in the shape's local frame: n.l = -a.pos
@@ -242,7 +255,7 @@ class KDop(SlabShape):
         self.mins, self.maxs, self.axes = _kdop_limits(self.mins, self.maxs, self.axes)
 
     @classmethod
-    def fit(cls, points, padding: float = 0.05, subsample: float | None = 0.05) -> "KDop":
+    def fit(cls, points, padding: float = 0.05, subsample: float | None = 0.05) -> KDop:
         pos, rot = cloud.fit_frame(points, subsample)
         axes = kdop_axes()
         mins, maxs = fit_kdop(points, pos, rot, axes, padding)

@@ -11,8 +11,9 @@ does not change once made: its joint table is read-only, and :meth:`JointLimits.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from types import MappingProxyType
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -24,12 +25,11 @@ from ..motion.skeleton import Motion, Skeleton
 from ._checks import check_soften
 from .file import from_document, read_document, to_document, write_document
 from .fit import fit_joints, root_joints
-from .joint import (FittedLimit, JointLimit, fit_shape, from_limit_space, swing_section,  # noqa: F401
-                    to_limit_space, twist_interval)
+from .joint import FittedLimit, JointLimit, fit_shape, from_limit_space, swing_section, to_limit_space, twist_interval  # noqa: F401
 from .registry import SHAPES
 from .report import violation_report
 from .rest import DEFAULT_REST_TOLERANCE, RestRetargetedLimit, rest_directions, rest_mismatch, rest_rotations
-from .shape import Shape  # noqa: F401
+from .shape import Shape
 
 __all__ = ["JointLimits", "JointLimit", "FittedLimit", "Shape", "SHAPES", "fit_shape", "to_limit_space",
            "from_limit_space"]
@@ -61,7 +61,9 @@ class JointLimits:
         self.enabled: NDArray[np.bool_] = enabled_
         self.settings: dict[str, Any] = dict(settings or {})
         #: per joint, the rest directions of its child bones the limits were fitted in (see :mod:`.rest`)
-        self.rest: list[Array] = rest_directions(skeleton) if rest is None else [np.asarray(r, np.float64) for r in rest]
+        self.rest: list[Array] = (
+            rest_directions(skeleton) if rest is None else [np.asarray(r, np.float64) for r in rest]
+        )
         self.rest_tolerance = float(rest_tolerance)
 
     def __getstate__(self) -> dict:  # the compiled pose is rebuilt on first use, not pickled
@@ -86,7 +88,7 @@ class JointLimits:
             progress: Callable[[int, int, str], None] | None = None, coupled: bool = False,
             pairs: Iterable[tuple[str, str]] | None = None, exclude: Iterable[str] | None = None,
             root: bool = False, rest_tolerance: float = DEFAULT_REST_TOLERANCE, mirror: bool = False
-            ) -> "JointLimits":
+            ) -> JointLimits:
         """Fit limits for every joint with rotation channels (or the named ``joints``).
 
         The joints that carry the global position and heading (:func:`root_joints`) get no limit
@@ -121,7 +123,7 @@ class JointLimits:
             raise LimitsError(f"joint {self.skeleton.names[j]!r} has no limit")
         return self.joints[j]
 
-    def with_limit(self, joint: str | int, limit: JointLimit | None) -> "JointLimits":
+    def with_limit(self, joint: str | int, limit: JointLimit | None) -> JointLimits:
         """These limits with one joint's limit replaced (or with None removed); any object with
         project / contains / violation."""
         j = self.skeleton.index(joint)
@@ -132,14 +134,14 @@ class JointLimits:
             joints[j] = limit
         return self._with(joints=joints)
 
-    def with_enabled(self, joints: Iterable[str | int], enabled: bool = True) -> "JointLimits":
+    def with_enabled(self, joints: Iterable[str | int], enabled: bool = True) -> JointLimits:
         """These limits with the named joints' limits switched on (or off)."""
         on = np.array(self.enabled)
         for n in joints:
             on[self.skeleton.index(n)] = enabled
         return self._with(enabled=on)
 
-    def _with(self, **changes: Any) -> "JointLimits":
+    def _with(self, **changes: Any) -> JointLimits:
         parts = {"joints": self.joints, "enabled": self.enabled, "settings": self.settings, "rest": self.rest,
                  "rest_tolerance": self.rest_tolerance}
         parts.update(changes)
@@ -160,7 +162,7 @@ class JointLimits:
         return [j for j in sorted(self.joints) if self.enabled[j]]
 
     def select(self, joints: Iterable[str | int] | None = None, exclude: Iterable[str | int] | None = None,
-               motion: Motion | None = None, root: bool = False) -> "JointLimits":
+               motion: Motion | None = None, root: bool = False) -> JointLimits:
         """These limits on fewer joints (the limit objects are shared): only ``joints`` if given,
         without ``exclude``, and unless ``root`` (or ``joints`` names them) without the joints that
         carry the global position and heading (those the fit recorded, and those of ``motion``)."""
@@ -186,7 +188,7 @@ class JointLimits:
             return self
         return self._with(enabled=on)
 
-    def retarget_rest(self, skeleton: Skeleton) -> "JointLimits":
+    def retarget_rest(self, skeleton: Skeleton) -> JointLimits:
         """These limits re-expressed for ``skeleton``: same joints, another rest pose, where the two
         differ by one rotation per joint frame (LimitsError naming the joints where they do not)."""
         if skeleton.fingerprint() != self.skeleton.fingerprint():
@@ -353,7 +355,7 @@ class JointLimits:
         return to_document(self.skeleton, self.joints, self.enabled, self.settings, self.rest, self.rest_tolerance)
 
     @classmethod
-    def from_dict(cls, d: Mapping[str, Any], source: str = "limits") -> "JointLimits":
+    def from_dict(cls, d: Mapping[str, Any], source: str = "limits") -> JointLimits:
         """Limits from a JSON document, every entry checked (LimitsError naming ``source``)."""
         return cls(*from_document(d, source))
 
@@ -362,7 +364,7 @@ class JointLimits:
         write_document(path, self.to_dict())
 
     @classmethod
-    def load(cls, path: str | os.PathLike) -> "JointLimits":
+    def load(cls, path: str | os.PathLike) -> JointLimits:
         """Read a limits file; raises LimitsError if it is missing, corrupt or of another version."""
         return cls(*read_document(path))
 

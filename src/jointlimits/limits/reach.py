@@ -19,16 +19,15 @@ rotations are returned unchanged. Fast accept tests: a cone inscribed in each wi
 
 from __future__ import annotations
 
-import math
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from .._native import _core
-from ..motion import quat
 from ..errors import LimitsError
+from ..motion import quat
 
 __all__ = ["ReachWindow", "ReachWindowLimit"]
 
@@ -263,7 +262,7 @@ class ReachWindowLimit:
                 "windows": [w.to_dict() for w in self.windows], "twist_range": list(self.twist_range)}
 
     @classmethod
-    def from_dict(cls, d: dict) -> "ReachWindowLimit":
+    def from_dict(cls, d: dict) -> ReachWindowLimit:
         if d.get("kind", cls.kind) != cls.kind:
             raise LimitsError(f"not a reach-window limit: kind {d.get('kind')!r}")
         try:
@@ -280,7 +279,7 @@ class ReachWindowLimit:
     @classmethod
     def fit(cls, local_rotations: ArrayLike, axis: ArrayLike, reference: ArrayLike | None = None,
             padding: float = 0.05, max_vertices: int = 12, twist_padding: float | None = None,
-            max_windows: int = 4, min_cos: float = 0.2) -> "ReachWindowLimit":
+            max_windows: int = 4, min_cos: float = 0.2) -> ReachWindowLimit:
         """Fit windows and a twist range to observed local rotations ``[F, 4]`` of one joint.
 
         Directions ``d = r a`` are centrally projected on the plane through their mean direction,
@@ -291,8 +290,7 @@ class ReachWindowLimit:
         k-means). The twist range is the shortest arc covering every ``φ``, widened by
         ``twist_padding`` (default ``padding``) each side. ``reference`` defaults to the mean rotation.
         """
-        from scipy.spatial import ConvexHull
-        from scipy.spatial import QhullError
+        from scipy.spatial import ConvexHull, QhullError
 
         q = np.asarray(local_rotations, np.float64).reshape(-1, 4)
         if q.shape[0] < 3:

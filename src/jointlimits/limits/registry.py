@@ -28,7 +28,9 @@ JOINT_LIMIT_CLASSES: dict[str, str] = {
 
 SHAPES: tuple[str, ...] = tuple(SHAPE_CLASSES)
 # limits fitted per joint from rotations rather than from a shape in limit space
-JOINT_KINDS: tuple[str, ...] = tuple(k for k in JOINT_LIMIT_CLASSES if k not in ("fitted", "coupled", "rest-retargeted"))
+JOINT_KINDS: tuple[str, ...] = tuple(
+    k for k in JOINT_LIMIT_CLASSES if k not in ("fitted", "coupled", "rest-retargeted")
+)
 
 
 def _load(table: dict[str, str], kind: object, what: str) -> type:

@@ -3,7 +3,8 @@ limits, by how much (degrees), and where (frame ranges)."""
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray

@@ -15,14 +15,15 @@ fitted one as ``q_fitted = C_parent q_new inv(C_j)`` (the same world pose), and
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
-from ..motion import quat
 from ..errors import LimitsError
+from ..motion import quat
 from ..motion.skeleton import Skeleton
 from .joint import FittedLimit
 from .registry import joint_limit_class
@@ -162,7 +163,7 @@ class RestRetargetedLimit:
         return {"kind": self.kind, "pre": self.pre.tolist(), "post": self.post.tolist(), "inner": self.inner.to_dict()}
 
     @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> "RestRetargetedLimit":
+    def from_dict(cls, d: Mapping[str, Any]) -> RestRetargetedLimit:
         inner = d.get("inner")
         if not isinstance(inner, Mapping) or inner.get("kind") == cls.kind:
             raise LimitsError("rest-retargeted limit: 'inner' must be another joint limit")

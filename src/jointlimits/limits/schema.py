@@ -11,7 +11,8 @@ still matches its limit.
 from __future__ import annotations
 
 import json
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from ..errors import LimitsError
 

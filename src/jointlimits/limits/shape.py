@@ -7,7 +7,8 @@ reference). Each family lives in its own module and is listed in :mod:`.registry
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Mapping
+from collections.abc import Mapping
+from typing import Any, ClassVar
 
 import numpy as np
 from numpy.typing import NDArray
@@ -26,14 +27,14 @@ class Shape:
     kind: ClassVar[str] = ""
     compiled: ClassVar[bool] = True  # pack() gives the compiled step's arrays
 
-    def __new__(cls, *args: Any, **kwargs: Any) -> "Shape":
+    def __new__(cls, *args: Any, **kwargs: Any) -> Shape:
         if cls is Shape:  # Shape("kdop", ...) is the registered class of that kind
             cls = shape_class(args[0] if args else kwargs.get("kind"))
         return object.__new__(cls)
 
     # ------------------------------------------------------------------ fitting
     @classmethod
-    def fit(cls, points: Array, padding: float = 0.05, subsample: float | None = 0.05) -> "Shape":
+    def fit(cls, points: Array, padding: float = 0.05, subsample: float | None = 0.05) -> Shape:
         """The shape fitted to limit-space points ``[N, 3]``; every point is inside it."""
         raise NotImplementedError
 
@@ -56,7 +57,7 @@ class Shape:
         raise NotImplementedError
 
     # ------------------------------------------------------------------ swing-twist
-    def swing_section(self, axis: Array) -> "Shape":
+    def swing_section(self, axis: Array) -> Shape:
         """The part of the shape in the plane through the origin perpendicular to ``axis``
         (where a swing's point lives)."""
         raise NotImplementedError
@@ -80,7 +81,7 @@ class Shape:
         raise NotImplementedError
 
     @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> "Shape":
+    def from_dict(cls, d: Mapping[str, Any]) -> Shape:
         """The shape of a limits-file entry (LimitsError if corrupt)."""
         if not isinstance(d, Mapping):
             raise LimitsError(f"corrupt shape entry: expected an object, got {type(d).__name__}")
@@ -93,7 +94,7 @@ class Shape:
             raise LimitsError(f"corrupt shape entry: {e}") from None
 
     @classmethod
-    def _from_dict(cls, d: Mapping[str, Any]) -> "Shape":
+    def _from_dict(cls, d: Mapping[str, Any]) -> Shape:
         raise NotImplementedError
 
 
@@ -111,7 +112,9 @@ class ConvexShape(Shape):
             try:
                 setattr(self, name, np.asarray(getattr(self, name), np.float64).reshape(shape))
             except (TypeError, ValueError):
-                raise LimitsError(f"{self.kind} limit: {name!r} must be {' x '.join(map(str, shape))} numbers") from None
+                raise LimitsError(
+                    f"{self.kind} limit: {name!r} must be {' x '.join(map(str, shape))} numbers"
+                ) from None
         for name in self._FIELDS:
             v = getattr(self, name)
             if v is not None:
@@ -133,6 +136,6 @@ class ConvexShape(Shape):
         return d
 
     @classmethod
-    def _from_dict(cls, d: Mapping[str, Any]) -> "Shape":
+    def _from_dict(cls, d: Mapping[str, Any]) -> Shape:
         keys = ("kind", "position", "rotation") + cls._FIELDS + getattr(cls, "_OPTIONS", ())
         return cls(**{k: d[k] for k in keys if k in d})

@@ -28,8 +28,8 @@ import re
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from . import quat
 from ..errors import SkeletonError
+from . import quat
 from .skeleton import Motion, Skeleton, forward_kinematics_arrays
 
 __all__ = ["side_map", "mirror_plane", "symmetry_errors", "reflect_rotations", "reflect_vectors",
@@ -55,7 +55,7 @@ def _swapped(name: str) -> list[str]:
     out = []
     for pat, rep in _SIDE_RULES:
         if pat.search(name):
-            out.append(pat.sub(lambda m: rep[m.group(0)], name))
+            out.append(pat.sub(lambda m: rep[m.group(0)], name))  # noqa: B023 - called here, in this iteration
     return out
 
 

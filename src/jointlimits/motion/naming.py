@@ -24,13 +24,13 @@ from __future__ import annotations
 import dataclasses
 import re
 import warnings
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 from numpy.typing import NDArray
 
-from . import quat
 from ..errors import SkeletonError
+from . import quat
 from .skeleton import Motion, Skeleton, forward_kinematics, forward_kinematics_arrays
 
 __all__ = ["CONVENTIONS", "detect", "canonical", "map_names", "check_rest_pose", "map_motion",

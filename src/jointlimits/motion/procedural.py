@@ -20,13 +20,14 @@ past its own range (the demo's "over-rotated copy" that the fitted limits must p
 from __future__ import annotations
 
 import math
-from typing import Mapping
+from collections.abc import Mapping
+from typing import cast
 
 import numpy as np
 from numpy.typing import NDArray
 
-from . import quat
 from ..errors import JointLimitsError, SkeletonError
+from . import quat
 from .skeleton import POSITION_CHANNELS, Motion, Skeleton
 
 __all__ = ["humanoid_skeleton", "ANATOMICAL_RANGES", "MOTION_AXES", "NEUTRAL_OFFSETS", "ROOT_RANGE",
@@ -305,7 +306,9 @@ def range_of_motion(skeleton: Skeleton | None = None, seconds: float = 40.0, fps
         if not order:
             continue
         if len(order) != 3 or len(set(order)) != 3:
-            raise SkeletonError(f"joint {name!r}: procedural clips need three distinct rotation channels, got {order!r}")
+            raise SkeletonError(
+                f"joint {name!r}: procedural clips need three distinct rotation channels, got {order!r}"
+            )
         euler[:, j] = xyz[:, j, [_AXES.index(a) for a in order]]
     for order in sorted({sk.rotation_order(j) for j in range(J)} - {""}):
         js = [j for j in range(J) if sk.rotation_order(j) == order]
@@ -350,7 +353,7 @@ def over_rotate(motion: Motion, factor: float, seed: int = 0, noise: float = 0.1
     rel = quat.unroll(quat.inv_mul(mean[None], q), axis=0)
     v = quat.to_scaled_angle_axis(rel)
     rng = np.random.default_rng(seed)
-    t = np.arange(F) * motion.frame_time
+    t = cast(NDArray[np.float64], np.arange(F) * motion.frame_time)
     wobble = _smooth_unit(rng, t, (J, 3), 0.1, 0.5) * 2.0 - 1.0 if F > 1 else np.zeros((F, J, 3))
     v2 = v * (1.0 + factor) + wobble * (noise * factor)
     out = quat.mul(mean[None], quat.from_scaled_angle_axis(v2))

@@ -8,7 +8,8 @@ Unless stated otherwise inputs are assumed to be unit quaternions.
 from __future__ import annotations
 
 import warnings
-from typing import Sequence
+from collections.abc import Sequence
+from typing import Any, cast
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -22,7 +23,9 @@ __all__ = [
     "swing_twist", "slerp", "average", "EULER_ORDERS",
 ]
 
-Array = NDArray[np.floating]
+# A float array of the input's precision (float64 from anything not floating). NumPy's types cannot
+# tie the result's dtype to an ArrayLike argument's, so it is left open: callers holding float64 keep it.
+Array = NDArray[Any]
 EULER_ORDERS = ("xyz", "xzy", "yxz", "yzx", "zxy", "zyx")
 _AXIS_INDEX = {"x": 0, "y": 1, "z": 2}
 
@@ -273,7 +276,7 @@ def from_euler_axes(angles: ArrayLike, axes: str, degrees: bool = False) -> Arra
         qn[..., 0] = c[..., n]
         qn[..., 1 + _AXIS_INDEX[ch]] = s[..., n]
         out = qn if out is None else mul(out, qn)
-    return out
+    return cast(Array, out)
 
 
 def _where(i: int, q: Array) -> str:
@@ -374,12 +377,41 @@ def from_matrix(m: ArrayLike) -> Array:
     m = _f(m)
     m00, m11, m22 = m[..., 0, 0], m[..., 1, 1], m[..., 2, 2]
     tr = m00 + m11 + m22
-    cand = np.stack([
-        np.stack([1 + tr, m[..., 2, 1] - m[..., 1, 2], m[..., 0, 2] - m[..., 2, 0], m[..., 1, 0] - m[..., 0, 1]], -1),
-        np.stack([m[..., 2, 1] - m[..., 1, 2], 1 + m00 - m11 - m22, m[..., 0, 1] + m[..., 1, 0], m[..., 0, 2] + m[..., 2, 0]], -1),
-        np.stack([m[..., 0, 2] - m[..., 2, 0], m[..., 0, 1] + m[..., 1, 0], 1 - m00 + m11 - m22, m[..., 1, 2] + m[..., 2, 1]], -1),
-        np.stack([m[..., 1, 0] - m[..., 0, 1], m[..., 0, 2] + m[..., 2, 0], m[..., 1, 2] + m[..., 2, 1], 1 - m00 - m11 + m22], -1),
-    ], axis=-2)
+    cand = np.stack(
+        [
+            np.stack(
+                [1 + tr, m[..., 2, 1] - m[..., 1, 2], m[..., 0, 2] - m[..., 2, 0], m[..., 1, 0] - m[..., 0, 1]], -1
+            ),
+            np.stack(
+                [
+                    m[..., 2, 1] - m[..., 1, 2],
+                    1 + m00 - m11 - m22,
+                    m[..., 0, 1] + m[..., 1, 0],
+                    m[..., 0, 2] + m[..., 2, 0],
+                ],
+                -1,
+            ),
+            np.stack(
+                [
+                    m[..., 0, 2] - m[..., 2, 0],
+                    m[..., 0, 1] + m[..., 1, 0],
+                    1 - m00 + m11 - m22,
+                    m[..., 1, 2] + m[..., 2, 1],
+                ],
+                -1,
+            ),
+            np.stack(
+                [
+                    m[..., 1, 0] - m[..., 0, 1],
+                    m[..., 0, 2] + m[..., 2, 0],
+                    m[..., 1, 2] + m[..., 2, 1],
+                    1 - m00 - m11 + m22,
+                ],
+                -1,
+            ),
+        ],
+        axis=-2,
+    )
     pick = np.argmax(np.stack([tr, m00, m11, m22], -1), axis=-1)
     q = np.take_along_axis(cand, pick[..., None, None], axis=-2)[..., 0, :]
     return abs(normalize(q))
@@ -438,7 +470,9 @@ def slerp(a: ArrayLike, b: ArrayLike, t: ArrayLike) -> Array:
     t = _f(t)
     d = inv_mul(a, b)
     d = abs(d)
-    return mul(a, from_scaled_angle_axis(to_scaled_angle_axis(d) * t[..., None] if t.ndim else to_scaled_angle_axis(d) * t))
+    return mul(
+        a, from_scaled_angle_axis(to_scaled_angle_axis(d) * t[..., None] if t.ndim else to_scaled_angle_axis(d) * t)
+    )
 
 
 def average(q: ArrayLike, weights: ArrayLike | None = None, axis: int = 0) -> Array:

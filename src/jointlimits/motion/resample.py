@@ -7,8 +7,8 @@ import math
 
 import numpy as np
 
-from . import quat
 from ..errors import JointLimitsError, SkeletonError
+from . import quat
 from .skeleton import Motion
 
 __all__ = ["resample", "sample_times"]

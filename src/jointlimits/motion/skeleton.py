@@ -10,15 +10,16 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
 from .._native import _core
-from . import quat
 from ..errors import SkeletonError
+from . import quat
 
 __all__ = ["Skeleton", "Motion", "forward_kinematics", "POSITION_CHANNELS", "ROTATION_CHANNELS"]
 
@@ -125,7 +126,7 @@ class Skeleton:
             h.update(f"{n}\0{int(p)}\n".encode())
         return h.hexdigest()[:16]
 
-    def copy(self) -> "Skeleton":
+    def copy(self) -> Skeleton:
         return Skeleton(list(self.names), self.parents.copy(), self.offsets.copy(),
                         [list(c) for c in self.channels], [(p, o.copy()) for p, o in self.end_sites])
 
@@ -150,7 +151,9 @@ class Motion:
     frame_time: float
     # Euler angles read from a file ([F, J, 3] in each joint's channel order, with the rotations
     # they produced) so an unchanged rotation is written back with the exact original values.
-    source_euler: tuple[NDArray[np.float64], NDArray[np.float64]] | None = field(default=None, repr=False, compare=False)
+    source_euler: tuple[NDArray[np.float64], NDArray[np.float64]] | None = field(
+        default=None, repr=False, compare=False
+    )
     # where the clip's text came from (jointlimits.io.bvh.BVHSource: per frame, its row in the
     # file) so that saving writes unchanged values with their original tokens
     source_text: Any = field(default=None, repr=False, compare=False)
@@ -167,7 +170,7 @@ class Motion:
             raise SkeletonError(f"frame_time must be positive and finite, got {self.frame_time}")
 
     @classmethod
-    def rest(cls, skeleton: Skeleton, num_frames: int = 1, frame_time: float = 1 / 30) -> "Motion":
+    def rest(cls, skeleton: Skeleton, num_frames: int = 1, frame_time: float = 1 / 30) -> Motion:
         """The rest pose (identity rotations, offsets) repeated ``num_frames`` times."""
         return cls(skeleton, quat.identity((num_frames, skeleton.num_joints)),
                    np.repeat(skeleton.offsets[None], num_frames, axis=0), frame_time)
@@ -188,15 +191,15 @@ class Motion:
     def duration(self) -> float:
         return self.num_frames * self.frame_time
 
-    def copy(self) -> "Motion":
+    def copy(self) -> Motion:
         return dataclasses.replace(self, rotations=self.rotations.copy(), positions=self.positions.copy())
 
-    def with_rotations(self, rotations: NDArray[np.float64], positions: NDArray[np.float64] | None = None) -> "Motion":
+    def with_rotations(self, rotations: NDArray[np.float64], positions: NDArray[np.float64] | None = None) -> Motion:
         """A new motion on the same skeleton with other local rotations (and positions)."""
         return dataclasses.replace(self, rotations=np.asarray(rotations, np.float64),
                                    positions=self.positions.copy() if positions is None else positions)
 
-    def frames(self, start: int | None = None, stop: int | None = None, step: int | None = None) -> "Motion":
+    def frames(self, start: int | None = None, stop: int | None = None, step: int | None = None) -> Motion:
         """A sub-range of frames (like slicing; frame_time scales with step)."""
         sl = slice(start, stop, step)
         src = None
@@ -206,7 +209,7 @@ class Motion:
         return dataclasses.replace(self, rotations=self.rotations[sl].copy(), positions=self.positions[sl].copy(),
                                    frame_time=self.frame_time * (step or 1), source_euler=src, source_text=text)
 
-    def __getitem__(self, item: slice) -> "Motion":
+    def __getitem__(self, item: slice) -> Motion:
         if not isinstance(item, slice):
             raise TypeError("index a Motion with a slice of frames, e.g. motion[10:20]")
         return self.frames(item.start, item.stop, item.step)

@@ -29,7 +29,7 @@ class StudioApp:
         self._thread: threading.Thread | None = None
 
     # ------------------------------------------------------------------ lifecycle
-    def start(self) -> "StudioApp":
+    def start(self) -> StudioApp:
         import viser
 
         st = self.state
@@ -114,13 +114,20 @@ class StudioApp:
         self.mode.on_update(lambda _: self._ui(self._set_mode))
         self.joint.on_update(lambda _: self._ui(lambda: st.select_joint(self.joint.value)))
         self.limits_box.on_update(lambda _: self._ui(lambda: st.set_limits_on(bool(self.limits_box.value))))
-        refit = lambda _: self._ui(lambda: st.refit_joint(shape=self.shape.value, swing_twist=bool(self.swing_box.value),  # noqa: E731
-                                                          padding=float(self.padding.value)))
+        refit = lambda _: self._ui(  # noqa: E731
+            lambda: st.refit_joint(
+                shape=self.shape.value,
+                swing_twist=bool(self.swing_box.value),
+                padding=float(self.padding.value),
+            )
+        )
         self.shape.on_update(refit)
         self.swing_box.on_update(refit)
         self.padding.on_update(refit)
         self.enabled_box.on_update(lambda _: self._ui(lambda: st.set_joint_enabled(None, bool(self.enabled_box.value))))
-        soft = lambda _: self._ui(lambda: st.set_soften((1.0, float(self.radius.value)) if self.soften_box.value else None))  # noqa: E731
+        soft = lambda _: self._ui(  # noqa: E731
+            lambda: st.set_soften((1.0, float(self.radius.value)) if self.soften_box.value else None)
+        )
         self.soften_box.on_update(soft)
         self.radius.on_update(soft)
         apply_b.on_click(lambda _: self._ui(st.apply_limits, "applied limits"))

@@ -3,7 +3,8 @@ rotation (raw and limited), in degrees of scaled angle axis, as a plotly figure.
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray

@@ -8,8 +8,9 @@ it drives (``resolve``) and how it solves for a target (``solve``); adding a sol
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray

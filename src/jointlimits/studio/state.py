@@ -11,16 +11,17 @@ from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, cast
 
 import numpy as np
 from numpy.typing import NDArray
 
 from ..cleanup.smoothing import smooth_switches
+from ..limits.model import SHAPES, FittedLimit, JointLimits, Shape
 from ..motion import quat
-from ..limits.model import SHAPES, FittedLimit, JointLimits
 from ..motion.skeleton import Motion
 from . import posing
 from .posing import IKChain, Soften
@@ -244,7 +245,7 @@ class StudioState:
             pad = self.limits.settings.get("joint_padding", {}).get(self.skeleton.names[j],
                                                                      self.limits.settings.get("padding", 0.05))
             if isinstance(lim, FittedLimit):
-                shape = lim.swing.kind if lim.swing_twist else lim.shape.kind
+                shape = cast(Shape, lim.swing if lim.swing_twist else lim.shape).kind
                 return {"shape": shape, "swing_twist": lim.swing_twist, "padding": float(pad),
                         "enabled": bool(self.limits.enabled[j])}
             return {"shape": str(getattr(lim, "kind", type(lim).__name__)), "swing_twist": False,

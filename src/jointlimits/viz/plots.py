@@ -10,20 +10,21 @@ unless ``degrees=False``.
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
-from ..motion import quat
 from .._atomic import atomic_write
 from .._names import plot_label
 from ..errors import LimitsError
-from ..limits.joint import FittedLimit, swing_section, twist_interval
 from ..limits.fit import relative_clouds
+from ..limits.joint import FittedLimit, swing_section, twist_interval
 from ..limits.model import JointLimits
 from ..limits.shape import Shape
+from ..motion import quat
 from ..motion.skeleton import Motion
 
 __all__ = ["plot_joint_limit", "plot_violation_report", "shape_geometry", "JOINT_FIGSIZE", "DPI"]
@@ -378,10 +379,17 @@ def plot_joint_limit(limits: JointLimits, motions: Motion | Sequence[Motion], jo
     fig = _figure(figsize, dpi)
     gs = fig.add_gridspec(2, 4, height_ratios=(1.25, 1.0), hspace=0.3, wspace=0.38,
                           left=0.05, right=0.98, top=0.91, bottom=0.06)
-    kind = f"implicit coupled to {coupled.parent}" if coupled is not None else lim.kind if not fitted else (f"{lim.swing.kind} swing + {lim.twist.kind} twist" if swing_twist
-                                        else lim.shape.kind)
-    title = (f"{plot_label(name)}: {kind} limit · {qs.shape[0]} frames in {len(ms)} clip{'s' if len(ms) != 1 else ''} · "
-             f"{100.0 * inside.mean():.1f}% inside")
+    kind = (
+        f"implicit coupled to {coupled.parent}"
+        if coupled is not None
+        else lim.kind
+        if not fitted
+        else (f"{lim.swing.kind} swing + {lim.twist.kind} twist" if swing_twist else lim.shape.kind)
+    )
+    title = (
+        f"{plot_label(name)}: {kind} limit · {qs.shape[0]} frames in {len(ms)} clip{'s' if len(ms) != 1 else ''} · "
+        f"{100.0 * inside.mean():.1f}% inside"
+    )
     if projected is not None and coupled is not None:
         pin = coupled.contains(projected.rotations[:, j], parent=projected.rotations[:, sk.index(coupled.parent)])
         title += f" · projected clip: {projected.num_frames} frames, {100.0 * pin.mean():.1f}% inside"
@@ -557,7 +565,9 @@ def plot_violation_report(limits: JointLimits, motion: Motion, path: str | os.Pa
     ax_f.legend(loc="lower right", fontsize=8)
     totals = [100.0 * (1.0 - limits.contains(m.rotations)[:, joints].all(axis=1).mean()) if m.num_frames else 0.0
               for _, m, _ in sets]
-    text = f"Joint limit violations, worst first ({n} limited joints)\nframes with a joint outside: clip {totals[0]:.1f}%"
+    text = (
+        f"Joint limit violations, worst first ({n} limited joints)\nframes with a joint outside: clip {totals[0]:.1f}%"
+    )
     if projected is not None:
         text += f", projected clip {totals[1]:.1f}%"
     fig.suptitle(text, fontsize=12)

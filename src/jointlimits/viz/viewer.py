@@ -14,22 +14,23 @@ from __future__ import annotations
 import errno
 import html
 import os
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
-from ..motion import quat
 from .._atomic import atomic_write
 from .._names import html_text
 from ..errors import LimitsError
-from ..limits.joint import FittedLimit, swing_section, twist_interval
 from ..limits.fit import relative_clouds
+from ..limits.joint import FittedLimit, swing_section, twist_interval
 from ..limits.model import JointLimits
 from ..limits.shape import Shape
-from .plots import _nearest_cover, _nearest_twist, _plane_basis, _section_outline, shape_geometry
+from ..motion import quat
 from ..motion.skeleton import Motion
+from .plots import _nearest_cover, _nearest_twist, _plane_basis, _section_outline, shape_geometry
 
 __all__ = ["write_limits_page", "limit_surface", "swing_twist_geometry", "DEFAULT_MAX_POINTS", "DIV_ID"]
 

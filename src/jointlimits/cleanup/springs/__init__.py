@@ -34,8 +34,8 @@ constants, :class:`SpringError` and the input checks.
 
 from __future__ import annotations
 
-from ._base import LN2, MODE_FULL, MODE_POSITION, MODE_VELOCITY, SpringError  # noqa: F401
-from ._family import (  # noqa: F401
+from ._base import LN2, MODE_FULL, MODE_POSITION, MODE_VELOCITY, SpringError
+from ._family import (
     tracking_spring_update,
     tracking_spring_update_exact,
     tracking_spring_update_improved,
@@ -47,7 +47,7 @@ from ._family import (  # noqa: F401
     tracking_spring_update_no_velocity_acceleration_improved,
 )
 from ._filters import track_errors, track_signal, tracking_modes, tracking_target_acceleration, tracking_target_velocity  # noqa: F401
-from ._one_step import (  # noqa: F401
+from ._one_step import (
     critical_frequency,
     critical_halflife,
     damper_exact,

@@ -4,7 +4,7 @@ discontinuities, tracking errors and :func:`track_signal`."""
 from __future__ import annotations
 
 import math
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray

@@ -6,7 +6,8 @@ from __future__ import annotations
 import math
 import re
 import warnings
-from typing import IO, Sequence
+from collections.abc import Sequence
+from typing import IO
 
 import numpy as np
 from numpy.typing import NDArray

@@ -94,7 +94,7 @@ class _LazyEuler:
     ndim = 3
     dtype = np.dtype(np.float64)
 
-    def __init__(self, source: "BVHSource"):
+    def __init__(self, source: BVHSource):
         self._source = source
         self._cache: NDArray[np.float64] | None = None
 
@@ -143,7 +143,7 @@ class BVHSource:
     def __len__(self) -> int:
         return int(self.rows.shape[0])
 
-    def __getitem__(self, sl: slice) -> "BVHSource":
+    def __getitem__(self, sl: slice) -> BVHSource:
         out = BVHSource.__new__(BVHSource)
         out.__dict__.update(self.__dict__)
         out.rows = self.rows[sl]

@@ -60,14 +60,14 @@ def pack_limit(limit: Any) -> tuple[int, bool, tuple[float, float], tuple, tuple
 
 
 def compile_limit(ref: np.ndarray, axis: np.ndarray, mode: int, covers: bool, a: tuple, b: tuple,
-                  twist: tuple[float, float]) -> "_core.PackedLimit":
+                  twist: tuple[float, float]) -> _core.PackedLimit:
     """The C++ form of a packed limit (built once per limit, reused by every call)."""
     return _core.PackedLimit(int(mode), bool(covers), float(twist[0]), float(twist[1]),
                              np.ascontiguousarray(ref, np.float64), np.ascontiguousarray(axis, np.float64),
                              _contiguous(a), _contiguous(b))
 
 
-def step(packed: "_core.PackedLimit", q: np.ndarray, soften: tuple[float, float] | None,
+def step(packed: _core.PackedLimit, q: np.ndarray, soften: tuple[float, float] | None,
          want_hard: bool = False) -> tuple[np.ndarray, np.ndarray | None]:
     """(softened, hard) limited rotations ``[..., 4]`` of a compiled limit (hard is None unless
     ``want_hard``); ``soften`` already checked."""
