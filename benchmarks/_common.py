@@ -86,6 +86,8 @@ def fmt(x: float | None) -> str:
     a = abs(x)
     if a == 0:
         return "0"
+    if float(x).is_integer() and a < 1e15:
+        return f"{int(x):,}"
     if a >= 1e5:
         return f"{x:,.0f}"
     if a >= 100:
