@@ -73,7 +73,8 @@ def run_all(names: list[str], quick: bool, json_out: Path | None, md_out: Path |
 
 def _load_best(spec: str) -> tuple[dict, int]:
     """A run, or (comma-separated) several merged: per record the best value (min of times and
-    memory, max of rates; count and quality figures from the first run)."""
+    memory, max of rates; count and quality figures from the first run), with the range of the
+    values over the runs in ``_lo`` / ``_hi``."""
     runs = [json.loads(Path(p).read_text()) for p in spec.split(",") if p]
     out = dict(runs[0])
     best: dict = {}
@@ -81,16 +82,20 @@ def _load_best(spec: str) -> tuple[dict, int]:
     for run in runs:
         for r in run["records"]:
             key = (r["bench"], r["name"])
+            v = r.get("value")
             if key not in best:
-                best[key] = dict(r)
+                best[key] = dict(r, _lo=v, _hi=v)
                 order.append(key)
                 continue
             b = best[key]
-            if r.get("value") is None or b.get("value") is None or r.get("kind") not in TIMING_KINDS:
+            if v is None or b.get("value") is None:
                 continue
-            better = r["value"] > b["value"] if r.get("better") == "higher" else r["value"] < b["value"]
-            if better:
-                best[key] = dict(r)
+            lo, hi = min(b["_lo"], v), max(b["_hi"], v)
+            if r.get("kind") in TIMING_KINDS:
+                better = v > b["value"] if r.get("better") == "higher" else v < b["value"]
+                if better:
+                    best[key] = dict(r)
+            best[key]["_lo"], best[key]["_hi"] = lo, hi
     out["records"] = [best[k] for k in order]
     return out, len(runs)
 
@@ -114,7 +119,8 @@ def compare(before_spec: str, after_spec: str, band: float = 0.15, out=sys.stdou
         p("WARNING: different modes: quick and full figures are measured on different sizes")
     if nb > 1 or na > 1:
         p("timings: best of the runs per record (min of times and memory, max of rates)")
-    p(f"flags: TIME = timing (time, rate, memory) off by more than {100 * band:.0f}%; "
+    p(f"flags: TIME = timing (time, rate, memory) off by more than {100 * band:.0f}% (with several runs: "
+      f"the after runs' range {100 * band:.0f}% or more outside the before runs' range); "
       "'anchor ok' = its ratio to the same-run anchor moved less (the machine's load moved both); "
       "CHANGED = a count or quality figure that is not identical")
     bidx = {(r["bench"], r["name"]): r for r in before["records"]}
@@ -125,7 +131,7 @@ def compare(before_spec: str, after_spec: str, band: float = 0.15, out=sys.stdou
     p()
     p(f"{'record':<{width}} {'kind':<7} {'before':>10} {'after':>10} {'after/before':>12} {'anchored':>9}  flag")
     flagged = 0
-    counts = {"ok": 0, "flagged": 0, "skipped": 0, "missing": 0}
+    counts = {"ok": 0, "flagged": 0, "anchor ok": 0, "changed": 0, "skipped": 0, "missing": 0}
     for key in keys:
         b, a = bidx.get(key), aidx.get(key)
         label = f"{key[0]}: {key[1]}"
@@ -148,21 +154,24 @@ def compare(before_spec: str, after_spec: str, band: float = 0.15, out=sys.stdou
             anch = fmt(a["ratio"] / b["ratio"])
         flag = ""
         if kind in EXACT_KINDS:
-            if not _same(av, bv):
+            if not (_same(av, bv) and _same(a["_lo"], a["_hi"]) and _same(b["_lo"], b["_hi"])):
                 flag = "CHANGED"
-        elif abs(ratio - 1) > band:
+        elif b["_lo"] > 0 and a["_lo"] > 0 and (a["_lo"] > b["_hi"] * (1 + band) or a["_hi"] < b["_lo"] / (1 + band)):
             flag = "TIME"
             if anch and abs(a["ratio"] / b["ratio"] - 1) <= band:
                 flag = "TIME (anchor ok)"
         if flag:
             flagged += 1
             counts["flagged"] += 1
+            counts["anchor ok"] += flag.endswith("(anchor ok)")
+            counts["changed"] += flag == "CHANGED"
         else:
             counts["ok"] += 1
         p(f"{label:<{width}} {kind:<7} {fmt(bv):>10} {fmt(av):>10} {ratio:12.3f} {anch:>9}  {flag}")
     p()
-    p(f"{counts['ok']} within noise / identical, {counts['flagged']} flagged, {counts['skipped']} skipped, "
-      f"{counts['missing']} in one run only")
+    p(f"{counts['ok']} within noise / identical, {counts['flagged']} flagged ({counts['changed']} count or quality "
+      f"figures changed; {counts['flagged'] - counts['changed']} timings, of which {counts['anchor ok']} within the "
+      f"band against their same-run anchor), {counts['skipped']} skipped, {counts['missing']} in one run only")
     return flagged
 
 

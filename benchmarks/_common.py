@@ -88,10 +88,10 @@ def fmt(x: float | None) -> str:
         return "0"
     if float(x).is_integer() and a < 1e15:
         return f"{int(x):,}"
-    if a >= 1e5:
+    if a >= 1000:
         return f"{x:,.0f}"
     if a >= 100:
-        return f"{x:.1f}" if a < 1000 else f"{x:.0f}"
+        return f"{x:.1f}"
     if a >= 1:
         return f"{x:.3g}" if a < 10 else f"{x:.1f}"
     return f"{x:.3g}"
