@@ -1,6 +1,7 @@
 """One runner for every benchmark.
 
-    python -m benchmarks [--quick | --full] [--only NAME ...] [--json OUT.json] [--markdown docs/benchmarks.md]
+    python -m benchmarks [--quick | --full] [--only NAME ...] [--cpu-time] [--json OUT.json]
+                         [--markdown docs/benchmarks.md]
     python -m benchmarks compare BEFORE.json AFTER.json [--band 0.15]
     python -m benchmarks markdown RUN.json [docs/benchmarks.md]
     python -m benchmarks --list
@@ -11,7 +12,9 @@ venv). Quick mode (~1-3 minutes on 2 cores): small sizes, fewer repeats, no slow
 Python, numpy, git commits), the time, the mode and the records; ``compare`` prints every record's
 ratio AFTER / BEFORE and flags timings outside the noise band and any count or quality figure that
 changed at all. ``compare`` takes comma-separated lists (``b1.json,b2.json``): per record the best
-of the runs (min of times, max of rates), to damp a shared machine's noise.
+of the runs (min of times, max of rates), to damp a shared machine's noise. ``--cpu-time`` times
+in-process work in process CPU time instead of wall time (see ``_timing``): on a loaded machine the
+before/after comparison to use.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
+import os
 import sys
 import time
 import traceback
@@ -26,12 +30,13 @@ from pathlib import Path
 
 from . import BENCHMARKS
 from ._common import EXACT_KINDS, TIMING_KINDS, fmt, machine, now, skipped, summary
+from ._timing import cpu_clock
 
 
 def run_all(names: list[str], quick: bool, json_out: Path | None, md_out: Path | None, command: str) -> dict:
-    result = {"machine": machine(), "timestamp": now(), "mode": "quick" if quick else "full", "command": command,
-              "benchmarks": {}, "records": []}
-    print(f"jointlimits benchmarks, {result['mode']} mode: {', '.join(names)}")
+    result = {"machine": machine(), "timestamp": now(), "mode": "quick" if quick else "full",
+              "clock": "cpu" if cpu_clock() else "wall", "command": command, "benchmarks": {}, "records": []}
+    print(f"jointlimits benchmarks, {result['mode']} mode, {result['clock']} clock: {', '.join(names)}")
     m = result["machine"]
     print(f"  {m['cpu']}, {m['cores']} cores, Python {m['python']}, numpy {m['numpy']}; jointlimits "
           f"{m['jointlimits']['layout']} layout at {m['jointlimits']['path']} ({m['jointlimits']['commit'][:12]})",
@@ -109,14 +114,16 @@ def compare(before_spec: str, after_spec: str, band: float = 0.15, out=sys.stdou
     before, nb = _load_best(before_spec)
     after, na = _load_best(after_spec)
     p = lambda s="": print(s, file=out)  # noqa: E731
-    p(f"before: {before_spec} ({nb} run{'s' if nb > 1 else ''}; {before['mode']} mode, jointlimits "
+    p(f"before: {before_spec} ({nb} run{'s' if nb > 1 else ''}; {before['mode']} mode, {before.get('clock', 'wall')} clock, jointlimits "
       f"{before['machine']['jointlimits']['layout']} layout, {before['machine']['jointlimits']['commit'][:12]}, "
       f"{before['timestamp']})")
-    p(f"after:  {after_spec} ({na} run{'s' if na > 1 else ''}; {after['mode']} mode, jointlimits "
+    p(f"after:  {after_spec} ({na} run{'s' if na > 1 else ''}; {after['mode']} mode, {after.get('clock', 'wall')} clock, jointlimits "
       f"{after['machine']['jointlimits']['layout']} layout, {after['machine']['jointlimits']['commit'][:12]}, "
       f"{after['timestamp']})")
     if before["mode"] != after["mode"]:
         p("WARNING: different modes: quick and full figures are measured on different sizes")
+    if before.get("clock", "wall") != after.get("clock", "wall"):
+        p("WARNING: different clocks (wall and CPU time): the timings are not comparable")
     if nb > 1 or na > 1:
         p("timings: best of the runs per record (min of times and memory, max of rates)")
     p(f"flags: TIME = timing (time, rate, memory) off by more than {100 * band:.0f}% (with several runs: "
@@ -204,6 +211,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--only", nargs="+", metavar="NAME", choices=BENCHMARKS, help="run only these benchmarks")
     ap.add_argument("--json", type=Path, help="write the records here")
     ap.add_argument("--markdown", type=Path, help="generate this page from the records (e.g. docs/benchmarks.md)")
+    ap.add_argument("--cpu-time", action="store_true",
+                    help="in-process timings in process CPU time instead of wall time (a loaded machine's noise)")
     ap.add_argument("--list", action="store_true", help="list the benchmarks and exit")
     args = ap.parse_args(argv)
     if args.list:
@@ -212,7 +221,11 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{name:<11} {doc[0] if doc else ''}")
         return 0
     names = [n for n in BENCHMARKS if not args.only or n in args.only]
+    if args.cpu_time:
+        os.environ["JL_BENCH_CLOCK"] = "cpu"
     command = "python -m benchmarks " + ("--quick" if args.quick else "--full")
+    if args.cpu_time or cpu_clock():
+        command += " --cpu-time"
     if args.only:
         command += " --only " + " ".join(args.only)
     run_all(names, args.quick, args.json, args.markdown, command)

@@ -170,11 +170,15 @@ def main_single(bench: str, run: Callable[[bool], list[dict]]) -> None:
     g.add_argument("--quick", action="store_true")
     g.add_argument("--full", action="store_true")
     ap.add_argument("--json", type=Path)
+    ap.add_argument("--cpu-time", action="store_true", help="in-process timings in process CPU time")
     args = ap.parse_args()
+    if args.cpu_time:
+        os.environ["JL_BENCH_CLOCK"] = "cpu"
     records = run(args.quick)
     for r in records:
         print(summary(r))
     if args.json:
         out = {"machine": machine(), "timestamp": now(), "mode": "quick" if args.quick else "full",
+               "clock": os.environ.get("JL_BENCH_CLOCK", "wall"),
                "command": " ".join(["python -m", f"benchmarks.bench_{bench}"] + sys.argv[1:]), "records": records}
         args.json.write_text(json.dumps(out, indent=1) + "\n")

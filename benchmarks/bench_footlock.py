@@ -29,12 +29,12 @@ clean-data checks.
 
 from __future__ import annotations
 
-import time
 
 import numpy as np
 
 from . import _compat as C
 from ._common import LAFAN, main_single, record, skipped
+from ._timing import clock
 
 BENCH = "footlock"
 bvh = C.mod("io.bvh")
@@ -102,9 +102,9 @@ def inside(m, out, lim, ankle: bool) -> bool:
 
 def clip_records(name: str, m, clips: dict | None) -> list[dict]:
     """Skating before/after footlock on one clip (and with limits fitted on the other clips)."""
-    t = time.perf_counter()
+    t = clock()
     out, rep = footlock(m)
-    dt = time.perf_counter() - t
+    dt = clock() - t
     b, a = rep.independent_before, rep.independent_after
     red = rep.independent_reduction
     data = f"lafan1/{name}.bvh, {m.num_frames} frames"

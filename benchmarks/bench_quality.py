@@ -30,7 +30,6 @@ mirrored.
 from __future__ import annotations
 
 import os
-import time
 
 import numpy as np
 
@@ -38,6 +37,7 @@ from jointlimits import JointLimits
 
 from . import _compat as C
 from ._common import LAFAN, main_single, record, skipped
+from ._timing import clock
 
 BENCH = "quality"
 bvh = C.mod("io.bvh")
@@ -74,9 +74,9 @@ def evaluate(ms: list, shape: str, padding: float, folds: int, R: np.ndarray, co
     active = None
     for k in range(folds):
         train = [m for i, m in enumerate(ms) if i != k]
-        t = time.perf_counter()
+        t = clock()
         lim = JointLimits.fit(train, shape=shape, padding=padding, coupled=coupled, mirror=mirror)
-        tfit += time.perf_counter() - t
+        tfit += clock() - t
         active = lim.active()
         c = lim.contains(ms[k].rotations)
         hit += c.sum(0)
@@ -120,17 +120,22 @@ def _at_recall(target: float, recall: list, fa: list) -> float:
     return float("nan")
 
 
-def run(quick: bool, mirror: bool = False) -> list[dict]:
+def run(quick: bool, mirror: bool = False, folds: int | None = None, nrandom: int | None = None,
+        sweeps: tuple | None = None) -> list[dict]:
+    """Records; ``folds``, ``nrandom`` and ``sweeps`` (implicit, coupled, k-DOP paddings) override the mode's."""
     clips = sorted(LAFAN.glob("*.bvh"))
     if not clips:
         return [skipped(BENCH, "leave-one-clip-out", f"LAFAN1 clips not found at {LAFAN}")]
     from jointlimits.limits.coupled import humanoid_pairs
 
-    nfolds, nrandom = (3, 20_000) if quick else (10, 200_000)
+    nfolds = folds or (3 if quick else 10)
+    nrandom = nrandom or (20_000 if quick else 200_000)
     sweep = [0.1] if quick else IMPLICIT_SWEEP
     csweep = [] if quick else COUPLED_SWEEP
-    kdop_sweep = [] if quick else [p for p in KDOP_SWEEP if p != 0.05]
-    shown_pad = 0.1 if 0.1 in sweep else sweep[len(sweep) // 2]
+    kdop_sweep = [] if quick else KDOP_SWEEP
+    if sweeps is not None:
+        sweep, csweep, kdop_sweep = (list(x) for x in sweeps)
+    kdop_sweep = [p for p in kdop_sweep if p != 0.05]
     ms = [bvh.load(p) for p in clips]
     folds = min(nfolds, len(ms))
     sk = ms[0].skeleton
@@ -189,7 +194,7 @@ def run(quick: bool, mirror: bool = False) -> list[dict]:
                                anchor_value=same, pair_recall=cou[3][n], uncoupled_same_padding=pad_row))
     png = os.environ.get("JL_BENCH_QUALITY_PNG")
     if png and not quick:
-        plot(res, {"kdop": KDOP_SWEEP, "implicit": sweep, "coupled": csweep}, png, mirror)
+        plot(res, {"kdop": sorted([0.05] + kdop_sweep), "implicit": sweep, "coupled": csweep}, png, mirror)
     return recs
 
 

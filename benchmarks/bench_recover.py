@@ -36,7 +36,7 @@ from jointlimits.ik import WholeBodyIK
 
 from . import _compat as C
 from ._common import LAFAN, main_single, record, skipped
-from ._timing import best_with_result
+from ._timing import best_with_result, clock
 
 BENCH = "recover"
 TRAIN = ["dance1_subject1", "fallAndGetUp3_subject1", "ground1_subject1", "multipleActions1_subject1",
@@ -63,9 +63,9 @@ def corrupt(clean: np.ndarray, noise: float, rng: np.random.Generator, outlier_f
 
 
 def evaluate(name, clip, clean, obs, limits, rest, check):
-    t = time.perf_counter()
+    t = clock()
     m, _ = C.mod("ik.recover").recover(obs, clip, limits, rest=rest)
-    dt = time.perf_counter() - t
+    dt = clock() - t
     _, p = forward_kinematics(m)
     mpjpe = float(np.linalg.norm(p - clean, axis=-1).mean())
     ang = np.degrees(quat.angle(m.rotations, clip.rotations))
@@ -112,18 +112,18 @@ def run(quick: bool, seed: int = 0) -> list[dict]:
     tests = TEST[:1] if quick else TEST
     noises = (2.0,) if quick else NOISE_CM
     train = [bvh.load(LAFAN / f"{n}.bvh") for n in TRAIN]
-    t = time.perf_counter()
+    t = clock()
     limits = JointLimits.fit(train, shape="ellipsoid", swing_twist=True)
-    recs = [record(BENCH, "fit ellipsoid swing-twist limits", time.perf_counter() - t, "s",
+    recs = [record(BENCH, "fit ellipsoid swing-twist limits", clock() - t, "s",
                    data=f"{len(train)} LAFAN1 clips ({sum(m.num_frames for m in train)} frames); one run")]
     coupled = None
     if quick:
         recs.append(skipped(BENCH, "(c) coupled limits", "full mode only"))
     elif "coupled" in inspect.signature(JointLimits.fit).parameters:
         # coupled limits are implicit shapes conditioned on the parent's rotation (no swing-twist)
-        t = time.perf_counter()
+        t = clock()
         coupled = JointLimits.fit(train, shape="implicit", coupled=True)
-        recs.append(record(BENCH, "fit coupled implicit limits", time.perf_counter() - t, "s",
+        recs.append(record(BENCH, "fit coupled implicit limits", clock() - t, "s",
                            data=f"{len(train)} LAFAN1 clips; one run"))
     else:
         recs.append(skipped(BENCH, "(c) coupled limits", "JointLimits.fit has no coupled=True in this build"))

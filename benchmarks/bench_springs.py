@@ -17,7 +17,7 @@ import numpy as np
 
 from . import _compat as C
 from ._common import LAFAN, main_single, record, refbench, refbench_missing, skipped
-from ._timing import best
+from ._timing import best, clock
 
 BENCH = "springs"
 CLIP = LAFAN / "walk4_subject1.bvh"
@@ -81,7 +81,7 @@ def bench_updates(quick: bool) -> list[dict]:
         for var in refs:
             cases[var] = refs[var][name]
         if rb is not None:
-            t = rb.compare(cases, reps=1, repeat=repeat)
+            t = rb.compare(cases, reps=1, repeat=repeat, timer=clock)
         else:
             t = {k: best(c, 5) for k, c in cases.items()}
         ns = {k: t[k] / n * 1e9 for k in t}
@@ -116,7 +116,7 @@ def bench_updates_f32(rb, S, x, v, g, vg, ag, s, d, dt: float, hl: float, freq: 
     recs = []
     for name, fn in ours.items():
         cases = {"exact": lambda fn=fn: fn(False), "approx": lambda fn=fn: fn(True), "O3": refs[name]}
-        t = rb.compare(cases, reps=1, repeat=repeat)
+        t = rb.compare(cases, reps=1, repeat=repeat, timer=clock)
         ns = {k: t[k] / n * 1e9 for k in t}
         xa, va = (a.copy() for a in fn(True))
         xr, vr = refs[name].run()
