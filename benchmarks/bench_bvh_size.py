@@ -1,15 +1,16 @@
 """BVH at size: peak memory of loading against the file's size, and save time against load time.
 
-Each measurement runs in a fresh process: imports first, then the peak RSS counter is reset
-(``/proc/self/clear_refs``) and the load's peak is read from ``VmHWM``. Runs on the largest
-shared clip and on a synthetic large clip (its frames repeated) written to /tmp.
+    python -m benchmarks.bench_bvh_size [--quick]
 
-    python benchmarks/bench_bvh_size.py [--repeat 40] [--keep]
+Each measurement runs in a fresh process with the jointlimits this process imported: imports
+first, then the peak RSS counter is reset (``/proc/self/clear_refs``) and the load's peak is read
+from ``VmHWM``. Full: the largest shared clip, a synthetic large clip (its frames repeated 40
+times) written to /tmp, and the compact clips; quick: the largest clip and CMU 131_01. Set
+JL_BENCH_ANCHOR_SRC to another source tree to measure it too in the same run.
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import subprocess
@@ -17,15 +18,17 @@ import sys
 import tempfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-MOCAP = ROOT.parent / "shared" / "data" / "mocap"
+from ._common import MOCAP, main_single, record, skipped
+from ._compat import CHILD_IMPORTS
+
+BENCH = "bvh_size"
 
 CHILD = r"""
 import json, os, sys, time
 sys.path.insert(0, sys.argv[1])
 from jointlimits.io import bvh
 bvh.loads('HIERARCHY\nROOT a\n{\nOFFSET 0 0 0\nCHANNELS 1 Xrotation\n}\nMOTION\nFrames: 1\nFrame Time: 0.1\n1\n')  # imports
-from jointlimits import procedural
+""" + CHILD_IMPORTS + r"""
 bvh.dumps(procedural.range_of_motion(seconds=0.2))  # compiled writer: loaded from cache (or compiled) now
 def status(key):
     for line in open('/proc/self/status'):
@@ -38,14 +41,12 @@ t = time.perf_counter(); m = bvh.load(sys.argv[2]); t_load = time.perf_counter()
 peak = status('VmHWM:')
 out = sys.argv[3]
 t = time.perf_counter(); bvh.save(out, m); t_save = time.perf_counter() - t
-from jointlimits import quat
 m.rotations = quat.mul(m.rotations, quat.from_angle_axis(0.01, [0.0, 0.0, 1.0]))  # every rotation changed
 t = time.perf_counter(); bvh.save(out, m); t_changed = time.perf_counter() - t
 print(json.dumps({"before": before, "peak": peak, "load_s": t_load, "save_s": t_save, "changed_s": t_changed,
                   "frames": m.num_frames}))
 os.unlink(out)
 """
-
 
 #: compact clips (23-31 bytes of text per joint-frame), where the arrays weigh most against the text
 COMPACT = ["cmu_cgspeed_max/131_01.bvh", "cmu_cgspeed_mb/01_01.bvh", "sfu/0005_Jogging001.bvh", "perfume/A_test.bvh"]
@@ -71,39 +72,45 @@ def repeated_clip(src: Path, times: int, out: Path) -> Path:
     return out
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--repeat", type=int, default=40, help="times the largest clip's frames are repeated")
-    ap.add_argument("--anchor", type=Path, default=ROOT.parent / "main" / "src",
-                    help="another source tree measured in the same run (default: ../main/src if present)")
-    ap.add_argument("--keep", action="store_true", help="keep the synthetic clip in /tmp")
-    ap.add_argument("--clips", nargs="*", type=Path, default=[], help="more clips to measure")
-    args = ap.parse_args()
+def run(quick: bool, repeat: int = 40) -> list[dict]:
+    import jointlimits
+
     clips = sorted(MOCAP.glob("*/*.bvh"), key=lambda p: p.stat().st_size)
     if not clips:
-        sys.exit(f"no clips under {MOCAP}")
+        return [skipped(BENCH, "BVH at size", f"no clips under {MOCAP}")]
     largest = clips[-1]
-    big = repeated_clip(largest, args.repeat, Path(tempfile.gettempdir()) / f"jl_bench_{largest.stem}_x{args.repeat}.bvh")
-    trees = [("this tree", ROOT / "src")]
-    if args.anchor.is_dir() and args.anchor.resolve() != (ROOT / "src").resolve():
-        trees.append((f"anchor {args.anchor}", args.anchor))
+    trees = [("", Path(jointlimits.__file__).resolve().parents[1])]
+    anchor = os.environ.get("JL_BENCH_ANCHOR_SRC")
+    if anchor and Path(anchor).is_dir():
+        trees.append((f" [tree {anchor}]", Path(anchor)))
+    todo = [(str(largest.relative_to(MOCAP)), largest)]
+    big = None
+    if quick:
+        todo += [(c, MOCAP / c) for c in COMPACT[:1] if (MOCAP / c).is_file()]
+    else:
+        big = repeated_clip(largest, repeat, Path(tempfile.gettempdir()) / f"jl_bench_{largest.stem}_x{repeat}.bvh")
+        todo += [(f"{largest.relative_to(MOCAP)} x{repeat}", big)]
+        todo += [(c, MOCAP / c) for c in COMPACT if (MOCAP / c).is_file()]
+    recs = []
     try:
-        compact = [MOCAP / c for c in COMPACT if (MOCAP / c).is_file()]
-        for name, path in ([(largest.relative_to(MOCAP), largest), (big.name, big)]
-                           + [(c.relative_to(MOCAP), c) for c in compact] + [(c.name, c) for c in args.clips]):
+        for name, path in todo:
             size = path.stat().st_size
-            print(f"{name}: {size / 1e6:.1f} MB")
             for label, tree in trees:
                 r = measure(tree, path)
                 extra = r["peak"] - r["before"]
-                print(f"  {label:<28} load {r['load_s']:6.2f} s  save {r['save_s']:6.2f} s  "
-                      f"save/load {r['save_s'] / r['load_s']:4.2f} (every rotation changed: "
-                      f"{r['changed_s'] / r['load_s']:4.2f})  peak RSS over baseline {extra / 1e6:7.1f} MB "
-                      f"= {extra / size:4.2f}x file  ({r['frames']} frames)")
+                data = f"{name}, {size / 1e6:.1f} MB, {r['frames']} frames; one fresh process"
+                recs += [record(BENCH, f"{name}{label}: load", r["load_s"], "s", data=data),
+                         record(BENCH, f"{name}{label}: save", r["save_s"], "s", data=data,
+                                anchor="its load", anchor_value=r["load_s"], target=1.0),
+                         record(BENCH, f"{name}{label}: save, every rotation changed", r["changed_s"], "s", data=data,
+                                anchor="its load", anchor_value=r["load_s"]),
+                         record(BENCH, f"{name}{label}: load peak RSS over baseline", extra / 1e6, "MB", kind="memory",
+                                data=data, anchor="file size", anchor_value=size / 1e6, target=3.0)]
     finally:
-        if not args.keep:
+        if big is not None:
             big.unlink()
+    return recs
 
 
 if __name__ == "__main__":
-    main()
+    main_single(BENCH, run)

@@ -21,28 +21,31 @@ locked walk locked again must hardly change.
 The Done-when target (issue 14): >= 90% less toe and ankle skating on every LAFAN1 walk* and
 multipleActions* clip present, without new pops.
 
-Run: ``PYTHONPATH=src python benchmarks/bench_footlock.py``
+    python -m benchmarks.bench_footlock [--quick]
+
+Full: every LAFAN1 clip, with and without limits; quick: walk4_subject1 without limits, and the
+clean-data checks.
 """
 
 from __future__ import annotations
 
-import sys
-import time
-from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+from . import _compat as C
+from ._common import LAFAN, main_single, record, skipped
+from ._timing import clock
 
-from jointlimits.io import bvh
-from jointlimits.motion import quat  # noqa: E402
-from jointlimits.cleanup.footlock import find_feet, find_toes, foot_drift, foot_skating, footlock  # noqa: E402
-from jointlimits.limits.model import JointLimits  # noqa: E402
-from jointlimits.cleanup.pops import detect_pops, two_sided_spikes  # noqa: E402
-from jointlimits.motion.skeleton import forward_kinematics  # noqa: E402
-from jointlimits.motion.units import guess_units  # noqa: E402
-
-LAFAN = Path(__file__).resolve().parents[2] / "shared" / "data" / "mocap" / "lafan1"
+BENCH = "footlock"
+bvh = C.mod("io.bvh")
+quat = C.mod("motion.quat")
+_fl = C.mod("cleanup.footlock")
+find_feet, find_toes, foot_drift, foot_skating, footlock = (_fl.find_feet, _fl.find_toes, _fl.foot_drift,
+                                                            _fl.foot_skating, _fl.footlock)
+JointLimits = C.mod("limits.model").JointLimits
+detect_pops, two_sided_spikes = C.mod("cleanup.pops").detect_pops, C.mod("cleanup.pops").two_sided_spikes
+forward_kinematics = C.mod("motion.skeleton").forward_kinematics
+guess_units = C.mod("motion.units").guess_units
 
 
 def leg_joints(m) -> list[int]:
@@ -97,64 +100,62 @@ def inside(m, out, lim, ankle: bool) -> bool:
     return ok
 
 
-def main() -> None:
-    if not LAFAN.is_dir():
-        print(f"LAFAN1 clips not found at {LAFAN}")
-        return
-    clips = {p.stem: bvh.load(p) for p in sorted(LAFAN.glob("*.bvh"))}
-    targets = [n for n in clips if n.startswith(("walk", "multipleActions"))]
-    print(f"target clips (LAFAN1 walk* and multipleActions* present): {', '.join(targets)}")
-    print("independent skating (cm, ankle and toe joints on low-and-slow frames of the input) before -> after footlock")
-    print(f"{'clip':28s} {'joint':10s} {'before':>8s} {'after':>8s} {'less':>7s}")
-    ok = True
-    summary = []
-    for name, m in clips.items():
-        t = time.perf_counter()
-        out, rep = footlock(m)
-        dt = time.perf_counter() - t
-        b, a = rep.independent_before, rep.independent_after
-        for jn in b["per_joint"]:
-            x, y = b["per_joint"][jn]["cm"], a["per_joint"][jn]["cm"]
-            print(f"{name:28s} {jn:10s} {x:8.1f} {y:8.1f} {100 * (1 - y / x) if x else 0:6.1f}%")
-        red = rep.independent_reduction
-        print(f"{name:28s} {'ANKLES':10s} {b['ankle_cm']:8.1f} {a['ankle_cm']:8.1f} {red['ankle']:6.1f}%")
-        print(f"{name:28s} {'TOES':10s} {b['toe_cm']:8.1f} {a['toe_cm']:8.1f} {red['toe']:6.1f}%")
-        print(f"{'':28s} detector's own measure: {rep.reduction_percent:.1f}% less; {rep.frames_changed} frames changed, "
-              f"{rep.solves} solves in {dt:.2f} s")
-        pc = pop_check(m, out)
-        print(f"{'':28s} pops: new cuts {pc['new_cuts'] or 'none'}; largest two-sided spike in -> out: legs "
-              f"{pc['rot_spike'][0]:.1f} -> {pc['rot_spike'][1]:.1f} deg, feet {pc['pos_spike'][0]:.1f} -> "
-              f"{pc['pos_spike'][1]:.1f} cm; largest one-sided step: legs {pc['rot_step'][0]:.1f} -> "
-              f"{pc['rot_step'][1]:.1f} deg, feet {pc['pos_step'][0]:.1f} -> {pc['pos_step'][1]:.1f} cm")
-        ha_p95, ha_max, hd_p95 = held_away(m, out)
-        print(f"{'':28s} held away from the animation: ankles and toes {ha_p95:.1f} cm (95th percentile), "
-              f"{ha_max:.1f} cm (largest); foot heading {hd_p95:.1f} deg (95th percentile)")
-        pc["held"] = (ha_p95, ha_max, hd_p95)
-        lim = JointLimits.fit([c for k, c in clips.items() if k != name], shape="ellipsoid")
-        out_l, rep_l = footlock(m, lim)
-        out_h, rep_h = footlock(m, lim, limit_ankle=False)
-        rl, rh = rep_l.independent_reduction, rep_h.independent_reduction
-        il, ih = inside(m, out_l, lim, True), inside(m, out_h, lim, False)
-        print(f"{'':28s} limits fitted on the other clips: hip/knee/ankle limited: ankles {rl['ankle']:.1f}% less, "
-              f"toes {rl['toe']:.1f}% less ({rep_l.limited} rotations limited, all inside: {il}); hip/knee only: "
-              f"ankles {rh['ankle']:.1f}%, toes {rh['toe']:.1f}% (inside: {ih})")
-        summary.append((name, b["ankle_cm"], a["ankle_cm"], red["ankle"], b["toe_cm"], a["toe_cm"], red["toe"],
-                        rl["ankle"], rl["toe"], rh["ankle"], rh["toe"], pc))
-        if name in targets:
-            ok &= red["ankle"] >= 90 and red["toe"] >= 90 and not pc["new_cuts"]
-    print(f"\n{'clip':28s} {'ankles cm':>18s} {'toes cm':>18s} | limits: all / hip+knee (ankle, toe %) "
-          f"| new cuts, spike legs deg / feet cm in -> out | held away cm p95, max, heading deg p95")
-    for n, ab, aa, ar, tb, ta, tr, la, lt, ha, ht, pc in summary:
-        print(f"{n:28s} {ab:6.0f}->{aa:5.1f} {ar:5.1f}% {tb:6.0f}->{ta:5.1f} {tr:5.1f}% | {la:5.1f} {lt:5.1f} / "
-              f"{ha:5.1f} {ht:5.1f} | {len(pc['new_cuts'])}, {pc['rot_spike'][0]:.1f}->{pc['rot_spike'][1]:.1f} / "
-              f"{pc['pos_spike'][0]:.1f}->{pc['pos_spike'][1]:.1f} | {pc['held'][0]:.1f}, {pc['held'][1]:.1f}, "
-              f"{pc['held'][2]:.1f}")
-    print(f"\nDone-when (>= 90% less toe and ankle skating, no new cut, on {', '.join(targets)}; no limits): "
-          f"{'met' if ok else 'NOT met'}")
+def clip_records(name: str, m, clips: dict | None) -> list[dict]:
+    """Skating before/after footlock on one clip (and with limits fitted on the other clips)."""
+    t = clock()
+    out, rep = footlock(m)
+    dt = clock() - t
+    b, a = rep.independent_before, rep.independent_after
+    red = rep.independent_reduction
+    data = f"lafan1/{name}.bvh, {m.num_frames} frames"
+    q = "quality"
+    per_joint = {jn: [b["per_joint"][jn]["cm"], a["per_joint"][jn]["cm"]] for jn in b["per_joint"]}
+    pc = pop_check(m, out)
+    ha_p95, ha_max, hd_p95 = held_away(m, out)
+    recs = [record(BENCH, f"{name}: ankles skating before", b["ankle_cm"], "cm", kind=q, data=data),
+            record(BENCH, f"{name}: ankles skating after", a["ankle_cm"], "cm", kind=q, data=data, per_joint_cm=per_joint),
+            record(BENCH, f"{name}: ankles skating reduction", red["ankle"], "%", kind=q, data=data, target=90.0),
+            record(BENCH, f"{name}: toes skating before", b["toe_cm"], "cm", kind=q, data=data),
+            record(BENCH, f"{name}: toes skating after", a["toe_cm"], "cm", kind=q, data=data),
+            record(BENCH, f"{name}: toes skating reduction", red["toe"], "%", kind=q, data=data, target=90.0),
+            record(BENCH, f"{name}: detector's own measure, reduction", rep.reduction_percent, "%", kind=q, data=data),
+            record(BENCH, f"{name}: frames changed", rep.frames_changed, "frames", kind="count", data=data),
+            record(BENCH, f"{name}: footlock time", dt, "s", data=data + "; one run", solves=rep.solves),
+            record(BENCH, f"{name}: new pop-detector cuts", len(pc["new_cuts"]), "cuts", kind="count", data=data,
+                   frames=pc["new_cuts"]),
+            record(BENCH, f"{name}: largest leg rotation spike, output", pc["rot_spike"][1], "deg/frame", kind=q,
+                   data=data, anchor="the input's", anchor_value=pc["rot_spike"][0]),
+            record(BENCH, f"{name}: largest foot position spike, output", pc["pos_spike"][1], "cm/frame", kind=q,
+                   data=data, anchor="the input's", anchor_value=pc["pos_spike"][0]),
+            record(BENCH, f"{name}: largest leg rotation step, output", pc["rot_step"][1], "deg/frame", kind=q,
+                   data=data, anchor="the input's", anchor_value=pc["rot_step"][0]),
+            record(BENCH, f"{name}: largest foot position step, output", pc["pos_step"][1], "cm/frame", kind=q,
+                   data=data, anchor="the input's", anchor_value=pc["pos_step"][0]),
+            record(BENCH, f"{name}: feet held away from the animation, p95", ha_p95, "cm", kind=q, data=data),
+            record(BENCH, f"{name}: feet held away from the animation, max", ha_max, "cm", kind=q, data=data),
+            record(BENCH, f"{name}: feet heading change, p95", hd_p95, "deg", kind=q, data=data)]
+    if clips is None:
+        return recs
+    lim = JointLimits.fit([c for k, c in clips.items() if k != name], shape="ellipsoid")
+    out_l, rep_l = footlock(m, lim)
+    out_h, rep_h = footlock(m, lim, limit_ankle=False)
+    rl, rh = rep_l.independent_reduction, rep_h.independent_reduction
+    il, ih = inside(m, out_l, lim, True), inside(m, out_h, lim, False)
+    d = data + "; ellipsoid limits fitted on the other LAFAN1 clips"
+    return recs + [
+        record(BENCH, f"{name}: limited hip/knee/ankle, ankles reduction", rl["ankle"], "%", kind=q, data=d),
+        record(BENCH, f"{name}: limited hip/knee/ankle, toes reduction", rl["toe"], "%", kind=q, data=d),
+        record(BENCH, f"{name}: limited hip/knee/ankle, rotations limited", rep_l.limited, "", kind="count", data=d),
+        record(BENCH, f"{name}: limited hip/knee/ankle, changed rotations all inside", int(il), "bool", kind="count",
+               data=d),
+        record(BENCH, f"{name}: limited hip/knee, ankles reduction", rh["ankle"], "%", kind=q, data=d),
+        record(BENCH, f"{name}: limited hip/knee, toes reduction", rh["toe"], "%", kind=q, data=d),
+        record(BENCH, f"{name}: limited hip/knee, changed rotations all inside", int(ih), "bool", kind="count", data=d)]
 
-    # clean data: a clip without skating must not change. The walk's frame 100 held for 10 s while
-    # the spine and arms move (feet planted, no skating at all), and the locked walk locked again.
-    walk = clips["walk4_subject1"]
+
+def clean_checks(walk) -> list[dict]:
+    """A clip without skating must not change. The walk's frame 100 held for 10 s while the spine
+    and arms move (feet planted, no skating at all), and the locked walk locked again."""
     sk = walk.skeleton
     still = walk[100:101]
     F = 300
@@ -167,18 +168,43 @@ def main() -> None:
         rot[:, j] = quat.mul(w, rot[:, j])
     clean = walk.with_rotations(rot, pos)[0:F]
     locked, rep_c = footlock(clean)
-    d = np.degrees(quat.angle(clean.rotations, locked.rotations))
-    print(f"\nclean check 1 (no skating: feet still, upper body moving, {F} frames): skating "
-          f"{rep_c.independent_before['total_cm']:.2f} -> {rep_c.independent_after['total_cm']:.2f} cm, "
-          f"max joint change {d.max():.2e} deg")
+    d1 = np.degrees(quat.angle(clean.rotations, locked.rotations))
     once, _ = footlock(walk)
     twice, _ = footlock(once)
-    d = np.degrees(quat.angle(once.rotations, twice.rotations))
+    d2 = np.degrees(quat.angle(once.rotations, twice.rotations))
     s0, s1 = foot_skating(once), foot_skating(twice, reference=once)
-    print(f"clean check 2 (the locked walk locked again; its own skating is {s0['total_cm']:.1f} cm, not zero): "
-          f"-> {s1['total_cm']:.1f} cm, max joint change {d.max():.1f} deg, "
-          f"{int(np.any(d > 0.5, axis=1).sum())} of {d.shape[0]} frames change by > 0.5 deg")
+    c1 = f"walk4_subject1 frame 100 held {F} frames, upper body moving (no skating)"
+    c2 = "walk4_subject1 locked, then locked again"
+    return [record(BENCH, "clean check 1: skating after", rep_c.independent_after["total_cm"], "cm", kind="quality",
+                   data=c1, anchor="before", anchor_value=rep_c.independent_before["total_cm"]),
+            record(BENCH, "clean check 1: largest joint change", d1.max(), "deg", kind="quality", data=c1),
+            record(BENCH, "clean check 2: skating after locking again", s1["total_cm"], "cm", kind="quality", data=c2,
+                   anchor="the locked walk's own", anchor_value=s0["total_cm"]),
+            record(BENCH, "clean check 2: largest joint change", d2.max(), "deg", kind="quality", data=c2),
+            record(BENCH, "clean check 2: frames changed by > 0.5 deg", int(np.any(d2 > 0.5, axis=1).sum()), "frames",
+                   kind="count", data=c2, of=int(d2.shape[0]))]
+
+
+def run(quick: bool) -> list[dict]:
+    if not LAFAN.is_dir():
+        return [skipped(BENCH, "foot locking", f"LAFAN1 clips not found at {LAFAN}")]
+    if quick:
+        walk = bvh.load(LAFAN / "walk4_subject1.bvh")
+        return (clip_records("walk4_subject1", walk, None)
+                + [skipped(BENCH, "other LAFAN1 clips, and with limits", "full mode only")] + clean_checks(walk))
+    clips = {p.stem: bvh.load(p) for p in sorted(LAFAN.glob("*.bvh"))}
+    targets = [n for n in clips if n.startswith(("walk", "multipleActions"))]
+    recs = []
+    for name, m in clips.items():
+        recs += clip_records(name, m, clips)
+    ok = all(r["value"] >= 90 for r in recs if r["name"].split(":")[0] in targets and
+             r["name"].endswith(("ankles skating reduction", "toes skating reduction")))
+    ok &= all(r["value"] == 0 for r in recs if r["name"].split(":")[0] in targets and
+              r["name"].endswith("new pop-detector cuts"))
+    recs.append(record(BENCH, "Done-when met (>= 90% less ankle and toe skating, no new cut, no limits)", int(ok),
+                       "bool", kind="count", data=", ".join(targets)))
+    return recs + clean_checks(clips["walk4_subject1"])
 
 
 if __name__ == "__main__":
-    main()
+    main_single(BENCH, run)

@@ -1,57 +1,48 @@
 """BVH I/O, Euler->quaternion and FK timings, against pymotion / bvhio when installed.
 
-    python benchmarks/bench_io.py [CLIP]
+    python -m benchmarks.bench_io [--quick]
 
 Medians of repeated runs, BLAS pinned to one thread. Without ../shared a procedural clip is used.
+Anchors in the same run: pymotion's and bvhio's load of the same file (when installed).
 """
 
 from __future__ import annotations
 
-import os
+import tempfile
+from pathlib import Path
 
-for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS"):
-    os.environ.setdefault(var, "1")
+import numpy as np
 
-import sys  # noqa: E402
-import tempfile  # noqa: E402
-from pathlib import Path  # noqa: E402
+from . import _compat as C
+from ._common import MOCAP, main_single, record, skipped
+from ._timing import median
 
-import numpy as np  # noqa: E402
-
-from jointlimits.io import bvh  # noqa: E402
-from jointlimits.motion.skeleton import forward_kinematics  # noqa: E402
-from _timing import median  # noqa: E402
-
-ROOT = Path(__file__).resolve().parents[1]
-DEFAULT = ROOT.parent / "shared" / "data" / "mocap" / "cmu_cgspeed_max" / "131_01.bvh"
+BENCH = "io"
+DEFAULT = MOCAP / "cmu_cgspeed_max" / "131_01.bvh"
 
 
-def main() -> None:
-    clip = Path(sys.argv[1]) if len(sys.argv) > 1 else DEFAULT
+def run(quick: bool, clip: Path = DEFAULT) -> list[dict]:
+    bvh = C.mod("io.bvh")
+    forward_kinematics = C.mod("motion.skeleton").forward_kinematics
     tmpdir = Path(tempfile.mkdtemp())
     if not clip.is_file():
-        from jointlimits.motion.procedural import range_of_motion
-
         clip = tmpdir / "procedural.bvh"
-        bvh.save(clip, range_of_motion(seconds=33.0, fps=30))
-        print(f"(../shared not found: using a procedural clip {clip})")
+        bvh.save(clip, C.mod("motion.procedural").range_of_motion(seconds=33.0, fps=30))
+        data = "procedural clip (33 s at 30 fps; ../shared not found)"
+    else:
+        data = str(clip.relative_to(MOCAP)) if clip.is_relative_to(MOCAP) else str(clip)
     m = bvh.load(clip)
-    print(f"clip: {clip.name}  {m.num_frames} frames x {m.num_joints} joints")
+    data += f", {m.num_frames} frames x {m.num_joints} joints"
+    rep = 7 if quick else 15
     out = tmpdir / "out.bvh"
-    t_load = median(lambda: bvh.load(clip))
-    t_save = median(lambda: bvh.save(out, m))
-    from jointlimits.motion.quat import from_euler_axes
-
+    t_load = median(lambda: bvh.load(clip), repeat=rep)
+    t_save = median(lambda: bvh.save(out, m), repeat=rep)
     ang = np.random.default_rng(0).uniform(-180, 180, (m.num_frames, m.num_joints, 3))
-    t_euler = median(lambda: from_euler_axes(ang, "zxy", degrees=True))
-    t_fk = median(lambda: forward_kinematics(m), repeat=50)
-    rows = [("load (text -> local quaternions)", t_load), ("save (atomic, exact values)", t_save),
-            ("Euler -> quaternion (all joints)", t_euler), ("forward kinematics", t_fk)]
-    for name, t in rows:
-        print(f"  {name:<36} {t * 1e3:8.2f} ms")
-    print(f"  FK throughput: {m.num_frames / t_fk:,.0f} frames/s (target >= 250,000)")
-    print(f"  load target: < 20 ms -> {'OK' if t_load < 0.020 else 'MISSED'}")
+    t_euler = median(lambda: C.euler_to_quat_degrees(ang, "zxy"), repeat=rep)
+    t_fk = median(lambda: forward_kinematics(m), repeat=20 if quick else 50)
 
+    peers: dict[str, float] = {}
+    recs = []
     try:
         from pymotion.io.bvh import BVH
 
@@ -60,23 +51,28 @@ def main() -> None:
             b.load(str(clip))
             b.get_data()
 
-        t_pm = median(pm, repeat=7)
-        print(f"  pymotion load + get_data: {t_pm * 1e3:8.2f} ms  -> ours is {t_pm / t_load:.1f}x faster "
-              f"(target >= 3x)")
-        try:
-            from pymotion.ops.forward_kinematics import fk as pm_fk  # noqa: F401
-        except ImportError:
-            pass
+        peers["pymotion"] = median(pm, repeat=3 if quick else 7)
+        recs.append(record(BENCH, "pymotion load + get_data", 1e3 * peers["pymotion"], "ms", data=data))
     except ImportError:
-        print("  pymotion not installed (pip install -e '.[bench]' to compare)")
+        recs.append(skipped(BENCH, "pymotion load + get_data", "pymotion not installed (pip install -e '.[bench]')"))
     try:
         import bvhio
 
-        t_bh = median(lambda: bvhio.readAsBvh(str(clip)), repeat=5)
-        print(f"  bvhio readAsBvh:          {t_bh * 1e3:8.2f} ms  -> ours is {t_bh / t_load:.1f}x faster")
+        peers["bvhio"] = median(lambda: bvhio.readAsBvh(str(clip)), repeat=3 if quick else 5)
+        recs.append(record(BENCH, "bvhio readAsBvh", 1e3 * peers["bvhio"], "ms", data=data))
     except ImportError:
-        print("  bvhio not installed")
+        recs.append(skipped(BENCH, "bvhio readAsBvh", "bvhio not installed (pip install -e '.[bench]')"))
+    peer = next(iter(peers), None)
+    load = record(BENCH, "load (text -> local quaternions)", 1e3 * t_load, "ms", data=data,
+                  anchor=f"{peer} load, same run" if peer else None,
+                  anchor_value=1e3 * peers[peer] if peer else None, target=20.0)
+    return [load,
+            record(BENCH, "save (atomic, exact values)", 1e3 * t_save, "ms", data=data),
+            record(BENCH, "Euler -> quaternion (all joints)", 1e3 * t_euler, "ms", data=data),
+            record(BENCH, "forward kinematics", 1e3 * t_fk, "ms", data=data),
+            record(BENCH, "forward kinematics throughput", m.num_frames / t_fk, "frames/s", kind="rate", data=data,
+                   target=250_000)] + recs
 
 
 if __name__ == "__main__":
-    main()
+    main_single(BENCH, run)

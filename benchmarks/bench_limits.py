@@ -1,60 +1,58 @@
 """Joint-limit throughput against the reference C++ (../shared/refbench), in one run.
 
-    python benchmarks/bench_limits.py [--n 200000] [--quick]
+    python -m benchmarks.bench_limits [--quick]
 
-Prints, for the full per-joint step (relative to the reference, log, project, soften, exp) of every
-shape with swing-twist off and on, for one 22-joint pose and batches of poses, and for the fixed
-cost of a call, our time beside the reference's -O2, -O3 (its own Makefiles' level) and
--O3 -march=native builds and the ratios ours / reference (< 1: we are faster). The reference is
-float32 with fast approximations; ours is float64 and exact. Times are medians of interleaved
-rounds (thread CPU time). Without ../shared the reference columns are skipped (with a message).
-Then the LAFAN1 fit / apply figures and the implicit limits.
+The full per-joint step (relative to the reference, log, project, soften, exp) of every shape with
+swing-twist off and on, for one 22-joint pose and batches of poses, and the fixed cost of a call:
+ours beside the reference's -O3 build (its own Makefiles' level; full mode also -O2 and -O3
+-march=native), ratio = ours / reference -O3 (< 1: we are faster). The reference is float32 with
+fast approximations; ours is float64 and exact. Times are medians of interleaved rounds (thread CPU
+time). Full mode adds the LAFAN1 fit / apply figures and the implicit limits.
+Full: 200k rotations, 7 rounds; quick: 20k rotations, 3 rounds.
 """
 
 from __future__ import annotations
 
-import os
+import time
 
-for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS"):
-    os.environ.setdefault(var, "1")
-
-import argparse  # noqa: E402
-import sys  # noqa: E402
-import time  # noqa: E402
-from pathlib import Path  # noqa: E402
-
-import numpy as np  # noqa: E402
+import numpy as np
 
 from jointlimits import JointLimits
-from jointlimits.cleanup.smoothing import smooth_switches  # noqa: E402
-from jointlimits._native import _core
-from jointlimits.io import bvh
-from jointlimits.motion import quat  # noqa: E402
-from jointlimits.limits.joint import FittedLimit, fit_shape  # noqa: E402
-from _timing import best  # noqa: E402
+from jointlimits.limits.joint import FittedLimit, fit_shape
 
-ROOT = Path(__file__).resolve().parents[1]
-SHARED = ROOT.parent / "shared"
-LAFAN = SHARED / "data" / "mocap" / "lafan1"
-VARIANTS = ("O2", "O3", "O3native")
-try:
-    sys.path.insert(0, str(SHARED / "refbench"))
-    import refbench as rb  # noqa: E402
-except ImportError:
-    rb = None
+from . import _compat as C
+from ._common import LAFAN, main_single, record, refbench, refbench_missing, skipped
+from ._timing import best
+
+BENCH = "limits"
 SOFTEN = (1.0, 0.1)  # the reference demo's falloff and radius
+REF_KIND = {"box": "rect", "oriented-box": "rect", "ellipsoid": "ellipsoid", "kdop": "kdop"}
+REF = "refbench C++ -O3, same run"
 
 
-def _timer_compare(cases: dict, reps: int, repeat: int = 7) -> dict:
-    if rb is not None:
-        return rb.compare(cases, reps=reps, repeat=repeat, timer=time.thread_time)
-    out = {}
-    for name, fn in cases.items():
-        out[name] = best(lambda: [fn() for _ in range(reps)], repeat=repeat) / reps
-    return out
+class _Ctx:
+    def __init__(self, quick: bool):
+        self.rb = refbench()
+        self.variants = ("O3",) if quick else ("O2", "O3", "O3native")
+        self.repeat = 3 if quick else 7
+        self.quat = C.mod("motion.quat")
+
+    def compare(self, cases: dict, reps: int, repeat: int | None = None) -> dict:
+        repeat = repeat or self.repeat
+        if self.rb is not None:
+            return self.rb.compare(cases, reps=reps, repeat=repeat, timer=time.thread_time)
+        return {name: best(lambda fn=fn: [fn() for _ in range(reps)], repeat=repeat) / reps
+                for name, fn in cases.items()}
+
+    def rec(self, name: str, t: dict, scale: float, unit: str, data: str) -> dict:
+        """A record of ours (t['ours']) against the reference -O3, other builds as extras."""
+        ours = t.pop("ours") * scale
+        extra = {f"ref_{v}": t[v] * scale for v in self.variants if v in t and v != "O3"}
+        return record(BENCH, name, ours, unit, data=data, anchor=REF if "O3" in t else None,
+                      anchor_value=t["O3"] * scale if "O3" in t else None, **extra)
 
 
-def ref_shape(shape):
+def ref_shape(rb, shape):
     """The reference's Shape (refbench) equal to one of our fitted shapes."""
     kind = shape.kind
     if kind == "box":
@@ -68,30 +66,13 @@ def ref_shape(shape):
     raise ValueError(kind)
 
 
-REF_KIND = {"box": "rect", "oriented-box": "rect", "ellipsoid": "ellipsoid", "kdop": "kdop"}
-
-
-def ref_joint(lim: FittedLimit):
+def ref_joint(rb, lim: FittedLimit):
     if lim.swing_twist:
-        return rb.Joint(lim.reference, lim.twist_axis, swing=ref_shape(lim.swing), twist=ref_shape(lim.twist))
-    return rb.Joint(lim.reference, lim.twist_axis, full=ref_shape(lim.shape))
+        return rb.Joint(lim.reference, lim.twist_axis, swing=ref_shape(rb, lim.swing), twist=ref_shape(rb, lim.twist))
+    return rb.Joint(lim.reference, lim.twist_axis, full=ref_shape(rb, lim.shape))
 
 
-def _row(label: str, ours: float, refs: dict, unit: float, fmt: str = "{:8.1f}") -> str:
-    s = f"  {label:<34}" + fmt.format(ours * unit)
-    for v in VARIANTS:
-        s += fmt.format(refs[v] * unit) if v in refs else f"{'-':>8}"
-    for v in VARIANTS:
-        s += f"{ours / refs[v]:8.2f}" if v in refs else f"{'-':>8}"
-    return s
-
-
-def _header(unit: str) -> str:
-    h = f"  {'':<34}{'ours':>8}" + "".join(f"{'C++ ' + v:>8}"[-8:] for v in VARIANTS)
-    return f"{h}" + "".join(f"{'/' + v:>8}" for v in VARIANTS) + f"   ({unit})"
-
-
-def _limits(kind: str, rng) -> tuple[FittedLimit, FittedLimit]:
+def _limits(quat, kind: str, rng) -> tuple[FittedLimit, FittedLimit]:
     """One joint's limit of ``kind``, without and with swing-twist, fitted to a ball-joint-like cloud."""
     cloud = rng.normal(0, 0.4, (5000, 3)) * [1.0, 0.7, 0.4]
     ref = quat.normalize(np.array([0.9, 0.1, 0.2, 0.1]))
@@ -101,81 +82,86 @@ def _limits(kind: str, rng) -> tuple[FittedLimit, FittedLimit]:
     return full, st
 
 
-def step_benchmark(n: int) -> None:
+def _slabs(lim: FittedLimit) -> FittedLimit:
+    """The same k-DOP limit with the reference's slab clamps instead of the exact closest point."""
+    slabs = FittedLimit(lim.reference, lim.twist_axis, shape=lim.shape, swing=lim.swing, twist=lim.twist)
+    for part in (slabs.shape, slabs.swing, slabs.twist):
+        if part is not None:
+            part.exact = False
+    return FittedLimit(slabs.reference, slabs.twist_axis, shape=slabs.shape, swing=slabs.swing, twist=slabs.twist)
+
+
+def step_benchmark(cx: _Ctx, n: int) -> list[dict]:
+    rb, quat = cx.rb, cx.quat
     rng = np.random.default_rng(0)
     q = quat.normalize(rng.normal(size=(n, 4)))
-    print(f"per-joint step on {n:,} random rotations (soften {SOFTEN}), ns per rotation:")
-    print(_header("ns"))
+    data = f"{n:,} random rotations, soften {SOFTEN}; median of {cx.repeat} interleaved rounds, thread CPU time"
+    recs = []
     for kind in ("box", "oriented-box", "ellipsoid", "kdop"):
-        full, st = _limits(kind, rng)
+        full, st = _limits(quat, kind, rng)
         for lim, tag in ((full, ""), (st, " swing-twist")):
-            variants = [("", lim)]
-            if kind == "kdop":  # the default exact closest point, and the reference's slab clamps
-                slabs = FittedLimit(lim.reference, lim.twist_axis, shape=lim.shape, swing=lim.swing, twist=lim.twist)
-                for part in (slabs.shape, slabs.swing, slabs.twist):
-                    if part is not None:
-                        part.exact = False
-                slabs = FittedLimit(slabs.reference, slabs.twist_axis, shape=slabs.shape, swing=slabs.swing,
-                                    twist=slabs.twist)
-                variants = [(" exact", lim), (" slabs", slabs)]
+            variants = [("", lim)] if kind != "kdop" else [(" exact", lim), (" slabs", _slabs(lim))]
             for sub, one in variants:
                 cases = {"ours": lambda one=one: one.project(q, SOFTEN)}
                 if rb is not None:
-                    j = ref_joint(one)
-                    for v in VARIANTS:
+                    j = ref_joint(rb, one)
+                    for v in cx.variants:
                         cases[v] = rb.joint_step.bind(q, j, REF_KIND[kind], one.swing_twist, variant=v)
-                t = _timer_compare(cases, reps=1, repeat=7)
-                print(_row(kind + sub + tag, t.pop("ours"), t, 1e9 / n))
+                t = cx.compare(cases, reps=1)
+                recs.append(cx.rec(f"step {kind}{sub}{tag}", t, 1e9 / n, "ns/rotation", data))
+    return recs
 
 
-def batch_benchmark() -> None:
+def batch_benchmark(cx: _Ctx) -> list[dict]:
     """ns per rotation at small batch sizes (the old fused/phased switch sat at 128)."""
+    rb, quat = cx.rb, cx.quat
     rng = np.random.default_rng(2)
-    full, _ = _limits("ellipsoid", rng)
-    print("\nper-joint step (ellipsoid, soften on) by batch size, ns per rotation "
-          "(ours through FittedLimit.project, Python call included):")
-    print(_header("ns"))
+    full, _ = _limits(quat, "ellipsoid", rng)
+    recs = []
     for n in (1, 16, 127, 128, 1024, 16384):
         q = quat.normalize(rng.normal(size=(n, 4)))
         reps = max(1, 20000 // n)
         cases = {"ours": lambda q=q: full.project(q, SOFTEN)}
         if rb is not None:
-            j = ref_joint(full)
-            for v in VARIANTS:
+            j = ref_joint(rb, full)
+            for v in cx.variants:
                 cases[v] = rb.joint_step.bind(q, j, "ellipsoid", False, variant=v)
-        t = _timer_compare(cases, reps=reps, repeat=7)
-        print(_row(f"{n} rotations", t.pop("ours"), t, 1e9 / n))
+        t = cx.compare(cases, reps=reps)
+        recs.append(cx.rec(f"step ellipsoid, batch of {n}", t, 1e9 / n, "ns/rotation",
+                           "random rotations, soften on, through FittedLimit.project (Python call included)"))
+    return recs
 
 
-def fixed_cost_benchmark() -> None:
+def fixed_cost_benchmark(cx: _Ctx) -> list[dict]:
     """Fixed cost per call: one rotation through the public API, minus the per-rotation cost."""
+    quat, core = cx.quat, C.core()
     rng = np.random.default_rng(3)
-    print("\nfixed cost per call (one rotation; per-rotation cost of a 16k batch subtracted), ns:")
     big = quat.normalize(rng.normal(size=(16384, 4)))
     one = big[:1].copy()
+    recs = []
     for kind in ("box", "ellipsoid"):
-        full, _ = _limits(kind, rng)
+        full, _ = _limits(quat, kind, rng)
         out = np.empty((1, 4))
-        per_row = _timer_compare({"b": lambda: full.project(big)}, reps=3)["b"] / len(big)
-        t = _timer_compare({"api": lambda: full.project(one),
-                            "api soften": lambda: full.project(one, SOFTEN),
-                            "core": lambda: _core.limit_step(full._compiled, one, False, 0.0, 0.0, out)},
-                           reps=2000)
-        print(f"  {kind:<12} FittedLimit.project {1e9 * (t['api'] - per_row):6.0f}   with soften "
-              f"{1e9 * (t['api soften'] - per_row):6.0f}   _core.limit_step {1e9 * (t['core'] - per_row):6.0f}"
-              f"   (one rotation's work: {1e9 * per_row:.0f})")
+        per_row = cx.compare({"b": lambda: full.project(big)}, reps=3)["b"] / len(big)
+        t = cx.compare({"api": lambda: full.project(one),
+                        "api soften": lambda: full.project(one, SOFTEN),
+                        "core": lambda: core.limit_step(full._compiled, one, False, 0.0, 0.0, out)}, reps=2000)
+        data = "one rotation per call; the per-rotation cost of a 16k batch subtracted"
+        recs += [record(BENCH, f"fixed cost {kind}: FittedLimit.project", 1e9 * (t["api"] - per_row), "ns", data=data,
+                        per_rotation_ns=1e9 * per_row),
+                 record(BENCH, f"fixed cost {kind}: with soften", 1e9 * (t["api soften"] - per_row), "ns", data=data),
+                 record(BENCH, f"fixed cost {kind}: _core.limit_step", 1e9 * (t["core"] - per_row), "ns", data=data)]
+    return recs
 
 
-def pose_benchmark() -> None:
+def pose_benchmark(cx: _Ctx) -> list[dict]:
+    rb, quat = cx.rb, cx.quat
     clips = sorted(LAFAN.glob("*.bvh"))
     if not clips:
-        print("\n(../shared/data/mocap/lafan1 not found: skipping the whole-pose figures)")
-        return
-    m = bvh.load(clips[0])
-    print(f"\nwhole poses ({m.num_joints} joints, limits fitted on {clips[0].name}), JointLimits.project, "
-          "soften on:")
-    print(_header("us per pose"))
+        return [skipped(BENCH, "whole poses", f"LAFAN1 clips not found at {LAFAN}")]
+    m = C.mod("io.bvh").load(clips[0])
     poses = m.rotations
+    recs = []
     for kind in ("oriented-box", "ellipsoid", "kdop"):
         for st in (False, True):
             lim = JointLimits.fit(m, shape=kind, swing_twist=st)
@@ -192,47 +178,51 @@ def pose_benchmark() -> None:
             batch = quat.normalize(poses[:1000] + rng.normal(0, 0.3, poses[:1000].shape))
             joints = None
             if rb is not None:
-                idx = {j: one for j, one in lim.joints.items()}
-                joints = [ref_joint(idx[j]) if j in idx else rb.Joint() for j in range(m.num_joints)]
+                joints = [ref_joint(rb, lim.joints[j]) if j in lim.joints else rb.Joint() for j in range(m.num_joints)]
             for label, q, reps in ((f"1 pose, {kind}{' st' if st else ''}", pose, 2000),
                                    (f"1000 poses, {kind}{' st' if st else ''}", batch, 2)):
                 cases = {"ours": lambda q=q: lim.project(q, SOFTEN)}
                 if joints is not None:
-                    for v in VARIANTS:
+                    for v in cx.variants:
                         cases[v] = rb.pose_step.bind(q, joints, REF_KIND[kind], st, variant=v)
-                t = _timer_compare(cases, reps=reps, repeat=7)
+                t = cx.compare(cases, reps=reps)
                 frames = q.size // (4 * m.num_joints)
-                print(_row(label, t.pop("ours"), t, 1e6 / frames, "{:8.2f}"))
+                recs.append(cx.rec(f"JointLimits.project {label}", t, 1e6 / frames, "us/pose",
+                                   f"{m.num_joints} joints, limits fitted on lafan1/{clips[0].name}, poses jittered "
+                                   "by 0.3 (most joints outside), soften on"))
+    return recs
 
 
-def dataset_benchmark() -> None:
+def dataset_benchmark() -> list[dict]:
     clips = sorted(LAFAN.glob("*.bvh"))
     if not clips:
-        print("(../shared/data/mocap/lafan1 not found: skipping the LAFAN1 fit and apply figures)")
-        return
-    t = time.perf_counter()
+        return [skipped(BENCH, "LAFAN1 fit and apply", f"LAFAN1 clips not found at {LAFAN}")]
+    bvh = C.mod("io.bvh")
     ms = [bvh.load(p) for p in clips]
-    t_load = time.perf_counter() - t
     frames = sum(m.num_frames for m in ms)
-    print(f"\nLAFAN1: {len(ms)} clips, {frames:,} frames x {ms[0].num_joints} joints (loaded in {t_load:.2f} s)")
+    data = f"lafan1, {len(ms)} clips, {frames:,} frames x {ms[0].num_joints} joints; best of 2"
+    recs = []
     for shape in ("box", "ellipsoid", "kdop"):
         for st in (False, True):
             tf = best(lambda: JointLimits.fit(ms, shape=shape, swing_twist=st), repeat=2)
-            print(f"  fit {shape:<10} swing_twist={st!s:<5}: {tf:6.2f} s  (target < 5 s)")
+            recs.append(record(BENCH, f"fit {shape}{' swing-twist' if st else ''}, all LAFAN1", tf, "s", data=data,
+                               target=5.0))
     lim = JointLimits.fit(ms[1:], shape="ellipsoid")
     clip = max(ms, key=lambda m: m.num_frames)[:5000]
     ta = best(lambda: lim.apply(clip), repeat=3)
-    ts = best(lambda: lim.apply(clip, soften=(1.0, 0.1), smooth=smooth_switches), repeat=3)
-    print(f"  apply ellipsoid limits to a {clip.num_frames}-frame clip: {ta:.3f} s "
-          f"(soften + smooth: {ts:.3f} s; target < 0.5 s)")
+    ts = best(lambda: lim.apply(clip, soften=(1.0, 0.1), smooth=C.smooth_arg()), repeat=3)
+    d = f"ellipsoid limits on a {clip.num_frames}-frame LAFAN1 clip; best of 3"
+    return recs + [record(BENCH, "apply ellipsoid limits, 5,000 frames", ta, "s", data=d, target=0.5),
+                   record(BENCH, "apply ellipsoid limits + soften + smooth, 5,000 frames", ts, "s", data=d, target=0.5)]
 
 
-def implicit_benchmark(n: int = 200_000) -> None:
+def implicit_benchmark(n: int = 200_000) -> list[dict]:
     """Implicit limits on LAFAN1 (targets: contains <= 100 ns, projection <= 2 us per rotation,
     fitting all clips with coupling <= 10 s)."""
     clips = sorted(LAFAN.glob("*.bvh"))
     if not clips:
-        return
+        return [skipped(BENCH, "implicit limits", f"LAFAN1 clips not found at {LAFAN}")]
+    bvh, quat = C.mod("io.bvh"), C.mod("motion.quat")
     ms = [bvh.load(p) for p in clips]
     JointLimits.fit(ms[:1], shape="implicit", coupled=True)  # compile
     tf = best(lambda: JointLimits.fit(ms, shape="implicit", coupled=True), repeat=2)
@@ -240,35 +230,37 @@ def implicit_benchmark(n: int = 200_000) -> None:
     lim = JointLimits.fit(ms, shape="implicit", coupled=True)
     rng = np.random.default_rng(1)
     q = quat.normalize(rng.normal(size=(n, 4)))
-    print(f"implicit limits on LAFAN1 ({len(ms)} clips): fit {tu:.2f} s, with coupling {tf:.2f} s (target <= 10 s)")
-    print(f"  per rotation, batches of {n:,} random rotations:")
+    data = f"lafan1, {len(ms)} clips"
+    recs = [record(BENCH, "fit implicit, all LAFAN1", tu, "s", data=data + "; best of 2", target=10.0),
+            record(BENCH, "fit implicit + coupled, all LAFAN1", tf, "s", data=data + "; best of 2", target=10.0)]
     for name in ("LeftArm", "LeftForeArm", "LeftUpLeg"):
         j = lim.skeleton.index(name)
         one = lim.joints[j]
         parent = q[::-1].copy()
         kw = {"parent": parent} if hasattr(one, "parent") else {}
+        what = "coupled" if kw else "implicit"
         tc = best(lambda: one.contains(q, **kw)) / n * 1e9
         tp = best(lambda: one.project(q, **kw), repeat=3) / n * 1e6
         inside = one.contains(q, **kw).mean()
-        print(f"  {name:<12}{'coupled' if kw else 'implicit':<9} contains {tc:6.0f} ns (target 100), "
-              f"project {tp:5.2f} us (target 2); {100 * inside:.2f}% of random rotations inside")
+        d = f"{data}; batches of {n:,} random rotations"
+        recs += [record(BENCH, f"{name} ({what}) contains", tc, "ns/rotation", data=d, target=100.0),
+                 record(BENCH, f"{name} ({what}) project", tp, "us/rotation", data=d, target=2.0),
+                 record(BENCH, f"{name} ({what}) random rotations inside", 100 * inside, "%", kind="quality", data=d)]
+    return recs
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--n", type=int, default=200_000, help="rotations for the per-joint step")
-    ap.add_argument("--quick", action="store_true", help="only the step, batch, fixed-cost and pose figures")
-    args = ap.parse_args()
-    if rb is None:
-        print("(../shared/refbench not found: printing our figures only, no reference ratios)")
-    step_benchmark(args.n)
-    batch_benchmark()
-    fixed_cost_benchmark()
-    pose_benchmark()
-    if not args.quick:
-        dataset_benchmark()
-        implicit_benchmark()
+def run(quick: bool) -> list[dict]:
+    cx = _Ctx(quick)
+    recs = [] if cx.rb is not None else [skipped(BENCH, "reference C++ columns", refbench_missing())]
+    recs += step_benchmark(cx, 20_000 if quick else 200_000)
+    recs += batch_benchmark(cx)
+    recs += fixed_cost_benchmark(cx)
+    recs += pose_benchmark(cx)
+    if not quick:
+        recs += dataset_benchmark()
+        recs += implicit_benchmark()
+    return recs
 
 
 if __name__ == "__main__":
-    main()
+    main_single(BENCH, run)

@@ -16,35 +16,36 @@ A cut is correct if it lies within ``WINDOW`` frames of an event. A pop is *foun
 of its events has a cut within the window (start and end for bursts). Pops are injected one per
 300 frames (at least one per clip), 40+ frames apart, ``REPEATS`` times per clip.
 
-Clean clips: every cut on the 47 uninjected clips counts as false, reported per 10,000 frames and
-listed (frame, joint, change) so that real glitches in the data can be told apart.
+Clean clips: every cut on the uninjected clips counts as false, reported per 10,000 frames; the
+records list them (frame, joint, change) so that real glitches in the data can be told apart.
 
 Tuning split: the detector's defaults were tuned on TUNING (LAFAN1 subject 1, Bandai Namco dataset-1,
-CMU MotionBuilder); figures are printed for the tuning clips, the held-out clips (other conventions:
+CMU MotionBuilder); figures are given for the tuning clips, the held-out clips (other conventions:
 Adelaide, CMU 3dsMax, CMU Second Life, Perfume, SFU, plus LAFAN1 subject 2 and Bandai dataset-2)
 and all.
 
-Run: ``PYTHONPATH=src python benchmarks/bench_pops.py [--repeats N]``
+    python -m benchmarks.bench_pops [--quick]
+
+Full: every shared clip (47), 4 injections per clip; quick: the first clip of each convention's
+folder, 1 injection per clip (other figures: compare quick with quick).
 """
 
 from __future__ import annotations
 
-import argparse
-import sys
-import time
 from collections import defaultdict
-from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+from . import _compat as C
+from ._common import MOCAP, main_single, record, skipped
+from ._timing import clock
 
-from jointlimits.io import bvh
-from jointlimits.motion import quat  # noqa: E402
-from jointlimits.cleanup.pops import channel_velocities, detect_pops  # noqa: E402
-from jointlimits.motion.units import guess_units  # noqa: E402
-
-MOCAP = Path(__file__).resolve().parents[2] / "shared" / "data" / "mocap"
+BENCH = "pops"
+bvh = C.mod("io.bvh")
+quat = C.mod("motion.quat")
+guess_units = C.mod("motion.units").guess_units
+channel_velocities = C.mod("cleanup.pops").channel_velocities
+detect_pops = C.mod("cleanup.pops").detect_pops
 WINDOW = 2
 REPEATS = 4
 ANGLES = [10, 20, 30, 45, 60, 90]
@@ -142,16 +143,17 @@ def start_pose_jump(m) -> bool:
     return m.num_frames > 1 and int(np.sum(np.degrees(quat.angle(m.rotations[0], m.rotations[1])) > 30.0)) >= 2
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--repeats", type=int, default=REPEATS)
-    ap.add_argument("--seed", type=int, default=0)
-    args = ap.parse_args()
+def run(quick: bool, seed: int = 0) -> list[dict]:
     if not MOCAP.is_dir():
-        print(f"shared clips not found at {MOCAP}")
-        return
+        return [skipped(BENCH, "pop detector", f"shared clips not found at {MOCAP}")]
     files = sorted(MOCAP.glob("*/*.bvh"))
-    rng = np.random.default_rng(args.seed)
+    repeats = REPEATS
+    if quick:
+        firsts: dict = {}
+        for p in files:
+            firsts.setdefault(p.parent.name, p)
+        files, repeats = sorted(firsts.values()), 1
+    rng = np.random.default_rng(seed)
     clean = {"tuning": [0, 0], "held-out": [0, 0]}  # frames, cuts
     listed = []
     # per (group, kind, magnitude): [found, total]
@@ -161,16 +163,15 @@ def main() -> None:
     sign_cuts = [0, 0]
     start_cuts: list[str] = []
     glitches = 0
-    t0 = time.perf_counter()
     det_time = 0.0
     det_frames = 0
     for path in files:
         rel = f"{path.parent.name}/{path.name}"
         grp = "tuning" if is_tuning(rel) else "held-out"
         m = bvh.load(path)
-        t = time.perf_counter()
+        t = clock()
         cuts = detect_pops(m)
-        det_time += time.perf_counter() - t
+        det_time += clock() - t
         det_frames += m.num_frames
         if start_pose_jump(m) and 1 in cuts:
             start_cuts.append(rel)
@@ -179,9 +180,9 @@ def main() -> None:
         clean[grp][1] += cuts.size
         for c in cuts.tolist():
             why = data_glitch(m, c)
-            listed.append(f"  {rel}: {describe(m, c)}" + (f"  <- a pop in the data: {why}" if why else ""))
+            listed.append(f"{rel}: {describe(m, c)}" + (f" <- a pop in the data: {why}" if why else ""))
             glitches += why is not None
-        for _ in range(args.repeats):
+        for _ in range(repeats):
             n = max(1, m.num_frames // 300)
             mm, pops = inject(m, rng, n)
             cuts = detect_pops(mm)
@@ -202,48 +203,48 @@ def main() -> None:
                     found[(g, kind, mag)][0] += int(all(hit))
                     found[(g, kind, mag)][1] += 1
                     found_any[(g, kind, mag)] += int(any(hit))
-    elapsed = time.perf_counter() - t0
-    print(f"pop detector on {len(files)} clips, {args.repeats} injections per clip, window +-{WINDOW} frames "
-          f"({elapsed:.1f} s; detection {1e6 * det_time / det_frames:.1f} us/frame)")
-    print("\nrecall (pop found = a cut within the window of each of its events)")
-    print(f"{'kind':10s} {'size':>6s} | {'tuning':>14s} | {'held-out':>14s} | {'all':>14s}")
+    frames = clean["tuning"][0] + clean["held-out"][0]
+    data = (f"{len(files)} shared clips ({frames:,} frames), {repeats} injection(s) per clip, seed {seed}, "
+            f"window +-{WINDOW} frames")
+    recs = [record(BENCH, "detection time", 1e6 * det_time / det_frames, "us/frame", data=data)]
     keys = sorted({(k, mg) for (_, k, mg) in found}, key=lambda x: (x[0], x[1]))
     for kind, mag in keys:
+        f, n = found[("all", kind, mag)]
         unit = "cm" if kind.startswith("root") else "deg"
-        cells = []
-        for g in ("tuning", "held-out", "all"):
-            f, n = found[(g, kind, mag)]
-            cells.append(f"{100.0 * f / n:5.1f}% ({f:3d}/{n:3d})" if n else f"{'-':>14s}")
-        print(f"{kind:10s} {mag:4.0f}{unit:>2s} | " + " | ".join(cells))
+        recs.append(record(BENCH, f"recall {kind} {mag:.0f} {unit}", 100.0 * f / n, "%", kind="quality", data=data,
+                           found=f, injected=n))
     for g in ("tuning", "held-out", "all"):
-        big = [found[(g, k, mg)] for (k, mg) in keys if (k.startswith("root") and mg >= 10) or
+        big = [(k, mg) for (k, mg) in keys if (k.startswith("root") and mg >= 10) or
                (not k.startswith("root") and mg >= 20)]
-        f, n = sum(x[0] for x in big), sum(x[1] for x in big)
-        fa = sum(found_any[(g, k, mg)] for (k, mg) in keys if (k.startswith("root") and mg >= 10) or
-                 (not k.startswith("root") and mg >= 20))
-        print(f"  {g}: recall of rotation pops >= 20 deg and root pops >= 10 cm: {100.0 * f / max(n, 1):.1f}% ({f}/{n}) "
-              f"with every event cut; {100.0 * fa / max(n, 1):.1f}% with a cut at its start or end")
-    print("\nprecision on injected clips (cuts within the window of an injected event / all cuts)")
+        f, n = sum(found[(g, *x)][0] for x in big), sum(found[(g, *x)][1] for x in big)
+        fa = sum(found_any[(g, *x)] for x in big)
+        recs += [record(BENCH, f"{g}: recall, pops >= 20 deg / 10 cm, every event cut", 100.0 * f / max(n, 1), "%",
+                        kind="quality", data=data, found=f, injected=n),
+                 record(BENCH, f"{g}: recall, pops >= 20 deg / 10 cm, start or end cut", 100.0 * fa / max(n, 1), "%",
+                        kind="quality", data=data, target=95.0)]
     for g in ("tuning", "held-out"):
         c, n = prec[g]
-        print(f"  {g}: {100.0 * c / max(n, 1):.1f}% ({c}/{n})")
-    print(f"  cuts near a q -> -q cover change (not a pop): {sign_cuts[0]} over {sign_cuts[1]} injected")
-    print("\nclean clips (no injection): false cuts")
-    print(f"  not counted: frame 1 of {len(start_cuts)} clips whose frame 0 is another pose (a real jump): "
-          f"{', '.join(start_cuts)}")
+        recs.append(record(BENCH, f"{g}: precision on injected clips", 100.0 * c / max(n, 1), "%", kind="quality",
+                           data=data, correct=c, cuts=n))
+    recs.append(record(BENCH, "cuts near a q -> -q cover change (not a pop)", sign_cuts[0], "cuts", kind="count",
+                       data=data, injected=sign_cuts[1]))
     tf = tc = 0
     for g in ("tuning", "held-out"):
         f, c = clean[g]
         tf += f
         tc += c
-        print(f"  {g}: {c} cuts in {f} frames = {1e4 * c / max(f, 1):.2f} per 10,000 frames")
-    print(f"  all: {tc} cuts in {tf} frames = {1e4 * tc / max(tf, 1):.2f} per 10,000 frames")
-    print(f"  of these, {glitches} are at pops in the data itself (a joint turning faster than "
-          f"{IMPOSSIBLE_DEG_PER_S:.0f} deg/s between two frames, judged on the raw rotations, see data_glitch): false cuts "
-          f"{tc - glitches} in {tf} frames = {1e4 * (tc - glitches) / max(tf, 1):.2f} per 10,000 frames (target <= 1)")
-    for line in listed:
-        print(line)
+        recs.append(record(BENCH, f"clean clips, {g}: cuts", c, "cuts", kind="count", data=data, frames=f,
+                           per_10k_frames=1e4 * c / max(f, 1)))
+    recs += [record(BENCH, "clean clips, all: cuts per 10,000 frames", 1e4 * tc / max(tf, 1), "per 10k frames",
+                    kind="quality", data=data, cuts=tc, frames=tf,
+                    not_counted=f"frame 1 of clips whose frame 0 is another pose: {', '.join(start_cuts) or 'none'}"),
+             record(BENCH, "clean clips: cuts at pops in the data itself", glitches, "cuts", kind="count", data=data,
+                    note=f"a joint turning faster than {IMPOSSIBLE_DEG_PER_S:.0f} deg/s between two frames"),
+             record(BENCH, "clean clips: false cuts per 10,000 frames (data pops excluded)",
+                    1e4 * (tc - glitches) / max(tf, 1), "per 10k frames", kind="quality", data=data, target=1.0,
+                    cuts_listed=listed)]
+    return recs
 
 
 if __name__ == "__main__":
-    main()
+    main_single(BENCH, run)

@@ -1,40 +1,28 @@
-"""Benchmark of the limit-space projections, soften and subsample against the reference C++ (one core).
+"""Limit-space projections, soften and subsample against the reference C++ (one core).
 
-Run:  python benchmarks/bench_projection.py [--n 1000000]   (from the repository root)
+    python -m benchmarks.bench_projection [--quick]
 
-Prints nanoseconds per point for each batched projection and for soften, ours (float64, into a
-preallocated ``out=`` and with a fresh output) beside the reference C++ of ../shared/refbench built
--O2, -O3 (its own Makefiles' level) and -O3 -march=native, in the same run, and the ratios ours /
-reference (< 1: we are faster). Without ../shared the reference columns are skipped with a message.
-Then the subsample speed-up against the naive O(N*M) greedy loop (compiled, the reference algorithm).
-BLAS/OpenMP are pinned to one thread before numpy is imported.
+Nanoseconds per point for each batched projection and for soften, ours (float64, into a
+preallocated ``out=``, and with a fresh output) beside the reference C++ of ../shared/refbench built
+-O3 (its own Makefiles' level; full mode also -O2 and -O3 -march=native), in the same run; ratio =
+ours / reference -O3 (< 1: we are faster). Medians of interleaved rounds (thread CPU time). Then the
+subsample speed-up against the naive O(N*M) greedy loop (compiled, the reference algorithm).
+Full: 1M points, 7 rounds, subsample 100k; quick: 100k points, 3 rounds, subsample 20k.
 """
 
 from __future__ import annotations
 
-import os
+import time
 
-for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS",
-             "VECLIB_MAXIMUM_THREADS", "NUMEXPR_NUM_THREADS"):
-    os.environ[_var] = "1"
+import numpy as np
 
-import argparse  # noqa: E402
-import sys  # noqa: E402
-import time  # noqa: E402
-from pathlib import Path  # noqa: E402
+from jointlimits import limits as L
+from jointlimits.limits.cloud import _subsample_naive_kernel
 
-import numpy as np  # noqa: E402
+from ._common import main_single, record, refbench, refbench_missing, skipped
+from ._timing import best, clock
 
-from jointlimits import limits as L  # noqa: E402
-from jointlimits.limits.cloud import _subsample_naive_kernel  # noqa: E402
-from _timing import best  # noqa: E402
-
-VARIANTS = ("O2", "O3", "O3native")
-try:
-    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "shared" / "refbench"))
-    import refbench as rb  # noqa: E402
-except ImportError:
-    rb = None
+BENCH = "projection"
 
 
 def _limits(rng):
@@ -57,7 +45,8 @@ def _limits(rng):
     }
 
 
-def bench_projections(n: int, repeats: int) -> None:
+def bench_projections(n: int, repeats: int, variants: tuple[str, ...]) -> list[dict]:
+    rb = refbench()
     rng = np.random.default_rng(0)
     lim = _limits(rng)
     # points: uniform in the ball of radius pi (most of them violate the limits, like the
@@ -77,10 +66,10 @@ def bench_projections(n: int, repeats: int) -> None:
     proj = L.project_box(pts, olo, ohi, pos, rot)
     pts32 = pts.astype(np.float32)  # the values the reference computes on (it converts to float32)
     out32 = np.empty_like(pts32)
-    cases = {  # name: (ours with **kw, reference RefCall factory or None)
+    cases = {  # name: (ours with **kw, reference RefCall factory)
         "box (axis-aligned)": (lambda **kw: L.project_box(pts, lo, hi, **kw),
                                lambda v: rb.project_box.bind(pts, lo, hi, variant=v)),
-        "box (axis-aligned), float32 out": (lambda **kw: L.project_box(pts32, lo, hi, **kw),
+        "box (axis-aligned) float32": (lambda **kw: L.project_box(pts32, lo, hi, **kw),
                                             lambda v: rb.project_box.bind(pts32, lo, hi, variant=v)),
         "oriented box": (lambda **kw: L.project_box(pts, olo, ohi, pos, rot, **kw),
                          lambda v: rb.project_oriented_box.bind(pts, olo, ohi, pos, rot, variant=v)),
@@ -97,28 +86,29 @@ def bench_projections(n: int, repeats: int) -> None:
                    lambda v: rb.soften.bind(pts, proj, 1.0, 0.1, variant=v)),
     }
     inside = L.contains_box(pts, olo, ohi, pos, rot).mean()
-    print(f"projections: N = {n:,} points, {inside:.0%} inside the oriented box, float64 (float32 where the row "
-          f"says so; the reference always computes in float32), median of {repeats}")
-    if rb is None:
-        print("(../shared/refbench not found: no reference columns)")
-    head = f"{'function':28s} {'ours':>7s} {'fresh':>7s}" + "".join(f"{'C++ ' + v:>12s}" for v in VARIANTS)
-    print(head + "".join(f"{'/' + v:>9s}" for v in VARIANTS) + "   (ns per point; ratios of ours out=)")
+    data = (f"{n:,} points, {inside:.0%} inside the oriented box, float64 (float32 where named); "
+            f"median of {repeats} interleaved rounds, thread CPU time")
+    recs = []
     for name, (fn, ref) in cases.items():
         fn()  # warm up
         o = out32 if "float32" in name else out
         timed = {"ours": (lambda o=o: fn(out=o)) if name != "soften" else fn, "fresh": fn}
         if rb is not None:
-            for v in VARIANTS:
+            for v in variants:
                 timed[v] = ref(v)
-        if rb is not None:
             t = rb.compare(timed, reps=3, repeat=repeats, timer=time.thread_time)
         else:
             t = {k: best(f, repeats) for k, f in timed.items()}
         t = {k: val / n * 1e9 for k, val in t.items()}
-        row = f"{name:28s} {t['ours']:7.1f} {t['fresh']:7.1f}"
-        row += "".join(f"{t[v]:12.1f}" if v in t else f"{'-':>12s}" for v in VARIANTS)
-        row += "".join(f"{t['ours'] / t[v]:9.2f}" if v in t else f"{'-':>9s}" for v in VARIANTS)
-        print(row)
+        others = {f"ref_{v}": t[v] for v in variants if v in t and v != "O3"}
+        recs.append(record(BENCH, name + ("" if name == "soften" else ", out="), t["ours"], "ns/point", data=data,
+                           anchor="refbench C++ -O3, same run" if "O3" in t else None, anchor_value=t.get("O3"),
+                           **others))
+        if name != "soften":
+            recs.append(record(BENCH, name + ", fresh output", t["fresh"], "ns/point", data=data))
+    if rb is None:
+        recs.append(skipped(BENCH, "reference C++ columns", refbench_missing()))
+    return recs
 
 
 def _trajectory(n: int, rng) -> np.ndarray:
@@ -129,7 +119,7 @@ def _trajectory(n: int, rng) -> np.ndarray:
     return x
 
 
-def bench_subsample(n: int, naive_n: int, distance: float) -> None:
+def bench_subsample(n: int, naive_n: int, distance: float) -> list[dict]:
     rng = np.random.default_rng(1)
     clouds = {
         "mocap-like trajectory": _trajectory(n, rng),
@@ -138,41 +128,37 @@ def bench_subsample(n: int, naive_n: int, distance: float) -> None:
     }
     L.subsample(clouds["mocap-like trajectory"][:100], distance)
     _subsample_naive_kernel(clouds["mocap-like trajectory"][:100], distance)
-    print(f"\nsubsample: N = {n:,}, distance = {distance}")
+    recs = []
     for name, pts in clouds.items():
         t_grid = best(lambda: L.subsample(pts, distance), 3, warmup=0)
         kept = len(L.subsample(pts, distance))
         m = min(naive_n, n)
-        t0 = time.perf_counter()
+        t0 = clock()
         naive_idx = _subsample_naive_kernel(pts[:m], distance)
-        t_naive_m = time.perf_counter() - t0
+        t_naive_m = clock() - t0
         assert np.array_equal(naive_idx, L.subsample(pts[:m], distance)), "grid and naive disagree"
         if m == n:
             t_naive = t_naive_m
-            how = "measured"
+            how = "naive measured"
         else:
             # the naive loop costs ~ sum over points of the kept count so far: scale by the
-            # ratio of those sums (computed from the grid result), which is exact for the
-            # comparison count up to the early break
+            # ratio of those sums (computed from the grid result)
             kept_full = np.cumsum(np.isin(np.arange(n), L.subsample(pts, distance)))
             kept_m = np.cumsum(np.isin(np.arange(m), naive_idx))
             t_naive = t_naive_m * kept_full.sum() / max(kept_m.sum(), 1)
-            how = f"extrapolated from N={m:,} by the pairwise-check count"
-        print(f"  {name:24s} kept {kept:7,}  grid {t_grid * 1e3:8.2f} ms   naive (C++) {t_naive:8.3f} s "
-              f"({how})   speed-up x{t_naive / t_grid:,.0f}")
+            how = f"naive extrapolated from N={m:,} by the pairwise-check count"
+        data = f"{name}, N = {n:,}, distance {distance}; {how}"
+        recs += [record(BENCH, f"subsample {name}: kept", kept, "points", kind="count", data=data),
+                 record(BENCH, f"subsample {name}: grid", t_grid * 1e3, "ms", data=data,
+                        anchor="naive O(N*M) loop (compiled), same run", anchor_value=t_naive * 1e3)]
+    return recs
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--n", type=int, default=1_000_000, help="points for the projection benchmark")
-    ap.add_argument("--repeats", type=int, default=7)
-    ap.add_argument("--subsample-n", type=int, default=100_000)
-    ap.add_argument("--naive-n", type=int, default=100_000, help="run the naive loop on at most this many points")
-    ap.add_argument("--distance", type=float, default=0.05)
-    args = ap.parse_args()
-    bench_projections(args.n, args.repeats)
-    bench_subsample(args.subsample_n, args.naive_n, args.distance)
+def run(quick: bool) -> list[dict]:
+    if quick:
+        return bench_projections(100_000, 3, ("O3",)) + bench_subsample(20_000, 20_000, 0.05)
+    return bench_projections(1_000_000, 7, ("O2", "O3", "O3native")) + bench_subsample(100_000, 100_000, 0.05)
 
 
 if __name__ == "__main__":
-    main()
+    main_single(BENCH, run)

@@ -1,8 +1,10 @@
 """How well fitted limits generalise: leave-one-clip-out on the shared LAFAN1 clips.
 
-    python benchmarks/bench_quality.py [--folds 10] [--random 200000] [--png quality.png] [--mirror]
-                                       [--implicit-paddings 0,0.05,0.1,0.105,0.11,0.12,0.15]
-                                       [--coupled-paddings 0.1,0.105,0.11,0.12]
+    python -m benchmarks.bench_quality [--quick]
+
+Full: 10 folds, 200,000 random rotations, the padding sweeps below; quick: 3 folds, 20,000 random
+rotations, box / ellipsoid / k-DOP at 0.05 and implicit at 0.1 (other figures: compare quick with
+quick). JL_BENCH_QUALITY_PNG=path writes the plot (full mode).
 
 Fit on nine clips, test on the tenth, for every clip. Per joint and on average:
 
@@ -17,33 +19,29 @@ Shapes: box, ellipsoid, k-DOP (default padding), implicit and implicit + coupled
 paddings; the "Done when" check takes each implicit padding whose mean recall is at least the
 k-DOP's with no joint below 98.5% and compares the mean false accepts. Coupled pairs: the pair
 false accept (parent and child admitted together) against the uncoupled pair's at the same pair
-recall (interpolated over the implicit padding sweep) and at the same padding. A PNG plots
+recall (interpolated over the implicit padding sweep) and at the same padding. The PNG plots
 recall against false accept as the padding varies. Measures only: nothing here drives a fit.
 
-``--mirror`` fits every shape (box, ellipsoid, k-DOP, implicit, coupled) with the training clips'
+``run(quick, mirror=True)`` fits every shape (box, ellipsoid, k-DOP, implicit, coupled) with the training clips'
 left/right mirror images added (``JointLimits.fit(mirror=True)``); the held-out clip is never
 mirrored.
 """
 
 from __future__ import annotations
 
-import argparse
 import os
 
-for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS"):
-    os.environ.setdefault(var, "1")
-
-import time  # noqa: E402
-from pathlib import Path  # noqa: E402
-
-import numpy as np  # noqa: E402
+import numpy as np
 
 from jointlimits import JointLimits
-from jointlimits.io import bvh
-from jointlimits.motion import quat  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[1]
-LAFAN = ROOT.parent / "shared" / "data" / "mocap" / "lafan1"
+from . import _compat as C
+from ._common import LAFAN, main_single, record, skipped
+from ._timing import clock
+
+BENCH = "quality"
+bvh = C.mod("io.bvh")
+quat = C.mod("motion.quat")
 BASE = [("box", 0.05), ("ellipsoid", 0.05), ("kdop", 0.05)]
 KDOP_SWEEP = [0.0, 0.05, 0.1, 0.2]
 IMPLICIT_SWEEP = [0.0, 0.05, 0.1, 0.105, 0.11, 0.12, 0.15]
@@ -76,9 +74,9 @@ def evaluate(ms: list, shape: str, padding: float, folds: int, R: np.ndarray, co
     active = None
     for k in range(folds):
         train = [m for i, m in enumerate(ms) if i != k]
-        t = time.perf_counter()
+        t = clock()
         lim = JointLimits.fit(train, shape=shape, padding=padding, coupled=coupled, mirror=mirror)
-        tfit += time.perf_counter() - t
+        tfit += clock() - t
         active = lim.active()
         c = lim.contains(ms[k].rotations)
         hit += c.sum(0)
@@ -122,86 +120,82 @@ def _at_recall(target: float, recall: list, fa: list) -> float:
     return float("nan")
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--folds", type=int, default=10)
-    ap.add_argument("--random", type=int, default=200_000)
-    ap.add_argument("--png", default="bench_quality.png")
-    ap.add_argument("--mirror", action="store_true", help="fit every shape with the clips' mirror images added")
-    ap.add_argument("--implicit-paddings", default=",".join(map(str, IMPLICIT_SWEEP)),
-                    help="comma list of the implicit paddings swept")
-    ap.add_argument("--coupled-paddings", default=",".join(map(str, COUPLED_SWEEP)),
-                    help="comma list of the implicit + coupled paddings swept")
-    args = ap.parse_args()
-    sweep = [float(p) for p in args.implicit_paddings.split(",")]
-    csweep = [float(p) for p in args.coupled_paddings.split(",")]
-    shown_pad = 0.1 if 0.1 in sweep else sweep[len(sweep) // 2]
+def run(quick: bool, mirror: bool = False, folds: int | None = None, nrandom: int | None = None,
+        sweeps: tuple | None = None) -> list[dict]:
+    """Records; ``folds``, ``nrandom`` and ``sweeps`` (implicit, coupled, k-DOP paddings) override the mode's."""
     clips = sorted(LAFAN.glob("*.bvh"))
     if not clips:
-        print("(../shared/data/mocap/lafan1 not found: nothing to measure)")
-        return
+        return [skipped(BENCH, "leave-one-clip-out", f"LAFAN1 clips not found at {LAFAN}")]
     from jointlimits.limits.coupled import humanoid_pairs
 
+    nfolds = folds or (3 if quick else 10)
+    nrandom = nrandom or (20_000 if quick else 200_000)
+    sweep = [0.1] if quick else IMPLICIT_SWEEP
+    csweep = [] if quick else COUPLED_SWEEP
+    kdop_sweep = [] if quick else KDOP_SWEEP
+    if sweeps is not None:
+        sweep, csweep, kdop_sweep = (list(x) for x in sweeps)
+    kdop_sweep = [p for p in kdop_sweep if p != 0.05]
     ms = [bvh.load(p) for p in clips]
-    folds = min(args.folds, len(ms))
+    folds = min(nfolds, len(ms))
     sk = ms[0].skeleton
     names = sk.names
     pairs = [(sk.index(a), sk.index(b)) for a, b in humanoid_pairs(sk.names, sk.parents)]
     rng = np.random.default_rng(0)
     # random local rotations, built per joint from one Haar-uniform batch (shuffled per joint)
-    base = quat.normalize(rng.normal(size=(args.random, 4)))
-    R = np.stack([base[rng.permutation(args.random)] for _ in range(ms[0].num_joints)], axis=1)
-    print(f"leave-one-clip-out on {folds} of {len(ms)} LAFAN1 clips; {args.random:,} random rotations"
-          f"{'; every shape fitted with mirrored clips added' if args.mirror else ''}")
+    base = quat.normalize(rng.normal(size=(nrandom, 4)))
+    R = np.stack([base[rng.permutation(nrandom)] for _ in range(ms[0].num_joints)], axis=1)
+    data = (f"leave-one-clip-out on {folds} of {len(ms)} LAFAN1 clips; {nrandom:,} random rotations"
+            f"{'; every shape fitted with mirrored clips added' if mirror else ''}")
+    q = "quality"
+    recs = []
     res = {}
-    runs = (BASE + [("implicit", p) for p in sweep] + [("coupled", p) for p in csweep]
-            + [("kdop", p) for p in KDOP_SWEEP if p != 0.05])
+    runs = BASE + [("implicit", p) for p in sweep] + [("coupled", p) for p in csweep] + [("kdop", p) for p in kdop_sweep]
     for shape, pad in runs:
         kind = "implicit" if shape == "coupled" else shape
         res[shape, pad] = evaluate(ms, kind, pad, folds, R, coupled=shape == "coupled",
-                                   pairs=pairs if kind == "implicit" else (), mirror=args.mirror)
+                                   pairs=pairs if kind == "implicit" else (), mirror=mirror)
         rec, fa, tf = res[shape, pad][:3]
-        print(f"  {shape:<10} padding {pad:<5}: recall mean {np.nanmean(rec):.4f} min {np.nanmin(rec):.4f} "
-              f"({names[int(np.nanargmin(rec))]}), false accept mean {np.nanmean(fa):.4f} max {np.nanmax(fa):.4f} "
-              f"({names[int(np.nanargmax(fa))]}); fit {tf:.2f} s", flush=True)
-    cshown = 0.11 if 0.11 in csweep else csweep[0]
-    print(f"\nper joint (recall / false accept); padding 0.05, implicit {shown_pad}, implicit + coupled {cshown}:")
-    shown = [("box", 0.05), ("ellipsoid", 0.05), ("kdop", 0.05), ("implicit", shown_pad), ("coupled", cshown)]
-    print(f"  {'joint':<16}" + "".join(f"{s:>20}" for s, _ in shown))
-    rec0 = res["kdop", 0.05][0]
-    for j in np.nonzero(np.isfinite(rec0))[0]:
-        print(f"  {names[j]:<16}" + "".join(f"{res[c][0][j]:>10.4f}{res[c][1][j]:>10.4f}" for c in shown))
+        label = f"{shape} padding {pad}"
+        per_joint = {names[j]: [float(rec[j]), float(fa[j])] for j in np.nonzero(np.isfinite(rec))[0]}
+        recs += [record(BENCH, f"{label}: recall mean", np.nanmean(rec), "", kind=q, data=data,
+                        per_joint_recall_false_accept=per_joint),
+                 record(BENCH, f"{label}: recall min", np.nanmin(rec), "", kind=q, data=data,
+                        joint=names[int(np.nanargmin(rec))]),
+                 record(BENCH, f"{label}: false accept mean", np.nanmean(fa), "", kind=q, data=data),
+                 record(BENCH, f"{label}: false accept max", np.nanmax(fa), "", kind=q, data=data,
+                        joint=names[int(np.nanargmax(fa))]),
+                 record(BENCH, f"{label}: fit time per fold", tf, "s", data=data)]
     kr, kf = res["kdop", 0.05][:2]
     root = [j for j in range(len(names)) if ms[0].skeleton.parents[j] < 0]
-    for label, drop in (("all limited joints", []), ("without the root (its rotation is the facing)", root)):
+    for label, drop in (("all limited joints", []), ("without the root", root)):
         keep = np.ones(len(names), bool)
         keep[drop] = False
         km, kfa = np.nanmean(kr[keep]), np.nanmean(kf[keep])
-        print(f"\nDone when, {label}: k-DOP (padding 0.05) recall {km:.4f} (min {np.nanmin(kr[keep]):.4f}), "
-              f"false accept {kfa:.4f}")
         for shape, pads in (("implicit", sweep), ("coupled", csweep)):
             for p in pads:
                 ir, ifa = res[shape, p][:2]
                 good = np.nanmean(ir[keep]) >= km and np.nanmin(ir[keep]) >= 0.985
                 what = "implicit" if shape == "implicit" else "implicit + coupled"
-                print(f"  {what} padding {p:<5}: recall {np.nanmean(ir[keep]):.4f} (min {np.nanmin(ir[keep]):.4f}), "
-                      f"false accept {np.nanmean(ifa[keep]):.4f} = {np.nanmean(ifa[keep]) / kfa:.2f}x"
-                      f"{'  <- meets the recall conditions' if good else ''}")
+                recs.append(record(BENCH, f"Done when, {label}: {what} padding {p} false accept",
+                                   np.nanmean(ifa[keep]), "", kind=q, data=data, anchor="k-DOP padding 0.05",
+                                   anchor_value=kfa, recall=np.nanmean(ir[keep]), recall_min=np.nanmin(ir[keep]),
+                                   kdop_recall=km, meets_recall_conditions=bool(good)))
     # coupled pairs: pair false accept against the uncoupled pair's at the same pair recall (read
     # off the uncoupled limits' padding sweep, interpolated) and at the same padding
     for cp in csweep:
         cou = res["coupled", cp]
-        print(f"\ncoupled pairs, padding {cp} (uncoupled pair false accept where its pair recall first reaches the "
-              f"coupled pair's, interpolated over implicit paddings {', '.join(map(str, sorted(sweep)))}):")
-        print(f"  {'pair':<28}{'recall':>9}{'FA coupled':>12}{'unc same rec':>14}{'ratio':>7}"
-              f"{'unc same pad':>14}{'ratio':>7}")
         for n, (p, c) in enumerate(pairs):
-            same = _at_recall(cou[3][n], [res["implicit", q][3][n] for q in sorted(sweep)],
-                              [res["implicit", q][4][n] for q in sorted(sweep)])
+            same = _at_recall(cou[3][n], [res["implicit", x][3][n] for x in sorted(sweep)],
+                              [res["implicit", x][4][n] for x in sorted(sweep)])
             pad_row = res["implicit", cp][4][n] if ("implicit", cp) in res else np.nan
-            print(f"  {names[p] + ' -> ' + names[c]:<28}{cou[3][n]:>9.4f}{cou[4][n]:>12.2e}{same:>14.2e}"
-                  f"{cou[4][n] / same:>7.2f}{pad_row:>14.2e}{cou[4][n] / pad_row:>7.2f}")
-    plot(res, {"kdop": KDOP_SWEEP, "implicit": sweep, "coupled": csweep}, args.png, args.mirror)
+            recs.append(record(BENCH, f"coupled padding {cp}, pair {names[p]} -> {names[c]}: false accept",
+                               cou[4][n], "", kind=q, data=data, anchor="uncoupled at the same pair recall",
+                               anchor_value=same, pair_recall=cou[3][n], uncoupled_same_padding=pad_row))
+    png = os.environ.get("JL_BENCH_QUALITY_PNG")
+    if png and not quick:
+        plot(res, {"kdop": sorted([0.05] + kdop_sweep), "implicit": sweep, "coupled": csweep}, png, mirror)
+    return recs
 
 
 def plot(res: dict, sweeps: dict, path: str, mirror: bool = False) -> None:
@@ -242,8 +236,7 @@ def plot(res: dict, sweeps: dict, path: str, mirror: bool = False) -> None:
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
-    print(f"wrote {path}")
 
 
 if __name__ == "__main__":
-    main()
+    main_single(BENCH, run)

@@ -10,7 +10,7 @@ random joint moved 20 cm, then 10% of joint-frames are removed (NaN). Recovered 
 ``JointLimits.fit`` accepts ``coupled=True``. Both (a) and (b) use the same rest posture (the
 limits' reference pose) for what positions do not observe.
 
-Printed per noise level: MPJPE against the clean positions (cm, every joint-frame, missing ones
+Recorded per noise level: MPJPE against the clean positions (cm, every joint-frame, missing ones
 included), the angle between recovered and original local rotations (degrees; all joints, and
 the joints with a child, whose swing the positions observe), the share of joint-frames outside
 the limits, and recovery frames per second. Then the solver's own speed: ``WholeBodyIK.solve``
@@ -18,32 +18,35 @@ on 22 joints all observed, batched, against forward kinematics timed in the same
 time and per CPU-second of this process (one thread: what the solve costs on an idle core when
 the machine is shared).
 
-    PYTHONPATH=src .venv/bin/python benchmarks/bench_recover.py [--frames 1500] [--seed 0]
+    python -m benchmarks.bench_recover [--quick]
+
+Full: 1,500 frames of each clip, the three noise levels, coupled limits, 2,000 poses for the solver
+speed; quick: 300 frames of obstacles1_subject1, 2 cm noise, no coupled limits, 500 poses.
 """
 
 from __future__ import annotations
 
-import argparse
 import inspect
 import time
-from pathlib import Path
 
 import numpy as np
 
 from jointlimits import JointLimits
-from jointlimits.io import bvh
-from jointlimits.motion import quat
 from jointlimits.ik import WholeBodyIK
-from jointlimits.ik.recover import recover
-from jointlimits.motion.skeleton import forward_kinematics, forward_kinematics_arrays
-from _timing import best_with_result
 
-SHARED = Path(__file__).resolve().parents[1].parent / "shared"
-LAFAN = SHARED / "data" / "mocap" / "lafan1"
+from . import _compat as C
+from ._common import LAFAN, main_single, record, skipped
+from ._timing import best_with_result, clock
+
+BENCH = "recover"
 TRAIN = ["dance1_subject1", "fallAndGetUp3_subject1", "ground1_subject1", "multipleActions1_subject1",
          "walk4_subject1", "dance1_subject2", "fallAndGetUp2_subject2", "ground2_subject2"]
 TEST = [("obstacles1_subject1", 1000), ("push1_subject2", 500)]
 NOISE_CM = (1.0, 2.0, 4.0)
+bvh = C.mod("io.bvh")
+quat = C.mod("motion.quat")
+forward_kinematics = C.mod("motion.skeleton").forward_kinematics
+forward_kinematics_arrays = C.mod("motion.skeleton").forward_kinematics_arrays
 
 
 def corrupt(clean: np.ndarray, noise: float, rng: np.random.Generator, outlier_frames: float = 0.05,
@@ -60,9 +63,9 @@ def corrupt(clean: np.ndarray, noise: float, rng: np.random.Generator, outlier_f
 
 
 def evaluate(name, clip, clean, obs, limits, rest, check):
-    t = time.perf_counter()
-    m, _ = recover(obs, clip, limits, rest=rest)
-    dt = time.perf_counter() - t
+    t = clock()
+    m, _ = C.mod("ik.recover").recover(obs, clip, limits, rest=rest)
+    dt = clock() - t
     _, p = forward_kinematics(m)
     mpjpe = float(np.linalg.norm(p - clean, axis=-1).mean())
     ang = np.degrees(quat.angle(m.rotations, clip.rotations))
@@ -72,7 +75,7 @@ def evaluate(name, clip, clean, obs, limits, rest, check):
             "outside": outside, "fps": clip.num_frames / dt}
 
 
-def solver_speed(clip, limits, frames: int) -> None:
+def solver_speed(clip, limits, frames: int) -> list[dict]:
     sk = clip.skeleton
     _, clean = forward_kinematics(clip)
     reps = int(np.ceil(frames / clip.num_frames))
@@ -80,77 +83,90 @@ def solver_speed(clip, limits, frames: int) -> None:
     lr = np.concatenate([clip.rotations] * reps)[:frames]
     lp = np.concatenate([clip.positions] * reps)[:frames]
     _, t_fk = best_with_result(lambda: forward_kinematics_arrays(lr, lp, sk.parents), 5)
-    print(f"\nsolver speed, {sk.num_joints} joints all observed, {frames} poses in one batch "
-          f"(anchor: forward kinematics {frames / t_fk / 1e6:.2f} M frames/s in this run)")
+    data = f"{sk.num_joints} joints all observed, {frames} poses of obstacles1_subject1 in one batch"
+    recs = [record(BENCH, "forward kinematics (anchor)", frames / t_fk, "frames/s", kind="rate",
+                   data=data + "; best of 5")]
     noisy = pos + np.random.default_rng(1).normal(size=pos.shape) * 2.0
-    for data, what in ((pos, "clean"), (noisy, "2 cm noise")):
+    for d, what in ((pos, "clean"), (noisy, "2 cm noise")):
         for label, lim in (("no limits", None), ("with limits", limits)):
             ik = WholeBodyIK(sk, lim, local_positions=clip.positions[0])
-            ik.solve(data[:8])  # load the compiled kernel
-            res, dt = best_with_result(lambda: ik.solve(data), 3)
+            ik.solve(d[:8])  # load the compiled kernel
+            res, dt = best_with_result(lambda: ik.solve(d), 3)
             c0 = time.process_time()
-            ik.solve(data)
+            ik.solve(d)
             cpu = time.process_time() - c0
-            err = float(np.nanmean(res.error))
-            print(f"  WholeBodyIK.solve {what:10s} {label:12s} {frames / dt:7.0f} frames/s wall, "
-                  f"{frames / cpu:7.0f} per CPU-second  (<= {ik.iterations} iterations; {t_fk / dt * 1e3:.2f} "
-                  f"per mille of FK speed; fit error {err:.3f} cm)  target >= 1,000 frames/s")
+            name = f"WholeBodyIK.solve {what}, {label}"
+            recs += [record(BENCH, f"{name}: wall", frames / dt, "frames/s", kind="rate", data=data + "; best of 3",
+                            anchor="forward kinematics, same run", anchor_value=frames / t_fk, target=1000,
+                            iterations=ik.iterations),
+                     record(BENCH, f"{name}: per CPU-second", frames / cpu, "frames/s", kind="rate",
+                            data=data + "; one run, process CPU time"),
+                     record(BENCH, f"{name}: fit error", float(np.nanmean(res.error)), "cm", kind="quality", data=data)]
+    return recs
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--frames", type=int, default=1500, help="frames per evaluated excerpt")
-    ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--speed-frames", type=int, default=2000)
-    args = ap.parse_args()
+def run(quick: bool, seed: int = 0) -> list[dict]:
     if not LAFAN.is_dir():
-        raise SystemExit(f"shared LAFAN1 clips not found at {LAFAN}")
+        return [skipped(BENCH, "posture recovery", f"LAFAN1 clips not found at {LAFAN}")]
+    frames = 300 if quick else 1500
+    tests = TEST[:1] if quick else TEST
+    noises = (2.0,) if quick else NOISE_CM
     train = [bvh.load(LAFAN / f"{n}.bvh") for n in TRAIN]
-    t = time.perf_counter()
+    t = clock()
     limits = JointLimits.fit(train, shape="ellipsoid", swing_twist=True)
-    print(f"limits: ellipsoid, swing-twist, fitted on {len(train)} clips "
-          f"({sum(m.num_frames for m in train)} frames) in {time.perf_counter() - t:.1f} s")
+    recs = [record(BENCH, "fit ellipsoid swing-twist limits", clock() - t, "s",
+                   data=f"{len(train)} LAFAN1 clips ({sum(m.num_frames for m in train)} frames); one run")]
     coupled = None
-    if "coupled" in inspect.signature(JointLimits.fit).parameters:
+    if quick:
+        recs.append(skipped(BENCH, "(c) coupled limits", "full mode only"))
+    elif "coupled" in inspect.signature(JointLimits.fit).parameters:
         # coupled limits are implicit shapes conditioned on the parent's rotation (no swing-twist)
-        t = time.perf_counter()
+        t = clock()
         coupled = JointLimits.fit(train, shape="implicit", coupled=True)
-        print(f"(c) coupled: implicit, parent-conditioned, fitted in {time.perf_counter() - t:.1f} s")
+        recs.append(record(BENCH, "fit coupled implicit limits", clock() - t, "s",
+                           data=f"{len(train)} LAFAN1 clips; one run"))
     else:
-        print("(c) coupled limits: unavailable in this build (JointLimits.fit has no coupled=True)")
+        recs.append(skipped(BENCH, "(c) coupled limits", "JointLimits.fit has no coupled=True in this build"))
     rest = WholeBodyIK(train[0].skeleton, limits).rest  # the limits' reference pose, used by every variant
-    rng = np.random.default_rng(args.seed)
+    rng = np.random.default_rng(seed)
     rows = []
-    for clip_name, start in TEST:
-        clip = bvh.load(LAFAN / f"{clip_name}.bvh")[start:start + args.frames]
+    for clip_name, start in tests:
+        clip = bvh.load(LAFAN / f"{clip_name}.bvh")[start:start + frames]
         _, clean = forward_kinematics(clip)
         inside = float(limits.contains(clip.rotations, 1e-6).mean())
-        print(f"\n{clip_name} frames {start}..{start + clip.num_frames}: original clip "
-              f"{100 * (1 - inside):.2f}% joint-frames outside the limits")
-        print(f"  {'noise':>5} {'variant':<16} {'MPJPE cm':>8} {'rot deg':>8} {'(inner)':>8} {'outside':>8} {'frames/s':>8}")
-        for noise in NOISE_CM:
+        data = f"lafan1/{clip_name} frames {start}..{start + clip.num_frames}"
+        recs.append(record(BENCH, f"{clip_name}: original joint-frames outside the limits", 100 * (1 - inside), "%",
+                           kind="quality", data=data))
+        for noise in noises:
             obs = corrupt(clean, noise, rng)
             variants = [("(a) no limits", None), ("(b) limits", limits)]
             if coupled is not None:
                 variants.append(("(c) coupled", coupled))
+            d = f"{data}, {noise:.0f} cm noise + 5% 20 cm outliers + 10% missing, seed {seed}"
             for name, lim in variants:
                 r = evaluate(name, clip, clean, obs, lim, rest, limits if lim is None else lim)
                 r.update(noise=noise, clip=clip_name)
                 rows.append(r)
-                print(f"  {noise:5.0f} {name:<16} {r['mpjpe']:8.3f} {r['rot']:8.2f} {r['rot_inner']:8.2f} "
-                      f"{100 * r['outside']:7.2f}% {r['fps']:8.0f}")
-    solver_speed(bvh.load(LAFAN / "obstacles1_subject1.bvh")[:2000], limits, args.speed_frames)
-
-    print("\nDone-when checks (over both clips):")
-    for noise in NOISE_CM:
+                p = f"{clip_name} {noise:.0f} cm {name}"
+                recs += [record(BENCH, f"{p}: MPJPE", r["mpjpe"], "cm", kind="quality", data=d),
+                         record(BENCH, f"{p}: rotation error", r["rot"], "deg", kind="quality", data=d,
+                                inner_joints_deg=r["rot_inner"]),
+                         record(BENCH, f"{p}: joint-frames outside", 100 * r["outside"], "%", kind="quality", data=d),
+                         record(BENCH, f"{p}: recovery rate", r["fps"], "frames/s", kind="rate", data=d + "; one run")]
+    recs += solver_speed(bvh.load(LAFAN / "obstacles1_subject1.bvh")[:2000], limits, 500 if quick else 2000)
+    for noise in noises:
         a = [r for r in rows if r["noise"] == noise and r["name"].startswith("(a)")]
         b = [r for r in rows if r["noise"] == noise and r["name"].startswith("(b)")]
-        out_b = max(r["outside"] for r in b)
-        drot = np.mean([rb["rot"] - ra["rot"] for ra, rb in zip(a, b)])
-        dmp = np.mean([rb["mpjpe"] - ra["mpjpe"] for ra, rb in zip(a, b)])
-        print(f"  noise {noise:.0f} cm: with limits {100 * out_b:.3f}% joint-frames outside; rotation error "
-              f"{drot:+.2f} deg vs no limits; MPJPE {dmp:+.3f} cm vs no limits")
+        d = f"{', '.join(c for c, _ in tests)}; {noise:.0f} cm noise"
+        recs += [record(BENCH, f"{noise:.0f} cm: with limits, joint-frames outside (max over clips)",
+                        100 * max(r["outside"] for r in b), "%", kind="quality", data=d),
+                 record(BENCH, f"{noise:.0f} cm: rotation error, limits minus no limits",
+                        float(np.mean([rb["rot"] - ra["rot"] for ra, rb in zip(a, b)])), "deg", kind="quality", data=d),
+                 record(BENCH, f"{noise:.0f} cm: MPJPE, limits minus no limits",
+                        float(np.mean([rb["mpjpe"] - ra["mpjpe"] for ra, rb in zip(a, b)])), "cm", kind="quality",
+                        data=d)]
+    return recs
 
 
 if __name__ == "__main__":
-    main()
+    main_single(BENCH, run)

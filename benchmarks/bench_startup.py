@@ -1,13 +1,16 @@
 """Start-up cost a new user pays: `import jointlimits` + the first projection in a fresh process,
-the first `jointlimits demo`, and (with --install) a fresh venv's `pip install -e . && jointlimits demo`.
+the first `jointlimits demo`, and (with JL_BENCH_INSTALL=1, full mode) a fresh venv's
+`pip install -e . && jointlimits demo` (it compiles the core: minutes of both cores).
 
-Run: python benchmarks/bench_startup.py [--install]
-The anchor is a bare `python -c pass` (interpreter start) timed in the same run.
+    python -m benchmarks.bench_startup [--quick]
+
+The anchor is a bare `python -c pass` (interpreter start) timed in the same run; medians of
+fresh processes.
 """
 
 from __future__ import annotations
 
-import argparse
+import os
 import statistics
 import subprocess
 import sys
@@ -15,7 +18,11 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+from ._common import ROOT, main_single, record, skipped
+from ._compat import CHILD_IMPORTS
+
+BENCH = "startup"
+
 
 def _timed(cmd: list[str], cwd: Path | None = None) -> float:
     t = time.perf_counter()
@@ -30,7 +37,7 @@ def first_projection(python: str) -> tuple[float, float]:
         "import time; t0 = time.perf_counter()\n"
         "import jointlimits as jl\n"
         "t1 = time.perf_counter()\n"
-        "from jointlimits import procedural\n"
+        + CHILD_IMPORTS +
         "m = procedural.range_of_motion(seconds=4.0)\n"
         "lim = jl.JointLimits.fit(m, shape='kdop', swing_twist=True)\n"
         "lim.project(m.rotations[:1])\n"
@@ -41,38 +48,40 @@ def first_projection(python: str) -> tuple[float, float]:
     return float(out[0]), float(out[1])
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--install", action="store_true", help="also time a fresh venv + pip install -e . + demo")
-    ap.add_argument("--repeat", type=int, default=5)
-    args = ap.parse_args()
+def run(quick: bool) -> list[dict]:
     py = sys.executable
-
-    anchor = statistics.median(_timed([py, "-c", "pass"]) for _ in range(args.repeat))
-    runs = [first_projection(py) for _ in range(args.repeat)]
+    repeat = 3 if quick else 5
+    anchor = statistics.median(_timed([py, "-c", "pass"]) for _ in range(repeat))
+    runs = [first_projection(py) for _ in range(repeat)]
     imp = statistics.median(r[0] for r in runs)
     first = statistics.median(r[1] for r in runs)
-    print(f"python -c pass (anchor)                 {anchor * 1e3:8.0f} ms")
-    print(f"import jointlimits                      {imp * 1e3:8.0f} ms")
-    print(f"import + fit + first projections        {first * 1e3:8.0f} ms   (target <= 1000 ms)")
-
+    a = "python -c pass, same run"
+    data = f"fresh processes, median of {repeat}"
+    recs = [record(BENCH, "python -c pass (anchor)", 1e3 * anchor, "ms", data=data),
+            record(BENCH, "import jointlimits", 1e3 * imp, "ms", data=data, anchor=a, anchor_value=1e3 * anchor),
+            record(BENCH, "import + fit + first projections", 1e3 * first, "ms", data=data + "; procedural 4 s clip, "
+                   "k-DOP swing-twist", anchor=a, anchor_value=1e3 * anchor, target=1000.0)]
     with tempfile.TemporaryDirectory() as tmp:
         demo = _timed([py, "-m", "jointlimits", "demo", "--out", str(Path(tmp) / "demo")])
-    print(f"jointlimits demo                        {demo:8.1f} s    (target <= 10 s)")
-
-    if args.install:
-        with tempfile.TemporaryDirectory() as tmp:
-            venv = Path(tmp) / "venv"
-            t = time.perf_counter()
-            subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
-            subprocess.run([str(venv / "bin/pip"), "install", "-q", "-e", str(ROOT)], check=True,
-                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-            t_install = time.perf_counter() - t
-            t_demo = _timed([str(venv / "bin/jointlimits"), "demo", "--out", str(Path(tmp) / "demo")])
-        print(f"fresh venv + pip install -e .           {t_install:8.1f} s")
-        print(f"  then jointlimits demo                 {t_demo:8.1f} s")
-        print(f"  total                                 {t_install + t_demo:8.1f} s    (target <= 60 s)")
+    recs.append(record(BENCH, "jointlimits demo", demo, "s", data="one fresh process", anchor=a,
+                       anchor_value=anchor, target=10.0))
+    if quick or os.environ.get("JL_BENCH_INSTALL") != "1":
+        recs.append(skipped(BENCH, "fresh venv + pip install -e . + demo",
+                            "compiles the core: full mode with JL_BENCH_INSTALL=1 only"))
+        return recs
+    with tempfile.TemporaryDirectory() as tmp:
+        venv = Path(tmp) / "venv"
+        t = time.perf_counter()
+        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+        subprocess.run([str(venv / "bin/pip"), "install", "-q", "-e", str(ROOT)], check=True,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        t_install = time.perf_counter() - t
+        t_demo = _timed([str(venv / "bin/jointlimits"), "demo", "--out", str(Path(tmp) / "demo")])
+    recs += [record(BENCH, "fresh venv + pip install -e .", t_install, "s", data="one run"),
+             record(BENCH, "then jointlimits demo", t_demo, "s", data="one run"),
+             record(BENCH, "install + demo total", t_install + t_demo, "s", data="one run", target=60.0)]
+    return recs
 
 
 if __name__ == "__main__":
-    main()
+    main_single(BENCH, run)
