@@ -49,7 +49,7 @@ def run_all(names: list[str], quick: bool, json_out: Path | None, md_out: Path |
         try:
             mod = importlib.import_module(f"benchmarks.bench_{name}")
             recs = mod.run(quick)
-        except Exception as e:  # noqa: BLE001 (one benchmark failing must not lose the others)
+        except Exception as e:
             traceback.print_exc()
             recs = [skipped(name, "(whole benchmark)", f"error: {type(e).__name__}: {e}")]
             info["error"] = f"{type(e).__name__}: {e}"

@@ -10,8 +10,9 @@ import os
 import platform
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 #: ../shared next to the repository (or $JOINTLIMITS_SHARED): mocap clips, refbench, golden vectors
@@ -35,10 +36,10 @@ def refbench():
         if (d / "refbench.py").is_file():
             sys.path.insert(0, str(d))
             try:
-                import refbench as rb  # noqa: PLC0415
+                import refbench as rb
 
                 _RB = rb
-            except Exception as e:  # noqa: BLE001 (no compiler, read-only cache, ...)
+            except Exception as e:
                 print(f"  (refbench unusable: {type(e).__name__}: {e})")
     return _RB
 

@@ -17,7 +17,7 @@ def _cell(s) -> str:
 def _doc(bench: str) -> str:
     try:
         doc = importlib.import_module(f"benchmarks.bench_{bench}").__doc__ or ""
-    except Exception:  # noqa: BLE001
+    except Exception:
         return ""
     first = doc.strip().split("\n\n")[0]
     return " ".join(line.strip() for line in first.splitlines())

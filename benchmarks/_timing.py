@@ -14,7 +14,8 @@ from __future__ import annotations
 import os
 import statistics
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 
 def cpu_clock() -> bool:

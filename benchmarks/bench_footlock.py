@@ -29,7 +29,6 @@ clean-data checks.
 
 from __future__ import annotations
 
-
 import numpy as np
 
 from . import _compat as C

@@ -16,7 +16,6 @@ frames; quick: 100k / 10k chains, 200 frames, no numpy backends, 10 ikpy frames.
 
 from __future__ import annotations
 
-
 import numpy as np
 
 from jointlimits.ik import CCDSolver, ik_two_bone, precompute_start_poses, two_bone

@@ -8,7 +8,6 @@ Medians (and 95th percentiles) of 200 drags / 100 IK moves (quick: 50 / 20).
 
 from __future__ import annotations
 
-
 import numpy as np
 
 from jointlimits import JointLimits

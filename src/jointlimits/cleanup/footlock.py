@@ -32,7 +32,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 from numpy.typing import NDArray
@@ -483,14 +483,15 @@ def footlock(motion: Motion, limits: Any = None, contacts: NDArray[np.bool_] | N
     if int(margin) < 0:
         raise IKError(f"margin must be >= 0, got {margin}")
     if contacts is None:
-        contacts = detect_contacts(motion, idx, height_threshold, velocity_threshold, min_frames, margin=margin)
+        contacts = cast(NDArray[np.bool_], detect_contacts(motion, idx, height_threshold, velocity_threshold,
+                                                           min_frames, margin=margin))
     c = _check_contacts(contacts, F, len(idx))
     toe_idx = find_toes(sk, idx) if toes else [None] * len(idx)
     if toe_contacts is None:
         tc = np.zeros((F, len(idx)), bool)
         have = [i for i, t in enumerate(toe_idx) if t is not None]
         if have and F:
-            tc[:, have] = detect_contacts(motion, [toe_idx[i] for i in have], height_threshold,
+            tc[:, have] = detect_contacts(motion, [cast(int, toe_idx[i]) for i in have], height_threshold,
                                           velocity_threshold, min_frames, margin=margin)
     else:
         tc = _check_contacts(toe_contacts, F, len(idx))

@@ -91,7 +91,7 @@ def tracking_target_acceleration(x: ArrayLike, dt: ArrayLike, cuts: Sequence[int
     return a
 
 
-def tracking_modes(num_frames: int, cuts: Sequence[int] | None = None) -> NDArray[np.int8]:
+def tracking_modes(num_frames: int, cuts: Sequence[int] | NDArray[np.integer] | None = None) -> NDArray[np.int8]:
     """Per-frame mode: 0 at discontinuity frames, 1 on the frame after (unless it is one too), 2 elsewhere."""
     if num_frames < 0:
         raise SpringError("num_frames must be >= 0")

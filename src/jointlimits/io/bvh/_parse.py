@@ -172,7 +172,7 @@ def _header_value(line: str, key: str, lineno: int, path: str | None) -> str:
 
 
 def _parse_rows_slow(lines: Sequence[str], first_line: int, n_ch: int, path: str | None) -> NDArray[np.float64]:
-    rows = []
+    rows: list[list[float]] = []
     for i, line in enumerate(lines):
         toks = line.split()
         if not toks:

@@ -78,7 +78,8 @@ class _MotionBuilder:
     def motion(self, frame_time: float, source: BVHSource | None = None) -> Motion:
         euler = None if source is None else _LazyEuler(source)
         return Motion(self.skeleton, self.rotations, self.positions, frame_time,
-                      source_euler=None if euler is None else (_EulerRotations(self.orders, euler), euler),
+                      # the two stand in for the [F, J, 4] and [F, J, 3] arrays Motion takes
+                      source_euler=None if euler is None else (_EulerRotations(self.orders, euler), euler),  # type: ignore[arg-type]
                       source_text=source)
 
 
@@ -186,6 +187,7 @@ def _crlf_header(data: bytes | None, path: str | None) -> bool:
     if data is not None:
         head = data[:4096]
     else:
+        assert path is not None  # called with the bytes or the path
         try:
             with open(path, "rb") as fh:
                 head = fh.read(4096)

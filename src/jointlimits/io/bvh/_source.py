@@ -164,6 +164,7 @@ class BVHSource:
         """The source's bytes, or None if its file is gone or changed since it was loaded."""
         if self.data is not None:
             return self.data
+        assert self.path is not None  # a source holds its bytes or its file's path
         try:
             with open(self.path, "rb") as fh:
                 st = os.fstat(fh.fileno())

@@ -55,12 +55,12 @@ def _channel_data(motion: Motion) -> tuple[NDArray[np.float64], NDArray[np.float
     cols: list[NDArray[np.float64]] = []
     text = _text_source(motion)
     raw = text.read() if text is not None else None
-    old = text.values(raw) if raw is not None else None
+    old = text.values(raw) if text is not None and raw is not None else None
     src = motion.source_euler
     if src is not None and (old is not None or src[0].shape != motion.rotations.shape
                             or isinstance(src[1], _LazyEuler) and src[1]._cache is None):
         src = None  # the text's own values serve (or the text is gone: nothing to read them from)
-    if old is not None and np.array_equal(_qhash(motion.rotations), text.hashes):
+    if old is not None and text is not None and np.array_equal(_qhash(motion.rotations), text.hashes):
         pos_cols = [(c, j, POSITION_CHANNELS.index(ch)) for c, (j, ch) in
                     enumerate((j, ch) for j, chans in enumerate(sk.channels) for ch in chans) if ch in POSITION_CHANNELS]
         if all(np.array_equal(old[:, c], motion.positions[:, j, k]) for c, j, k in pos_cols):
@@ -83,6 +83,7 @@ def _channel_data(motion: Motion) -> tuple[NDArray[np.float64], NDArray[np.float
             hint = None
             exact = None
             if old is not None:
+                assert text is not None  # old holds the text's values
                 hint = old[:, [col + k for k, c in enumerate(chans) if c in ROTATION_CHANNELS]]
                 exact = _qhash(q) == text.hashes[:, j]
             elif src is not None:
@@ -98,7 +99,7 @@ def _channel_data(motion: Motion) -> tuple[NDArray[np.float64], NDArray[np.float
             if c in POSITION_CHANNELS:
                 cols.append(motion.positions[:, j, POSITION_CHANNELS.index(c)])
             else:
-                cols.append(rot[:, k])
+                cols.append(rot[:, k])  # type: ignore[index]  # set where chans has rotations
                 k += 1
         col += len(chans)
     return (np.stack(cols, axis=-1) if cols else np.zeros((F, 0))), old, raw
@@ -193,7 +194,7 @@ def _write(fh: IO[bytes], motion: Motion, data: NDArray[np.float64] | None = Non
     src = _text_source(motion)
     if old is None:
         raw = None
-    src_rows = src.rows if raw is not None else None
+    src_rows = src.rows if src is not None and raw is not None else None
     eol = src.eol if src is not None else b"\n"
     decimals = src.decimals if src is not None else 0
     fh.write(_header(motion, src, raw))
@@ -202,6 +203,7 @@ def _write(fh: IO[bytes], motion: Motion, data: NDArray[np.float64] | None = Non
         block = data[a:a + _ROWS_PER_WRITE]
         text = None
         if src_rows is not None and block.shape[1]:
+            assert old is not None and raw is not None  # src_rows is set only with raw, raw only with old
             text = _merge_rows(block, old[a:a + _ROWS_PER_WRITE], src_rows[a:a + _ROWS_PER_WRITE], raw, decimals, eol)
         if text is None:
             text = _format_rows(block, decimals, eol)
