@@ -182,7 +182,7 @@ jointlimits::ChainLimits chain_limits(int64_t n, const BArr& has, const CArr& re
         if (jw.data()[k] < 0 || jw.data()[k + 1] < jw.data()[k] || jw.data()[k + 1] > int64_t(wn.shape(0)))
             throw std::invalid_argument("_core: corrupt joint window ranges");
         nb::handle h = fitted[k];
-        lim.fitted.push_back(h.is_none() ? nullptr : &nb::cast<const jointlimits::PackedLimit&>(h));
+        lim.fitted.push_back(h.is_none() ? nullptr : &nb::cast<const jointlimits::CompiledLimit&>(h));
     }
     return lim;
 }

@@ -14,7 +14,7 @@ namespace jointlimits {
 /// The limits of an n-joint chain: per joint a fitted limit (fitted[k], or null), else reach
 /// windows [jw[k], jw[k+1]) with twist tmid[k] +- thalf[k] when has_reach[k], else none.
 struct ChainLimits {
-    std::vector<const PackedLimit*> fitted;
+    std::vector<const CompiledLimit*> fitted;
     const bool* has_reach;
     const double* ref;    // [n, 4]
     const double* axis;   // [n, 3]

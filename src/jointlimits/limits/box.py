@@ -11,7 +11,7 @@ from .. import _core
 from ..errors import LimitsError
 from ._checks import (_cloud, _flat_points, _frame, _local, _local_points, _out_array, _padding, _points,
                       _raise_bad_point, _vec)
-from ._kernels.codes import BOX
+from .compiled import core_shape
 from . import cloud
 from .kdop import SlabShape
 
@@ -150,12 +150,12 @@ class Box(SlabShape):
     def slabs(self):
         return np.zeros(3), np.eye(3), np.eye(3), self.lo, self.hi
 
-    def pack(self) -> tuple:
+    def compile(self):
         f = np.zeros(16)
         pos, rot = (self.position, self.rotation) if self._frame_args() else (np.zeros(3), np.eye(3))
         f[0:3], f[3:12] = pos, rot.reshape(-1)
         f[15] = self.radius()
-        return (BOX, f, np.eye(3), self.lo.copy(), self.hi.copy(), np.zeros((0, 3)), np.zeros(0))
+        return core_shape("box", f, mins=self.lo, maxs=self.hi)
 
 
 @dataclass(eq=False)

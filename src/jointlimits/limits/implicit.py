@@ -192,7 +192,6 @@ class Implicit(Shape):
     """
 
     kind: str = "implicit"
-    compiled: ClassVar[bool] = False
     position: Array = field(default_factory=lambda: np.zeros(3))
     rotation: Array = field(default_factory=lambda: np.eye(3))
     origin: Array = field(default_factory=lambda: np.zeros(3))
@@ -319,7 +318,7 @@ class Implicit(Shape):
             return float(t[k]), float(t[k])
         return float(t[inside].min()), float(t[inside].max())
 
-    def pack_section(self, axis: Array) -> None:
+    def compile_section(self, axis: Array) -> None:
         return None  # no compiled form: FittedLimit uses project() on batches
 
     # ------------------------------------------------------------------ drawing

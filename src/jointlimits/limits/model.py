@@ -25,7 +25,7 @@ from .compiled import compiled_dict
 from ._checks import check_soften
 from .joint import (FittedLimit, JointLimit, fit_shape, from_limit_space, limit_from_dict, swing_section,  # noqa: F401
                     to_limit_space, twist_interval)
-from .registry import JOINT_KINDS, SHAPES, joint_limit_class
+from .registry import JOINT_KINDS, SHAPES, joint_limit_class, shape_kinds
 from .rest import DEFAULT_REST_TOLERANCE, RestRetargetedLimit, rest_differences, rest_directions, rest_rotations
 from .schema import check_compiled, check_document, check_entry, parse_json
 from .shape import Shape  # noqa: F401
@@ -166,6 +166,12 @@ def smooth_switches(limited: Array, original: Array, frame_time: float, halflife
     return track_rotations(limited, cuts, frame_time, halflife=halflife)
 
 
+def _compiled_limit(limit: Any) -> Any:
+    """The ``_core.CompiledLimit`` a joint's limit projects poses with (None: its own project())."""
+    c = limit.compiled() if hasattr(limit, "compiled") else None
+    return c if isinstance(c, _core.CompiledLimit) else None
+
+
 def _joint_entry(name: str, enabled: bool, limit: Any) -> dict:
     entry = {"name": name, "enabled": enabled, "limit": limit.to_dict()}
     compiled = compiled_dict(limit)
@@ -297,8 +303,8 @@ class JointLimits:
         its right counterpart and a centre joint its own, and the mean reference is taken over
         both. The skeleton's rest offsets must be mirror images (LimitsError otherwise).
         """
-        if shape not in SHAPES:
-            raise LimitsError(f"unknown limit shape {shape!r}; expected one of {', '.join(SHAPES)}")
+        if shape not in shape_kinds():
+            raise LimitsError(f"unknown limit shape {shape!r}; expected one of {', '.join(shape_kinds())}")
         if not (np.isfinite(padding) and padding >= 0):
             raise LimitsError(f"padding must be a finite number >= 0, got {padding}")
         ms = _as_motions(motions)
@@ -308,7 +314,7 @@ class JointLimits:
         shapes = dict(shapes or {})
         for name, kind in shapes.items():
             sk.index(name)
-            if kind not in SHAPES + JOINT_KINDS:
+            if kind not in shape_kinds() + JOINT_KINDS:
                 raise LimitsError(f"unknown limit shape {kind!r} for joint {name!r}")
         roots = root_joints(ms)
         if joints is None:
@@ -490,8 +496,9 @@ class JointLimits:
             return cached[3]
         if not isinstance(joints, _JointDict):  # the attribute was replaced by a plain dict
             joints = self.joints = _JointDict(joints)
-        fast = [j for j in self.active() if getattr(self.joints[j], "_compiled", None) is not None]
-        core = _core.PoseLimits(self.skeleton.num_joints, fast, [self.joints[j]._compiled for j in fast])
+        compiled = {j: _compiled_limit(self.joints[j]) for j in self.active()}
+        fast = [j for j, c in compiled.items() if c is not None]
+        core = _core.PoseLimits(self.skeleton.num_joints, fast, [compiled[j] for j in fast])
         rest = [j for j in self._order() if j not in set(fast)]
         self._pose_cache = (joints, joints.version, self.enabled.tobytes(), (core, fast, rest))
         return core, fast, rest

@@ -256,6 +256,10 @@ class ReachWindowLimit:
         p = self.project(q)
         return np.where(np.all(p == q, axis=-1), 0.0, quat.angle(q, p))
 
+    def compiled(self) -> None:
+        """No compiled form: poses and IK call project()."""
+        return None
+
     # -- serialisation
     def to_dict(self) -> dict:
         return {"kind": self.kind, "reference": self.reference.tolist(), "axis": self.axis.tolist(),
