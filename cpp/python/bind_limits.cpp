@@ -143,7 +143,6 @@ void bind_limits(nb::module_& m) {
                const CompiledShape& a, const CompiledShape& b) {
                 check_shape(ref, "ref", {4});
                 check_shape(axis, "axis", {3});
-                if (mode < 0 || mode > 2) throw std::invalid_argument("_core: limit mode must be 0, 1 or 2");
                 CompiledLimit L;
                 L.mode = mode;
                 L.covers = covers;
@@ -153,6 +152,7 @@ void bind_limits(nb::module_& m) {
                 L.axis = {axis.data()[0], axis.data()[1], axis.data()[2]};
                 L.a = a;
                 L.b = b;
+                L.validate();
                 new (self) CompiledLimit(std::move(L));
             },
             nb::arg("mode"), nb::arg("covers"), nb::arg("tlo"), nb::arg("thi"), nb::arg("ref"), nb::arg("axis"),

@@ -10,7 +10,7 @@ from typing import Any, Mapping
 import numpy as np
 import pytest
 
-from jointlimits import JointLimits, Motion, Skeleton, quat
+from jointlimits import JointLimits, Motion, Skeleton, _core, quat
 from jointlimits.limits import registry
 from jointlimits.limits.compiled import core_shape
 from jointlimits.limits.joint import FittedLimit, to_limit_space
@@ -126,3 +126,6 @@ def test_compiled_shape_validates_its_arrays():
         core_shape("polygon", np.zeros(16))
     with pytest.raises(ValueError, match="f has 16"):
         core_shape("ellipsoid", np.zeros(15))
+    empty = core_shape("slabs", np.zeros(16))
+    with pytest.raises(ValueError, match="unknown limit mode"):
+        _core.CompiledLimit(3, True, 0.0, 0.0, np.array([1.0, 0, 0, 0]), np.array([1.0, 0, 0]), empty, empty)

@@ -79,7 +79,6 @@ inline CompiledLimit limit(const nlohmann::json& c, const std::string& what) {
     if (c.at("version").get<int>() != 1) throw LimitsFileError(what + ": unsupported compiled version");
     CompiledLimit L;
     L.mode = c.at("mode").get<int>();
-    if (L.mode < 0 || L.mode > 2) throw LimitsFileError(what + ": unknown mode");
     L.covers = c.at("covers").get<bool>();
     const std::vector<double> r = numbers(c.at("reference"), what + ".reference");
     const std::vector<double> t = numbers(c.at("twist_axis"), what + ".twist_axis");
@@ -90,6 +89,11 @@ inline CompiledLimit limit(const nlohmann::json& c, const std::string& what) {
     L.tlo = tw[0], L.thi = tw[1];
     L.a = shape(c.at("a"), what + ".a");
     L.b = shape(c.at("b"), what + ".b");
+    try {
+        L.validate();
+    } catch (const ShapeError& e) {
+        throw LimitsFileError(what + ": " + e.what());
+    }
     return L;
 }
 

@@ -25,12 +25,16 @@ namespace jointlimits {
 /// One joint's compiled limit. mode 0: one shape (a); 1: swing section (a) and twist interval
 /// [tlo, thi] on the twist axis; 2: reference quirks (swing shape a and twist shape b in 3D).
 struct CompiledLimit {
-    int mode = 0;
+    enum Mode : int { kShape = 0, kSwingTwist = 1, kQuirks = 2 };
+    int mode = kShape;
     bool covers = true;
     double tlo = 0.0, thi = 0.0;
     Quat ref{1.0, 0.0, 0.0, 0.0};
     Vec3 axis{1.0, 0.0, 0.0};
     CompiledShape a = empty_shape(), b = empty_shape();
+
+    /// Throws ShapeError unless mode is one of Mode (its shapes are validated by make_shape).
+    void validate() const { require(mode == kShape || mode == kSwingTwist || mode == kQuirks, "unknown limit mode"); }
 };
 
 /// The signed angle about the unit axis ta of a twist rotation (w, x, y, z) with w >= 0 (its
