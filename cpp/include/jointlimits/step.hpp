@@ -290,7 +290,7 @@ inline void limit_step_rows_of(const CompiledLimit& L, const SA& sa, const SB& s
         if (r.w < 0.0) r = qneg(r);
         bool inside;
         Quat A{1, 0, 0, 0}, B{1, 0, 0, 0};
-        if (L.mode == 0) {
+        if (L.mode == CompiledLimit::kShape) {
             Vec3 v = lim_log2(r), h;
             detail::project_covers(v, h, sa, long_cover);
             inside = h.x == v.x && h.y == v.y && h.z == v.z;
@@ -304,7 +304,7 @@ inline void limit_step_rows_of(const CompiledLimit& L, const SA& sa, const SB& s
             swing_twist(r, ta, sw, tw);
             Vec3 v = lim_log2(sw), h;
             detail::project_covers(v, h, sa, long_cover);
-            if (L.mode == 1) {
+            if (L.mode == CompiledLimit::kSwingTwist) {
                 double t = twist_angle(tw.w, tw.x, tw.y, tw.z, ta);
                 double pp = std::min(std::max(t, L.tlo), L.thi);
                 if (L.covers && std::max(-L.tlo, L.thi) > kPi) {
@@ -370,7 +370,7 @@ template <class S>
     for (std::size_t s0 = 0; s0 < n; s0 += detail::kChunk) {
         const int m = static_cast<int>(std::min<std::size_t>(detail::kChunk, n - s0));
         const std::size_t off = s0 * stride;
-        if (L.mode == 0)
+        if (L.mode == CompiledLimit::kShape)
             detail::limit_step_chunk<0>(L, shape, q + off, m, soft_on, falloff, radius, out + off,
                                         hard ? hard + off : nullptr, stride);
         else
@@ -385,7 +385,7 @@ template <class S>
 /// shape is dispatched once per call, never per row.
 inline void limit_step(const CompiledLimit& L, const double* q, std::size_t n, bool soft_on, double falloff,
                        double radius, double* out, double* hard, std::size_t stride = 4) {
-    if (L.mode == 2 || n < 4) {  // (a few rows: the phases' loop overheads outweigh their SIMD)
+    if (L.mode == CompiledLimit::kQuirks || n < 4) {  // (a few rows: the phases' loop overheads outweigh their SIMD)
         limit_step_rows(L, q, n, soft_on, falloff, radius, out, hard, stride);
         return;
     }
@@ -490,7 +490,7 @@ struct PoseLimits {
                 double* o = out + f * stride;
                 int m = 0;
                 for (std::size_t k = 0; k < joints.size(); ++k) {
-                    if (limits[k].mode != 0) {
+                    if (limits[k].mode != CompiledLimit::kShape) {
                         limit_step_rows(limits[k], o + joints[k] * 4, 1, soft_on, falloff, radius, o + joints[k] * 4,
                                         nullptr);
                         continue;
