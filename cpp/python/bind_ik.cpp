@@ -167,22 +167,23 @@ bool run_rows(int64_t n, Finite&& finite, F&& rows) {
 }
 }  // namespace
 
-jointlimits::ReachWindows reach_windows(const CArr& wn, const CArr& we1, const CArr& we2, const CArr& wc,
-                                        const IArr& wvs, const CArr& verts, const CArr& eg);  // bind_reach.cpp
-
 namespace {
-/// The per-joint limits of an n-joint chain (shapes, reach windows, fitted limits), checked.
-jointlimits::ChainLimits chain_limits(int64_t n, const BArr& has, const CArr& ref, const CArr& axis, const CArr& tmid,
-                                      const CArr& thalf, const IArr& jw, const CArr& wn, const CArr& we1,
-                                      const CArr& we2, const CArr& wc, const IArr& wvs, const CArr& verts,
-                                      const CArr& eg, const nb::list& fitted) {
-    jointlimits::ChainLimits lim{{}, has.data(), ref.data(), axis.data(), tmid.data(), thalf.data(), jw.data(),
-                                 reach_windows(wn, we1, we2, wc, wvs, verts, eg)};
+/// The per-joint limits of an n-joint chain: limits[k] is a CompiledLimit, a ReachLimit or None.
+jointlimits::ChainLimits chain_limits(int64_t n, const nb::list& limits) {
+    if (static_cast<int64_t>(limits.size()) != n) throw std::invalid_argument("_core: one limit entry per joint");
+    jointlimits::ChainLimits lim;
     for (int64_t k = 0; k < n; ++k) {
-        if (jw.data()[k] < 0 || jw.data()[k + 1] < jw.data()[k] || jw.data()[k + 1] > int64_t(wn.shape(0)))
-            throw std::invalid_argument("_core: corrupt joint window ranges");
-        nb::handle h = fitted[k];
-        lim.fitted.push_back(h.is_none() ? nullptr : &nb::cast<const jointlimits::PackedLimit&>(h));
+        nb::handle h = limits[k];
+        const jointlimits::CompiledLimit* f = nullptr;
+        const jointlimits::ReachLimit* r = nullptr;
+        if (nb::isinstance<jointlimits::CompiledLimit>(h))
+            f = &nb::cast<const jointlimits::CompiledLimit&>(h);
+        else if (nb::isinstance<jointlimits::ReachLimit>(h))
+            r = &nb::cast<const jointlimits::ReachLimit&>(h);
+        else if (!h.is_none())
+            throw std::invalid_argument("_core: a chain limit is a CompiledLimit, a ReachLimit or None");
+        lim.fitted.push_back(f);
+        lim.reach.push_back(r);
     }
     return lim;
 }
@@ -311,8 +312,7 @@ void bind_ik(nb::module_& m) {
     m.def(
         "ccd_solve",
         [](nb::handle t_, nb::handle br_, nb::handle bp_, nb::handle off_, nb::handle init_, nb::handle tr_,
-           nb::handle er_, nb::handle starts_, nb::handle seff_, BArr has, CArr ref, CArr axis, CArr tmid, CArr thalf,
-           IArr jw, CArr wn, CArr we1, CArr we2, CArr wc, IArr wvs, CArr verts, CArr eg, nb::list fitted, double tol,
+           nb::handle er_, nb::handle starts_, nb::handle seff_, nb::list limits, double tol,
            double ori_tol, double ori_weight, int64_t max_iter, int64_t max_restarts, int64_t stall_iters,
            double stall_ratio) -> nb::object {
             const View T(t_), BR(br_), BP(bp_), OFF(off_), INIT(init_), TR(tr_), ER(er_), ST(starts_), SE(seff_);
@@ -338,14 +338,8 @@ void bind_ik(nb::module_& m) {
             if (S < 0 || ST.v.shape[1] != n || ST.v.shape[2] != 4 || SE.v.ndim != 2 || SE.v.shape[0] != S ||
                 SE.v.shape[1] != 3)
                 return nb::none();
-            // the limit tables: as ccd_batch checks them
-            check_shape(has, "has", {n});
-            check_shape(ref, "ref", {n, 4});
-            check_shape(axis, "axis", {n, 3});
-            check_shape(tmid, "tmid", {n});
-            check_shape(thalf, "thalf", {n});
-            check_shape(jw, "jw", {n + 1});
-            if (static_cast<int64_t>(fitted.size()) != n) throw std::invalid_argument("_core: one fitted entry per joint");
+            // the limits: as ccd_batch checks them
+            jointlimits::ChainLimits lim = chain_limits(n, limits);
             const int64_t rows = N > 0 ? 1 : 0;  // (nothing to check or solve without targets)
             if (rows && !(T.finite(0, N) && BR.finite(0, sbr ? N : 1) && BP.finite(0, sbp ? N : 1) &&
                           OFF.finite(0, od == 3 ? N * (n + 1) : n + 1) && INIT.finite(0, id == 3 ? N * n : n) &&
@@ -364,8 +358,6 @@ void bind_ik(nb::module_& m) {
                 (has_ori && !quat_norms(TR.data(), str ? N : rows, ntr)) ||
                 (!er_.is_none() && !quat_norms(ER.data(), ser ? N : rows, ner)))
                 return nb::none();
-            jointlimits::ChainLimits lim =
-                chain_limits(n, has, ref, axis, tmid, thalf, jw, wn, we1, we2, wc, wvs, verts, eg, fitted);
             const jointlimits::CCDOptions o{tol, ori_tol, ori_weight, max_iter, max_restarts, stall_iters, stall_ratio};
             nb::object r_out, r_succ, r_iters, r_err, r_oerr, r_rs;
             const nb::object lead = nb::make_tuple(N);
@@ -419,9 +411,8 @@ void bind_ik(nb::module_& m) {
         },
         nb::arg("targets").none(), nb::arg("base_rotation").none(), nb::arg("base_position").none(),
         nb::arg("offsets").none(), nb::arg("init").none(), nb::arg("target_rotations").none(),
-        nb::arg("end_rotation").none(), nb::arg("starts"), nb::arg("start_effectors"), nb::arg("has"), nb::arg("ref"), nb::arg("axis"), nb::arg("tmid"),
-        nb::arg("thalf"), nb::arg("jw"), nb::arg("wn"), nb::arg("we1"), nb::arg("we2"), nb::arg("wc"), nb::arg("wvs"),
-        nb::arg("verts"), nb::arg("eg"), nb::arg("fitted"), nb::arg("tolerance"), nb::arg("orientation_tolerance"),
+        nb::arg("end_rotation").none(), nb::arg("starts"), nb::arg("start_effectors"), nb::arg("limits"),
+        nb::arg("tolerance"), nb::arg("orientation_tolerance"),
         nb::arg("orientation_weight"), nb::arg("max_iterations"), nb::arg("max_restarts"),
         nb::arg("stall_iterations"), nb::arg("stall_ratio"),
         "(rotations, success, iterations, error, orientation_error, restarts) of ccd for its common case, "
@@ -468,8 +459,7 @@ void bind_ik(nb::module_& m) {
     m.def(
         "ccd_batch",
         [](CArr br, CArr bp, CArr off, CArr t, CArr tr, bool has_ori, CArr end_rot, CArr init, CArr starts,
-           CArr start_eff, BArr has, CArr ref, CArr axis, CArr tmid, CArr thalf, IArr jw, CArr wn, CArr we1, CArr we2,
-           CArr wc, IArr wvs, CArr verts, CArr eg, nb::list fitted, double tol, double ori_tol, double ori_weight,
+           CArr start_eff, nb::list limits, double tol, double ori_tol, double ori_weight,
            int64_t max_iter, int64_t max_restarts, int64_t stall_iters, double stall_ratio, Arr out, OutB success,
            OutI iters, Arr err, Arr oerr, OutI restarts) {
             const int64_t N = init.shape(0), n = init.shape(1), S = starts.shape(0);
@@ -482,20 +472,12 @@ void bind_ik(nb::module_& m) {
             check_shape(end_rot, "end_rotation", {N, 4});
             check_shape(starts, "starts", {S, n, 4});
             check_shape(start_eff, "start_effectors", {S, 3});
-            check_shape(has, "has", {n});
-            check_shape(ref, "ref", {n, 4});
-            check_shape(axis, "axis", {n, 3});
-            check_shape(tmid, "tmid", {n});
-            check_shape(thalf, "thalf", {n});
-            check_shape(jw, "jw", {n + 1});
             check_shape(out, "out", {N, n, 4});
             for (auto* a : {&err, &oerr}) check_shape(*a, "err", {N});
             check_shape(success, "success", {N});
             check_shape(iters, "iters", {N});
             check_shape(restarts, "restarts", {N});
-            if (static_cast<int64_t>(fitted.size()) != n) throw std::invalid_argument("_core: one fitted entry per joint");
-            jointlimits::ChainLimits lim =
-                chain_limits(n, has, ref, axis, tmid, thalf, jw, wn, we1, we2, wc, wvs, verts, eg, fitted);
+            jointlimits::ChainLimits lim = chain_limits(n, limits);
             const jointlimits::CCDOptions o{tol, ori_tol, ori_weight, max_iter, max_restarts, stall_iters, stall_ratio};
             nb::gil_scoped_release nogil;
             auto solve = [&](int64_t lo, int64_t hi) {

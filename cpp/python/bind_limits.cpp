@@ -1,6 +1,7 @@
-// The per-joint limit step on packed limits, limit space maps, and whole-skeleton pose projection:
+// Compiled shapes and limits, the per-joint limit step, limit space maps, and whole-skeleton pose projection:
 // the kernels of jointlimits.limits.{joint,_kernels} and the pose path of JointLimits.
 #include <nanobind/stl/optional.h>
+#include <nanobind/stl/string.h>
 #include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
 
@@ -13,36 +14,53 @@
 namespace jlbind {
 
 namespace {
-using jointlimits::PackedLimit;
-using jointlimits::PackedShape;
+using jointlimits::CompiledLimit;
+using jointlimits::CompiledShape;
 using jointlimits::PoseLimits;
+using jointlimits::ShapeArrays;
+using jointlimits::Vec3;
 
 std::vector<double> vec(const CArr& a) { return std::vector<double>(a.data(), a.data() + a.size()); }
 
-/// A shape from the tuple Shape.pack() returns: (code, f[16], axes, mins, maxs, G, bnd).
-PackedShape shape_from(const nb::tuple& t) {
-    if (t.size() != 7) throw std::invalid_argument("_core: a packed shape is (code, f, axes, mins, maxs, G, bnd)");
-    PackedShape s;
-    s.code = nb::cast<int>(t[0]);
-    const CArr f = nb::cast<CArr>(t[1]);
-    if (f.size() != 16) throw std::invalid_argument("_core: a packed shape's f has 16 values");
-    for (int i = 0; i < 16; ++i) s.f[i] = f.data()[i];
-    s.axes = vec(nb::cast<CArr>(t[2]));
-    s.mins = vec(nb::cast<CArr>(t[3]));
-    s.maxs = vec(nb::cast<CArr>(t[4]));
-    s.G = vec(nb::cast<CArr>(t[5]));
-    s.bnd = vec(nb::cast<CArr>(t[6]));
-    if (s.code < 0 || s.code > 5) throw std::invalid_argument("_core: unknown shape code");
-    if (s.axes.size() % 3 || s.G.size() != 3 * s.bnd.size())
-        throw std::invalid_argument("_core: a packed shape's axes / G must be [n, 3]");
-    if (s.code == jointlimits::BOX && (s.mins.size() != 3 || s.maxs.size() != 3))
-        throw std::invalid_argument("_core: a packed box needs 3 mins and maxs");
-    if (s.code == jointlimits::SLABS && (s.mins.size() * 3 != s.axes.size() || s.maxs.size() != s.mins.size()))
-        throw std::invalid_argument("_core: packed slabs need one min and max per axis");
-    if (s.code == jointlimits::POLYGON && s.axes.size() < 3)
-        throw std::invalid_argument("_core: a packed polygon needs vertices");
-    s.prepare();
-    return s;
+nb::ndarray<nb::numpy, double> to_numpy(const std::vector<double>& v, size_t cols) {
+    double* buf = new double[v.empty() ? 1 : v.size()];
+    std::copy(v.begin(), v.end(), buf);
+    nb::capsule owner(buf, [](void* p) noexcept { delete[] static_cast<double*>(p); });
+    if (cols == 1) {
+        size_t shape[1] = {v.size()};
+        return nb::ndarray<nb::numpy, double>(buf, 1, shape, owner);
+    }
+    size_t shape[2] = {v.size() / cols, cols};
+    return nb::ndarray<nb::numpy, double>(buf, 2, shape, owner);
+}
+
+/// The shape of kind `kind` from Python arrays (validated by the shape: ValueError if bad).
+CompiledShape shape_from(const std::string& kind, const CArr& f, const CArr& axes, const CArr& mins, const CArr& maxs,
+                         const CArr& G, const CArr& bnd) {
+    if (f.size() != 16) throw std::invalid_argument("_core: a compiled shape's f has 16 values");
+    ShapeArrays a;
+    for (int i = 0; i < 16; ++i) a.f[i] = f.data()[i];
+    a.axes = vec(axes), a.mins = vec(mins), a.maxs = vec(maxs), a.G = vec(G), a.bnd = vec(bnd);
+    return jointlimits::make_shape(kind, a);  // jointlimits::ShapeError is a ValueError
+}
+
+/// Points [..., 3] -> a new array [..., cols] of f(point) (cols values of T per point).
+template <class T = double, class F>
+nb::ndarray<nb::numpy, T> per_point(const CArr& p, size_t cols, F&& f) {
+    const size_t nd = p.ndim();
+    if (nd == 0 || p.shape(nd - 1) != 3 || nd > 8) throw std::invalid_argument("_core: points must be [..., 3]");
+    const size_t n = p.size() / 3;
+    T* buf = new T[n ? n * cols : 1];
+    nb::capsule owner(buf, [](void* q) noexcept { delete[] static_cast<T*>(q); });
+    {
+        nb::gil_scoped_release nogil;
+        const double* x = p.data();
+        for (size_t i = 0; i < n; ++i) f(Vec3{x[3 * i], x[3 * i + 1], x[3 * i + 2]}, buf + cols * i);
+    }
+    size_t shape[8];
+    for (size_t i = 0; i < nd; ++i) shape[i] = p.shape(i);
+    const size_t ndo = cols == 3 ? nd : nd - 1;
+    return nb::ndarray<nb::numpy, T>(buf, ndo, shape, owner);
 }
 
 int64_t rows4(const CArr& q, const char* name) {
@@ -53,30 +71,98 @@ int64_t rows4(const CArr& q, const char* name) {
 }  // namespace
 
 void bind_limits(nb::module_& m) {
-    nb::class_<PackedLimit>(m, "PackedLimit", "One joint's limit packed for the compiled step.")
+    nb::register_exception_translator([](const std::exception_ptr& p, void*) {
+        try {
+            std::rethrow_exception(p);
+        } catch (const jointlimits::ShapeError& e) {
+            PyErr_SetString(PyExc_ValueError, (std::string("_core: ") + e.what()).c_str());
+        }
+    });
+    nb::class_<CompiledShape>(m, "CompiledShape",
+                              "A compiled limit-space shape (box, slabs, ellipsoid, ellipse, kdop, polygon): what "
+                              "Shape.compile() returns and the step projects onto.")
         .def(
             "__init__",
-            [](PackedLimit* self, int mode, bool covers, double tlo, double thi, CArr ref, CArr axis, nb::tuple a,
-               nb::tuple b) {
+            [](CompiledShape* self, const std::string& kind, CArr f, CArr axes, CArr mins, CArr maxs, CArr G,
+               CArr bnd) { new (self) CompiledShape(shape_from(kind, f, axes, mins, maxs, G, bnd)); },
+            nb::arg("kind"), nb::arg("f"), nb::arg("axes"), nb::arg("mins"), nb::arg("maxs"), nb::arg("G"),
+            nb::arg("bnd"),
+            "The shape `kind` from f[16] = position, rotation (row-major), scale, radius and the flat arrays it "
+            "reads (ValueError if they do not fit it).")
+        .def_prop_ro("kind", [](const CompiledShape& s) { return std::string(jointlimits::shape_name(s)); })
+        .def_prop_ro("code", [](const CompiledShape& s) { return static_cast<int>(s.index()); },
+                     "The shape's code in limits files.")
+        .def_prop_ro("radius", [](const CompiledShape& s) { return jointlimits::shape_radius(s); })
+        .def(
+            "arrays",
+            [](const CompiledShape& s) {
+                const ShapeArrays a = jointlimits::shape_arrays(s).second;
+                nb::dict d;
+                d["f"] = to_numpy(std::vector<double>(a.f, a.f + 16), 1);
+                d["axes"] = to_numpy(a.axes, 3);
+                d["mins"] = to_numpy(a.mins, 1);
+                d["maxs"] = to_numpy(a.maxs, 1);
+                d["G"] = to_numpy(a.G, 3);
+                d["bnd"] = to_numpy(a.bnd, 1);
+                return d;
+            },
+            "The shape's arrays as the limits file holds them: f, axes, mins, maxs, G, bnd.")
+        .def(
+            "project",
+            [](const CompiledShape& s, CArr p) {
+                return std::visit([&](const auto& x) {
+                    return per_point(p, 3, [&](const Vec3& v, double* o) {
+                        const Vec3 h = x.project(v);
+                        o[0] = h.x, o[1] = h.y, o[2] = h.z;
+                    });
+                }, s);
+            },
+            nb::arg("points"), "Closest points [..., 3] in limit space (points inside unchanged, bit for bit).")
+        .def(
+            "distance",
+            [](const CompiledShape& s, CArr p) {
+                return std::visit([&](const auto& x) {
+                    return per_point(p, 1, [&](const Vec3& v, double* o) { o[0] = x.distance(v); });
+                }, s);
+            },
+            nb::arg("points"), "Distance [...] from each point to the shape (0 inside).")
+        .def(
+            "contains",
+            [](const CompiledShape& s, CArr p, double tolerance) {
+                return std::visit([&](const auto& x) {
+                    return per_point<bool>(p, 1, [&](const Vec3& v, bool* o) { o[0] = x.contains(v, tolerance); });
+                }, s);
+            },
+            nb::arg("points"), nb::arg("tolerance") = 1e-9,
+            "Whether each point is within `tolerance` of the shape [...].");
+
+    nb::class_<CompiledLimit>(m, "CompiledLimit", "One joint's compiled limit: what FittedLimit.compiled() returns.")
+        .def(
+            "__init__",
+            [](CompiledLimit* self, int mode, bool covers, double tlo, double thi, CArr ref, CArr axis,
+               const CompiledShape& a, const CompiledShape& b) {
                 check_shape(ref, "ref", {4});
                 check_shape(axis, "axis", {3});
-                if (mode < 0 || mode > 2) throw std::invalid_argument("_core: limit mode must be 0, 1 or 2");
-                PackedLimit L;
+                CompiledLimit L;
                 L.mode = mode;
                 L.covers = covers;
                 L.tlo = tlo;
                 L.thi = thi;
                 L.ref = {ref.data()[0], ref.data()[1], ref.data()[2], ref.data()[3]};
                 L.axis = {axis.data()[0], axis.data()[1], axis.data()[2]};
-                L.a = shape_from(a);
-                L.b = shape_from(b);
-                new (self) PackedLimit(std::move(L));
+                L.a = a;
+                L.b = b;
+                L.validate();
+                new (self) CompiledLimit(std::move(L));
             },
             nb::arg("mode"), nb::arg("covers"), nb::arg("tlo"), nb::arg("thi"), nb::arg("ref"), nb::arg("axis"),
             nb::arg("a"), nb::arg("b"))
+        .def_prop_ro("mode", [](const CompiledLimit& L) { return L.mode; })
+        .def_prop_ro("a", [](const CompiledLimit& L) { return L.a; })
+        .def_prop_ro("b", [](const CompiledLimit& L) { return L.b; })
         .def(
             "project",
-            [](const PackedLimit& L, CArr q, bool soft_on, double falloff, double radius) {
+            [](const CompiledLimit& L, CArr q, bool soft_on, double falloff, double radius) {
                 const size_t nd = q.ndim();
                 if (nd == 0 || q.shape(nd - 1) != 4)
                     throw std::invalid_argument("_core: rotations must be [..., 4]");
@@ -99,7 +185,7 @@ void bind_limits(nb::module_& m) {
 
     m.def(
         "limit_step",
-        [](const PackedLimit& L, CArr q, bool soft_on, double falloff, double radius, Arr out,
+        [](const CompiledLimit& L, CArr q, bool soft_on, double falloff, double radius, Arr out,
            std::optional<Arr> hard) {
             const int64_t n = rows4(q, "q");
             check_shape(out, "out", {n, 4});
@@ -138,7 +224,7 @@ void bind_limits(nb::module_& m) {
     nb::class_<PoseLimits>(m, "PoseLimits", "Every limited joint of a skeleton, projecting whole poses.")
         .def(
             "__init__",
-            [](PoseLimits* self, int64_t num_joints, std::vector<int64_t> joints, std::vector<const PackedLimit*> lims) {
+            [](PoseLimits* self, int64_t num_joints, std::vector<int64_t> joints, std::vector<const CompiledLimit*> lims) {
                 if (joints.size() != lims.size()) throw std::invalid_argument("_core: one limit per joint");
                 PoseLimits P;
                 P.num_joints = num_joints;

@@ -22,7 +22,44 @@ jointlimits::ReachWindows reach_windows(const CArr& wn, const CArr& we1, const C
     return {wn.data(), we1.data(), we2.data(), wc.data(), wvs.data(), verts.data(), eg.data()};
 }
 
+namespace {
+std::vector<double> vec(const CArr& a) { return std::vector<double>(a.data(), a.data() + a.size()); }
+}  // namespace
+
 void bind_reach(nb::module_& m) {
+    nb::class_<jointlimits::ReachLimit>(m, "ReachLimit",
+                                        "One joint's reach windows and twist range: what ReachWindowLimit.compiled() "
+                                        "returns (IK reads it).")
+        .def(
+            "__init__",
+            [](jointlimits::ReachLimit* self, CArr ref, CArr axis, double tmid, double thalf, CArr wn, CArr we1,
+               CArr we2, CArr wc, IArr wvs, CArr verts, CArr eg) {
+                check_shape(ref, "ref", {4});
+                check_shape(axis, "axis", {3});
+                reach_windows(wn, we1, we2, wc, wvs, verts, eg);  // the table's shapes and ranges
+                jointlimits::ReachLimit L;
+                L.ref = {ref.data()[0], ref.data()[1], ref.data()[2], ref.data()[3]};
+                L.axis = {axis.data()[0], axis.data()[1], axis.data()[2]};
+                L.tmid = tmid, L.thalf = thalf;
+                L.wn = vec(wn), L.we1 = vec(we1), L.we2 = vec(we2), L.wc = vec(wc), L.verts = vec(verts), L.eg = vec(eg);
+                L.wvs.assign(wvs.data(), wvs.data() + wvs.size());
+                L.validate();
+                new (self) jointlimits::ReachLimit(std::move(L));
+            },
+            nb::arg("ref"), nb::arg("axis"), nb::arg("tmid"), nb::arg("thalf"), nb::arg("wn"), nb::arg("we1"),
+            nb::arg("we2"), nb::arg("wc"), nb::arg("wvs"), nb::arg("verts"), nb::arg("eg"))
+        .def(
+            "project",
+            [](const jointlimits::ReachLimit& L, CArr q, double slack, Arr out) {
+                const int64_t n = q.shape(0);
+                check_shape(q, "q", {n, 4});
+                check_shape(out, "out", {n, 4});
+                nb::gil_scoped_release nogil;
+                jointlimits::reach_project(q.data(), n, L.ref, L.axis, L.tmid, L.thalf, L.n_windows(), L.windows(),
+                                           slack, out.data());
+            },
+            nb::arg("q"), nb::arg("slack"), nb::arg("out").noconvert(),
+            "Reach-window projection of rotations q [n, 4] into out [n, 4].");
     m.def(
         "reach_project",
         [](CArr q, CArr ref, CArr axis, double tmid, double thalf, CArr wn, CArr we1, CArr we2, CArr wc, IArr wvs,

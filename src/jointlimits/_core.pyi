@@ -14,17 +14,62 @@ def forward_kinematics(lr: Annotated[NDArray[numpy.float64], dict(order='C', dev
     Global rotations gr [n, J, 4] and positions gp [n, J, 3] from local ones (written in place).
     """
 
-class PackedLimit:
-    """One joint's limit packed for the compiled step."""
+class CompiledShape:
+    """
+    A compiled limit-space shape (box, slabs, ellipsoid, ellipse, kdop, polygon): what Shape.compile() returns and the step projects onto.
+    """
 
-    def __init__(self, mode: int, covers: bool, tlo: float, thi: float, ref: Annotated[NDArray[numpy.float64], dict(order='C', device='cpu', writable=False)], axis: Annotated[NDArray[numpy.float64], dict(order='C', device='cpu', writable=False)], a: tuple, b: tuple) -> None: ...
+    def __init__(self, kind: str, f: Annotated[NDArray[numpy.float64], dict(order='C', device='cpu', writable=False)], axes: Annotated[NDArray[numpy.float64], dict(order='C', device='cpu', writable=False)], mins: Annotated[NDArray[numpy.float64], dict(order='C', device='cpu', writable=False)], maxs: Annotated[NDArray[numpy.float64], dict(order='C', device='cpu', writable=False)], G: Annotated[NDArray[numpy.float64], dict(order='C', device='cpu', writable=False)], bnd: Annotated[NDArray[numpy.float64], dict(order='C', device='cpu', writable=False)]) -> None:
+        """
+        The shape `kind` from f[16] = position, rotation (row-major), scale, radius and the flat arrays it reads (ValueError if they do not fit it).
+        """
+
+    @property
+    def kind(self) -> str: ...
+
+    @property
+    def code(self) -> int:
+        """The shape's code in limits files."""
+
+    @property
+    def radius(self) -> float: ...
+
+    def arrays(self) -> dict:
+        """
+        The shape's arrays as the limits file holds them: f, axes, mins, maxs, G, bnd.
+        """
+
+    def project(self, points: Annotated[NDArray[numpy.float64], dict(order='C', device='cpu', writable=False)]) -> NDArray[numpy.float64]:
+        """
+        Closest points [..., 3] in limit space (points inside unchanged, bit for bit).
+        """
+
+    def distance(self, points: Annotated[NDArray[numpy.float64], dict(order='C', device='cpu', writable=False)]) -> NDArray[numpy.float64]:
+        """Distance [...] from each point to the shape (0 inside)."""
+
+    def contains(self, points: Annotated[NDArray[numpy.float64], dict(order='C', device='cpu', writable=False)], tolerance: float = 1e-09) -> NDArray[numpy.bool_]:
+        """Whether each point is within `tolerance` of the shape [...]."""
+
+class CompiledLimit:
+    """One joint's compiled limit: what FittedLimit.compiled() returns."""
+
+    def __init__(self, mode: int, covers: bool, tlo: float, thi: float, ref: Annotated[NDArray[numpy.float64], dict(order='C', device='cpu', writable=False)], axis: Annotated[NDArray[numpy.float64], dict(order='C', device='cpu', writable=False)], a: CompiledShape, b: CompiledShape) -> None: ...
+
+    @property
+    def mode(self) -> int: ...
+
+    @property
+    def a(self) -> CompiledShape: ...
+
+    @property
+    def b(self) -> CompiledShape: ...
 
     def project(self, q: Annotated[NDArray[numpy.float64], dict(order='C', device='cpu', writable=False)], soft_on: bool, falloff: float, radius: float) -> NDArray[numpy.float64]:
         """
         Limited rotations [..., 4] (a new array): the step with one call and one allocation.
         """
 
-def limit_step(limit: PackedLimit, q: Annotated[NDArray[numpy.float64], dict(order='C', device='cpu', writable=False)], soft_on: bool, falloff: float, radius: float, out: Annotated[NDArray[numpy.float64], dict(order='C', device='cpu')], hard: Annotated[NDArray[numpy.float64], dict(order='C', device='cpu')] | None = None) -> None:
+def limit_step(limit: CompiledLimit, q: Annotated[NDArray[numpy.float64], dict(order='C', device='cpu', writable=False)], soft_on: bool, falloff: float, radius: float, out: Annotated[NDArray[numpy.float64], dict(order='C', device='cpu')], hard: Annotated[NDArray[numpy.float64], dict(order='C', device='cpu')] | None = None) -> None:
     """
     Limited rotations q [n, 4] into out (softened if soft_on) and the unsoftened ones into hard.
     """
@@ -38,7 +83,7 @@ def from_limit_space(v: Annotated[NDArray[numpy.float64], dict(order='C', device
 class PoseLimits:
     """Every limited joint of a skeleton, projecting whole poses."""
 
-    def __init__(self, num_joints: int, joints: Sequence[int], limits: Sequence[PackedLimit]) -> None: ...
+    def __init__(self, num_joints: int, joints: Sequence[int], limits: Sequence[CompiledLimit]) -> None: ...
 
     def project(self, q: Annotated[NDArray[numpy.float64], dict(order='C', device='cpu', writable=False)], soft_on: bool, falloff: float, radius: float, out: Annotated[NDArray[numpy.float64], dict(order='C', device='cpu')]) -> bool:
         """
@@ -127,6 +172,16 @@ def coupled_contains(arg0: Annotated[NDArray[numpy.float64], dict(order='C', dev
     Inside test of child rotations [n, 4] for their parents' rotations [n, 4] against a coupled limit, in one pass (limit space, the parent cells' blend, the field at both covers when long_cover) into out [n].
     """
 
+class ReachLimit:
+    """
+    One joint's reach windows and twist range: what ReachWindowLimit.compiled() returns (IK reads it).
+    """
+
+    def __init__(self, ref: Annotated[NDArray[numpy.float64], dict(order='C', device='cpu', writable=False)], axis: Annotated[NDArray[numpy.float64], dict(order='C', device='cpu', writable=False)], tmid: float, thalf: float, wn: Annotated[NDArray[numpy.float64], dict(order='C', device='cpu', writable=False)], we1: Annotated[NDArray[numpy.float64], dict(order='C', device='cpu', writable=False)], we2: Annotated[NDArray[numpy.float64], dict(order='C', device='cpu', writable=False)], wc: Annotated[NDArray[numpy.float64], dict(order='C', device='cpu', writable=False)], wvs: Annotated[NDArray[numpy.int64], dict(order='C', device='cpu', writable=False)], verts: Annotated[NDArray[numpy.float64], dict(order='C', device='cpu', writable=False)], eg: Annotated[NDArray[numpy.float64], dict(order='C', device='cpu', writable=False)]) -> None: ...
+
+    def project(self, q: Annotated[NDArray[numpy.float64], dict(order='C', device='cpu', writable=False)], slack: float, out: Annotated[NDArray[numpy.float64], dict(order='C', device='cpu')]) -> None:
+        """Reach-window projection of rotations q [n, 4] into out [n, 4]."""
+
 def reach_project(arg0: Annotated[NDArray[numpy.float64], dict(order='C', device='cpu', writable=False)], arg1: Annotated[NDArray[numpy.float64], dict(order='C', device='cpu', writable=False)], arg2: Annotated[NDArray[numpy.float64], dict(order='C', device='cpu', writable=False)], arg3: float, arg4: float, arg5: Annotated[NDArray[numpy.float64], dict(order='C', device='cpu', writable=False)], arg6: Annotated[NDArray[numpy.float64], dict(order='C', device='cpu', writable=False)], arg7: Annotated[NDArray[numpy.float64], dict(order='C', device='cpu', writable=False)], arg8: Annotated[NDArray[numpy.float64], dict(order='C', device='cpu', writable=False)], arg9: Annotated[NDArray[numpy.int64], dict(order='C', device='cpu', writable=False)], arg10: Annotated[NDArray[numpy.float64], dict(order='C', device='cpu', writable=False)], arg11: Annotated[NDArray[numpy.float64], dict(order='C', device='cpu', writable=False)], arg12: float, arg13: Annotated[NDArray[numpy.float64], dict(order='C', device='cpu')], /) -> None:
     """Reach-window projection of rotations q [n, 4] into out [n, 4]."""
 
@@ -181,7 +236,7 @@ def ik_two_bone_solve(bone_root: object | None, bone_mid: object | None, bone_en
     (root_lr, mid_lr) of ik_two_bone when every input is a float64 C-contiguous array of one leading shape, else None.
     """
 
-def ccd_solve(targets: object | None, base_rotation: object | None, base_position: object | None, offsets: object | None, init: object | None, target_rotations: object | None, end_rotation: object | None, starts: object, start_effectors: object, has: Annotated[NDArray[numpy.bool_], dict(order='C', device='cpu', writable=False)], ref: Annotated[NDArray[numpy.float64], dict(order='C', device='cpu', writable=False)], axis: Annotated[NDArray[numpy.float64], dict(order='C', device='cpu', writable=False)], tmid: Annotated[NDArray[numpy.float64], dict(order='C', device='cpu', writable=False)], thalf: Annotated[NDArray[numpy.float64], dict(order='C', device='cpu', writable=False)], jw: Annotated[NDArray[numpy.int64], dict(order='C', device='cpu', writable=False)], wn: Annotated[NDArray[numpy.float64], dict(order='C', device='cpu', writable=False)], we1: Annotated[NDArray[numpy.float64], dict(order='C', device='cpu', writable=False)], we2: Annotated[NDArray[numpy.float64], dict(order='C', device='cpu', writable=False)], wc: Annotated[NDArray[numpy.float64], dict(order='C', device='cpu', writable=False)], wvs: Annotated[NDArray[numpy.int64], dict(order='C', device='cpu', writable=False)], verts: Annotated[NDArray[numpy.float64], dict(order='C', device='cpu', writable=False)], eg: Annotated[NDArray[numpy.float64], dict(order='C', device='cpu', writable=False)], fitted: list, tolerance: float, orientation_tolerance: float, orientation_weight: float, max_iterations: int, max_restarts: int, stall_iterations: int, stall_ratio: float) -> object:
+def ccd_solve(targets: object | None, base_rotation: object | None, base_position: object | None, offsets: object | None, init: object | None, target_rotations: object | None, end_rotation: object | None, starts: object, start_effectors: object, limits: list, tolerance: float, orientation_tolerance: float, orientation_weight: float, max_iterations: int, max_restarts: int, stall_iterations: int, stall_ratio: float) -> object:
     """
     (rotations, success, iterations, error, orientation_error, restarts) of ccd for its common case, or None.
     """
@@ -191,7 +246,7 @@ def dls_normal_step(arg0: Annotated[NDArray[numpy.float64], dict(order='C', devi
     One damped least-squares step per pose (whole-body IK) into dx [F, 3 + 3J] and push [F, J].
     """
 
-def ccd_batch(arg0: Annotated[NDArray[numpy.float64], dict(order='C', device='cpu', writable=False)], arg1: Annotated[NDArray[numpy.float64], dict(order='C', device='cpu', writable=False)], arg2: Annotated[NDArray[numpy.float64], dict(order='C', device='cpu', writable=False)], arg3: Annotated[NDArray[numpy.float64], dict(order='C', device='cpu', writable=False)], arg4: Annotated[NDArray[numpy.float64], dict(order='C', device='cpu', writable=False)], arg5: bool, arg6: Annotated[NDArray[numpy.float64], dict(order='C', device='cpu', writable=False)], arg7: Annotated[NDArray[numpy.float64], dict(order='C', device='cpu', writable=False)], arg8: Annotated[NDArray[numpy.float64], dict(order='C', device='cpu', writable=False)], arg9: Annotated[NDArray[numpy.float64], dict(order='C', device='cpu', writable=False)], arg10: Annotated[NDArray[numpy.bool_], dict(order='C', device='cpu', writable=False)], arg11: Annotated[NDArray[numpy.float64], dict(order='C', device='cpu', writable=False)], arg12: Annotated[NDArray[numpy.float64], dict(order='C', device='cpu', writable=False)], arg13: Annotated[NDArray[numpy.float64], dict(order='C', device='cpu', writable=False)], arg14: Annotated[NDArray[numpy.float64], dict(order='C', device='cpu', writable=False)], arg15: Annotated[NDArray[numpy.int64], dict(order='C', device='cpu', writable=False)], arg16: Annotated[NDArray[numpy.float64], dict(order='C', device='cpu', writable=False)], arg17: Annotated[NDArray[numpy.float64], dict(order='C', device='cpu', writable=False)], arg18: Annotated[NDArray[numpy.float64], dict(order='C', device='cpu', writable=False)], arg19: Annotated[NDArray[numpy.float64], dict(order='C', device='cpu', writable=False)], arg20: Annotated[NDArray[numpy.int64], dict(order='C', device='cpu', writable=False)], arg21: Annotated[NDArray[numpy.float64], dict(order='C', device='cpu', writable=False)], arg22: Annotated[NDArray[numpy.float64], dict(order='C', device='cpu', writable=False)], arg23: list, arg24: float, arg25: float, arg26: float, arg27: int, arg28: int, arg29: int, arg30: float, arg31: Annotated[NDArray[numpy.float64], dict(order='C', device='cpu')], arg32: Annotated[NDArray[numpy.bool_], dict(order='C', device='cpu')], arg33: Annotated[NDArray[numpy.int64], dict(order='C', device='cpu')], arg34: Annotated[NDArray[numpy.float64], dict(order='C', device='cpu')], arg35: Annotated[NDArray[numpy.float64], dict(order='C', device='cpu')], arg36: Annotated[NDArray[numpy.int64], dict(order='C', device='cpu')], /) -> None:
+def ccd_batch(arg0: Annotated[NDArray[numpy.float64], dict(order='C', device='cpu', writable=False)], arg1: Annotated[NDArray[numpy.float64], dict(order='C', device='cpu', writable=False)], arg2: Annotated[NDArray[numpy.float64], dict(order='C', device='cpu', writable=False)], arg3: Annotated[NDArray[numpy.float64], dict(order='C', device='cpu', writable=False)], arg4: Annotated[NDArray[numpy.float64], dict(order='C', device='cpu', writable=False)], arg5: bool, arg6: Annotated[NDArray[numpy.float64], dict(order='C', device='cpu', writable=False)], arg7: Annotated[NDArray[numpy.float64], dict(order='C', device='cpu', writable=False)], arg8: Annotated[NDArray[numpy.float64], dict(order='C', device='cpu', writable=False)], arg9: Annotated[NDArray[numpy.float64], dict(order='C', device='cpu', writable=False)], arg10: list, arg11: float, arg12: float, arg13: float, arg14: int, arg15: int, arg16: int, arg17: float, arg18: Annotated[NDArray[numpy.float64], dict(order='C', device='cpu')], arg19: Annotated[NDArray[numpy.bool_], dict(order='C', device='cpu')], arg20: Annotated[NDArray[numpy.int64], dict(order='C', device='cpu')], arg21: Annotated[NDArray[numpy.float64], dict(order='C', device='cpu')], arg22: Annotated[NDArray[numpy.float64], dict(order='C', device='cpu')], arg23: Annotated[NDArray[numpy.int64], dict(order='C', device='cpu')], /) -> None:
     """
     CCD over N chains with limits and restarts into out [N, n, 4] and the per-chain statistics.
     """

@@ -11,17 +11,11 @@
 
 namespace jointlimits {
 
-/// The limits of an n-joint chain: per joint a fitted limit (fitted[k], or null), else reach
-/// windows [jw[k], jw[k+1]) with twist tmid[k] +- thalf[k] when has_reach[k], else none.
+/// The limits of an n-joint chain: per joint a fitted limit (fitted[k]), a reach limit (reach[k]),
+/// or neither (null, null).
 struct ChainLimits {
-    std::vector<const PackedLimit*> fitted;
-    const bool* has_reach;
-    const double* ref;    // [n, 4]
-    const double* axis;   // [n, 3]
-    const double* tmid;   // [n]
-    const double* thalf;  // [n]
-    const int64_t* jw;    // [n + 1]
-    ReachWindows windows;
+    std::vector<const CompiledLimit*> fitted;
+    std::vector<const ReachLimit*> reach;
 };
 
 /// CCD options (see jointlimits.ik.ccd.ccd).
@@ -63,10 +57,9 @@ inline void project_joint(double* L, int64_t k, const ChainLimits& lim) {
     double* q = L + 4 * k;
     if (lim.fitted[k] != nullptr) {
         limit_step(*lim.fitted[k], q, 1, false, 0.0, 0.0, q, nullptr);
-    } else if (lim.has_reach[k]) {
+    } else if (lim.reach[k] != nullptr) {
         Quat o;
-        reach_project_one(load4(q), load4(lim.ref + 4 * k), {lim.axis[3 * k], lim.axis[3 * k + 1], lim.axis[3 * k + 2]},
-                          lim.tmid[k], lim.thalf[k], lim.jw[k], lim.jw[k + 1], lim.windows, 1e-9, o);
+        lim.reach[k]->project(load4(q), 1e-9, o);
         store4(q, o);
     }
 }

@@ -1,9 +1,11 @@
-// Inline double-precision atan2 (first quadrant), sin/cos, exp and tanh for the limit step.
+// Inline double-precision atan2 (first quadrant), sin/cos, exp and tanh for the limit step, and
+// the ellipsoid projection's Newton start.
 // glibc's versions are out-of-line calls with slow paths, which also keep loops from vectorising;
 // these are select-only polynomials (Cephes' coefficients, S. Moshier's public-domain algorithms)
 // accurate to 1-2 ulp, written so GCC vectorises the loops that call them. The step's batched
 // phases and its one-rotation path call the same functions, so both give identical bits.
 #pragma once
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -119,6 +121,44 @@ JL_INLINE double tanh_pos(double x) {
     const double q = ((ss + 1.12811678491632931402e2) * ss + 2.23548839060100448583e3) * ss + 4.84406305325125486048e3;
     const double small = x + x * ss * (p / q);
     return x < 0.625 ? small : big;
+}
+
+/// The start of the ellipsoid projection's Newton iteration (ellipsoid_local, and the lanes of
+/// project_ellipsoid) on squared radii ss: the lower bound of the root h it starts Newton from (0 when the point
+/// is inside, S(0) <= 1) and `lo`, the smallest positive squared radius.
+inline bool ellipsoid_start(double u, double v, double w, double ssx, double ssy, double ssz, double& h,
+                            double& lo) {
+    double s0 = 0.0;
+    if (ssx > 0.0) s0 += u * u / ssx;
+    if (ssy > 0.0) s0 += v * v / ssy;
+    if (ssz > 0.0) s0 += w * w / ssz;
+    h = 0.0;
+    lo = 0.0;
+    if (!(s0 > 1.0)) return false;
+    double m = ssx;
+    if (ssy > m) m = ssy;
+    if (ssz > m) m = ssz;
+    lo = ssx;
+    if (ssy > 0.0 && (ssy < lo || lo == 0.0)) lo = ssy;
+    if (ssz > 0.0 && (ssz < lo || lo == 0.0)) lo = ssz;
+    // for points far out (|p|^2 past the double range) the bound is taken on the scaled point:
+    // the Newton steps only ever form p / (ss + h), which stays finite
+    const double big = std::max(std::abs(u), std::max(std::abs(v), std::abs(w)));
+    double b;
+    if (big > 1e150) {
+        const double su = u / big, sv = v / big, sw = w / big;
+        b = big * std::sqrt(ssx * su * su + ssy * sv * sv + ssz * sw * sw) - m;
+    } else {
+        b = std::sqrt(ssx * u * u + ssy * v * v + ssz * w * w) - m;
+    }
+    if (b > h) h = b;
+    b = std::sqrt(ssx) * std::abs(u) - ssx;
+    if (b > h) h = b;
+    b = std::sqrt(ssy) * std::abs(v) - ssy;
+    if (b > h) h = b;
+    b = std::sqrt(ssz) * std::abs(w) - ssz;
+    if (b > h) h = b;
+    return true;
 }
 
 }  // namespace fastmath

@@ -56,34 +56,29 @@ inline std::vector<double> numbers(const nlohmann::json& a, const std::string& w
     return out;
 }
 
-inline PackedShape shape(const nlohmann::json& d, const std::string& what) {
+/// A shape entry, validated by the shape itself (make_shape, as the Python binding builds them).
+inline CompiledShape shape(const nlohmann::json& d, const std::string& what) {
     if (!d.is_object()) throw LimitsFileError(what + ": expected an object");
-    PackedShape s;
-    s.code = d.at("code").get<int>();
-    if (s.code < SLABS || s.code > ELLIPSE) throw LimitsFileError(what + ": unknown shape code");
+    ShapeArrays a;
     const std::vector<double> f = numbers(d.at("f"), what + ".f");
     if (f.size() != 16) throw LimitsFileError(what + ".f: expected 16 numbers");
-    for (int i = 0; i < 16; ++i) s.f[i] = f[i];
-    s.axes = numbers(d.at("axes"), what + ".axes");
-    s.mins = numbers(d.at("mins"), what + ".mins");
-    s.maxs = numbers(d.at("maxs"), what + ".maxs");
-    s.G = numbers(d.at("G"), what + ".G");
-    s.bnd = numbers(d.at("bnd"), what + ".bnd");
-    if (s.axes.size() % 3 || s.G.size() != 3 * s.bnd.size() || s.mins.size() != s.maxs.size())
-        throw LimitsFileError(what + ": inconsistent array sizes");
-    if (s.code == BOX && s.mins.size() != 3) throw LimitsFileError(what + ": a box needs 3 bounds");
-    if (s.code == SLABS && 3 * s.mins.size() != s.axes.size())
-        throw LimitsFileError(what + ": one bound pair per slab axis expected");
-    if (s.code == POLYGON && s.axes.size() < 3) throw LimitsFileError(what + ": a polygon needs vertices");
-    s.prepare();  // the derived tables the step reads (as the Python binding builds them)
-    return s;
+    for (int i = 0; i < 16; ++i) a.f[i] = f[i];
+    a.axes = numbers(d.at("axes"), what + ".axes");
+    a.mins = numbers(d.at("mins"), what + ".mins");
+    a.maxs = numbers(d.at("maxs"), what + ".maxs");
+    a.G = numbers(d.at("G"), what + ".G");
+    a.bnd = numbers(d.at("bnd"), what + ".bnd");
+    try {
+        return make_shape(d.at("code").get<int>(), a);
+    } catch (const ShapeError& e) {
+        throw LimitsFileError(what + ": " + e.what());
+    }
 }
 
-inline PackedLimit limit(const nlohmann::json& c, const std::string& what) {
+inline CompiledLimit limit(const nlohmann::json& c, const std::string& what) {
     if (c.at("version").get<int>() != 1) throw LimitsFileError(what + ": unsupported compiled version");
-    PackedLimit L;
+    CompiledLimit L;
     L.mode = c.at("mode").get<int>();
-    if (L.mode < 0 || L.mode > 2) throw LimitsFileError(what + ": unknown mode");
     L.covers = c.at("covers").get<bool>();
     const std::vector<double> r = numbers(c.at("reference"), what + ".reference");
     const std::vector<double> t = numbers(c.at("twist_axis"), what + ".twist_axis");
@@ -94,6 +89,11 @@ inline PackedLimit limit(const nlohmann::json& c, const std::string& what) {
     L.tlo = tw[0], L.thi = tw[1];
     L.a = shape(c.at("a"), what + ".a");
     L.b = shape(c.at("b"), what + ".b");
+    try {
+        L.validate();
+    } catch (const ShapeError& e) {
+        throw LimitsFileError(what + ": " + e.what());
+    }
     return L;
 }
 

@@ -34,19 +34,21 @@ inline Vec3 qrotate(const Quat& q, const Vec3& v) {
             v.z + q.w * tz + (q.x * ty - q.y * tx)};
 }
 
-/// Scaled angle axis 2 log(q) (the limit-space point of a rotation on its given cover).
-inline Vec3 log2(const Quat& q) {
+/// Scaled angle axis 2 log(q) of a rotation on its short cover (q.w >= 0).
+JL_INLINE Vec3 lim_log2(const Quat& q) {
     const double n = std::sqrt(q.x * q.x + q.y * q.y + q.z * q.z);
-    const double s = n > 1e-8 ? 2.0 * std::atan2(n, q.w) / n : 2.0;
+    const double s = n > 1e-8 ? 2.0 * fastmath::atan2_q1(n, q.w) / n : 2.0;
     return {q.x * s, q.y * s, q.z * s};
 }
 
 /// exp(v / 2): the rotation of a scaled angle axis.
-inline Quat exp2(const Vec3& v) {
+JL_INLINE Quat lim_exp2(const Vec3& v) {
     const double hx = 0.5 * v.x, hy = 0.5 * v.y, hz = 0.5 * v.z;
     const double a = std::sqrt(hx * hx + hy * hy + hz * hz);
-    const double s = a > 1e-8 ? std::sin(a) / a : 1.0 - a * a / 6.0;
-    return {std::cos(a), hx * s, hy * s, hz * s};
+    double sn, cs;
+    fastmath::sincos_pos(a, sn, cs);
+    const double s = a > 1e-8 ? sn / a : 1.0 - a * a / 6.0;
+    return {cs, hx * s, hy * s, hz * s};
 }
 
 /// Swing and twist (each on its short cover) of r about the unit axis t:

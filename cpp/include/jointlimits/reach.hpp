@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <stdexcept>
+#include <vector>
 
 #include "quat.hpp"
 
@@ -147,5 +149,34 @@ inline void reach_project(const double* q, std::size_t n, const Quat& ref, const
         out[4 * k] = o.w, out[4 * k + 1] = o.x, out[4 * k + 2] = o.y, out[4 * k + 3] = o.z;
     }
 }
+
+/// One joint's reach limit, owning its window table: reference, bone axis, twist tmid +- thalf,
+/// W windows (wn, we1, we2 [W, 3], wc [W, 2], wvs [W + 1]) over V vertices (verts [V, 2], eg [V, 3]).
+struct ReachLimit {
+    Quat ref{1.0, 0.0, 0.0, 0.0};
+    Vec3 axis{1.0, 0.0, 0.0};
+    double tmid = 0.0, thalf = 0.0;
+    std::vector<double> wn, we1, we2, wc, verts, eg;
+    std::vector<int64_t> wvs{0};
+
+    int64_t n_windows() const { return static_cast<int64_t>(wvs.size()) - 1; }
+    ReachWindows windows() const { return {wn.data(), we1.data(), we2.data(), wc.data(), wvs.data(), verts.data(), eg.data()}; }
+
+    /// Throws std::invalid_argument unless the table's sizes and vertex ranges agree.
+    void validate() const {
+        const std::size_t W = wvs.size() - 1, V = verts.size() / 2;
+        if (wvs.empty() || wn.size() != 3 * W || we1.size() != 3 * W || we2.size() != 3 * W || wc.size() != 2 * W ||
+            verts.size() % 2 || eg.size() != 3 * V)
+            throw std::invalid_argument("reach limit: window table sizes disagree");
+        for (std::size_t w = 0; w < W; ++w)
+            if (wvs[w] < 0 || wvs[w + 1] < wvs[w] || wvs[w + 1] > static_cast<int64_t>(V))
+                throw std::invalid_argument("reach limit: corrupt window table");
+    }
+
+    /// Project one local rotation (on q's cover); whether it moved.
+    bool project(const Quat& q, double slack, Quat& out) const {
+        return reach_project_one(q, ref, axis, tmid, thalf, 0, n_windows(), windows(), slack, out);
+    }
+};
 
 }  // namespace jointlimits

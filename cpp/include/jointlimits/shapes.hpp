@@ -27,35 +27,8 @@ inline double clampd(double x, double lo, double hi) {
 /// Closest point to (u, v, w) on the ellipsoid with squared radii ss (Newton on S(h)^-1/2 = 1).
 inline void ellipsoid_local(double u, double v, double w, double ssx, double ssy, double ssz, int iterations,
                             double& ox, double& oy, double& oz) {
-    double s0 = 0.0;
-    if (ssx > 0.0) s0 += u * u / ssx;
-    if (ssy > 0.0) s0 += v * v / ssy;
-    if (ssz > 0.0) s0 += w * w / ssz;
-    double h = 0.0;
-    if (s0 > 1.0) {
-        double m = ssx;
-        if (ssy > m) m = ssy;
-        if (ssz > m) m = ssz;
-        double lo = ssx;
-        if (ssy > 0.0 && (ssy < lo || lo == 0.0)) lo = ssy;
-        if (ssz > 0.0 && (ssz < lo || lo == 0.0)) lo = ssz;
-        // for points far out (|p|^2 past the double range) the bound is taken on the scaled point:
-        // the Newton steps below only ever form p / (ss + h), which stays finite
-        const double big = std::max(std::abs(u), std::max(std::abs(v), std::abs(w)));
-        double b;
-        if (big > 1e150) {
-            const double su = u / big, sv = v / big, sw = w / big;
-            b = big * std::sqrt(ssx * su * su + ssy * sv * sv + ssz * sw * sw) - m;
-        } else {
-            b = std::sqrt(ssx * u * u + ssy * v * v + ssz * w * w) - m;
-        }
-        if (b > h) h = b;
-        b = std::sqrt(ssx) * std::abs(u) - ssx;
-        if (b > h) h = b;
-        b = std::sqrt(ssy) * std::abs(v) - ssy;
-        if (b > h) h = b;
-        b = std::sqrt(ssz) * std::abs(w) - ssz;
-        if (b > h) h = b;
+    double h, lo;
+    if (fastmath::ellipsoid_start(u, v, w, ssx, ssy, ssz, h, lo)) {
         for (int it = 0; it < iterations; ++it) {
             double S = 0.0, D = 0.0;
             if (ssx > 0.0) {
@@ -800,41 +773,6 @@ inline bool project_box_oriented(const double* pts, std::size_t n, const double*
 
 /// Ellipsoid with semi-axes scale (squared radii scale^2 + eps). Returns the first non-finite row or -1.
 namespace detail {
-/// ellipsoid_local's start: the lower bound of the root h it starts Newton from (0 when the point
-/// is inside, S(0) <= 1) and `lo`, the smallest positive squared radius.
-inline bool ellipsoid_start(double u, double v, double w, double ssx, double ssy, double ssz, double& h,
-                            double& lo) {
-    double s0 = 0.0;
-    if (ssx > 0.0) s0 += u * u / ssx;
-    if (ssy > 0.0) s0 += v * v / ssy;
-    if (ssz > 0.0) s0 += w * w / ssz;
-    h = 0.0;
-    lo = 0.0;
-    if (!(s0 > 1.0)) return false;
-    double m = ssx;
-    if (ssy > m) m = ssy;
-    if (ssz > m) m = ssz;
-    lo = ssx;
-    if (ssy > 0.0 && (ssy < lo || lo == 0.0)) lo = ssy;
-    if (ssz > 0.0 && (ssz < lo || lo == 0.0)) lo = ssz;
-    const double big = std::max(std::abs(u), std::max(std::abs(v), std::abs(w)));
-    double b;
-    if (big > 1e150) {
-        const double su = u / big, sv = v / big, sw = w / big;
-        b = big * std::sqrt(ssx * su * su + ssy * sv * sv + ssz * sw * sw) - m;
-    } else {
-        b = std::sqrt(ssx * u * u + ssy * v * v + ssz * w * w) - m;
-    }
-    if (b > h) h = b;
-    b = std::sqrt(ssx) * std::abs(u) - ssx;
-    if (b > h) h = b;
-    b = std::sqrt(ssy) * std::abs(v) - ssy;
-    if (b > h) h = b;
-    b = std::sqrt(ssz) * std::abs(w) - ssz;
-    if (b > h) h = b;
-    return true;
-}
-
 constexpr int kLanes = 8;
 
 /// ellipsoid_local's Newton iterations on up to kLanes points at once, in lock step: each lane
@@ -913,7 +851,7 @@ inline int64_t project_ellipsoid(const double* pts, std::size_t n, const double*
             continue;
         }
         U[m] = u, V[m] = v, W[m] = w, idx[m] = i;
-        DONE[m] = detail::ellipsoid_start(u, v, w, ssx, ssy, ssz, H[m], LO[m]) ? 0.0 : 1.0;
+        DONE[m] = fastmath::ellipsoid_start(u, v, w, ssx, ssy, ssz, H[m], LO[m]) ? 0.0 : 1.0;
         if (++m == kLanes) flush();
     }
     if (m) flush();

@@ -113,9 +113,10 @@ struct SinCosCoef {
     }
 };
 /// cos and sin of |p| <= pi/2 by their Taylor series, truncated below the type's rounding
-/// (branch-free: vectorises where std::cos / std::sin would not).
+/// (branch-free: vectorises where std::cos / std::sin would not). Not fastmath::sincos_small: this
+/// one also runs in float, and the springs' results (f32 and f64) are these bits.
 template <class T>
-JL_INLINE void sincos_small(T p, T& c, T& s) {
+JL_INLINE void cos_sin_taylor(T p, T& c, T& s) {
     constexpr int K = sizeof(T) == 4 ? 6 : 11;
     static constexpr SinCosCoef<K> cf{};
     const T q = p * p;
@@ -233,7 +234,7 @@ JL_INLINE void vsincos(T x, T& c, T& s) {
     const T r = f32 ? ((x - k * T(1.5703125)) - k * T(4.837512969970703125e-4)) - k * T(7.54978995489188216e-8)
                     : (x - k * T(1.57079632673412561417e+00)) - k * T(6.07710050650619224932e-11);
     T c0, s0;
-    sincos_small(r, c0, s0);
+    cos_sin_taylor(r, c0, s0);
     using U = typename Bits<T>::U;
     const U q = to_bits(kr);
     const bool swap = q & 1;
@@ -403,7 +404,7 @@ struct RefUnder {
         const T a = T(3.141592653589793 / 4.0) * wz - wz * (wz - T(1)) * (T(0.2447) + T(0.0663) * wz);
         const T ph = std::copysign(a + T(z > T(1)) * (T(3.141592653589793 / 2.0) - T(2) * a), r);
         T cp, sp;
-        detail::sincos_small(ph, cp, sp);
+        detail::cos_sin_taylor(ph, cp, sp);
         const T cs = cwt * cp - swt * sp, sn = swt * cp + cwt * sp;
         const T ae = amp * ey;
         xo = ae * cs + c;

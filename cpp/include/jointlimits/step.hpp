@@ -1,4 +1,4 @@
-// The per-joint limit step on packed limits (the layout of jointlimits.limits._kernels.fused.pack_limit):
+// The per-joint limit step on compiled limits (CompiledLimit, built by FittedLimit.compiled()):
 // relative to the reference, log, project, soften, exp; both covers for limits past pi;
 // swing-twist (swing section + twist interval) and the reference-quirks mode.
 #pragma once
@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "quat.hpp"
+#include "compiled_shape.hpp"
 #include "shapes.hpp"
 
 // The whole-batch step loops get an AVX2 clone (see JL_TARGET_CLONES); the helpers they call are
@@ -21,105 +22,20 @@
 
 namespace jointlimits {
 
-enum ShapeCode : int { SLABS = 0, ELLIPSOID = 1, KDOP_EXACT = 2, BOX = 3, POLYGON = 4, ELLIPSE = 5 };
-
-/// A packed shape: code, f[16] = position[3], rotation[9] (row-major, columns are the axes),
-/// scale[3], radius; axes [n, 3] (slab axes, or polygon vertices (u, v, 0)), mins/maxs [n]
-/// (box: lo/hi), G [m, 3] and bnd [m] (exact k-DOP half-spaces G x <= bnd).
-struct PackedShape {
-    int code = SLABS;
-    double f[16] = {0};
-    std::vector<double> axes, mins, maxs, G, bnd;
-    double bmax = 0.0;     // max |bnd| (exact k-DOP), for its tolerance
-    bool paired = false;   // exact k-DOP rows in opposite pairs (kdop_paired)
-    std::vector<double> gram;  // exact k-DOP: the normals' Gram matrix (kdop_gram), for its shortcut
-    std::vector<double> edges;  // polygon: per edge (u0, v0, eu, ev, |e|^2), built once by prepare()
-    double reach = 0.0;  // exact k-DOP: max |x| over the polytope (inflated for rounding); 0: unknown
-    /// The largest |x| over the exact k-DOP's vertices (every triple of planes), slightly inflated;
-    /// 0 if there are none (unbounded or empty).
-    double kdop_reach() const {
-        const int m = static_cast<int>(bnd.size());
-        const double* g = G.data();
-        double best = -1.0;
-        for (int a = 0; a < m; ++a)
-            for (int b = a + 1; b < m; ++b)
-                for (int c = b + 1; c < m; ++c) {
-                    const double* A = g + 3 * a;
-                    const double* B = g + 3 * b;
-                    const double* C = g + 3 * c;
-                    const double bc0 = B[1] * C[2] - B[2] * C[1], bc1 = B[2] * C[0] - B[0] * C[2], bc2 = B[0] * C[1] - B[1] * C[0];
-                    const double det = A[0] * bc0 + A[1] * bc1 + A[2] * bc2;
-                    if (std::abs(det) <= 1e-9) continue;
-                    const double ca0 = C[1] * A[2] - C[2] * A[1], ca1 = C[2] * A[0] - C[0] * A[2], ca2 = C[0] * A[1] - C[1] * A[0];
-                    const double ab0 = A[1] * B[2] - A[2] * B[1], ab1 = A[2] * B[0] - A[0] * B[2], ab2 = A[0] * B[1] - A[1] * B[0];
-                    const double u = (bnd[a] * bc0 + bnd[b] * ca0 + bnd[c] * ab0) / det;
-                    const double v = (bnd[a] * bc1 + bnd[b] * ca1 + bnd[c] * ab1) / det;
-                    const double w = (bnd[a] * bc2 + bnd[b] * ca2 + bnd[c] * ab2) / det;
-                    const double tol = 1e-9 * (1.0 + std::abs(u) + std::abs(v) + std::abs(w));
-                    bool feasible = true;
-                    for (int j = 0; j < m && feasible; ++j)
-                        feasible = g[3 * j] * u + g[3 * j + 1] * v + g[3 * j + 2] * w - bnd[j] <= tol;
-                    if (!feasible) continue;
-                    const double x = f[3] * u + f[4] * v + f[5] * w + f[0];
-                    const double y = f[6] * u + f[7] * v + f[8] * w + f[1];
-                    const double z = f[9] * u + f[10] * v + f[11] * w + f[2];
-                    best = std::max(best, std::sqrt(x * x + y * y + z * z));
-                }
-        // a bounded polytope's farthest point is a vertex; the projection lands in it up to its
-        // tolerance (1e-12 relative), far below this margin
-        return best > 0.0 ? best * (1.0 + 1e-6) + 1e-6 : 0.0;
-    }
-
-    /// Per-shape constants the step would otherwise recompute for every row.
-    void prepare() {
-        bmax = 0.0;
-        for (const double b : bnd) bmax = std::max(bmax, std::abs(b));
-        paired = code == KDOP_EXACT && kdop_paired(G.data(), static_cast<int>(bnd.size()));
-        reach = paired ? kdop_reach() : 0.0;  // two-sided slabs with a vertex: bounded
-        gram.clear();
-        if (code == KDOP_EXACT) gram = kdop_gram(G.data(), static_cast<int>(bnd.size()));
-        edges.clear();
-        if (code == POLYGON) {
-            const int nv = n_axes();
-            const double* ax = axes.data();
-            for (int k = 0; k < nv; ++k) {
-                const int k2 = k + 1 < nv ? k + 1 : 0;
-                const double ex = ax[k2 * 3] - ax[k * 3], ey = ax[k2 * 3 + 1] - ax[k * 3 + 1];
-                edges.insert(edges.end(), {ax[k * 3], ax[k * 3 + 1], ex, ey, ex * ex + ey * ey});
-            }
-        }
-    }
-    int n_axes() const { return static_cast<int>(axes.size() / 3); }
-    int n_g() const { return static_cast<int>(bnd.size()); }
-};
-
-/// One joint's packed limit. mode 0: one shape (a); 1: swing section (a) and twist interval
+/// One joint's compiled limit. mode 0: one shape (a); 1: swing section (a) and twist interval
 /// [tlo, thi] on the twist axis; 2: reference quirks (swing shape a and twist shape b in 3D).
-struct PackedLimit {
-    int mode = 0;
+struct CompiledLimit {
+    enum Mode : int { kShape = 0, kSwingTwist = 1, kQuirks = 2 };
+    int mode = kShape;
     bool covers = true;
     double tlo = 0.0, thi = 0.0;
     Quat ref{1.0, 0.0, 0.0, 0.0};
     Vec3 axis{1.0, 0.0, 0.0};
-    PackedShape a, b;
+    CompiledShape a = empty_shape(), b = empty_shape();
+
+    /// Throws ShapeError unless mode is one of Mode (its shapes are validated by make_shape).
+    void validate() const { require(mode == kShape || mode == kSwingTwist || mode == kQuirks, "unknown limit mode"); }
 };
-
-/// Scaled angle axis 2 log(q) of a rotation on its short cover (q.w >= 0).
-JL_INLINE Vec3 lim_log2(const Quat& q) {
-    const double n = std::sqrt(q.x * q.x + q.y * q.y + q.z * q.z);
-    const double s = n > 1e-8 ? 2.0 * fastmath::atan2_q1(n, q.w) / n : 2.0;
-    return {q.x * s, q.y * s, q.z * s};
-}
-
-/// exp(v / 2): the rotation of a scaled angle axis.
-JL_INLINE Quat lim_exp2(const Vec3& v) {
-    const double hx = 0.5 * v.x, hy = 0.5 * v.y, hz = 0.5 * v.z;
-    const double a = std::sqrt(hx * hx + hy * hy + hz * hz);
-    double sn, cs;
-    fastmath::sincos_pos(a, sn, cs);
-    const double s = a > 1e-8 ? sn / a : 1.0 - a * a / 6.0;
-    return {cs, hx * s, hy * s, hz * s};
-}
 
 /// The signed angle about the unit axis ta of a twist rotation (w, x, y, z) with w >= 0 (its
 /// vector part along ta): a scalar, where 2 log of the twist would be a vector along ta.
@@ -136,102 +52,6 @@ JL_INLINE Quat twist_exp(double t, const Vec3& ta) {
     return {cs, sn * ta.x, sn * ta.y, sn * ta.z};
 }
 
-/// Closest point of one shape (points inside come back unchanged, bit for bit).
-inline Vec3 project_point(const Vec3& p, const PackedShape& s) {
-    const double x = p.x, y = p.y, z = p.z;
-    const double* f = s.f;
-    if (s.code == POLYGON) {
-        const double* e = s.edges.data();
-        const int nv = static_cast<int>(s.edges.size() / 5);
-        const double yu = f[3] * x + f[4] * y + f[5] * z;
-        const double yv = f[6] * x + f[7] * y + f[8] * z;
-        const double tol = -1e-12 * (1.0 + std::abs(yu) + std::abs(yv));
-        double cross[64];
-        const bool keep = nv <= 64;
-        bool inside = true;
-        for (int k = 0; k < nv; ++k) {
-            const double* ek = e + 5 * k;
-            const double c = ek[2] * (yv - ek[1]) - ek[3] * (yu - ek[0]);
-            if (keep) cross[k] = c;
-            inside = inside && !(c < tol);
-            if (!inside && !keep) break;
-        }
-        if (inside) return p;
-        // the closest boundary point lies on an edge whose line the point is beyond (cross < 0)
-        double best = 1e300, bu = yu, bv = yv;
-        for (int k = 0; k < nv; ++k) {
-            if (keep && !(cross[k] < 0.0)) continue;
-            const double* ek = e + 5 * k;
-            const double ex = ek[2], ey = ek[3], ee = ek[4];
-            double t = ee > 0 ? ((yu - ek[0]) * ex + (yv - ek[1]) * ey) / ee : 0.0;
-            t = std::min(std::max(t, 0.0), 1.0);
-            const double cu = ek[0] + t * ex, cv = ek[1] + t * ey;
-            const double d = (cu - yu) * (cu - yu) + (cv - yv) * (cv - yv);
-            if (d < best) best = d, bu = cu, bv = cv;
-        }
-        return {f[3] * bu + f[6] * bv, f[4] * bu + f[7] * bv, f[5] * bu + f[8] * bv};
-    }
-    const double px = f[0], py = f[1], pz = f[2];
-    const double r00 = f[3], r01 = f[4], r02 = f[5], r10 = f[6], r11 = f[7], r12 = f[8], r20 = f[9], r21 = f[10],
-                 r22 = f[11];
-    const double dx = x - px, dy = y - py, dz = z - pz;
-    double u = r00 * dx + r10 * dy + r20 * dz;
-    double v = r01 * dx + r11 * dy + r21 * dz;
-    double w = r02 * dx + r12 * dy + r22 * dz;
-    if (s.code == BOX) {
-        const double* mn = s.mins.data();
-        const double* mx = s.maxs.data();
-        const double cu = std::min(std::max(u, mn[0]), mx[0]);
-        const double cv = std::min(std::max(v, mn[1]), mx[1]);
-        const double cw = std::min(std::max(w, mn[2]), mx[2]);
-        if (cu == u && cv == v && cw == w) return p;
-        u = cu, v = cv, w = cw;
-    } else if (s.code == SLABS) {
-        const double* ax = s.axes.data();
-        bool moved = false;
-        for (int k = 0, n = s.n_axes(); k < n; ++k) {
-            const double a0 = ax[3 * k], a1 = ax[3 * k + 1], a2 = ax[3 * k + 2];
-            const double d = a0 * u + a1 * v + a2 * w;
-            const double aa = a0 * a0 + a1 * a1 + a2 * a2;
-            double t;
-            if (d < s.mins[k])
-                t = (s.mins[k] - d) / aa;
-            else if (d > s.maxs[k])
-                t = (s.maxs[k] - d) / aa;
-            else
-                continue;
-            u += t * a0;
-            v += t * a1;
-            w += t * a2;
-            moved = true;
-        }
-        if (!moved) return p;
-    } else if (s.code == ELLIPSOID) {
-        const double sx = f[12], sy = f[13], sz = f[14];
-        if (ellipsoid_inside(u, v, w, sx, sy, sz)) return p;
-        ellipsoid_local(u, v, w, sx * sx, sy * sy, sz * sz, 32, u, v, w);
-    } else if (s.code == ELLIPSE) {
-        const double sx = f[12], sy = f[13];
-        if (ellipsoid_inside(u, v, 0.0, sx, sy, 0.0)) return p;
-        ellipsoid_local(u, v, 0.0, sx * sx, sy * sy, 0.0, 32, u, v, w);
-    } else {  // KDOP_EXACT
-        const double* G = s.G.data();
-        const double* bnd = s.bnd.data();
-        const int m = s.n_g();
-        const double bmax = s.bmax;
-        const double tol = 1e-12 * (1.0 + bmax + std::max(std::abs(u), std::max(std::abs(v), std::abs(w))));
-        double S[128];
-        double top = std::numeric_limits<double>::quiet_NaN();
-        if (kdop_inside(G, bnd, m, s.paired, u, v, w, tol, S, &top)) return p;
-        double a, b, c;
-        int st = kdop_exact_local(u, v, w, G, bnd, m, tol, 64, a, b, c, s.paired, m <= 128 ? S : nullptr,
-                                  s.gram.empty() ? nullptr : s.gram.data(), top);
-        if (st == 2) kdop_brute_local(u, v, w, G, bnd, m, 10.0 * tol, a, b, c);
-        u = a, v = b, w = c;
-    }
-    return {r00 * u + r01 * v + r02 * w + px, r10 * u + r11 * v + r12 * w + py, r20 * u + r21 * v + r22 * w + pz};
-}
-
 namespace detail {
 inline Vec3 long_cover(const Vec3& p) {
     const double n = std::sqrt(p.x * p.x + p.y * p.y + p.z * p.z);
@@ -240,16 +60,17 @@ inline Vec3 long_cover(const Vec3& p) {
 }
 inline double sq(double a) { return a * a; }
 /// Projects v (and its other cover when the shape reaches past pi), keeping the nearer pair.
-inline void project_covers(Vec3& v, Vec3& h, const PackedShape& s, bool long_cover_on) {
-    h = project_point(v, s);
+template <class S>
+inline void project_covers(Vec3& v, Vec3& h, const S& s, bool long_cover_on) {
+    h = s.project(v);
     if (!long_cover_on) return;
     const Vec3 v2 = long_cover(v);
-    if (s.reach > 0.0) {  // the other cover cannot be nearer: skip its projection (same result)
-        const double gap = std::sqrt(v2.x * v2.x + v2.y * v2.y + v2.z * v2.z) - s.reach;
+    if (s.reach() > 0.0) {  // the other cover cannot be nearer: skip its projection (same result)
+        const double gap = std::sqrt(v2.x * v2.x + v2.y * v2.y + v2.z * v2.z) - s.reach();
         const double d1 = sq(h.x - v.x) + sq(h.y - v.y) + sq(h.z - v.z);
         if (gap > 0.0 && d1 * (1.0 + 1e-9) < gap * gap * (1.0 - 1e-9)) return;
     }
-    const Vec3 h2 = project_point(v2, s);
+    const Vec3 h2 = s.project(v2);
     if (sq(h2.x - v2.x) + sq(h2.y - v2.y) + sq(h2.z - v2.z) < sq(h.x - v.x) + sq(h.y - v.y) + sq(h.z - v.z)) {
         v = v2;
         h = h2;
@@ -318,8 +139,8 @@ JL_INLINE void soften_rows(int m, const double* VX, const double* VY, const doub
 /// The step of modes 0 and 1 on up to kChunk rows, in phases: the quaternion algebra and the
 /// transcendental functions run as vectorisable loops over the rows, only the projection onto
 /// the shape (branchy, shape dependent) one row at a time. Same operations as limit_step_row.
-template <int MODE>
-JL_INLINE void limit_step_chunk(const PackedLimit& L, const double* q, int m, bool soft_on, double falloff,
+template <int MODE, class S>
+JL_INLINE void limit_step_chunk(const CompiledLimit& L, const S& shape, const double* q, int m, bool soft_on, double falloff,
                              double radius, double* out, double* hard, std::size_t stride) {
     alignas(64) double X[kChunk], Y[kChunk], Z[kChunk], W[kChunk];      // swing (or whole) relative rotation
     alignas(64) double TX[kChunk], TY[kChunk], TZ[kChunk], TW[kChunk];  // twist
@@ -333,7 +154,7 @@ JL_INLINE void limit_step_chunk(const PackedLimit& L, const double* q, int m, bo
     alignas(64) double SAME[kChunk];  // 1.0: the projection leaves the row unchanged
     const Quat ref = L.ref;
     const Vec3 ta = L.axis;
-    const bool long_cover = L.covers && L.a.f[15] > kPi;
+    const bool long_cover = L.covers && shape.radius() > kPi;
     const bool want_hard = hard != nullptr;
     // relative rotation on the short cover (and its swing / twist)
     for (int i = 0; i < m; ++i) {
@@ -376,7 +197,7 @@ JL_INLINE void limit_step_chunk(const PackedLimit& L, const double* q, int m, bo
     const bool twist_cover = L.covers && std::max(-L.tlo, L.thi) > kPi;
     for (int i = 0; i < m; ++i) {
         Vec3 v{VX[i], VY[i], VZ[i]}, h;
-        project_covers(v, h, L.a, long_cover);
+        project_covers(v, h, shape, long_cover);
         VX[i] = v.x, VY[i] = v.y, VZ[i] = v.z, HX[i] = h.x, HY[i] = h.y, HZ[i] = h.z;
         bool in = h.x == v.x && h.y == v.y && h.z == v.z;
         if (MODE == 1) {
@@ -452,12 +273,15 @@ JL_INLINE void limit_step_chunk(const PackedLimit& L, const double* q, int m, bo
 /// Limited rotations q [n, 4] -> out [n, 4] (softened when soft_on) and, if hard != nullptr, the
 /// unsoftened result. Rotations the projection leaves in place are copied through unchanged;
 /// results are on the caller's cover. q, out and hard may be strided by `stride` doubles per row.
-inline void limit_step_rows(const PackedLimit& L, const double* q, std::size_t n, bool soft_on, double falloff,
-                            double radius, double* out, double* hard, std::size_t stride = 4) {
+/// SA, SB: the types of L.a and L.b (sa, sb).
+template <class SA, class SB>
+inline void limit_step_rows_of(const CompiledLimit& L, const SA& sa, const SB& sb, const double* q, std::size_t n,
+                               bool soft_on, double falloff, double radius, double* out, double* hard,
+                               std::size_t stride) {
     using detail::store;
     const Quat ref = L.ref, iref = qconj(L.ref);
     const Vec3 ta = L.axis;
-    const bool long_cover = L.covers && L.a.f[15] > kPi;
+    const bool long_cover = L.covers && sa.radius() > kPi;
     const bool want_hard = hard != nullptr;
     for (std::size_t i = 0; i < n; ++i) {
         const double* qi = q + i * stride;
@@ -466,9 +290,9 @@ inline void limit_step_rows(const PackedLimit& L, const double* q, std::size_t n
         if (r.w < 0.0) r = qneg(r);
         bool inside;
         Quat A{1, 0, 0, 0}, B{1, 0, 0, 0};
-        if (L.mode == 0) {
+        if (L.mode == CompiledLimit::kShape) {
             Vec3 v = lim_log2(r), h;
-            detail::project_covers(v, h, L.a, long_cover);
+            detail::project_covers(v, h, sa, long_cover);
             inside = h.x == v.x && h.y == v.y && h.z == v.z;
             if (!inside) {
                 const Vec3 s = soft_on ? detail::soften3(v, h, falloff, radius) : h;
@@ -479,8 +303,8 @@ inline void limit_step_rows(const PackedLimit& L, const double* q, std::size_t n
             Quat sw, tw;
             swing_twist(r, ta, sw, tw);
             Vec3 v = lim_log2(sw), h;
-            detail::project_covers(v, h, L.a, long_cover);
-            if (L.mode == 1) {
+            detail::project_covers(v, h, sa, long_cover);
+            if (L.mode == CompiledLimit::kSwingTwist) {
                 double t = twist_angle(tw.w, tw.x, tw.y, tw.z, ta);
                 double pp = std::min(std::max(t, L.tlo), L.thi);
                 if (L.covers && std::max(-L.tlo, L.thi) > kPi) {
@@ -502,7 +326,7 @@ inline void limit_step_rows(const PackedLimit& L, const double* q, std::size_t n
                 }
             } else {
                 const Vec3 u = lim_log2(tw);
-                const Vec3 g = project_point(u, L.b);
+                const Vec3 g = sb.project(u);
                 const Vec3 k = soft_on ? detail::soften3(u, g, falloff, radius) : g;
                 inside = h.x == v.x && h.y == v.y && h.z == v.z && g.x == k.x && g.y == k.y && g.z == k.z &&
                          std::abs(g.x - u.x) + std::abs(g.y - u.y) + std::abs(g.z - u.z) <=
@@ -530,25 +354,42 @@ inline void limit_step_rows(const PackedLimit& L, const double* q, std::size_t n
     }
 }
 
-/// Limited rotations q [n, 4] -> out [n, 4] (softened when soft_on) and, if hard != nullptr, the
-/// unsoftened result; rows strided by `stride` doubles. Modes 0 and 1 run in vectorised chunks,
-/// the reference-quirks mode and batches under 4 rows one row at a time (the same bits).
-[[JL_AVX2_CLONES]] inline void limit_step(const PackedLimit& L, const double* q, std::size_t n, bool soft_on, double falloff,
-                       double radius, double* out, double* hard, std::size_t stride = 4) {
-    if (L.mode == 2 || n < 4) {  // (a few rows: the phases' loop overheads outweigh their SIMD)
-        limit_step_rows(L, q, n, soft_on, falloff, radius, out, hard, stride);
-        return;
-    }
+/// limit_step_rows_of for the shapes L holds (one dispatch per call).
+inline void limit_step_rows(const CompiledLimit& L, const double* q, std::size_t n, bool soft_on, double falloff,
+                            double radius, double* out, double* hard, std::size_t stride = 4) {
+    std::visit([&](const auto& sa, const auto& sb) {
+        limit_step_rows_of(L, sa, sb, q, n, soft_on, falloff, radius, out, hard, stride);
+    }, L.a, L.b);
+}
+
+/// limit_step for modes 0 and 1 with L.a of type S (shape), in vectorised chunks.
+template <class S>
+[[JL_AVX2_CLONES]] inline void limit_step_on(const CompiledLimit& L, const S& shape, const double* q, std::size_t n,
+                                             bool soft_on, double falloff, double radius, double* out, double* hard,
+                                             std::size_t stride) {
     for (std::size_t s0 = 0; s0 < n; s0 += detail::kChunk) {
         const int m = static_cast<int>(std::min<std::size_t>(detail::kChunk, n - s0));
         const std::size_t off = s0 * stride;
-        if (L.mode == 0)
-            detail::limit_step_chunk<0>(L, q + off, m, soft_on, falloff, radius, out + off, hard ? hard + off : nullptr,
-                                        stride);
+        if (L.mode == CompiledLimit::kShape)
+            detail::limit_step_chunk<0>(L, shape, q + off, m, soft_on, falloff, radius, out + off,
+                                        hard ? hard + off : nullptr, stride);
         else
-            detail::limit_step_chunk<1>(L, q + off, m, soft_on, falloff, radius, out + off, hard ? hard + off : nullptr,
-                                        stride);
+            detail::limit_step_chunk<1>(L, shape, q + off, m, soft_on, falloff, radius, out + off,
+                                        hard ? hard + off : nullptr, stride);
     }
+}
+
+/// Limited rotations q [n, 4] -> out [n, 4] (softened when soft_on) and, if hard != nullptr, the
+/// unsoftened result; rows strided by `stride` doubles. Modes 0 and 1 run in vectorised chunks,
+/// the reference-quirks mode and batches under 4 rows one row at a time (the same bits). The
+/// shape is dispatched once per call, never per row.
+inline void limit_step(const CompiledLimit& L, const double* q, std::size_t n, bool soft_on, double falloff,
+                       double radius, double* out, double* hard, std::size_t stride = 4) {
+    if (L.mode == CompiledLimit::kQuirks || n < 4) {  // (a few rows: the phases' loop overheads outweigh their SIMD)
+        limit_step_rows(L, q, n, soft_on, falloff, radius, out, hard, stride);
+        return;
+    }
+    std::visit([&](const auto& s) { limit_step_on(L, s, q, n, soft_on, falloff, radius, out, hard, stride); }, L.a);
 }
 
 /// Scaled angle axis of abs(inv(ref) q) for q [n, 4] -> out [n, 3] (limit space, short cover).
@@ -572,7 +413,7 @@ namespace detail {
 /// One frame's single-shape joints (mode 0) as the rows of one vectorised pass (a pose has too few
 /// frames for the per-joint chunks): limits L[k] of the rotations at q + off[k], written to
 /// out + off[k] in place-safe order. The same operations as limit_step_chunk<0>, row by row.
-[[JL_AVX2_CLONES]] inline void frame_step_mode0(const PackedLimit* const* L, const std::size_t* off, int m, const double* q,
+[[JL_AVX2_CLONES]] inline void frame_step_mode0(const CompiledLimit* const* L, const std::size_t* off, int m, const double* q,
                              bool soft_on, double falloff, double radius, double* out) {
     alignas(64) double X[kChunk], Y[kChunk], Z[kChunk], W[kChunk];
     alignas(64) double VX[kChunk], VY[kChunk], VZ[kChunk];
@@ -593,7 +434,8 @@ namespace detail {
     log2_rows(m, X, Y, Z, W, VX, VY, VZ);
     for (int i = 0; i < m; ++i) {
         Vec3 v{VX[i], VY[i], VZ[i]}, h;
-        project_covers(v, h, L[i]->a, L[i]->covers && L[i]->a.f[15] > kPi);
+        // (one dispatch per joint: each row of this pass is a different joint)
+        std::visit([&](const auto& s) { project_covers(v, h, s, L[i]->covers && s.radius() > kPi); }, L[i]->a);
         VX[i] = v.x, VY[i] = v.y, VZ[i] = v.z, HX[i] = h.x, HY[i] = h.y, HZ[i] = h.z;
         same[i] = h.x == v.x && h.y == v.y && h.z == v.z;
     }
@@ -628,7 +470,7 @@ namespace detail {
 struct PoseLimits {
     int64_t num_joints = 0;
     std::vector<int64_t> joints;
-    std::vector<PackedLimit> limits;
+    std::vector<CompiledLimit> limits;
 
     /// q [frames, J, 4] -> out (same layout): every limited joint of every frame, the others copied.
     /// Returns false (out then unspecified) if q holds a non-finite value. q may equal out.
@@ -642,13 +484,13 @@ struct PoseLimits {
             for (std::size_t i = 0; i < total; ++i) out[i] = q[i];
         const std::size_t stride = static_cast<std::size_t>(num_joints) * 4;
         if (frames < 4) {  // a pose or a few: the single-shape joints of a frame in one vectorised pass
-            const PackedLimit* L[detail::kChunk];
+            const CompiledLimit* L[detail::kChunk];
             std::size_t off[detail::kChunk];
             for (std::size_t f = 0; f < frames; ++f) {
                 double* o = out + f * stride;
                 int m = 0;
                 for (std::size_t k = 0; k < joints.size(); ++k) {
-                    if (limits[k].mode != 0) {
+                    if (limits[k].mode != CompiledLimit::kShape) {
                         limit_step_rows(limits[k], o + joints[k] * 4, 1, soft_on, falloff, radius, o + joints[k] * 4,
                                         nullptr);
                         continue;

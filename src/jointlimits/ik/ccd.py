@@ -144,63 +144,12 @@ def _resolve_limits(limits: Any, n: int, joints: Sequence[int] | None) -> list[A
 def project_fitted(limit: Any, rotations: ArrayLike) -> Array:
     """``limit.project(rotations)`` of a ``FittedLimit`` through the compiled step CCD uses
     (``[..., 4]`` -> ``[..., 4]``, hard, no softening); tests check it against the reference."""
-    return step(limit._compiled, np.asarray(rotations, np.float64), None)[0]
+    return step(limit.compiled(), np.asarray(rotations, np.float64), None)[0]
 
 
-def _reach_parts(lim: ReachWindowLimit | None) -> tuple:
-    """What a reach window's packed form is built from (its _pack() makes new arrays)."""
-    if lim is None:
-        return (None,)
-    return (lim, lim.reference, lim.axis, lim._tmid, lim._thalf, lim._wn, lim._we1, lim._we2, lim._wc, lim._wvs,
-            lim._verts, lim._eg)
-
-
-# the last packed chain (the parts it was built from, the arrays): a solver called per frame
-# packs its limits once
-_last_pack: list = [None, None]
-
-
-def _packed_reach(lims: Sequence[ReachWindowLimit | None]) -> tuple:
-    """:func:`_pack_limits`, reusing the last result while the limits are the same objects."""
-    parts = [_reach_parts(l) for l in lims]
-    key, pack = _last_pack
-    if key is not None and len(key) == len(parts) and all(
-            len(a) == len(b) and all(x is y for x, y in zip(a, b)) for a, b in zip(key, parts)):
-        return pack
-    pack = _pack_limits(lims)
-    _last_pack[:] = [parts, pack]
-    return pack
-
-
-def _pack_limits(lims: Sequence[ReachWindowLimit | None]):
-    n = len(lims)
-    has = np.zeros(n, np.bool_)
-    ref = np.tile(np.array([1.0, 0, 0, 0]), (n, 1))
-    axis = np.tile(np.array([1.0, 0, 0]), (n, 1))
-    tmid = np.zeros(n)
-    thalf = np.full(n, np.pi)
-    jw = np.zeros(n + 1, np.int64)
-    wn, we1, we2, wc, verts, eg, wvs = [], [], [], [], [], [], [0]
-    for k, lim in enumerate(lims):
-        nw = 0
-        if lim is not None:
-            has[k] = True
-            ref[k], axis[k], tmid[k], thalf[k] = lim.reference, lim.axis, lim._tmid, lim._thalf
-            nw = len(lim.windows)
-            wn.append(lim._wn)
-            we1.append(lim._we1)
-            we2.append(lim._we2)
-            wc.append(lim._wc)
-            verts.append(lim._verts)
-            eg.append(lim._eg)
-            wvs.extend((lim._wvs[1:] + wvs[-1]).tolist())
-        jw[k + 1] = jw[k] + nw
-
-    def cat(xs, w):
-        return np.ascontiguousarray(np.concatenate(xs)) if xs else np.zeros((0, w))
-
-    return (has, ref, axis, tmid, thalf, jw, cat(wn, 3), cat(we1, 3), cat(we2, 3), cat(wc, 2),
-            np.asarray(wvs, np.int64), cat(verts, 2), cat(eg, 3))
+def _compiled_limits(lims: Sequence[Any]) -> list:
+    """Each chain joint's ``compiled()`` limit (None for a free joint), as the C++ solver reads them."""
+    return [None if l is None else l.compiled() for l in lims]
 
 
 # --------------------------------------------------------------------------- numpy back end
@@ -296,8 +245,8 @@ def _vecs(name: str, x: ArrayLike, N: int, width: int) -> Array:
 def _compiled_ok(lims: Sequence[Any]) -> bool:
     """Whether the compiled back end handles every limit: reach windows, fitted limits whose
     shapes all have a compiled step (implicit and coupled ones have none) and free joints."""
-    return all(l is None or isinstance(l, ReachWindowLimit)
-               or (isinstance(l, FittedLimit) and l._compiled is not None) for l in lims)
+    return all(l is None or (isinstance(l, (ReachWindowLimit, FittedLimit)) and l.compiled() is not None)
+               for l in lims)
 
 
 _NO_STARTS: dict[int, tuple[Array, Array]] = {}
@@ -323,11 +272,9 @@ def _ccd_direct(base_rotation, base_position, offsets, targets, init, limits, ta
     else:
         starts = np.ascontiguousarray(start_poses.rotations, np.float64)
         seff = np.ascontiguousarray(start_poses.effectors, np.float64)
-    pack = _packed_reach([l if isinstance(l, ReachWindowLimit) else None for l in lims])
-    fitted = [l._compiled if isinstance(l, FittedLimit) else None for l in lims]
     try:
         r = _core.ccd_solve(targets, base_rotation, base_position, offsets, init, target_rotations, end_rotation,
-                            starts, seff, *pack, fitted, tolerance, orientation_tolerance, orientation_weight,
+                            starts, seff, _compiled_limits(lims), tolerance, orientation_tolerance, orientation_weight,
                             int(max_iterations), int(max_restarts), int(stall_iterations), float(stall_ratio))
     except TypeError:  # options of the wrong type: the checked path reports them
         return None
@@ -416,8 +363,6 @@ def ccd(base_rotation: ArrayLike, base_position: ArrayLike, offsets: ArrayLike, 
             int(stall_iterations), float(stall_ratio))
     if backend == "numpy" or not compiled_ok:
         return _ccd_numpy(br, bp, off, t, tr, er, q0.copy(), starts, seff, lims, *args)
-    pack = _packed_reach([l if isinstance(l, ReachWindowLimit) else None for l in lims])
-    fitted = [l._compiled if isinstance(l, FittedLimit) else None for l in lims]
     out = np.empty((N, n, 4))
     success = np.zeros(N, np.bool_)
     iters = np.zeros(N, np.int64)
@@ -425,8 +370,8 @@ def ccd(base_rotation: ArrayLike, base_position: ArrayLike, offsets: ArrayLike, 
     oerr = np.zeros(N)
     rs = np.zeros(N, np.int64)
     trr = np.ascontiguousarray(tr) if has_ori else np.zeros((N, 4))
-    _core.ccd_batch(br, bp, off, t, trr, has_ori, np.ascontiguousarray(er), q0, starts, seff, *pack, fitted, *args,
-                    out, success, iters, err, oerr, rs)
+    _core.ccd_batch(br, bp, off, t, trr, has_ori, np.ascontiguousarray(er), q0, starts, seff, _compiled_limits(lims),
+                    *args, out, success, iters, err, oerr, rs)
     return CCDResult(out, success, iters, err, oerr, rs)
 
 

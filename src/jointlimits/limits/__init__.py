@@ -8,7 +8,7 @@ float64, results are float64).
 Layout (one module per shape family, one interface, one registry; data flows downwards):
 
 * :mod:`.shape` -- the :class:`Shape` interface (fit, project, contains, distance, radius, the
-  swing section and twist interval for swing-twist, packing for the compiled step, to/from dict);
+  swing section and twist interval for swing-twist, ``compile()`` to the core's shape, to/from dict);
 * :mod:`.box` (box, oriented box), :mod:`.ellipsoid`, :mod:`.kdop` -- the shapes and their
   functions (``fit_box``, ``project_ellipsoid``, ...); :mod:`.reach` -- reach windows, a
   per-joint limit on swing directions and twist;
@@ -17,7 +17,8 @@ Layout (one module per shape family, one interface, one registry; data flows dow
 * :mod:`.cloud` -- principal frames, subsampling and softening shared by the shapes;
 * :mod:`.joint` -- :class:`FittedLimit`, one joint's limit (reference, twist axis, covers,
   swing-twist) over any shape; :mod:`.model` -- :class:`JointLimits` for a skeleton;
-* :mod:`._kernels` -- the compiled per-joint step over packed arrays (``fused``).
+* :mod:`.compiled` -- building ``_core`` shapes, and their form in limits files;
+* :mod:`._kernels` -- the compiled per-joint step over ``_core.CompiledLimit`` (``fused``).
 
 Shapes (their *local frame* and how a point moves between frames):
 

@@ -23,7 +23,7 @@ from ._checks import (
     _raise_bad_point,
     _vec,
 )
-from ._kernels.codes import BOX
+from .compiled import core_shape
 from .kdop import SlabShape
 
 __all__ = ["Box", "OrientedBox", "fit_box", "fit_oriented_box", "project_box", "contains_box", "distance_box"]
@@ -161,12 +161,12 @@ class Box(SlabShape):
     def slabs(self):
         return np.zeros(3), np.eye(3), np.eye(3), self.lo, self.hi
 
-    def pack(self) -> tuple:
+    def compile(self):
         f = np.zeros(16)
         pos, rot = (self.position, self.rotation) if self._frame_args() else (np.zeros(3), np.eye(3))
         f[0:3], f[3:12] = pos, rot.reshape(-1)
         f[15] = self.radius()
-        return (BOX, f, np.eye(3), self.lo.copy(), self.hi.copy(), np.zeros((0, 3)), np.zeros(0))
+        return core_shape("box", f, mins=self.lo, maxs=self.hi)
 
 
 @dataclass(eq=False)

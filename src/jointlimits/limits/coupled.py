@@ -374,6 +374,10 @@ class CoupledLimit:
     def violation(self, rotations: Array, parent: Array | None = None) -> Array:
         return quat.angle(rotations, self.project(rotations, None, parent))
 
+    def compiled(self) -> None:
+        """No compiled form: poses and IK call project()."""
+        return None
+
     # ------------------------------------------------------------------ files
     def to_dict(self) -> dict:
         return {"kind": self.kind, "base": self.base.to_dict(), "parent": self.parent,

@@ -13,7 +13,7 @@ from .._native import _core
 from ..errors import LimitsError
 from . import cloud
 from ._checks import _cloud, _flat_points, _frame, _local, _out_array, _padding, _points, _raise_bad_point, _vec
-from ._kernels.codes import ELLIPSE, ELLIPSOID
+from .compiled import core_shape
 from .shape import ConvexShape
 
 __all__ = ["Ellipsoid", "fit_ellipsoid", "project_ellipsoid", "contains_ellipsoid", "distance_ellipsoid"]
@@ -166,14 +166,16 @@ class Ellipsoid(ConvexShape):
         h = math.sqrt(disc) / qa
         return float(mid - h), float(mid + h)
 
-    def pack(self) -> tuple:
+    def _f(self) -> np.ndarray:
+        """position, row-major rotation, scale, radius: the compiled ellipsoid's f[16]."""
         f = np.zeros(16)
         f[0:3], f[3:12], f[12:15], f[15] = self.position, self.rotation.reshape(-1), self.scale, self.radius()
-        none3, none1 = np.zeros((0, 3)), np.zeros(0)
-        return (ELLIPSOID, f, none3, none1, none1, none3, none1)
+        return f
 
-    def pack_section(self, axis) -> tuple:
+    def compile(self):
+        return core_shape("ellipsoid", self._f())
+
+    def compile_section(self, axis):
         # a flat ellipse: inside-ness is decided on the in-plane coordinates only, so a swing
         # point's rounding-level offset from the plane does not count as a violation
-        code, f, *rest = self.swing_section(axis).pack()
-        return (ELLIPSE, f, *rest)
+        return core_shape("ellipse", self.swing_section(axis)._f())

@@ -14,7 +14,7 @@ from ..errors import LimitsError
 from ..motion import quat
 from ..motion.skeleton import Motion, Skeleton
 from .joint import FittedLimit, JointLimit, fit_shape, to_limit_space
-from .registry import JOINT_KINDS, SHAPES, joint_limit_class
+from .registry import JOINT_KINDS, joint_limit_class, shape_kinds
 from .rest import DEFAULT_REST_TOLERANCE, rest_directions, rest_mismatch
 
 __all__ = ["FitResult", "fit_joints", "relative_clouds", "root_joints"]
@@ -152,8 +152,8 @@ def fit_joints(motions: Motion | Iterable[Motion], shape: str = "ellipsoid", swi
     its right counterpart and a centre joint its own, and the mean reference is taken over
     both. The skeleton's rest offsets must be mirror images (LimitsError otherwise).
     """
-    if shape not in SHAPES:
-        raise LimitsError(f"unknown limit shape {shape!r}; expected one of {', '.join(SHAPES)}")
+    if shape not in shape_kinds():
+        raise LimitsError(f"unknown limit shape {shape!r}; expected one of {', '.join(shape_kinds())}")
     if not (np.isfinite(padding) and padding >= 0):
         raise LimitsError(f"padding must be a finite number >= 0, got {padding}")
     ms = _as_motions(motions)
@@ -163,7 +163,7 @@ def fit_joints(motions: Motion | Iterable[Motion], shape: str = "ellipsoid", swi
     shapes = dict(shapes or {})
     for name, kind in shapes.items():
         sk.index(name)
-        if kind not in SHAPES + JOINT_KINDS:
+        if kind not in shape_kinds() + JOINT_KINDS:
             raise LimitsError(f"unknown limit shape {kind!r} for joint {name!r}")
     roots = root_joints(ms)
     if joints is None:

@@ -26,7 +26,7 @@ import math
 import zlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -193,7 +193,6 @@ class Implicit(Shape):
     """
 
     kind: str = "implicit"
-    compiled: ClassVar[bool] = False
     position: Array = field(default_factory=lambda: np.zeros(3))
     rotation: Array = field(default_factory=lambda: np.eye(3))
     origin: Array = field(default_factory=lambda: np.zeros(3))
@@ -331,7 +330,7 @@ class Implicit(Shape):
             return float(t[k]), float(t[k])
         return float(t[inside].min()), float(t[inside].max())
 
-    def pack_section(self, axis: Array) -> None:
+    def compile_section(self, axis: Array) -> None:
         return None  # no compiled form: FittedLimit uses project() on batches
 
     # ------------------------------------------------------------------ drawing

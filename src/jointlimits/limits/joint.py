@@ -44,6 +44,11 @@ class JointLimit(Protocol):
 
     def to_dict(self) -> dict: ...
 
+    def compiled(self) -> Any:
+        """The ``_core`` object the compiled back ends (pose projection, IK) run this limit with,
+        or None when it has no compiled form."""
+        ...
+
 
 
 # --------------------------------------------------------------------------- limit space
@@ -120,34 +125,41 @@ class FittedLimit:
         self.twist_axis = ax.copy() if abs(n - 1.0) < 1e-12 else ax / n
         if self.shape is None and (self.swing is None or self.twist is None):
             raise LimitsError("a fitted limit needs either a shape or both swing and twist shapes")
-        parts = (self.shape,) if self.shape is not None else (self.swing, self.twist)
         # shapes with a compiled form run the C++ step (_kernels.fused); others (implicit) the
         # batched path below over their own project()
-        self._packed = pack_limit(self) if all(p.compiled for p in parts) else None
-        self._compiled = None
-        if self._packed is not None:
-            mode, covers, twist, a, b = self._packed
-            self._compiled = compile_limit(self.reference, self.twist_axis, mode, covers, a, b, twist)
-        else:
+        self._build()
+        if self._packed is None:
             if self.reference_quirks:
                 raise LimitsError("reference_quirks needs shapes with a compiled form (box, ellipsoid, kdop)")
             if self.swing_twist:
                 self._section = self.swing.swing_section(self.twist_axis)
                 self._interval = self.twist.twist_interval(self.twist_axis)
 
+    def _build(self) -> None:
+        """The compiled shapes (``_packed``) and limit (``_compiled``), or None for both when a
+        shape has no compiled form."""
+        parts = (self.shape,) if self.shape is not None else (self.swing, self.twist)
+        self._packed = self._compiled = None
+        if not all(p.has_compiled_form() for p in parts):
+            return
+        self._packed = pack_limit(self)
+        mode, covers, twist, a, b = self._packed
+        self._compiled = compile_limit(self.reference, self.twist_axis, mode, covers, a, b, twist)
+
     @property
     def swing_twist(self) -> bool:
         return self.shape is None
 
+    def compiled(self) -> Any:
+        """The ``_core.CompiledLimit`` the compiled step runs (None: a shape without a compiled form)."""
+        return self._compiled
+
     def __getstate__(self) -> dict:  # the compiled limit is rebuilt, not pickled
-        return {k: v for k, v in self.__dict__.items() if k != "_compiled"}
+        return {k: v for k, v in self.__dict__.items() if k not in ("_compiled", "_packed")}
 
     def __setstate__(self, state: dict) -> None:
         self.__dict__.update(state)
-        self._compiled = None
-        if self._packed is not None:
-            mode, covers, twist, a, b = self._packed
-            self._compiled = compile_limit(self.reference, self.twist_axis, mode, covers, a, b, twist)
+        self._build()
 
     def limit_space(self, rotations: Array) -> Array | tuple[Array, Array]:
         """Limit-space points of local rotations (a (swing, twist) pair with swing-twist)."""
@@ -180,7 +192,7 @@ class FittedLimit:
 
     def contains(self, rotations: Array, tolerance: float = 1e-6) -> NDArray[np.bool_]:
         """Whether each rotation is inside the limit (either cover), within ``tolerance`` radians."""
-        if self._packed is None:
+        if self._compiled is None:
             return _contains_batched(self, rotations, tolerance)
         return self.violation(rotations) <= tolerance
 

@@ -28,7 +28,7 @@ from ._checks import (
     _raise_bad_point,
     _vec,
 )
-from ._kernels.codes import KDOP_EXACT, POLYGON, SLABS
+from .compiled import core_shape
 from .shape import ConvexShape
 
 __all__ = ["KDop", "SlabShape", "fit_kdop", "kdop_axes", "project_kdop", "contains_kdop", "distance_kdop"]
@@ -210,7 +210,7 @@ class SlabShape(ConvexShape):
             lo = hi = 0.5 * (lo + hi)
         return float(lo), float(hi)
 
-    def pack_section(self, axis) -> tuple:
+    def compile_section(self, axis):
         """A convex polygon in the swing plane (the 3D section solver if the plane misses the shape)."""
         a = np.asarray(axis, np.float64)
         e1 = np.cross(a, [1.0, 0, 0] if abs(a[0]) < 0.9 else [0, 1.0, 0])
@@ -226,13 +226,13 @@ class SlabShape(ConvexShape):
             poly = _clip_polygon(poly, g, mx + ok)
             poly = _clip_polygon(poly, -g, -(mn + ok))
         if len(poly) == 0:
-            return self.swing_section(axis).pack()
+            return self.swing_section(axis).compile()
         f = np.zeros(16)
         f[3:6], f[6:9] = P[:, 0], P[:, 1]
         f[15] = float(np.max(np.linalg.norm(poly, axis=1)))
         verts = np.zeros((len(poly), 3))
         verts[:, :2] = poly
-        return (POLYGON, f, verts, np.zeros(0), np.zeros(0), np.zeros((0, 3)), np.zeros(0))
+        return core_shape("polygon", f, axes=verts)
 
 
 @dataclass(eq=False)
@@ -296,13 +296,13 @@ class KDop(SlabShape):
     def to_dict(self) -> dict:
         return {**super().to_dict(), "exact": bool(self.exact)}
 
-    def pack(self) -> tuple:
+    def compile(self):
         f = np.zeros(16)
         f[0:3], f[3:12], f[15] = self.position, self.rotation.reshape(-1), self.radius()
         if not self.exact:
-            return (SLABS, f, self.axes.copy(), self.mins.copy(), self.maxs.copy(), np.zeros((0, 3)), np.zeros(0))
+            return core_shape("slabs", f, axes=self.axes, mins=self.mins, maxs=self.maxs)
         norms = np.linalg.norm(self.axes, axis=1)
         unit = self.axes / norms[:, None]
         G = np.ascontiguousarray(np.concatenate([unit, -unit], axis=0))
         bnd = np.concatenate([self.maxs / norms, -self.mins / norms])
-        return (KDOP_EXACT, f, np.zeros((0, 3)), np.zeros(0), np.zeros(0), G, bnd)
+        return core_shape("kdop", f, G=G, bnd=bnd)

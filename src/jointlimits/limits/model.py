@@ -40,6 +40,11 @@ Array = NDArray[np.float64]
 # --------------------------------------------------------------------------- the model
 
 
+def _compiled_limit(limit: Any) -> Any:
+    """The ``_core.CompiledLimit`` a joint's limit projects poses with (None: its own project())."""
+    c = limit.compiled() if hasattr(limit, "compiled") else None
+    return c if isinstance(c, _core.CompiledLimit) else None
+
 class JointLimits:
     """Per-joint limits of one skeleton, fitted from motion capture.
 
@@ -230,8 +235,9 @@ class JointLimits:
         cached = self.__dict__.get("_pose_cache")
         if cached is not None:
             return cached
-        fast = [j for j in self.active() if getattr(self.joints[j], "_compiled", None) is not None]
-        core = _core.PoseLimits(self.skeleton.num_joints, fast, [self.joints[j]._compiled for j in fast])
+        compiled = {j: _compiled_limit(self.joints[j]) for j in self.active()}
+        fast = [j for j, c in compiled.items() if c is not None]
+        core = _core.PoseLimits(self.skeleton.num_joints, fast, [compiled[j] for j in fast])
         rest = [j for j in self._order() if j not in set(fast)]
         self._pose_cache = (core, fast, rest)
         return core, fast, rest

@@ -171,6 +171,15 @@ class ReachWindowLimit:
         self._verts = np.concatenate(verts) if verts else np.zeros((0, 2))
         self._eg = np.concatenate(gs) if gs else np.zeros((0, 3))
         self._edge_window = np.repeat(np.arange(W), np.diff(self._wvs))
+        self._core = _core.ReachLimit(self.reference, self.axis, self._tmid, self._thalf, self._wn, self._we1,
+                                      self._we2, self._wc, self._wvs, self._verts, self._eg)
+
+    def __getstate__(self) -> dict:  # the core's copy is rebuilt, not pickled
+        return {k: v for k, v in self.__dict__.items() if k != "_core"}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self._pack()
 
     # -- decomposition
     def relative(self, q: ArrayLike) -> Array:
@@ -246,8 +255,7 @@ class ReachWindowLimit:
             raise LimitsError(f"rotations must be [..., 4], got shape {q.shape}")
         flat = np.ascontiguousarray(q.reshape(-1, 4))
         out = np.empty_like(flat)
-        _core.reach_project(flat, self.reference, self.axis, self._tmid, self._thalf, self._wn, self._we1,
-                          self._we2, self._wc, self._wvs, self._verts, self._eg, _SLACK, out)
+        self._core.project(flat, _SLACK, out)
         return out.reshape(q.shape)
 
     def violation(self, q: ArrayLike) -> Array:
@@ -255,6 +263,10 @@ class ReachWindowLimit:
         q = np.asarray(q, np.float64)
         p = self.project(q)
         return np.where(np.all(p == q, axis=-1), 0.0, quat.angle(q, p))
+
+    def compiled(self) -> _core.ReachLimit:
+        """The ``_core.ReachLimit`` IK projects this joint with (built once)."""
+        return self._core
 
     # -- serialisation
     def to_dict(self) -> dict:

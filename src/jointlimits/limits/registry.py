@@ -1,6 +1,6 @@
 """Which shapes and per-joint limit kinds exist: the one list the model, the JSON loader and the
 CLI read. Adding a shape is a module implementing :class:`~jointlimits.limits.shape.Shape` plus
-one line in ``SHAPE_CLASSES``."""
+one line in ``SHAPE_CLASSES`` (or, from outside the package, one :func:`register_shape` call)."""
 
 from __future__ import annotations
 
@@ -8,10 +8,11 @@ import importlib
 
 from ..errors import LimitsError
 
-__all__ = ["SHAPE_CLASSES", "SHAPES", "JOINT_LIMIT_CLASSES", "JOINT_KINDS", "shape_class", "joint_limit_class"]
+__all__ = ["SHAPE_CLASSES", "SHAPES", "JOINT_LIMIT_CLASSES", "JOINT_KINDS", "shape_class", "joint_limit_class",
+           "register_shape", "shape_kinds"]
 
-# limit-space shape kind -> "module:Class" in this package
-SHAPE_CLASSES: dict[str, str] = {
+# limit-space shape kind -> "module:Class" in this package, "package.module:Class", or the class
+SHAPE_CLASSES: dict[str, str | type] = {
     "box": "box:Box",
     "oriented-box": "box:OrientedBox",
     "ellipsoid": "ellipsoid:Ellipsoid",
@@ -26,18 +27,32 @@ JOINT_LIMIT_CLASSES: dict[str, str] = {
     "rest-retargeted": "rest:RestRetargetedLimit",
 }
 
-SHAPES: tuple[str, ...] = tuple(SHAPE_CLASSES)
+SHAPES: tuple[str, ...] = tuple(SHAPE_CLASSES)  # the built-in shapes (register_shape adds to SHAPE_CLASSES)
 # limits fitted per joint from rotations rather than from a shape in limit space
 JOINT_KINDS: tuple[str, ...] = tuple(
     k for k in JOINT_LIMIT_CLASSES if k not in ("fitted", "coupled", "rest-retargeted")
 )
 
 
-def _load(table: dict[str, str], kind: object, what: str) -> type:
+def _load(table: dict, kind: object, what: str) -> type:
     if not isinstance(kind, str) or kind not in table:
         raise LimitsError(f"unknown {what} {kind!r}; expected one of {', '.join(table)}")
-    module, name = table[kind].split(":")
-    return getattr(importlib.import_module(f"{__package__}.{module}"), name)
+    target = table[kind]
+    if isinstance(target, type):
+        return target
+    module, name = target.split(":")
+    return getattr(importlib.import_module(module if "." in module else f"{__package__}.{module}"), name)
+
+
+def register_shape(kind: str, target: str | type) -> None:
+    """Make limit-space shape ``kind`` available to fitting and limits files: ``target`` is a
+    :class:`~jointlimits.limits.shape.Shape` subclass or ``"package.module:Class"``."""
+    SHAPE_CLASSES[kind] = target
+
+
+def shape_kinds() -> tuple[str, ...]:
+    """Every registered limit-space shape kind, built in or registered."""
+    return tuple(SHAPE_CLASSES)
 
 
 def shape_class(kind: object) -> type:

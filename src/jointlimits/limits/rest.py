@@ -159,6 +159,10 @@ class RestRetargetedLimit:
     def violation(self, rotations: Array) -> Array:
         return self.inner.violation(self._to(np.asarray(rotations, np.float64)))
 
+    def compiled(self) -> None:
+        """No compiled form: poses and IK call project()."""
+        return None
+
     def to_dict(self) -> dict:
         return {"kind": self.kind, "pre": self.pre.tolist(), "post": self.post.tolist(), "inner": self.inner.to_dict()}
 

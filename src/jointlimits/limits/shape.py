@@ -25,7 +25,6 @@ class Shape:
     """A region of limit space. Subclasses implement the methods below on ``[..., 3]`` points."""
 
     kind: ClassVar[str] = ""
-    compiled: ClassVar[bool] = True  # pack() gives the compiled step's arrays
 
     def __new__(cls, *args: Any, **kwargs: Any) -> Shape:
         if cls is Shape:  # Shape("kdop", ...) is the registered class of that kind
@@ -67,14 +66,18 @@ class Shape:
         raise NotImplementedError
 
     # ------------------------------------------------------------------ compiled step
-    def pack(self) -> tuple | None:
-        """The shape as the compiled step's flat arrays (``_kernels.fused.pack_shape``), or None
-        when the shape projects with its own batched code."""
+    def compile(self) -> Any:
+        """The shape as a ``_core.CompiledShape`` for the compiled step (built with
+        :func:`.compiled.core_shape`), or None when it projects with its own batched code."""
         return None
 
-    def pack_section(self, axis: Array) -> tuple | None:
-        """The packed swing section for ``axis`` (None: no compiled form)."""
-        return self.swing_section(axis).pack()
+    def has_compiled_form(self) -> bool:
+        """Whether the shape's class compiles (overrides :meth:`compile`)."""
+        return type(self).compile is not Shape.compile
+
+    def compile_section(self, axis: Array) -> Any:
+        """The compiled swing section for ``axis`` (None: no compiled form)."""
+        return self.swing_section(axis).compile()
 
     # ------------------------------------------------------------------ files
     def to_dict(self) -> dict:
