@@ -239,18 +239,28 @@ void bind_limits(nb::module_& m) {
             nb::arg("num_joints"), nb::arg("joints"), nb::arg("limits"))
         .def(
             "project",
-            [](const PoseLimits& P, CArr q, bool soft_on, double falloff, double radius, Arr out) {
+            [](const PoseLimits& P, CArr q, bool soft_on, double falloff, double radius, Arr out,
+               std::optional<Arr> hard) {
                 const int64_t J = P.num_joints;
                 if (q.ndim() < 2 || q.shape(q.ndim() - 1) != 4 || q.shape(q.ndim() - 2) != size_t(J))
                     throw std::invalid_argument("_core: rotations must be [..., J, 4]");
                 if (out.size() != q.size()) throw std::invalid_argument("_core: out must be the size of q");
+                double* h = nullptr;
+                if (hard) {
+                    if (hard->size() != q.size()) throw std::invalid_argument("_core: hard must be the size of q");
+                    h = hard->data();
+                    if (h == out.data() || h == q.data())
+                        throw std::invalid_argument("_core: hard must be an array of its own");
+                }
                 const size_t frames = q.size() / (4 * J);
                 nb::gil_scoped_release nogil;
-                return P.project(q.data(), frames, soft_on, falloff, radius, out.data());
+                return P.project(q.data(), frames, soft_on, falloff, radius, out.data(), h);
             },
             nb::arg("q"), nb::arg("soft_on"), nb::arg("falloff"), nb::arg("radius"), nb::arg("out").noconvert(),
-            "Limited poses q [..., J, 4] into out (joints without a limit copied); False (out unspecified) "
-            "if q holds a non-finite value.")
+            nb::arg("hard").noconvert() = nb::none(),
+            "Limited poses q [..., J, 4] into out (joints without a limit copied) and, if given, the "
+            "unsoftened result into hard in the same pass; False (out unspecified) if q holds a "
+            "non-finite value.")
         .def_prop_ro("num_joints", [](const PoseLimits& P) { return P.num_joints; })
         .def_prop_ro("joints", [](const PoseLimits& P) { return P.joints; });
 }

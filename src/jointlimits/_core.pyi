@@ -85,9 +85,9 @@ class PoseLimits:
 
     def __init__(self, num_joints: int, joints: Sequence[int], limits: Sequence[CompiledLimit]) -> None: ...
 
-    def project(self, q: Annotated[NDArray[numpy.float64], dict(order='C', device='cpu', writable=False)], soft_on: bool, falloff: float, radius: float, out: Annotated[NDArray[numpy.float64], dict(order='C', device='cpu')]) -> bool:
+    def project(self, q: Annotated[NDArray[numpy.float64], dict(order='C', device='cpu', writable=False)], soft_on: bool, falloff: float, radius: float, out: Annotated[NDArray[numpy.float64], dict(order='C', device='cpu')], hard: Annotated[NDArray[numpy.float64], dict(order='C', device='cpu')] | None = None) -> bool:
         """
-        Limited poses q [..., J, 4] into out (joints without a limit copied); False (out unspecified) if q holds a non-finite value.
+        Limited poses q [..., J, 4] into out (joints without a limit copied) and, if given, the unsoftened result into hard in the same pass; False (out unspecified) if q holds a non-finite value.
         """
 
     @property

@@ -1,5 +1,6 @@
 """Whole poses through the compiled PoseLimits of JointLimits: the same results as joint by joint,
-and a cache that follows every change of the joints, their limits and the enabled flags."""
+new limits for every change (the joint table is read-only), and apply's single pass that limits
+and measures at once."""
 
 from __future__ import annotations
 
@@ -89,3 +90,41 @@ def test_pose_errors(limits):
         limits.project(np.ones((2, J + 1, 4)))
     with pytest.raises(LimitsError):
         limits.project(quat.normalize(np.ones((J, 4))), soften=(1.0, -1.0))
+
+
+def _motion(frames: int, seed: int):
+    from jointlimits.motion.skeleton import Motion
+
+    q = quat.normalize(np.random.default_rng(seed).normal(size=(frames, J, 4)))
+    return Motion(_skeleton(), q, np.zeros((frames, J, 3)), 1 / 30)
+
+
+@pytest.mark.parametrize("frames", [1, 3, 4, 57])
+@pytest.mark.parametrize("soften", [None, (1.0, 0.1), (2.0, 0.3)])
+def test_apply_and_measure_is_apply_and_violation_in_one_pass(limits, frames, soften):
+    # a reach-window joint (no compiled pose form) rides along: its violation comes from its own limit
+    from jointlimits.limits.reach import ReachWindowLimit
+
+    m = _motion(frames, 7)
+    rng = np.random.default_rng(8)
+    reach = ReachWindowLimit.fit(quat.normalize(rng.normal([1, 0, 0, 0], 0.3, (300, 4))), np.array([0.0, 1, 0]))
+    for lim in (limits, limits.with_limit("j4", reach)):
+        out, v = lim.apply_and_measure(m, soften=soften, root=True)
+        np.testing.assert_array_equal(out.rotations, lim.apply(m, soften=soften, root=True).rotations)
+        np.testing.assert_array_equal(v, lim.violation(m.rotations))
+        assert v[:, lim.active()].max() > 0.1  # random rotations: far outside somewhere
+
+
+def test_the_pose_pass_writes_the_unsoftened_result_beside_the_limited(limits):
+    core, fast, _ = limits._pose_core()
+    for frames in (1, 3, 4, 40):
+        q = quat.normalize(np.random.default_rng(frames).normal(size=(frames, J, 4)))
+        soft, hard = np.empty_like(q), np.empty_like(q)
+        assert core.project(q, True, 1.0, 0.1, soft, hard)
+        np.testing.assert_array_equal(soft, limits.project(q, (1.0, 0.1)))
+        np.testing.assert_array_equal(hard, limits.project(q))
+        assert not np.array_equal(soft, hard)
+    with pytest.raises(ValueError, match="its own"):
+        core.project(q, True, 1.0, 0.1, soft, soft)
+    with pytest.raises(ValueError, match="size of q"):
+        core.project(q, True, 1.0, 0.1, soft, np.empty((1, J, 4)))

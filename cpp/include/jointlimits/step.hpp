@@ -472,18 +472,23 @@ struct PoseLimits {
     std::vector<int64_t> joints;
     std::vector<CompiledLimit> limits;
 
-    /// q [frames, J, 4] -> out (same layout): every limited joint of every frame, the others copied.
-    /// Returns false (out then unspecified) if q holds a non-finite value. q may equal out.
+    /// q [frames, J, 4] -> out (same layout): every limited joint of every frame, the others copied;
+    /// with hard != nullptr also the unsoftened result there (the same pass: each joint's step
+    /// writes both). Returns false (out then unspecified) if q holds a non-finite value. q may
+    /// equal out (not hard).
     bool project(const double* q, std::size_t frames, bool soft_on, double falloff, double radius,
-                 double* out) const {
+                 double* out, double* hard = nullptr) const {
         const std::size_t total = frames * static_cast<std::size_t>(num_joints) * 4;
         double acc = 0.0;  // x - x is NaN for inf and NaN: one branch-free pass
         for (std::size_t i = 0; i < total; ++i) acc += q[i] - q[i];
         if (acc != 0.0) return false;
         if (out != q)
             for (std::size_t i = 0; i < total; ++i) out[i] = q[i];
+        const bool both = hard != nullptr && soft_on;  // unsoftened = limited without softening
+        if (both)
+            for (std::size_t i = 0; i < total; ++i) hard[i] = out[i];
         const std::size_t stride = static_cast<std::size_t>(num_joints) * 4;
-        if (frames < 4) {  // a pose or a few: the single-shape joints of a frame in one vectorised pass
+        if (frames < 4 && !both) {  // a pose or a few: the single-shape joints of a frame in one vectorised pass
             const CompiledLimit* L[detail::kChunk];
             std::size_t off[detail::kChunk];
             for (std::size_t f = 0; f < frames; ++f) {
@@ -504,12 +509,15 @@ struct PoseLimits {
                 }
                 if (m) detail::frame_step_mode0(L, off, m, o, soft_on, falloff, radius, o);
             }
-            return true;
+        } else {
+            for (std::size_t k = 0; k < joints.size(); ++k) {
+                double* o = out + joints[k] * 4;
+                limit_step(limits[k], o, frames, soft_on, falloff, radius, o, both ? hard + joints[k] * 4 : nullptr,
+                           stride);
+            }
         }
-        for (std::size_t k = 0; k < joints.size(); ++k) {
-            double* o = out + joints[k] * 4;
-            limit_step(limits[k], o, frames, soft_on, falloff, radius, o, nullptr, stride);
-        }
+        if (hard != nullptr && !both)
+            for (std::size_t i = 0; i < total; ++i) hard[i] = out[i];
         return true;
     }
 };

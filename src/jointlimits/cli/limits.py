@@ -181,9 +181,10 @@ def apply_command(limits_file: Path, clip: Path, output: Path, soften: tuple[flo
     m = motion_io.load(clip)
     _require_frames(m, clip)
     lim = limits_for_clip(JointLimits.load(limits_file), m, joints, exclude, root, retarget_rest)
-    out = lim.apply(m, soften=soften, smooth=smooth_switches if smooth else None, root=True)
+    # (limits_for_clip checked the skeleton; one pass limits the clip and measures the input)
+    out, v = lim.apply_and_measure(m, soften=soften, smooth=smooth_switches if smooth else None, root=True,
+                                   check=False)
     motion_io.save(output, out)
-    v = lim.violation(m.rotations)
     changed = int(np.any(v > 1e-6, axis=1).sum())
     emit(f"limited {changed}/{m.num_frames} frames (max violation {np.degrees(v.max()):.1f} deg) -> {output}",
          {"output": str(output), "frames": m.num_frames, "frames_limited": changed,
@@ -294,6 +295,7 @@ def run_demo(input_clip: Path | None, out_dir: Path, shape: str, swing_twist: bo
     from .._atomic import atomic_write
     from .._names import safe_filename
     from ..cleanup.smoothing import smooth_switches
+    from ..limits.report import violation_report
     from ..motion import procedural
     from ..viz.plots import plot_joint_limit, plot_violation_report
     from ..viz.viewer import write_limits_page
@@ -310,12 +312,13 @@ def run_demo(input_clip: Path | None, out_dir: Path, shape: str, swing_twist: bo
     lim.save(lim_path)
     files["limits"] = str(lim_path)
     wild = procedural.over_rotate(motion, over)
-    limited = lim.apply(wild, smooth=smooth_switches)
+    # one pass limits the over-rotated copy and measures how far out it was
+    limited, wild_violation = lim.apply_and_measure(wild, smooth=smooth_switches, check=False)
     for key, m in (("over_rotated", wild), ("limited", limited)):
         p = out_dir / f"{key}.bvh"
         motion_io.save(p, m)
         files[key] = str(p)
-    before = lim.report(wild)
+    before = violation_report(wild.skeleton.names, lim.active(), [wild_violation])
     after = lim.report(limited)
     # the hard projection alone: the spring that removes its pops may leave some frames slightly out
     hard = lim.report(lim.apply(wild))
@@ -333,7 +336,7 @@ def run_demo(input_clip: Path | None, out_dir: Path, shape: str, swing_twist: bo
     files["report_text"] = str(out_dir / "report.txt")
     files["violations_png"] = str(plot_violation_report(lim, wild, out_dir / "violations.png", projected=limited))
     # figures for the three joints the over-rotation pushed furthest out
-    mean_violation = lim.violation(wild.rotations).mean(axis=0)
+    mean_violation = wild_violation.mean(axis=0)
     worst = [motion.skeleton.names[j] for j in sorted(lim.active(), key=lambda j: -mean_violation[j])[:3]]
     for name in worst:
         p = out_dir / f"joint_{safe_filename(name)}.png"  # names come from the clip: never a path

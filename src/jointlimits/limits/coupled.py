@@ -20,7 +20,6 @@ for the cells without data.
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from types import SimpleNamespace
@@ -32,6 +31,7 @@ from numpy.typing import NDArray
 from .._native import _core
 from ..errors import LimitsError
 from ..motion import quat
+from ..motion.naming import is_role
 from ._checks import check_soften
 from .implicit import (
     ENCODING,
@@ -56,6 +56,9 @@ MIN_FRAMES = 120  # a parent cell's window needs this many training frames for i
 GROW = 2  # a sparse cell's window grows up to this many cells from its centre
 COARSEN = 2.0  # the conditioned fields' grid cell, in the child's own grid cells
 CONDITION_PADDING = 0.03  # radians added to the padding of the parent-conditioned fields
+#: (parent role, child roles) of the coupled pairs (roles: jointlimits.motion.naming.ROLES)
+COUPLED_ROLES = [("clavicle", ("upper_arm",)), ("upper_arm", ("forearm",)), ("thigh", ("shin",)),
+                 ("spine", ("spine", "neck")), ("neck", ("head",))]
 
 
 def humanoid_pairs(names: Sequence[str], parents: Sequence[int]) -> list[tuple[str, str]]:
@@ -63,21 +66,8 @@ def humanoid_pairs(names: Sequence[str], parents: Sequence[int]) -> list[tuple[s
     shoulder -> elbow, hip -> knee, along the spine and neck -> head (found by name). (Elbow ->
     wrist and knee -> ankle were measured and left out: on LAFAN1 their coupled limits admit no
     less than the uncoupled ones at the same held-out recall.)"""
-    rules = [
-        (r"(shoulder|clavicle|collar)", r"(?<!fore)(?<!lower)(arm|upperarm|humerus)$"),
-        (r"(?<!fore)(?<!lower)(arm|upperarm|humerus)$", r"(forearm|lowerarm|elbow)"),
-        (r"(upleg|upperleg|thigh|hip)$", r"((?<!up)(?<!upper)leg|knee|shin|calf|lowerleg)$"),
-        (r"(spine\d*|chest|abdomen)$", r"(spine\d*|chest|neck)$"),
-        (r"neck\d*$", r"head$"),
-    ]
-    out = []
-    for c, p in enumerate(parents):
-        if p < 0:
-            continue
-        pn, cn = names[p].lower(), names[c].lower()
-        if any(re.search(a, pn) and re.search(b, cn) for a, b in rules):
-            out.append((names[p], names[c]))
-    return out
+    return [(names[p], names[c]) for c, p in enumerate(parents)
+            if p >= 0 and any(is_role(names[p], a) and is_role(names[c], *b) for a, b in COUPLED_ROLES)]
 
 
 def parent_cell_size(parent_points: Array) -> float:

@@ -242,12 +242,14 @@ class JointLimits:
         self._pose_cache = (core, fast, rest)
         return core, fast, rest
 
-    def _project_pose(self, q: Array, soften: tuple[float, float] | None) -> Array:
+    def _project_pose(self, q: Array, soften: tuple[float, float] | None, hard: Array | None = None) -> Array:
+        """The limited poses; with ``hard`` (an array like q) the compiled joints' unsoftened
+        result is written there in the same pass."""
         core, _, rest = self._pose_core()
         out = np.empty(q.shape)
         # (other layouts are converted by the binding)
-        if not (core.project(q, False, 0.0, 0.0, out) if soften is None else
-                core.project(q, True, soften[0], soften[1], out)):
+        if not (core.project(q, False, 0.0, 0.0, out, hard) if soften is None else
+                core.project(q, True, soften[0], soften[1], out, hard)):
             raise LimitsError("rotations contain NaN or infinite values")
         if rest:
             self._project_rest(q, out, soften, rest)
@@ -300,32 +302,66 @@ class JointLimits:
         out = np.zeros(q.shape[:-1])
         if fast:
             out[..., fast] = self._violation_fast(q, fast)
+        self._violation_rest(q, rest, out)
+        return out
+
+    def _violation_rest(self, q: Array, rest: list[int], out: Array) -> None:
+        """The violations of the joints without a compiled limit, into ``out`` (a coupled child
+        against its parent's input rotation)."""
         for j in rest:
             lim = self.joints[j]
             extra = {"parent": q[..., self.skeleton.index(lim.parent), :]} if hasattr(lim, "parent") else {}
             out[..., j] = lim.violation(q[..., j, :], **extra)
-        return out
 
     def apply(self, motion: Motion, soften: tuple[float, float] | None = None,
               smooth: Callable[[Array, Array, float], Array] | None = None,
               joints: Iterable[str | int] | None = None, exclude: Iterable[str | int] | None = None,
-              root: bool = False) -> Motion:
+              root: bool = False, check: bool = True) -> Motion:
         """A copy of ``motion`` with every frame limited. ``smooth(limited, original, frame_time)``,
         if given, post-processes the limited rotations ``[F, J, 4]`` (e.g.
         :func:`jointlimits.cleanup.smoothing.smooth_switches`, which removes the jumps a projection
         makes when it switches sides). ``joints``, ``exclude`` and ``root`` choose the joints as in
         :meth:`select` (by default the joints carrying the global position and heading are left
-        alone)."""
+        alone). ``check=False`` skips the skeleton check (for a caller that made it already)."""
+        return self._apply(motion, soften, smooth, joints, exclude, root, check, measure=False)[0]
+
+    def apply_and_measure(self, motion: Motion, soften: tuple[float, float] | None = None,
+                          smooth: Callable[[Array, Array, float], Array] | None = None,
+                          joints: Iterable[str | int] | None = None, exclude: Iterable[str | int] | None = None,
+                          root: bool = False, check: bool = True) -> tuple[Motion, Array]:
+        """:meth:`apply`, and the input's :meth:`violation` ``[F, J]`` (radians) from the same
+        pass: the compiled joints' step writes the limited and the unsoftened rotation at once."""
+        out, violation = self._apply(motion, soften, smooth, joints, exclude, root, check, measure=True)
+        assert violation is not None
+        return out, violation
+
+    def _apply(self, motion: Motion, soften: tuple[float, float] | None,
+               smooth: Callable[[Array, Array, float], Array] | None, joints: Iterable[str | int] | None,
+               exclude: Iterable[str | int] | None, root: bool, check: bool, measure: bool
+               ) -> tuple[Motion, Array | None]:
         if smooth is not None and not callable(smooth):
             raise LimitsError("apply: smooth takes a function (limited, original, frame_time) -> rotations, "
                               "e.g. jointlimits.cleanup.smoothing.smooth_switches")
         lim = self.select(joints, exclude, motion, root)
-        lim.check_skeleton(motion.skeleton)
+        if check:
+            lim.check_skeleton(motion.skeleton)
+        q = motion.rotations
+        if not measure:
+            limited, violation = lim.project(q, soften), None
+        else:
+            q = lim._check(q)
+            hard = np.empty(q.shape)
+            limited = lim._project_pose(q, None if soften is None else check_soften(soften), hard)
+            _, fast, rest = lim._pose_core()
+            violation = np.zeros(q.shape[:-1])
+            if fast:
+                violation[..., fast] = quat.angle(q[..., fast, :], hard[..., fast, :])
+            lim._violation_rest(q, rest, violation)
         out = motion.copy()
-        out.rotations = lim.project(motion.rotations, soften)
+        out.rotations = limited
         if smooth is not None:
             out.rotations = smooth(out.rotations, motion.rotations, motion.frame_time)
-        return out
+        return out, violation
 
     def report(self, motions: Motion | Iterable[Motion], tolerance: float = 1e-6) -> list[dict[str, Any]]:
         """Per limited joint: frames outside, fraction outside, mean and max violation (degrees)
