@@ -1,5 +1,6 @@
 """Start-up cost a new user pays: `import jointlimits` + the first projection in a fresh process,
-the first `jointlimits demo`, and (with --install) a fresh venv's `pip install -e . && jointlimits demo`.
+the first `jointlimits demo`, and (with --install) a fresh venv's `pip install -e . && jointlimits demo`
+in a fresh clone of the committed tree (pip's download cache as it is: PIP_NO_CACHE_DIR=1 for a cold one).
 
 Run: python benchmarks/bench_startup.py [--install]
 The anchor is a bare `python -c pass` (interpreter start) timed in the same run.
@@ -62,10 +63,14 @@ def main() -> None:
 
     if args.install:
         with tempfile.TemporaryDirectory() as tmp:
+            # a fresh clone of the committed tree, as a new user has it: installing from ROOT would
+            # reuse its build/ folder (an incremental compile, not the user's full one)
+            src = Path(tmp) / "src"
+            subprocess.run(["git", "clone", "-q", str(ROOT), str(src)], check=True)
             venv = Path(tmp) / "venv"
             t = time.perf_counter()
             subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
-            subprocess.run([str(venv / "bin/pip"), "install", "-q", "-e", str(ROOT)], check=True,
+            subprocess.run([str(venv / "bin/pip"), "install", "-q", "-e", str(src)], check=True,
                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             t_install = time.perf_counter() - t
             t_demo = _timed([str(venv / "bin/jointlimits"), "demo", "--out", str(Path(tmp) / "demo")])
