@@ -1,6 +1,7 @@
 """Start-up cost a new user pays: `import jointlimits` + the first projection in a fresh process,
 the first `jointlimits demo`, and (with JL_BENCH_INSTALL=1, full mode) a fresh venv's
-`pip install -e . && jointlimits demo` (it compiles the core: minutes of both cores).
+`pip install -e . && jointlimits demo` in a fresh clone of the committed tree (it compiles the core:
+minutes of both cores; pip's download cache as it is: PIP_NO_CACHE_DIR=1 for a cold one).
 
     python -m benchmarks.bench_startup [--quick]
 
@@ -70,10 +71,14 @@ def run(quick: bool) -> list[dict]:
                             "compiles the core: full mode with JL_BENCH_INSTALL=1 only"))
         return recs
     with tempfile.TemporaryDirectory() as tmp:
+        # a fresh clone of the committed tree, as a new user has it: installing from ROOT would
+        # reuse its build/ folder (an incremental compile, not the user's full one)
+        src = Path(tmp) / "src"
+        subprocess.run(["git", "clone", "-q", str(ROOT), str(src)], check=True)
         venv = Path(tmp) / "venv"
         t = time.perf_counter()
         subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
-        subprocess.run([str(venv / "bin/pip"), "install", "-q", "-e", str(ROOT)], check=True,
+        subprocess.run([str(venv / "bin/pip"), "install", "-q", "-e", str(src)], check=True,
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         t_install = time.perf_counter() - t
         t_demo = _timed([str(venv / "bin/jointlimits"), "demo", "--out", str(Path(tmp) / "demo")])

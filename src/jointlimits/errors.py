@@ -40,3 +40,8 @@ class FormatError(JointLimitsError, ValueError):
 
 class QuatError(JointLimitsError, ValueError):
     """A quaternion or vector argument cannot give a rotation (zero length, NaN or infinite)."""
+
+
+class MissingExtraError(JointLimitsError, ImportError):
+    """A feature needs an optional package that is not installed; the message names the extra
+    (``pip install 'jointlimits[EXTRA]'``) that brings it."""

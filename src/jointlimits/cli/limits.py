@@ -378,6 +378,10 @@ def demo_command(input_clip: Path | None, out_dir: Path, shape: str, swing_twist
         raise BadInput(f"{input_clip}: the demo would overwrite its own input; choose another --out")
     if coupled and (shape != "implicit" or swing_twist):
         raise BadInput("--coupled needs --shape implicit (without --swing-twist)")
+    if shape == "implicit":  # its figures draw iso-surfaces: a missing extra fails before any work
+        from .._optional import require
+
+        require("skimage.measure", "implicit-draw", "drawing implicit limits")
     if out_dir.is_dir() and not force:
         old = [n for n in DEMO_FILES if (out_dir / n).exists()] + sorted(p.name for p in out_dir.glob("joint_*.png"))
         if old:

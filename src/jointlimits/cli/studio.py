@@ -27,6 +27,9 @@ __all__ = ["studio_command"]
 def studio_command(clips: tuple[Path, ...], limits_file: Path | None, port: int, host: str, save_dir: Path) -> None:
     """Play clips, pose joints against their limits and drag IK targets in the browser.
     Without CLIP: the built-in humanoid, an over-rotated range-of-motion clip and limits fitted on it."""
+    from .._optional import require
+
+    require("viser", "studio", "the studio")  # before any fitting: a missing extra fails at once
     from ..io import bvh
     from ..limits.model import JointLimits
     from ..motion import procedural

@@ -29,6 +29,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .._atomic import atomic_write
+from .._optional import require
 from ..errors import FormatError
 from ..motion import quat
 from ..motion.skeleton import POSITION_CHANNELS, Motion, Skeleton
@@ -223,7 +224,7 @@ def _sample(times: NDArray[np.float64], keys: NDArray[np.float64], values: NDArr
 
 def load(path: str | os.PathLike, fps: float | None = None, animation: int = 0) -> Motion:
     """Read a glTF/GLB file's skeleton and one animation (``animation`` index) sampled at ``fps``."""
-    import pygltflib
+    pygltflib = require("pygltflib", "gltf", "reading glTF files")
 
     p = Path(path)
     if not p.exists():
@@ -398,7 +399,7 @@ def _matrix(q: NDArray, t: NDArray) -> NDArray:
 def to_gltf(motion: Motion, metres_per_unit: float | None = None, up: str | None = None) -> tuple[Any, bytes]:
     """A pygltflib document (one skin, one animation) of ``motion``, in metres and Y-up, and the
     bytes of its one buffer."""
-    import pygltflib
+    pygltflib = require("pygltflib", "gltf", "writing glTF files")
 
     from ..motion.units import guess_units, guess_up_axis, parse_up_axis
 

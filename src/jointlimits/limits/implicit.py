@@ -32,6 +32,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .._native import _core
+from .._optional import require
 from ..errors import LimitsError
 from . import cloud
 from ._checks import _points
@@ -337,7 +338,7 @@ class Implicit(Shape):
     def surface(self, step: int = 1) -> tuple[Array, NDArray[np.int64]]:
         """The iso-surface as a triangle mesh in limit space (marching cubes on the grid):
         (vertices [V, 3], triangles [T, 3])."""
-        from skimage.measure import marching_cubes
+        marching_cubes = require("skimage.measure", "implicit-draw", "drawing implicit limits").marching_cubes
 
         F = np.pad(self.grid, 1)  # closed surfaces where the inside touches the grid's edge
         v, t, _, _ = marching_cubes(F, level=self.threshold, step_size=step, allow_degenerate=False)
@@ -347,7 +348,7 @@ class Implicit(Shape):
     def outline(self, e1: Array, e2: Array, samples: int | None = None) -> Array | None:
         """The longest closed iso-line of the field in the plane spanned by unit e1, e2 (through
         the origin), in (e1, e2) coordinates (marching squares, then Newton steps onto it), or None."""
-        from skimage.measure import find_contours
+        find_contours = require("skimage.measure", "implicit-draw", "drawing implicit limits").find_contours
 
         r = self.radius()
         if samples is None:

@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from .._optional import require
 from ..motion import quat
 from . import posing
 from .scene import ContactDrawing, SkeletonDrawing, violation_colors
@@ -30,7 +31,7 @@ class StudioApp:
 
     # ------------------------------------------------------------------ lifecycle
     def start(self) -> StudioApp:
-        import viser
+        viser = require("viser", "studio", "the studio")
 
         st = self.state
         self.server = s = viser.ViserServer(host=self.host, port=self.port, verbose=False)
