@@ -9,10 +9,28 @@ from __future__ import annotations
 
 import os
 
-for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS",
-             "VECLIB_MAXIMUM_THREADS", "NUMEXPR_NUM_THREADS"):
+for _var in (
+    "OMP_NUM_THREADS",
+    "OPENBLAS_NUM_THREADS",
+    "MKL_NUM_THREADS",
+    "NUMBA_NUM_THREADS",
+    "VECLIB_MAXIMUM_THREADS",
+    "NUMEXPR_NUM_THREADS",
+):
     os.environ.setdefault(_var, "1")
 
 #: the benchmark modules, in the order the runner runs them (cheap first)
-BENCHMARKS = ("io", "startup", "projection", "limits", "springs", "ik", "studio", "bvh_size", "pops",
-              "footlock", "recover", "quality")
+BENCHMARKS = (
+    "io",
+    "startup",
+    "projection",
+    "limits",
+    "springs",
+    "ik",
+    "studio",
+    "bvh_size",
+    "pops",
+    "footlock",
+    "recover",
+    "quality",
+)

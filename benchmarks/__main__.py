@@ -34,13 +34,22 @@ from ._timing import cpu_clock
 
 
 def run_all(names: list[str], quick: bool, json_out: Path | None, md_out: Path | None, command: str) -> dict:
-    result = {"machine": machine(), "timestamp": now(), "mode": "quick" if quick else "full",
-              "clock": "cpu" if cpu_clock() else "wall", "command": command, "benchmarks": {}, "records": []}
+    result = {
+        "machine": machine(),
+        "timestamp": now(),
+        "mode": "quick" if quick else "full",
+        "clock": "cpu" if cpu_clock() else "wall",
+        "command": command,
+        "benchmarks": {},
+        "records": [],
+    }
     print(f"jointlimits benchmarks, {result['mode']} mode, {result['clock']} clock: {', '.join(names)}")
     m = result["machine"]
-    print(f"  {m['cpu']}, {m['cores']} cores, Python {m['python']}, numpy {m['numpy']}; jointlimits "
-          f"{m['jointlimits']['layout']} layout at {m['jointlimits']['path']} ({m['jointlimits']['commit'][:12]})",
-          flush=True)
+    print(
+        f"  {m['cpu']}, {m['cores']} cores, Python {m['python']}, numpy {m['numpy']}; jointlimits "
+        f"{m['jointlimits']['layout']} layout at {m['jointlimits']['path']} ({m['jointlimits']['commit'][:12]})",
+        flush=True,
+    )
     t_all = time.perf_counter()
     for i, name in enumerate(names, 1):
         print(f"[{i}/{len(names)}] {name} ...", flush=True)
@@ -75,6 +84,7 @@ def run_all(names: list[str], quick: bool, json_out: Path | None, md_out: Path |
 
 
 # ---------------------------------------------------------------------------------------------- compare
+
 
 def _load_best(spec: str) -> tuple[dict, int]:
     """A run, or (comma-separated) several merged: per record the best value (min of times and
@@ -114,22 +124,30 @@ def compare(before_spec: str, after_spec: str, band: float = 0.15, out=sys.stdou
     before, nb = _load_best(before_spec)
     after, na = _load_best(after_spec)
     p = lambda s="": print(s, file=out)  # noqa: E731
-    p(f"before: {before_spec} ({nb} run{'s' if nb > 1 else ''}; {before['mode']} mode, {before.get('clock', 'wall')} clock, jointlimits "
-      f"{before['machine']['jointlimits']['layout']} layout, {before['machine']['jointlimits']['commit'][:12]}, "
-      f"{before['timestamp']})")
-    p(f"after:  {after_spec} ({na} run{'s' if na > 1 else ''}; {after['mode']} mode, {after.get('clock', 'wall')} clock, jointlimits "
-      f"{after['machine']['jointlimits']['layout']} layout, {after['machine']['jointlimits']['commit'][:12]}, "
-      f"{after['timestamp']})")
+    p(
+        f"before: {before_spec} ({nb} run{'s' if nb > 1 else ''}; {before['mode']} mode, "
+        f"{before.get('clock', 'wall')} clock, jointlimits "
+        f"{before['machine']['jointlimits']['layout']} layout, {before['machine']['jointlimits']['commit'][:12]}, "
+        f"{before['timestamp']})"
+    )
+    p(
+        f"after:  {after_spec} ({na} run{'s' if na > 1 else ''}; {after['mode']} mode, "
+        f"{after.get('clock', 'wall')} clock, jointlimits "
+        f"{after['machine']['jointlimits']['layout']} layout, {after['machine']['jointlimits']['commit'][:12]}, "
+        f"{after['timestamp']})"
+    )
     if before["mode"] != after["mode"]:
         p("WARNING: different modes: quick and full figures are measured on different sizes")
     if before.get("clock", "wall") != after.get("clock", "wall"):
         p("WARNING: different clocks (wall and CPU time): the timings are not comparable")
     if nb > 1 or na > 1:
         p("timings: best of the runs per record (min of times and memory, max of rates)")
-    p(f"flags: TIME = timing (time, rate, memory) off by more than {100 * band:.0f}% (with several runs: "
-      f"the after runs' range {100 * band:.0f}% or more outside the before runs' range); "
-      "'anchor ok' = its ratio to the same-run anchor moved less (the machine's load moved both); "
-      "CHANGED = a count or quality figure that is not identical")
+    p(
+        f"flags: TIME = timing (time, rate, memory) off by more than {100 * band:.0f}% (with several runs: "
+        f"the after runs' range {100 * band:.0f}% or more outside the before runs' range); "
+        "'anchor ok' = its ratio to the same-run anchor moved less (the machine's load moved both); "
+        "CHANGED = a count or quality figure that is not identical"
+    )
     bidx = {(r["bench"], r["name"]): r for r in before["records"]}
     aidx = {(r["bench"], r["name"]): r for r in after["records"]}
     keys = list(bidx) + [k for k in aidx if k not in bidx]
@@ -176,9 +194,11 @@ def compare(before_spec: str, after_spec: str, band: float = 0.15, out=sys.stdou
             counts["ok"] += 1
         p(f"{label:<{width}} {kind:<7} {fmt(bv):>10} {fmt(av):>10} {ratio:12.3f} {anch:>9}  {flag}")
     p()
-    p(f"{counts['ok']} within noise / identical, {counts['flagged']} flagged ({counts['changed']} count or quality "
-      f"figures changed; {counts['flagged'] - counts['changed']} timings, of which {counts['anchor ok']} within the "
-      f"band against their same-run anchor), {counts['skipped']} skipped, {counts['missing']} in one run only")
+    p(
+        f"{counts['ok']} within noise / identical, {counts['flagged']} flagged ({counts['changed']} count or quality "
+        f"figures changed; {counts['flagged'] - counts['changed']} timings, of which {counts['anchor ok']} within the "
+        f"band against their same-run anchor), {counts['skipped']} skipped, {counts['missing']} in one run only"
+    )
     return flagged
 
 
@@ -203,16 +223,22 @@ def main(argv: list[str] | None = None) -> int:
         write(json.loads(args.json.read_text()), args.out, args.json)
         print(f"wrote {args.out}")
         return 0
-    ap = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__.split("\n\n")[0],
-                                 epilog="subcommands: compare BEFORE.json AFTER.json; markdown RUN.json [OUT.md]")
+    ap = argparse.ArgumentParser(
+        prog="python -m benchmarks",
+        description=__doc__.split("\n\n")[0],
+        epilog="subcommands: compare BEFORE.json AFTER.json; markdown RUN.json [OUT.md]",
+    )
     g = ap.add_mutually_exclusive_group()
     g.add_argument("--quick", action="store_true", help="small sizes, fewer repeats, no slow sweeps (~1-3 min)")
     g.add_argument("--full", action="store_true", help="every figure at the scripts' sizes (the default)")
     ap.add_argument("--only", nargs="+", metavar="NAME", choices=BENCHMARKS, help="run only these benchmarks")
     ap.add_argument("--json", type=Path, help="write the records here")
     ap.add_argument("--markdown", type=Path, help="generate this page from the records (e.g. docs/benchmarks.md)")
-    ap.add_argument("--cpu-time", action="store_true",
-                    help="in-process timings in process CPU time instead of wall time (a loaded machine's noise)")
+    ap.add_argument(
+        "--cpu-time",
+        action="store_true",
+        help="in-process timings in process CPU time instead of wall time (a loaded machine's noise)",
+    )
     ap.add_argument("--list", action="store_true", help="list the benchmarks and exit")
     args = ap.parse_args(argv)
     if args.list:

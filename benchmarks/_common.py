@@ -48,16 +48,34 @@ def refbench_missing() -> str:
     return f"reference C++ not found at {SHARED / 'refbench'}"
 
 
-def record(bench: str, name: str, value: float | None, unit: str, *, kind: str = "time", data: str = "",
-           anchor: str | None = None, anchor_value: float | None = None, better: str | None = None,
-           note: str = "", **extra: Any) -> dict:
+def record(
+    bench: str,
+    name: str,
+    value: float | None,
+    unit: str,
+    *,
+    kind: str = "time",
+    data: str = "",
+    anchor: str | None = None,
+    anchor_value: float | None = None,
+    better: str | None = None,
+    note: str = "",
+    **extra: Any,
+) -> dict:
     """One figure. ``kind``: time / rate / memory (timings: compared within a noise band) or
     count / quality (compared exactly). ``anchor``: what the figure is compared with in the same run
     (the reference C++, a peer library, an interpreter start, ...) and ``ratio`` = value / anchor."""
     if better is None:
         better = "higher" if kind == "rate" else "lower" if kind in TIMING_KINDS else ""
-    r: dict[str, Any] = {"bench": bench, "name": name, "value": _num(value), "unit": unit, "kind": kind,
-                         "better": better, "data": data}
+    r: dict[str, Any] = {
+        "bench": bench,
+        "name": name,
+        "value": _num(value),
+        "unit": unit,
+        "kind": kind,
+        "better": better,
+        "data": data,
+    }
     if anchor is not None:
         r["anchor"] = anchor
         r["anchor_value"] = _num(anchor_value)
@@ -110,10 +128,15 @@ def summary(r: dict) -> str:
 
 def git_commit(path: Path = ROOT) -> str:
     try:
-        sha = subprocess.run(["git", "-C", str(path), "rev-parse", "HEAD"], capture_output=True, text=True,
-                             check=True).stdout.strip()
-        dirty = subprocess.run(["git", "-C", str(path), "status", "--porcelain", "--untracked-files=no"],
-                               capture_output=True, text=True, check=True).stdout.strip()
+        sha = subprocess.run(
+            ["git", "-C", str(path), "rev-parse", "HEAD"], capture_output=True, text=True, check=True
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "-C", str(path), "status", "--porcelain", "--untracked-files=no"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
         return sha + ("-dirty" if dirty else "")
     except (OSError, subprocess.CalledProcessError):
         return "unknown"
@@ -153,8 +176,12 @@ def machine() -> dict:
     from ._compat import layout
 
     pkg = Path(jointlimits.__file__).resolve().parent
-    info["jointlimits"] = {"version": getattr(jointlimits, "__version__", "?"), "path": str(pkg),
-                           "layout": layout(), "commit": git_commit(pkg)}
+    info["jointlimits"] = {
+        "version": getattr(jointlimits, "__version__", "?"),
+        "path": str(pkg),
+        "layout": layout(),
+        "commit": git_commit(pkg),
+    }
     info["benchmarks_commit"] = git_commit(ROOT)
     info["refbench"] = str(SHARED / "refbench") if refbench() is not None else None
     return info
@@ -179,7 +206,12 @@ def main_single(bench: str, run: Callable[[bool], list[dict]]) -> None:
     for r in records:
         print(summary(r))
     if args.json:
-        out = {"machine": machine(), "timestamp": now(), "mode": "quick" if args.quick else "full",
-               "clock": os.environ.get("JL_BENCH_CLOCK", "wall"),
-               "command": " ".join(["python -m", f"benchmarks.bench_{bench}"] + sys.argv[1:]), "records": records}
+        out = {
+            "machine": machine(),
+            "timestamp": now(),
+            "mode": "quick" if args.quick else "full",
+            "clock": os.environ.get("JL_BENCH_CLOCK", "wall"),
+            "command": " ".join(["python -m", f"benchmarks.bench_{bench}"] + sys.argv[1:]),
+            "records": records,
+        }
         args.json.write_text(json.dumps(out, indent=1) + "\n")

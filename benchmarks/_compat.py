@@ -44,7 +44,7 @@ def mod(new: str) -> ModuleType:
 
 
 def layout() -> str:
-    """"new" (layers as folders) or "old" (flat modules), from where ``quat`` lives."""
+    """ "new" (layers as folders) or "old" (flat modules), from where ``quat`` lives."""
     try:
         importlib.import_module("jointlimits.motion.quat")
         return "new"

@@ -70,8 +70,11 @@ def render(run: dict, json_path: Path | None = None) -> str:
         doc = _doc(bench)
         if doc:
             lines += [_cell(doc), ""]
-        lines += [f"`python -m benchmarks.bench_{bench}{' --quick' if run['mode'] == 'quick' else ''}`"
-                  + (f" ({secs:.0f} s in this run)" if secs is not None else ""), ""]
+        lines += [
+            f"`python -m benchmarks.bench_{bench}{' --quick' if run['mode'] == 'quick' else ''}`"
+            + (f" ({secs:.0f} s in this run)" if secs is not None else ""),
+            "",
+        ]
         datas = {r.get("data", "") for r in recs if r.get("kind") != "skipped"}
         shared = len(datas) == 1
         if shared and next(iter(datas)):
@@ -82,9 +85,11 @@ def render(run: dict, json_path: Path | None = None) -> str:
             if r.get("kind") == "skipped":
                 row = f"| {_cell(r['name'])} | skipped | | {_cell(r['skipped'])} | | |" + ("" if shared else " |")
             else:
-                row = (f"| {_cell(r['name'])} | {fmt(r['value'])} | {_cell(r.get('unit', ''))} | "
-                       f"{_cell(r.get('anchor', ''))} | {fmt(r['anchor_value']) if 'anchor' in r else ''} | "
-                       f"{fmt(r['ratio']) if r.get('ratio') is not None else ''} |")
+                row = (
+                    f"| {_cell(r['name'])} | {fmt(r['value'])} | {_cell(r.get('unit', ''))} | "
+                    f"{_cell(r.get('anchor', ''))} | {fmt(r['anchor_value']) if 'anchor' in r else ''} | "
+                    f"{fmt(r['ratio']) if r.get('ratio') is not None else ''} |"
+                )
                 if not shared:
                     row += f" {_cell(r.get('data', ''))} |"
             lines.append(row)
@@ -96,5 +101,3 @@ def write(run: dict, out: Path, json_path: Path | None = None) -> None:
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(render(run, Path(json_path) if json_path else None))
-
-

@@ -23,12 +23,16 @@ from ._compat import CHILD_IMPORTS
 
 BENCH = "bvh_size"
 
-CHILD = r"""
+CHILD = (
+    r"""
 import json, os, sys, time
 sys.path.insert(0, sys.argv[1])
 from jointlimits.io import bvh
-bvh.loads('HIERARCHY\nROOT a\n{\nOFFSET 0 0 0\nCHANNELS 1 Xrotation\n}\nMOTION\nFrames: 1\nFrame Time: 0.1\n1\n')  # imports
-""" + CHILD_IMPORTS + r"""
+bvh.loads('HIERARCHY\nROOT a\n{\nOFFSET 0 0 0\nCHANNELS 1 Xrotation\n}\nMOTION\n'  # noqa: E501
+          'Frames: 1\nFrame Time: 0.1\n1\n')  # imports
+"""
+    + CHILD_IMPORTS
+    + r"""
 bvh.dumps(procedural.range_of_motion(seconds=0.2))  # compiled writer: loaded from cache (or compiled) now
 def status(key):
     for line in open('/proc/self/status'):
@@ -47,6 +51,7 @@ print(json.dumps({"before": before, "peak": peak, "load_s": t_load, "save_s": t_
                   "frames": m.num_frames}))
 os.unlink(out)
 """
+)
 
 #: compact clips (23-31 bytes of text per joint-frame), where the arrays weigh most against the text
 COMPACT = ["cmu_cgspeed_max/131_01.bvh", "cmu_cgspeed_mb/01_01.bvh", "sfu/0005_Jogging001.bvh", "perfume/A_test.bvh"]
@@ -54,8 +59,13 @@ COMPACT = ["cmu_cgspeed_max/131_01.bvh", "cmu_cgspeed_mb/01_01.bvh", "sfu/0005_J
 
 def measure(src: Path, path: Path) -> dict:
     with tempfile.TemporaryDirectory() as d:
-        r = subprocess.run([sys.executable, "-c", CHILD, str(src), str(path), os.path.join(d, "out.bvh")],
-                           capture_output=True, text=True, check=True, env={**os.environ, "OMP_NUM_THREADS": "1"})
+        r = subprocess.run(
+            [sys.executable, "-c", CHILD, str(src), str(path), os.path.join(d, "out.bvh")],
+            capture_output=True,
+            text=True,
+            check=True,
+            env={**os.environ, "OMP_NUM_THREADS": "1"},
+        )
     return json.loads(r.stdout.strip().splitlines()[-1])
 
 
@@ -99,13 +109,39 @@ def run(quick: bool, repeat: int = 40) -> list[dict]:
                 r = measure(tree, path)
                 extra = r["peak"] - r["before"]
                 data = f"{name}, {size / 1e6:.1f} MB, {r['frames']} frames; one fresh process"
-                recs += [record(BENCH, f"{name}{label}: load", r["load_s"], "s", data=data),
-                         record(BENCH, f"{name}{label}: save", r["save_s"], "s", data=data,
-                                anchor="its load", anchor_value=r["load_s"], target=1.0),
-                         record(BENCH, f"{name}{label}: save, every rotation changed", r["changed_s"], "s", data=data,
-                                anchor="its load", anchor_value=r["load_s"]),
-                         record(BENCH, f"{name}{label}: load peak RSS over baseline", extra / 1e6, "MB", kind="memory",
-                                data=data, anchor="file size", anchor_value=size / 1e6, target=3.0)]
+                recs += [
+                    record(BENCH, f"{name}{label}: load", r["load_s"], "s", data=data),
+                    record(
+                        BENCH,
+                        f"{name}{label}: save",
+                        r["save_s"],
+                        "s",
+                        data=data,
+                        anchor="its load",
+                        anchor_value=r["load_s"],
+                        target=1.0,
+                    ),
+                    record(
+                        BENCH,
+                        f"{name}{label}: save, every rotation changed",
+                        r["changed_s"],
+                        "s",
+                        data=data,
+                        anchor="its load",
+                        anchor_value=r["load_s"],
+                    ),
+                    record(
+                        BENCH,
+                        f"{name}{label}: load peak RSS over baseline",
+                        extra / 1e6,
+                        "MB",
+                        kind="memory",
+                        data=data,
+                        anchor="file size",
+                        anchor_value=size / 1e6,
+                        target=3.0,
+                    ),
+                ]
     finally:
         if big is not None:
             big.unlink()

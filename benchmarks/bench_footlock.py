@@ -39,8 +39,13 @@ BENCH = "footlock"
 bvh = C.mod("io.bvh")
 quat = C.mod("motion.quat")
 _fl = C.mod("cleanup.footlock")
-find_feet, find_toes, foot_drift, foot_skating, footlock = (_fl.find_feet, _fl.find_toes, _fl.foot_drift,
-                                                            _fl.foot_skating, _fl.footlock)
+find_feet, find_toes, foot_drift, foot_skating, footlock = (
+    _fl.find_feet,
+    _fl.find_toes,
+    _fl.foot_drift,
+    _fl.foot_skating,
+    _fl.footlock,
+)
 JointLimits = C.mod("limits.model").JointLimits
 detect_pops, two_sided_spikes = C.mod("cleanup.pops").detect_pops, C.mod("cleanup.pops").two_sided_spikes
 forward_kinematics = C.mod("motion.skeleton").forward_kinematics
@@ -77,8 +82,13 @@ def pop_check(m, out) -> dict:
     c0, c1 = detect_pops(m), detect_pops(out)
     new = [int(f) for f in c1 if not np.any(np.abs(c0 - f) <= 2)]
     deg = np.degrees
-    return {"new_cuts": new, "rot_spike": (deg(rs0.max()), deg(rs1.max())), "pos_spike": (ps0.max(), ps1.max()),
-            "rot_step": (deg(ra0.max()), deg(ra1.max())), "pos_step": (pa0.max(), pa1.max())}
+    return {
+        "new_cuts": new,
+        "rot_spike": (deg(rs0.max()), deg(rs1.max())),
+        "pos_spike": (ps0.max(), ps1.max()),
+        "rot_step": (deg(ra0.max()), deg(ra1.max())),
+        "pos_step": (pa0.max(), pa1.max()),
+    }
 
 
 def held_away(m, out) -> tuple[float, float, float]:
@@ -111,28 +121,69 @@ def clip_records(name: str, m, clips: dict | None) -> list[dict]:
     per_joint = {jn: [b["per_joint"][jn]["cm"], a["per_joint"][jn]["cm"]] for jn in b["per_joint"]}
     pc = pop_check(m, out)
     ha_p95, ha_max, hd_p95 = held_away(m, out)
-    recs = [record(BENCH, f"{name}: ankles skating before", b["ankle_cm"], "cm", kind=q, data=data),
-            record(BENCH, f"{name}: ankles skating after", a["ankle_cm"], "cm", kind=q, data=data, per_joint_cm=per_joint),
-            record(BENCH, f"{name}: ankles skating reduction", red["ankle"], "%", kind=q, data=data, target=90.0),
-            record(BENCH, f"{name}: toes skating before", b["toe_cm"], "cm", kind=q, data=data),
-            record(BENCH, f"{name}: toes skating after", a["toe_cm"], "cm", kind=q, data=data),
-            record(BENCH, f"{name}: toes skating reduction", red["toe"], "%", kind=q, data=data, target=90.0),
-            record(BENCH, f"{name}: detector's own measure, reduction", rep.reduction_percent, "%", kind=q, data=data),
-            record(BENCH, f"{name}: frames changed", rep.frames_changed, "frames", kind="count", data=data),
-            record(BENCH, f"{name}: footlock time", dt, "s", data=data + "; one run", solves=rep.solves),
-            record(BENCH, f"{name}: new pop-detector cuts", len(pc["new_cuts"]), "cuts", kind="count", data=data,
-                   frames=pc["new_cuts"]),
-            record(BENCH, f"{name}: largest leg rotation spike, output", pc["rot_spike"][1], "deg/frame", kind=q,
-                   data=data, anchor="the input's", anchor_value=pc["rot_spike"][0]),
-            record(BENCH, f"{name}: largest foot position spike, output", pc["pos_spike"][1], "cm/frame", kind=q,
-                   data=data, anchor="the input's", anchor_value=pc["pos_spike"][0]),
-            record(BENCH, f"{name}: largest leg rotation step, output", pc["rot_step"][1], "deg/frame", kind=q,
-                   data=data, anchor="the input's", anchor_value=pc["rot_step"][0]),
-            record(BENCH, f"{name}: largest foot position step, output", pc["pos_step"][1], "cm/frame", kind=q,
-                   data=data, anchor="the input's", anchor_value=pc["pos_step"][0]),
-            record(BENCH, f"{name}: feet held away from the animation, p95", ha_p95, "cm", kind=q, data=data),
-            record(BENCH, f"{name}: feet held away from the animation, max", ha_max, "cm", kind=q, data=data),
-            record(BENCH, f"{name}: feet heading change, p95", hd_p95, "deg", kind=q, data=data)]
+    recs = [
+        record(BENCH, f"{name}: ankles skating before", b["ankle_cm"], "cm", kind=q, data=data),
+        record(BENCH, f"{name}: ankles skating after", a["ankle_cm"], "cm", kind=q, data=data, per_joint_cm=per_joint),
+        record(BENCH, f"{name}: ankles skating reduction", red["ankle"], "%", kind=q, data=data, target=90.0),
+        record(BENCH, f"{name}: toes skating before", b["toe_cm"], "cm", kind=q, data=data),
+        record(BENCH, f"{name}: toes skating after", a["toe_cm"], "cm", kind=q, data=data),
+        record(BENCH, f"{name}: toes skating reduction", red["toe"], "%", kind=q, data=data, target=90.0),
+        record(BENCH, f"{name}: detector's own measure, reduction", rep.reduction_percent, "%", kind=q, data=data),
+        record(BENCH, f"{name}: frames changed", rep.frames_changed, "frames", kind="count", data=data),
+        record(BENCH, f"{name}: footlock time", dt, "s", data=data + "; one run", solves=rep.solves),
+        record(
+            BENCH,
+            f"{name}: new pop-detector cuts",
+            len(pc["new_cuts"]),
+            "cuts",
+            kind="count",
+            data=data,
+            frames=pc["new_cuts"],
+        ),
+        record(
+            BENCH,
+            f"{name}: largest leg rotation spike, output",
+            pc["rot_spike"][1],
+            "deg/frame",
+            kind=q,
+            data=data,
+            anchor="the input's",
+            anchor_value=pc["rot_spike"][0],
+        ),
+        record(
+            BENCH,
+            f"{name}: largest foot position spike, output",
+            pc["pos_spike"][1],
+            "cm/frame",
+            kind=q,
+            data=data,
+            anchor="the input's",
+            anchor_value=pc["pos_spike"][0],
+        ),
+        record(
+            BENCH,
+            f"{name}: largest leg rotation step, output",
+            pc["rot_step"][1],
+            "deg/frame",
+            kind=q,
+            data=data,
+            anchor="the input's",
+            anchor_value=pc["rot_step"][0],
+        ),
+        record(
+            BENCH,
+            f"{name}: largest foot position step, output",
+            pc["pos_step"][1],
+            "cm/frame",
+            kind=q,
+            data=data,
+            anchor="the input's",
+            anchor_value=pc["pos_step"][0],
+        ),
+        record(BENCH, f"{name}: feet held away from the animation, p95", ha_p95, "cm", kind=q, data=data),
+        record(BENCH, f"{name}: feet held away from the animation, max", ha_max, "cm", kind=q, data=data),
+        record(BENCH, f"{name}: feet heading change, p95", hd_p95, "deg", kind=q, data=data),
+    ]
     if clips is None:
         return recs
     lim = JointLimits.fit([c for k, c in clips.items() if k != name], shape="ellipsoid")
@@ -145,11 +196,18 @@ def clip_records(name: str, m, clips: dict | None) -> list[dict]:
         record(BENCH, f"{name}: limited hip/knee/ankle, ankles reduction", rl["ankle"], "%", kind=q, data=d),
         record(BENCH, f"{name}: limited hip/knee/ankle, toes reduction", rl["toe"], "%", kind=q, data=d),
         record(BENCH, f"{name}: limited hip/knee/ankle, rotations limited", rep_l.limited, "", kind="count", data=d),
-        record(BENCH, f"{name}: limited hip/knee/ankle, changed rotations all inside", int(il), "bool", kind="count",
-               data=d),
+        record(
+            BENCH,
+            f"{name}: limited hip/knee/ankle, changed rotations all inside",
+            int(il),
+            "bool",
+            kind="count",
+            data=d,
+        ),
         record(BENCH, f"{name}: limited hip/knee, ankles reduction", rh["ankle"], "%", kind=q, data=d),
         record(BENCH, f"{name}: limited hip/knee, toes reduction", rh["toe"], "%", kind=q, data=d),
-        record(BENCH, f"{name}: limited hip/knee, changed rotations all inside", int(ih), "bool", kind="count", data=d)]
+        record(BENCH, f"{name}: limited hip/knee, changed rotations all inside", int(ih), "bool", kind="count", data=d),
+    ]
 
 
 def clean_checks(walk) -> list[dict]:
@@ -174,14 +232,39 @@ def clean_checks(walk) -> list[dict]:
     s0, s1 = foot_skating(once), foot_skating(twice, reference=once)
     c1 = f"walk4_subject1 frame 100 held {F} frames, upper body moving (no skating)"
     c2 = "walk4_subject1 locked, then locked again"
-    return [record(BENCH, "clean check 1: skating after", rep_c.independent_after["total_cm"], "cm", kind="quality",
-                   data=c1, anchor="before", anchor_value=rep_c.independent_before["total_cm"]),
-            record(BENCH, "clean check 1: largest joint change", d1.max(), "deg", kind="quality", data=c1),
-            record(BENCH, "clean check 2: skating after locking again", s1["total_cm"], "cm", kind="quality", data=c2,
-                   anchor="the locked walk's own", anchor_value=s0["total_cm"]),
-            record(BENCH, "clean check 2: largest joint change", d2.max(), "deg", kind="quality", data=c2),
-            record(BENCH, "clean check 2: frames changed by > 0.5 deg", int(np.any(d2 > 0.5, axis=1).sum()), "frames",
-                   kind="count", data=c2, of=int(d2.shape[0]))]
+    return [
+        record(
+            BENCH,
+            "clean check 1: skating after",
+            rep_c.independent_after["total_cm"],
+            "cm",
+            kind="quality",
+            data=c1,
+            anchor="before",
+            anchor_value=rep_c.independent_before["total_cm"],
+        ),
+        record(BENCH, "clean check 1: largest joint change", d1.max(), "deg", kind="quality", data=c1),
+        record(
+            BENCH,
+            "clean check 2: skating after locking again",
+            s1["total_cm"],
+            "cm",
+            kind="quality",
+            data=c2,
+            anchor="the locked walk's own",
+            anchor_value=s0["total_cm"],
+        ),
+        record(BENCH, "clean check 2: largest joint change", d2.max(), "deg", kind="quality", data=c2),
+        record(
+            BENCH,
+            "clean check 2: frames changed by > 0.5 deg",
+            int(np.any(d2 > 0.5, axis=1).sum()),
+            "frames",
+            kind="count",
+            data=c2,
+            of=int(d2.shape[0]),
+        ),
+    ]
 
 
 def run(quick: bool) -> list[dict]:
@@ -189,19 +272,37 @@ def run(quick: bool) -> list[dict]:
         return [skipped(BENCH, "foot locking", f"LAFAN1 clips not found at {LAFAN}")]
     if quick:
         walk = bvh.load(LAFAN / "walk4_subject1.bvh")
-        return (clip_records("walk4_subject1", walk, None)
-                + [skipped(BENCH, "other LAFAN1 clips, and with limits", "full mode only")] + clean_checks(walk))
+        return (
+            clip_records("walk4_subject1", walk, None)
+            + [skipped(BENCH, "other LAFAN1 clips, and with limits", "full mode only")]
+            + clean_checks(walk)
+        )
     clips = {p.stem: bvh.load(p) for p in sorted(LAFAN.glob("*.bvh"))}
     targets = [n for n in clips if n.startswith(("walk", "multipleActions"))]
     recs = []
     for name, m in clips.items():
         recs += clip_records(name, m, clips)
-    ok = all(r["value"] >= 90 for r in recs if r["name"].split(":")[0] in targets and
-             r["name"].endswith(("ankles skating reduction", "toes skating reduction")))
-    ok &= all(r["value"] == 0 for r in recs if r["name"].split(":")[0] in targets and
-              r["name"].endswith("new pop-detector cuts"))
-    recs.append(record(BENCH, "Done-when met (>= 90% less ankle and toe skating, no new cut, no limits)", int(ok),
-                       "bool", kind="count", data=", ".join(targets)))
+    ok = all(
+        r["value"] >= 90
+        for r in recs
+        if r["name"].split(":")[0] in targets
+        and r["name"].endswith(("ankles skating reduction", "toes skating reduction"))
+    )
+    ok &= all(
+        r["value"] == 0
+        for r in recs
+        if r["name"].split(":")[0] in targets and r["name"].endswith("new pop-detector cuts")
+    )
+    recs.append(
+        record(
+            BENCH,
+            "Done-when met (>= 90% less ankle and toe skating, no new cut, no limits)",
+            int(ok),
+            "bool",
+            kind="count",
+            data=", ".join(targets),
+        )
+    )
     return recs + clean_checks(clips["walk4_subject1"])
 
 

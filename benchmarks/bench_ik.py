@@ -68,8 +68,10 @@ def bench_two_bone(quick: bool) -> list[dict]:
     ik_two_bone(a[:10], b[:10], c[:10], t[:10], fwd[:10], P[:10], Lk[:10], Lj[:10])
     anchor = _per_call(lambda: np.empty(4), calls)
     recs = [record(BENCH, "np.empty(4) call (anchor)", 1e6 * anchor, "us", data=f"fastest mean of {calls:,} calls")]
-    runs = (("two_bone (geometric)", two_bone, (a, b, c, t, P, Lk, Lj), two_bone_numpy),
-            ("ik_two_bone (demo)", ik_two_bone, (a, b, c, t, fwd, P, Lk, Lj), ik_two_bone_numpy))
+    runs = (
+        ("two_bone (geometric)", two_bone, (a, b, c, t, P, Lk, Lj), two_bone_numpy),
+        ("ik_two_bone (demo)", ik_two_bone, (a, b, c, t, fwd, P, Lk, Lj), ik_two_bone_numpy),
+    )
     for name, fn, args, ref in runs:
         _, dt = best_with_result(lambda: fn(*args))
         part = tuple(x[:mid] for x in args)
@@ -78,16 +80,47 @@ def bench_two_bone(quick: bool) -> list[dict]:
         one = tuple(x[0] for x in args)  # one chain: [3] / [4] inputs
         d1 = _per_call(lambda: fn(*one), calls)
         npref = f"numpy {ref.__name__}, same run"
-        recs += [record(BENCH, f"{name} throughput, big batch", n / dt / 1e6, "M solves/s", kind="rate",
-                        data=f"{n:,} random chains per call, best of 3 (both cores)", anchor=npref,
-                        anchor_value=n / dnp / 1e6, target=2.0),
-                 record(BENCH, f"{name} throughput, mid batch", mid / dm / 1e6, "M solves/s", kind="rate",
-                        data=f"{mid:,} random chains per call, best of 5", target=2.0),
-                 record(BENCH, f"{name} one chain per call", 1e6 * d1, "us", anchor=EMPTY, anchor_value=1e6 * anchor,
-                        data=f"fastest mean of {calls:,} calls"),
-                 record(BENCH, f"{name} fixed cost per call", 1e6 * (d1 - dm / mid), "us", anchor=EMPTY,
-                        anchor_value=1e6 * anchor, data="one chain per call minus one row of the mid batch",
-                        target=1.0)]
+        recs += [
+            record(
+                BENCH,
+                f"{name} throughput, big batch",
+                n / dt / 1e6,
+                "M solves/s",
+                kind="rate",
+                data=f"{n:,} random chains per call, best of 3 (both cores)",
+                anchor=npref,
+                anchor_value=n / dnp / 1e6,
+                target=2.0,
+            ),
+            record(
+                BENCH,
+                f"{name} throughput, mid batch",
+                mid / dm / 1e6,
+                "M solves/s",
+                kind="rate",
+                data=f"{mid:,} random chains per call, best of 5",
+                target=2.0,
+            ),
+            record(
+                BENCH,
+                f"{name} one chain per call",
+                1e6 * d1,
+                "us",
+                anchor=EMPTY,
+                anchor_value=1e6 * anchor,
+                data=f"fastest mean of {calls:,} calls",
+            ),
+            record(
+                BENCH,
+                f"{name} fixed cost per call",
+                1e6 * (d1 - dm / mid),
+                "us",
+                anchor=EMPTY,
+                anchor_value=1e6 * anchor,
+                data="one chain per call minus one row of the mid batch",
+                target=1.0,
+            ),
+        ]
     return recs
 
 
@@ -110,8 +143,15 @@ def bench_ikpy(test, idx, hand, train, rot, pos, targets, count) -> list[dict]:
     axes = {"x": [1, 0, 0], "y": [0, 1, 0], "z": [0, 0, 1]}
     for k, j in enumerate(idx):
         for m, ch in enumerate(order):
-            links.append(URDFLink(f"{sk.names[j]}_{ch}", origin_translation=off[k] if m == 0 else np.zeros(3),
-                                  origin_orientation=np.zeros(3), rotation=axes[ch], bounds=(lo[k, m], hi[k, m])))
+            links.append(
+                URDFLink(
+                    f"{sk.names[j]}_{ch}",
+                    origin_translation=off[k] if m == 0 else np.zeros(3),
+                    origin_orientation=np.zeros(3),
+                    rotation=axes[ch],
+                    bounds=(lo[k, m], hi[k, m]),
+                )
+            )
     links.append(URDFLink("hand", origin_translation=off[-1], origin_orientation=np.zeros(3), joint_type="fixed"))
     chain = Chain(links, active_links_mask=[False] + [True] * (3 * len(idx)) + [False])
     base = sk.parents[idx[0]]
@@ -127,8 +167,10 @@ def bench_ikpy(test, idx, hand, train, rot, pos, targets, count) -> list[dict]:
             ok += err <= 0.1
     dt = clock() - t0
     data = f"LAFAN1 left arm, {len(sel)} frames of {TEST_CLIP}, Euler bounds from the other clips, 1 mm tolerance"
-    return [record(BENCH, "ikpy success", 100 * ok / len(sel), "%", kind="quality", data=data),
-            record(BENCH, "ikpy rate", len(sel) / dt, "solves/s", kind="rate", data=data)]
+    return [
+        record(BENCH, "ikpy success", 100 * ok / len(sel), "%", kind="quality", data=data),
+        record(BENCH, "ikpy rate", len(sel) / dt, "solves/s", kind="rate", data=data),
+    ]
 
 
 def bench_ccd(quick: bool) -> list[dict]:
@@ -148,8 +190,11 @@ def bench_ccd(quick: bool) -> list[dict]:
     lims = [ReachWindowLimit.fit(train[:, k], axes[j], padding=0.05) for k, j in enumerate(idx)]
     off = test.positions[0, idx + [hand]]
     sp = precompute_start_poses(train, off, count=6, limits=lims)
-    recs = [record(BENCH, "fit reach windows + 6 start poses", clock() - t0, "s",
-                   data=f"{len(train)} training frames, one run")]
+    recs = [
+        record(
+            BENCH, "fit reach windows + 6 start poses", clock() - t0, "s", data=f"{len(train)} training frames, one run"
+        )
+    ]
     frames = np.linspace(0, test.num_frames - 1, nframes).astype(int)
     _, gp = forward_kinematics(test)
     targets = gp[frames, hand]
@@ -165,26 +210,38 @@ def bench_ccd(quick: bool) -> list[dict]:
         ok = res.success & inside
         lats = []
         for f in range(0, len(frames), max(1, len(frames) // 100)):
-            _, l1 = best_with_result(lambda: solver.solve_arrays(rot[f:f + 1], pos[f:f + 1], targets[f:f + 1],
-                                                                 backend=backend), 1)
+            _, l1 = best_with_result(
+                lambda: solver.solve_arrays(rot[f : f + 1], pos[f : f + 1], targets[f : f + 1], backend=backend), 1
+            )
             lats.append(l1)
         rates[name] = len(frames) / dt
-        return [record(BENCH, f"{name} success", 100 * ok.mean(), "%", kind="quality", data=data, target=99.0),
-                record(BENCH, f"{name} rate", len(frames) / dt, "solves/s", kind="rate", data=data + "; best of 3",
-                       target=2000),
-                record(BENCH, f"{name} single solve (median)", 1e6 * np.median(lats), "us", data=data,
-                       max_us=1e6 * max(lats), target=1000.0),
-                record(BENCH, f"{name} mean iterations", res.iterations.mean(), "", kind="quality", data=data),
-                record(BENCH, f"{name} mean restarts", res.restarts.mean(), "", kind="quality", data=data),
-                record(BENCH, f"{name} max error", res.error.max(), "cm", kind="quality", data=data),
-                record(BENCH, f"{name} limits violated", int((~inside).sum()), "frames", kind="count", data=data)]
+        return [
+            record(BENCH, f"{name} success", 100 * ok.mean(), "%", kind="quality", data=data, target=99.0),
+            record(
+                BENCH, f"{name} rate", len(frames) / dt, "solves/s", kind="rate", data=data + "; best of 3", target=2000
+            ),
+            record(
+                BENCH,
+                f"{name} single solve (median)",
+                1e6 * np.median(lats),
+                "us",
+                data=data,
+                max_us=1e6 * max(lats),
+                target=1000.0,
+            ),
+            record(BENCH, f"{name} mean iterations", res.iterations.mean(), "", kind="quality", data=data),
+            record(BENCH, f"{name} mean restarts", res.restarts.mean(), "", kind="quality", data=data),
+            record(BENCH, f"{name} max error", res.error.max(), "cm", kind="quality", data=data),
+            record(BENCH, f"{name} limits violated", int((~inside).sum()), "frames", kind="count", data=data),
+        ]
 
     free = [type("Free", (), {"contains": staticmethod(lambda q: np.ones(q.shape[:-1], bool))})()] * 3
     recs += report("CCD reach-window, no restarts", CCDSolver(sk, ARM, "LeftHand", lims, None, tolerance=0.1))
     recs += report("CCD reach-window, restarts", CCDSolver(sk, ARM, "LeftHand", lims, sp, tolerance=0.1))
     if not quick:
-        recs += report("CCD reach-window, restarts (numpy)", CCDSolver(sk, ARM, "LeftHand", lims, sp, tolerance=0.1),
-                       "numpy")
+        recs += report(
+            "CCD reach-window, restarts (numpy)", CCDSolver(sk, ARM, "LeftHand", lims, sp, tolerance=0.1), "numpy"
+        )
     recs += report("CCD no limits", CCDSolver(sk, ARM, "LeftHand", None, None, tolerance=0.1), limits=free)
 
     JointLimits = C.mod("limits.model").JointLimits
@@ -205,8 +262,18 @@ def bench_ccd(quick: bool) -> list[dict]:
         recs += ik
         for r in recs:  # the peer library as the rates' anchor
             if r["name"].startswith("CCD") and r["name"].endswith(" rate"):
-                r.update(record(BENCH, r["name"], r["value"], r["unit"], kind="rate", data=r["data"],
-                                anchor="ikpy, same run", anchor_value=ik[1]["value"]))
+                r.update(
+                    record(
+                        BENCH,
+                        r["name"],
+                        r["value"],
+                        r["unit"],
+                        kind="rate",
+                        data=r["data"],
+                        anchor="ikpy, same run",
+                        anchor_value=ik[1]["value"],
+                    )
+                )
     return recs
 
 

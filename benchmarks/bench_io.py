@@ -63,15 +63,31 @@ def run(quick: bool, clip: Path = DEFAULT) -> list[dict]:
     except ImportError:
         recs.append(skipped(BENCH, "bvhio readAsBvh", "bvhio not installed (pip install -e '.[bench]')"))
     peer = next(iter(peers), None)
-    load = record(BENCH, "load (text -> local quaternions)", 1e3 * t_load, "ms", data=data,
-                  anchor=f"{peer} load, same run" if peer else None,
-                  anchor_value=1e3 * peers[peer] if peer else None, target=20.0)
-    return [load,
-            record(BENCH, "save (atomic, exact values)", 1e3 * t_save, "ms", data=data),
-            record(BENCH, "Euler -> quaternion (all joints)", 1e3 * t_euler, "ms", data=data),
-            record(BENCH, "forward kinematics", 1e3 * t_fk, "ms", data=data),
-            record(BENCH, "forward kinematics throughput", m.num_frames / t_fk, "frames/s", kind="rate", data=data,
-                   target=250_000)] + recs
+    load = record(
+        BENCH,
+        "load (text -> local quaternions)",
+        1e3 * t_load,
+        "ms",
+        data=data,
+        anchor=f"{peer} load, same run" if peer else None,
+        anchor_value=1e3 * peers[peer] if peer else None,
+        target=20.0,
+    )
+    return [
+        load,
+        record(BENCH, "save (atomic, exact values)", 1e3 * t_save, "ms", data=data),
+        record(BENCH, "Euler -> quaternion (all joints)", 1e3 * t_euler, "ms", data=data),
+        record(BENCH, "forward kinematics", 1e3 * t_fk, "ms", data=data),
+        record(
+            BENCH,
+            "forward kinematics throughput",
+            m.num_frames / t_fk,
+            "frames/s",
+            kind="rate",
+            data=data,
+            target=250_000,
+        ),
+    ] + recs
 
 
 if __name__ == "__main__":

@@ -41,15 +41,24 @@ class _Ctx:
         repeat = repeat or self.repeat
         if self.rb is not None:
             return self.rb.compare(cases, reps=reps, repeat=repeat, timer=time.thread_time)
-        return {name: best(lambda fn=fn: [fn() for _ in range(reps)], repeat=repeat) / reps
-                for name, fn in cases.items()}
+        return {
+            name: best(lambda fn=fn: [fn() for _ in range(reps)], repeat=repeat) / reps for name, fn in cases.items()
+        }
 
     def rec(self, name: str, t: dict, scale: float, unit: str, data: str) -> dict:
         """A record of ours (t['ours']) against the reference -O3, other builds as extras."""
         ours = t.pop("ours") * scale
         extra = {f"ref_{v}": t[v] * scale for v in self.variants if v in t and v != "O3"}
-        return record(BENCH, name, ours, unit, data=data, anchor=REF if "O3" in t else None,
-                      anchor_value=t["O3"] * scale if "O3" in t else None, **extra)
+        return record(
+            BENCH,
+            name,
+            ours,
+            unit,
+            data=data,
+            anchor=REF if "O3" in t else None,
+            anchor_value=t["O3"] * scale if "O3" in t else None,
+            **extra,
+        )
 
 
 def ref_shape(rb, shape):
@@ -78,7 +87,9 @@ def _limits(quat, kind: str, rng) -> tuple[FittedLimit, FittedLimit]:
     ref = quat.normalize(np.array([0.9, 0.1, 0.2, 0.1]))
     axis = np.array([1.0, 0.0, 0.0])
     full = FittedLimit(ref, axis, shape=fit_shape(cloud, kind))
-    st = FittedLimit(ref, axis, swing=fit_shape(cloud * [0.0, 1.0, 1.0], kind), twist=fit_shape(cloud * [1.0, 0, 0], kind))
+    st = FittedLimit(
+        ref, axis, swing=fit_shape(cloud * [0.0, 1.0, 1.0], kind), twist=fit_shape(cloud * [1.0, 0, 0], kind)
+    )
     return full, st
 
 
@@ -127,8 +138,15 @@ def batch_benchmark(cx: _Ctx) -> list[dict]:
             for v in cx.variants:
                 cases[v] = rb.joint_step.bind(q, j, "ellipsoid", False, variant=v)
         t = cx.compare(cases, reps=reps)
-        recs.append(cx.rec(f"step ellipsoid, batch of {n}", t, 1e9 / n, "ns/rotation",
-                           "random rotations, soften on, through FittedLimit.project (Python call included)"))
+        recs.append(
+            cx.rec(
+                f"step ellipsoid, batch of {n}",
+                t,
+                1e9 / n,
+                "ns/rotation",
+                "random rotations, soften on, through FittedLimit.project (Python call included)",
+            )
+        )
     return recs
 
 
@@ -143,14 +161,27 @@ def fixed_cost_benchmark(cx: _Ctx) -> list[dict]:
         full, _ = _limits(quat, kind, rng)
         out = np.empty((1, 4))
         per_row = cx.compare({"b": lambda: full.project(big)}, reps=3)["b"] / len(big)
-        t = cx.compare({"api": lambda: full.project(one),
-                        "api soften": lambda: full.project(one, SOFTEN),
-                        "core": lambda: core.limit_step(full._compiled, one, False, 0.0, 0.0, out)}, reps=2000)
+        t = cx.compare(
+            {
+                "api": lambda: full.project(one),
+                "api soften": lambda: full.project(one, SOFTEN),
+                "core": lambda: core.limit_step(full._compiled, one, False, 0.0, 0.0, out),
+            },
+            reps=2000,
+        )
         data = "one rotation per call; the per-rotation cost of a 16k batch subtracted"
-        recs += [record(BENCH, f"fixed cost {kind}: FittedLimit.project", 1e9 * (t["api"] - per_row), "ns", data=data,
-                        per_rotation_ns=1e9 * per_row),
-                 record(BENCH, f"fixed cost {kind}: with soften", 1e9 * (t["api soften"] - per_row), "ns", data=data),
-                 record(BENCH, f"fixed cost {kind}: _core.limit_step", 1e9 * (t["core"] - per_row), "ns", data=data)]
+        recs += [
+            record(
+                BENCH,
+                f"fixed cost {kind}: FittedLimit.project",
+                1e9 * (t["api"] - per_row),
+                "ns",
+                data=data,
+                per_rotation_ns=1e9 * per_row,
+            ),
+            record(BENCH, f"fixed cost {kind}: with soften", 1e9 * (t["api soften"] - per_row), "ns", data=data),
+            record(BENCH, f"fixed cost {kind}: _core.limit_step", 1e9 * (t["core"] - per_row), "ns", data=data),
+        ]
     return recs
 
 
@@ -170,8 +201,9 @@ def pose_benchmark(cx: _Ctx) -> list[dict]:
                     parts = [one.shape] if one.shape is not None else [one.swing, one.twist]
                     for p in parts:
                         p.exact = False
-                    lim = lim.with_limit(j, FittedLimit(one.reference, one.twist_axis, shape=one.shape, swing=one.swing,
-                                                 twist=one.twist))
+                    lim = lim.with_limit(
+                        j, FittedLimit(one.reference, one.twist_axis, shape=one.shape, swing=one.swing, twist=one.twist)
+                    )
             # random rotations: most joints out of their limits (the reference poses are all inside)
             rng = np.random.default_rng(4)
             pose = quat.normalize(poses[0] + rng.normal(0, 0.3, poses[0].shape))
@@ -179,17 +211,26 @@ def pose_benchmark(cx: _Ctx) -> list[dict]:
             joints = None
             if rb is not None:
                 joints = [ref_joint(rb, lim.joints[j]) if j in lim.joints else rb.Joint() for j in range(m.num_joints)]
-            for label, q, reps in ((f"1 pose, {kind}{' st' if st else ''}", pose, 2000),
-                                   (f"1000 poses, {kind}{' st' if st else ''}", batch, 2)):
+            for label, q, reps in (
+                (f"1 pose, {kind}{' st' if st else ''}", pose, 2000),
+                (f"1000 poses, {kind}{' st' if st else ''}", batch, 2),
+            ):
                 cases = {"ours": lambda q=q: lim.project(q, SOFTEN)}
                 if joints is not None:
                     for v in cx.variants:
                         cases[v] = rb.pose_step.bind(q, joints, REF_KIND[kind], st, variant=v)
                 t = cx.compare(cases, reps=reps)
                 frames = q.size // (4 * m.num_joints)
-                recs.append(cx.rec(f"JointLimits.project {label}", t, 1e6 / frames, "us/pose",
-                                   f"{m.num_joints} joints, limits fitted on lafan1/{clips[0].name}, poses jittered "
-                                   "by 0.3 (most joints outside), soften on"))
+                recs.append(
+                    cx.rec(
+                        f"JointLimits.project {label}",
+                        t,
+                        1e6 / frames,
+                        "us/pose",
+                        f"{m.num_joints} joints, limits fitted on lafan1/{clips[0].name}, poses jittered "
+                        "by 0.3 (most joints outside), soften on",
+                    )
+                )
     return recs
 
 
@@ -205,15 +246,18 @@ def dataset_benchmark() -> list[dict]:
     for shape in ("box", "ellipsoid", "kdop"):
         for st in (False, True):
             tf = best(lambda: JointLimits.fit(ms, shape=shape, swing_twist=st), repeat=2)
-            recs.append(record(BENCH, f"fit {shape}{' swing-twist' if st else ''}, all LAFAN1", tf, "s", data=data,
-                               target=5.0))
+            recs.append(
+                record(BENCH, f"fit {shape}{' swing-twist' if st else ''}, all LAFAN1", tf, "s", data=data, target=5.0)
+            )
     lim = JointLimits.fit(ms[1:], shape="ellipsoid")
     clip = max(ms, key=lambda m: m.num_frames)[:5000]
     ta = best(lambda: lim.apply(clip), repeat=3)
     ts = best(lambda: lim.apply(clip, soften=(1.0, 0.1), smooth=C.smooth_arg()), repeat=3)
     d = f"ellipsoid limits on a {clip.num_frames}-frame LAFAN1 clip; best of 3"
-    return recs + [record(BENCH, "apply ellipsoid limits, 5,000 frames", ta, "s", data=d, target=0.5),
-                   record(BENCH, "apply ellipsoid limits + soften + smooth, 5,000 frames", ts, "s", data=d, target=0.5)]
+    return recs + [
+        record(BENCH, "apply ellipsoid limits, 5,000 frames", ta, "s", data=d, target=0.5),
+        record(BENCH, "apply ellipsoid limits + soften + smooth, 5,000 frames", ts, "s", data=d, target=0.5),
+    ]
 
 
 def implicit_benchmark(n: int = 200_000) -> list[dict]:
@@ -231,8 +275,10 @@ def implicit_benchmark(n: int = 200_000) -> list[dict]:
     rng = np.random.default_rng(1)
     q = quat.normalize(rng.normal(size=(n, 4)))
     data = f"lafan1, {len(ms)} clips"
-    recs = [record(BENCH, "fit implicit, all LAFAN1", tu, "s", data=data + "; best of 2", target=10.0),
-            record(BENCH, "fit implicit + coupled, all LAFAN1", tf, "s", data=data + "; best of 2", target=10.0)]
+    recs = [
+        record(BENCH, "fit implicit, all LAFAN1", tu, "s", data=data + "; best of 2", target=10.0),
+        record(BENCH, "fit implicit + coupled, all LAFAN1", tf, "s", data=data + "; best of 2", target=10.0),
+    ]
     for name in ("LeftArm", "LeftForeArm", "LeftUpLeg"):
         j = lim.skeleton.index(name)
         one = lim.joints[j]
@@ -243,9 +289,11 @@ def implicit_benchmark(n: int = 200_000) -> list[dict]:
         tp = best(lambda: one.project(q, **kw), repeat=3) / n * 1e6
         inside = one.contains(q, **kw).mean()
         d = f"{data}; batches of {n:,} random rotations"
-        recs += [record(BENCH, f"{name} ({what}) contains", tc, "ns/rotation", data=d, target=100.0),
-                 record(BENCH, f"{name} ({what}) project", tp, "us/rotation", data=d, target=2.0),
-                 record(BENCH, f"{name} ({what}) random rotations inside", 100 * inside, "%", kind="quality", data=d)]
+        recs += [
+            record(BENCH, f"{name} ({what}) contains", tc, "ns/rotation", data=d, target=100.0),
+            record(BENCH, f"{name} ({what}) project", tp, "us/rotation", data=d, target=2.0),
+            record(BENCH, f"{name} ({what}) random rotations inside", 100 * inside, "%", kind="quality", data=d),
+        ]
     return recs
 
 

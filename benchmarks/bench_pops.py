@@ -53,8 +53,11 @@ ROOT_CM = [5, 10, 20, 50]
 
 
 def is_tuning(rel: str) -> bool:
-    return (rel.startswith("lafan1/") and "subject1" in rel) or rel.startswith("bandai_namco/dataset-1") \
+    return (
+        (rel.startswith("lafan1/") and "subject1" in rel)
+        or rel.startswith("bandai_namco/dataset-1")
         or rel.startswith("cmu_cgspeed_mb/")
+    )
 
 
 def _bone_axis(sk, j: int, rng) -> np.ndarray:
@@ -204,45 +207,130 @@ def run(quick: bool, seed: int = 0) -> list[dict]:
                     found[(g, kind, mag)][1] += 1
                     found_any[(g, kind, mag)] += int(any(hit))
     frames = clean["tuning"][0] + clean["held-out"][0]
-    data = (f"{len(files)} shared clips ({frames:,} frames), {repeats} injection(s) per clip, seed {seed}, "
-            f"window +-{WINDOW} frames")
+    data = (
+        f"{len(files)} shared clips ({frames:,} frames), {repeats} injection(s) per clip, seed {seed}, "
+        f"window +-{WINDOW} frames"
+    )
     recs = [record(BENCH, "detection time", 1e6 * det_time / det_frames, "us/frame", data=data)]
     keys = sorted({(k, mg) for (_, k, mg) in found}, key=lambda x: (x[0], x[1]))
     for kind, mag in keys:
         f, n = found[("all", kind, mag)]
         unit = "cm" if kind.startswith("root") else "deg"
-        recs.append(record(BENCH, f"recall {kind} {mag:.0f} {unit}", 100.0 * f / n, "%", kind="quality", data=data,
-                           found=f, injected=n))
+        recs.append(
+            record(
+                BENCH,
+                f"recall {kind} {mag:.0f} {unit}",
+                100.0 * f / n,
+                "%",
+                kind="quality",
+                data=data,
+                found=f,
+                injected=n,
+            )
+        )
     for g in ("tuning", "held-out", "all"):
-        big = [(k, mg) for (k, mg) in keys if (k.startswith("root") and mg >= 10) or
-               (not k.startswith("root") and mg >= 20)]
+        big = [
+            (k, mg)
+            for (k, mg) in keys
+            if (k.startswith("root") and mg >= 10) or (not k.startswith("root") and mg >= 20)
+        ]
         f, n = sum(found[(g, *x)][0] for x in big), sum(found[(g, *x)][1] for x in big)
         fa = sum(found_any[(g, *x)] for x in big)
-        recs += [record(BENCH, f"{g}: recall, pops >= 20 deg / 10 cm, every event cut", 100.0 * f / max(n, 1), "%",
-                        kind="quality", data=data, found=f, injected=n),
-                 record(BENCH, f"{g}: recall, pops >= 20 deg / 10 cm, start or end cut", 100.0 * fa / max(n, 1), "%",
-                        kind="quality", data=data, target=95.0)]
+        recs += [
+            record(
+                BENCH,
+                f"{g}: recall, pops >= 20 deg / 10 cm, every event cut",
+                100.0 * f / max(n, 1),
+                "%",
+                kind="quality",
+                data=data,
+                found=f,
+                injected=n,
+            ),
+            record(
+                BENCH,
+                f"{g}: recall, pops >= 20 deg / 10 cm, start or end cut",
+                100.0 * fa / max(n, 1),
+                "%",
+                kind="quality",
+                data=data,
+                target=95.0,
+            ),
+        ]
     for g in ("tuning", "held-out"):
         c, n = prec[g]
-        recs.append(record(BENCH, f"{g}: precision on injected clips", 100.0 * c / max(n, 1), "%", kind="quality",
-                           data=data, correct=c, cuts=n))
-    recs.append(record(BENCH, "cuts near a q -> -q cover change (not a pop)", sign_cuts[0], "cuts", kind="count",
-                       data=data, injected=sign_cuts[1]))
+        recs.append(
+            record(
+                BENCH,
+                f"{g}: precision on injected clips",
+                100.0 * c / max(n, 1),
+                "%",
+                kind="quality",
+                data=data,
+                correct=c,
+                cuts=n,
+            )
+        )
+    recs.append(
+        record(
+            BENCH,
+            "cuts near a q -> -q cover change (not a pop)",
+            sign_cuts[0],
+            "cuts",
+            kind="count",
+            data=data,
+            injected=sign_cuts[1],
+        )
+    )
     tf = tc = 0
     for g in ("tuning", "held-out"):
         f, c = clean[g]
         tf += f
         tc += c
-        recs.append(record(BENCH, f"clean clips, {g}: cuts", c, "cuts", kind="count", data=data, frames=f,
-                           per_10k_frames=1e4 * c / max(f, 1)))
-    recs += [record(BENCH, "clean clips, all: cuts per 10,000 frames", 1e4 * tc / max(tf, 1), "per 10k frames",
-                    kind="quality", data=data, cuts=tc, frames=tf,
-                    not_counted=f"frame 1 of clips whose frame 0 is another pose: {', '.join(start_cuts) or 'none'}"),
-             record(BENCH, "clean clips: cuts at pops in the data itself", glitches, "cuts", kind="count", data=data,
-                    note=f"a joint turning faster than {IMPOSSIBLE_DEG_PER_S:.0f} deg/s between two frames"),
-             record(BENCH, "clean clips: false cuts per 10,000 frames (data pops excluded)",
-                    1e4 * (tc - glitches) / max(tf, 1), "per 10k frames", kind="quality", data=data, target=1.0,
-                    cuts_listed=listed)]
+        recs.append(
+            record(
+                BENCH,
+                f"clean clips, {g}: cuts",
+                c,
+                "cuts",
+                kind="count",
+                data=data,
+                frames=f,
+                per_10k_frames=1e4 * c / max(f, 1),
+            )
+        )
+    recs += [
+        record(
+            BENCH,
+            "clean clips, all: cuts per 10,000 frames",
+            1e4 * tc / max(tf, 1),
+            "per 10k frames",
+            kind="quality",
+            data=data,
+            cuts=tc,
+            frames=tf,
+            not_counted=f"frame 1 of clips whose frame 0 is another pose: {', '.join(start_cuts) or 'none'}",
+        ),
+        record(
+            BENCH,
+            "clean clips: cuts at pops in the data itself",
+            glitches,
+            "cuts",
+            kind="count",
+            data=data,
+            note=f"a joint turning faster than {IMPOSSIBLE_DEG_PER_S:.0f} deg/s between two frames",
+        ),
+        record(
+            BENCH,
+            "clean clips: false cuts per 10,000 frames (data pops excluded)",
+            1e4 * (tc - glitches) / max(tf, 1),
+            "per 10k frames",
+            kind="quality",
+            data=data,
+            target=1.0,
+            cuts_listed=listed,
+        ),
+    ]
     return recs
 
 

@@ -67,27 +67,44 @@ def bench_projections(n: int, repeats: int, variants: tuple[str, ...]) -> list[d
     pts32 = pts.astype(np.float32)  # the values the reference computes on (it converts to float32)
     out32 = np.empty_like(pts32)
     cases = {  # name: (ours with **kw, reference RefCall factory)
-        "box (axis-aligned)": (lambda **kw: L.project_box(pts, lo, hi, **kw),
-                               lambda v: rb.project_box.bind(pts, lo, hi, variant=v)),
-        "box (axis-aligned) float32": (lambda **kw: L.project_box(pts32, lo, hi, **kw),
-                                            lambda v: rb.project_box.bind(pts32, lo, hi, variant=v)),
-        "oriented box": (lambda **kw: L.project_box(pts, olo, ohi, pos, rot, **kw),
-                         lambda v: rb.project_oriented_box.bind(pts, olo, ohi, pos, rot, variant=v)),
-        "ellipsoid": (lambda **kw: L.project_ellipsoid(pts, lim["scale"], pos, rot, **kw),
-                      lambda v: rb.project_ellipsoid.bind(pts, lim["scale"], pos, rot, variant=v)),
-        "ellipsoid (eps=1e-5, 8 it)": (lambda **kw: L.project_ellipsoid(pts, lim["scale"], pos, rot, iterations=8,
-                                                                        eps=1e-5, **kw),
-                                       lambda v: rb.project_ellipsoid.bind(pts, lim["scale"], pos, rot, variant=v)),
-        "k-DOP (slab clamps)": (lambda **kw: L.project_kdop(pts, mins, maxs, pos, rot, axes, **kw),
-                                lambda v: rb.project_kdop.bind(pts, mins, maxs, pos, rot, variant=v)),
-        "k-DOP exact (active set)": (lambda **kw: L.project_kdop(pts, mins, maxs, pos, rot, axes, exact=True, **kw),
-                                     lambda v: rb.project_kdop.bind(pts, mins, maxs, pos, rot, variant=v)),
-        "soften": (lambda **kw: L.soften(pts, proj, 1.0, 0.1),
-                   lambda v: rb.soften.bind(pts, proj, 1.0, 0.1, variant=v)),
+        "box (axis-aligned)": (
+            lambda **kw: L.project_box(pts, lo, hi, **kw),
+            lambda v: rb.project_box.bind(pts, lo, hi, variant=v),
+        ),
+        "box (axis-aligned) float32": (
+            lambda **kw: L.project_box(pts32, lo, hi, **kw),
+            lambda v: rb.project_box.bind(pts32, lo, hi, variant=v),
+        ),
+        "oriented box": (
+            lambda **kw: L.project_box(pts, olo, ohi, pos, rot, **kw),
+            lambda v: rb.project_oriented_box.bind(pts, olo, ohi, pos, rot, variant=v),
+        ),
+        "ellipsoid": (
+            lambda **kw: L.project_ellipsoid(pts, lim["scale"], pos, rot, **kw),
+            lambda v: rb.project_ellipsoid.bind(pts, lim["scale"], pos, rot, variant=v),
+        ),
+        "ellipsoid (eps=1e-5, 8 it)": (
+            lambda **kw: L.project_ellipsoid(pts, lim["scale"], pos, rot, iterations=8, eps=1e-5, **kw),
+            lambda v: rb.project_ellipsoid.bind(pts, lim["scale"], pos, rot, variant=v),
+        ),
+        "k-DOP (slab clamps)": (
+            lambda **kw: L.project_kdop(pts, mins, maxs, pos, rot, axes, **kw),
+            lambda v: rb.project_kdop.bind(pts, mins, maxs, pos, rot, variant=v),
+        ),
+        "k-DOP exact (active set)": (
+            lambda **kw: L.project_kdop(pts, mins, maxs, pos, rot, axes, exact=True, **kw),
+            lambda v: rb.project_kdop.bind(pts, mins, maxs, pos, rot, variant=v),
+        ),
+        "soften": (
+            lambda **kw: L.soften(pts, proj, 1.0, 0.1),
+            lambda v: rb.soften.bind(pts, proj, 1.0, 0.1, variant=v),
+        ),
     }
     inside = L.contains_box(pts, olo, ohi, pos, rot).mean()
-    data = (f"{n:,} points, {inside:.0%} inside the oriented box, float64 (float32 where named); "
-            f"median of {repeats} interleaved rounds, thread CPU time")
+    data = (
+        f"{n:,} points, {inside:.0%} inside the oriented box, float64 (float32 where named); "
+        f"median of {repeats} interleaved rounds, thread CPU time"
+    )
     recs = []
     for name, (fn, ref) in cases.items():
         fn()  # warm up
@@ -101,9 +118,18 @@ def bench_projections(n: int, repeats: int, variants: tuple[str, ...]) -> list[d
             t = {k: best(f, repeats) for k, f in timed.items()}
         t = {k: val / n * 1e9 for k, val in t.items()}
         others = {f"ref_{v}": t[v] for v in variants if v in t and v != "O3"}
-        recs.append(record(BENCH, name + ("" if name == "soften" else ", out="), t["ours"], "ns/point", data=data,
-                           anchor="refbench C++ -O3, same run" if "O3" in t else None, anchor_value=t.get("O3"),
-                           **others))
+        recs.append(
+            record(
+                BENCH,
+                name + ("" if name == "soften" else ", out="),
+                t["ours"],
+                "ns/point",
+                data=data,
+                anchor="refbench C++ -O3, same run" if "O3" in t else None,
+                anchor_value=t.get("O3"),
+                **others,
+            )
+        )
         if name != "soften":
             recs.append(record(BENCH, name + ", fresh output", t["fresh"], "ns/point", data=data))
     if rb is None:
@@ -123,8 +149,9 @@ def bench_subsample(n: int, naive_n: int, distance: float) -> list[dict]:
     rng = np.random.default_rng(1)
     clouds = {
         "mocap-like trajectory": _trajectory(n, rng),
-        "uniform in ball r=pi": (lambda d: d / np.linalg.norm(d, axis=1, keepdims=True)
-                                 * np.pi * rng.random((n, 1)) ** (1 / 3))(rng.normal(size=(n, 3))),
+        "uniform in ball r=pi": (
+            lambda d: d / np.linalg.norm(d, axis=1, keepdims=True) * np.pi * rng.random((n, 1)) ** (1 / 3)
+        )(rng.normal(size=(n, 3))),
     }
     L.subsample(clouds["mocap-like trajectory"][:100], distance)
     _subsample_naive_kernel(clouds["mocap-like trajectory"][:100], distance)
@@ -148,9 +175,18 @@ def bench_subsample(n: int, naive_n: int, distance: float) -> list[dict]:
             t_naive = t_naive_m * kept_full.sum() / max(kept_m.sum(), 1)
             how = f"naive extrapolated from N={m:,} by the pairwise-check count"
         data = f"{name}, N = {n:,}, distance {distance}; {how}"
-        recs += [record(BENCH, f"subsample {name}: kept", kept, "points", kind="count", data=data),
-                 record(BENCH, f"subsample {name}: grid", t_grid * 1e3, "ms", data=data,
-                        anchor="naive O(N*M) loop (compiled), same run", anchor_value=t_naive * 1e3)]
+        recs += [
+            record(BENCH, f"subsample {name}: kept", kept, "points", kind="count", data=data),
+            record(
+                BENCH,
+                f"subsample {name}: grid",
+                t_grid * 1e3,
+                "ms",
+                data=data,
+                anchor="naive O(N*M) loop (compiled), same run",
+                anchor_value=t_naive * 1e3,
+            ),
+        ]
     return recs
 
 

@@ -53,8 +53,17 @@ def _own(limit):
     return getattr(limit, "base", limit)
 
 
-def evaluate(ms: list, shape: str, padding: float, folds: int, R: np.ndarray, coupled: bool = False,
-             pairs: list[tuple[int, int]] = (), mirror: bool = False, seed: int = 1) -> tuple:
+def evaluate(
+    ms: list,
+    shape: str,
+    padding: float,
+    folds: int,
+    R: np.ndarray,
+    coupled: bool = False,
+    pairs: list[tuple[int, int]] = (),
+    mirror: bool = False,
+    seed: int = 1,
+) -> tuple:
     """(recall [J], false accept [J], fit seconds per fold, pair recall [P], pair false accept [P])
     pooled over the folds; NaN for joints without a limit. A pair is admitted when both joints are.
 
@@ -96,8 +105,9 @@ def evaluate(ms: list, shape: str, padding: float, folds: int, R: np.ndarray, co
             child = lim.joints[ch]
             if isinstance(child, CoupledLimit) and pf > 0:
                 ip, ic = np.flatnonzero(own[p]), np.flatnonzero(own[ch])
-                pf *= child.contains(R[ic[rng.integers(0, len(ic), len(R))], ch],
-                                     parent=R[ip[rng.integers(0, len(ip), len(R))], p]).mean()
+                pf *= child.contains(
+                    R[ic[rng.integers(0, len(ic), len(R))], ch], parent=R[ip[rng.integers(0, len(ip), len(R))], p]
+                ).mean()
             pfa[n] += pf
     recall, falsea = hit / seen, fa / folds
     mask = np.ones(J, bool)
@@ -120,8 +130,9 @@ def _at_recall(target: float, recall: list, fa: list) -> float:
     return float("nan")
 
 
-def run(quick: bool, mirror: bool = False, folds: int | None = None, nrandom: int | None = None,
-        sweeps: tuple | None = None) -> list[dict]:
+def run(
+    quick: bool, mirror: bool = False, folds: int | None = None, nrandom: int | None = None, sweeps: tuple | None = None
+) -> list[dict]:
     """Records; ``folds``, ``nrandom`` and ``sweeps`` (implicit, coupled, k-DOP paddings) override the mode's."""
     clips = sorted(LAFAN.glob("*.bvh"))
     if not clips:
@@ -145,27 +156,62 @@ def run(quick: bool, mirror: bool = False, folds: int | None = None, nrandom: in
     # random local rotations, built per joint from one Haar-uniform batch (shuffled per joint)
     base = quat.normalize(rng.normal(size=(nrandom, 4)))
     R = np.stack([base[rng.permutation(nrandom)] for _ in range(ms[0].num_joints)], axis=1)
-    data = (f"leave-one-clip-out on {folds} of {len(ms)} LAFAN1 clips; {nrandom:,} random rotations"
-            f"{'; every shape fitted with mirrored clips added' if mirror else ''}")
+    data = (
+        f"leave-one-clip-out on {folds} of {len(ms)} LAFAN1 clips; {nrandom:,} random rotations"
+        f"{'; every shape fitted with mirrored clips added' if mirror else ''}"
+    )
     q = "quality"
     recs = []
     res = {}
-    runs = BASE + [("implicit", p) for p in sweep] + [("coupled", p) for p in csweep] + [("kdop", p) for p in kdop_sweep]
+    runs = (
+        BASE + [("implicit", p) for p in sweep] + [("coupled", p) for p in csweep] + [("kdop", p) for p in kdop_sweep]
+    )
     for shape, pad in runs:
         kind = "implicit" if shape == "coupled" else shape
-        res[shape, pad] = evaluate(ms, kind, pad, folds, R, coupled=shape == "coupled",
-                                   pairs=pairs if kind == "implicit" else (), mirror=mirror)
+        res[shape, pad] = evaluate(
+            ms,
+            kind,
+            pad,
+            folds,
+            R,
+            coupled=shape == "coupled",
+            pairs=pairs if kind == "implicit" else (),
+            mirror=mirror,
+        )
         rec, fa, tf = res[shape, pad][:3]
         label = f"{shape} padding {pad}"
         per_joint = {names[j]: [float(rec[j]), float(fa[j])] for j in np.nonzero(np.isfinite(rec))[0]}
-        recs += [record(BENCH, f"{label}: recall mean", np.nanmean(rec), "", kind=q, data=data,
-                        per_joint_recall_false_accept=per_joint),
-                 record(BENCH, f"{label}: recall min", np.nanmin(rec), "", kind=q, data=data,
-                        joint=names[int(np.nanargmin(rec))]),
-                 record(BENCH, f"{label}: false accept mean", np.nanmean(fa), "", kind=q, data=data),
-                 record(BENCH, f"{label}: false accept max", np.nanmax(fa), "", kind=q, data=data,
-                        joint=names[int(np.nanargmax(fa))]),
-                 record(BENCH, f"{label}: fit time per fold", tf, "s", data=data)]
+        recs += [
+            record(
+                BENCH,
+                f"{label}: recall mean",
+                np.nanmean(rec),
+                "",
+                kind=q,
+                data=data,
+                per_joint_recall_false_accept=per_joint,
+            ),
+            record(
+                BENCH,
+                f"{label}: recall min",
+                np.nanmin(rec),
+                "",
+                kind=q,
+                data=data,
+                joint=names[int(np.nanargmin(rec))],
+            ),
+            record(BENCH, f"{label}: false accept mean", np.nanmean(fa), "", kind=q, data=data),
+            record(
+                BENCH,
+                f"{label}: false accept max",
+                np.nanmax(fa),
+                "",
+                kind=q,
+                data=data,
+                joint=names[int(np.nanargmax(fa))],
+            ),
+            record(BENCH, f"{label}: fit time per fold", tf, "s", data=data),
+        ]
     kr, kf = res["kdop", 0.05][:2]
     root = [j for j in range(len(names)) if ms[0].skeleton.parents[j] < 0]
     for label, drop in (("all limited joints", []), ("without the root", root)):
@@ -177,21 +223,47 @@ def run(quick: bool, mirror: bool = False, folds: int | None = None, nrandom: in
                 ir, ifa = res[shape, p][:2]
                 good = np.nanmean(ir[keep]) >= km and np.nanmin(ir[keep]) >= 0.985
                 what = "implicit" if shape == "implicit" else "implicit + coupled"
-                recs.append(record(BENCH, f"Done when, {label}: {what} padding {p} false accept",
-                                   np.nanmean(ifa[keep]), "", kind=q, data=data, anchor="k-DOP padding 0.05",
-                                   anchor_value=kfa, recall=np.nanmean(ir[keep]), recall_min=np.nanmin(ir[keep]),
-                                   kdop_recall=km, meets_recall_conditions=bool(good)))
+                recs.append(
+                    record(
+                        BENCH,
+                        f"Done when, {label}: {what} padding {p} false accept",
+                        np.nanmean(ifa[keep]),
+                        "",
+                        kind=q,
+                        data=data,
+                        anchor="k-DOP padding 0.05",
+                        anchor_value=kfa,
+                        recall=np.nanmean(ir[keep]),
+                        recall_min=np.nanmin(ir[keep]),
+                        kdop_recall=km,
+                        meets_recall_conditions=bool(good),
+                    )
+                )
     # coupled pairs: pair false accept against the uncoupled pair's at the same pair recall (read
     # off the uncoupled limits' padding sweep, interpolated) and at the same padding
     for cp in csweep:
         cou = res["coupled", cp]
         for n, (p, c) in enumerate(pairs):
-            same = _at_recall(cou[3][n], [res["implicit", x][3][n] for x in sorted(sweep)],
-                              [res["implicit", x][4][n] for x in sorted(sweep)])
+            same = _at_recall(
+                cou[3][n],
+                [res["implicit", x][3][n] for x in sorted(sweep)],
+                [res["implicit", x][4][n] for x in sorted(sweep)],
+            )
             pad_row = res["implicit", cp][4][n] if ("implicit", cp) in res else np.nan
-            recs.append(record(BENCH, f"coupled padding {cp}, pair {names[p]} -> {names[c]}: false accept",
-                               cou[4][n], "", kind=q, data=data, anchor="uncoupled at the same pair recall",
-                               anchor_value=same, pair_recall=cou[3][n], uncoupled_same_padding=pad_row))
+            recs.append(
+                record(
+                    BENCH,
+                    f"coupled padding {cp}, pair {names[p]} -> {names[c]}: false accept",
+                    cou[4][n],
+                    "",
+                    kind=q,
+                    data=data,
+                    anchor="uncoupled at the same pair recall",
+                    anchor_value=same,
+                    pair_recall=cou[3][n],
+                    uncoupled_same_padding=pad_row,
+                )
+            )
     png = os.environ.get("JL_BENCH_QUALITY_PNG")
     if png and not quick:
         plot(res, {"kdop": sorted([0.05] + kdop_sweep), "implicit": sweep, "coupled": csweep}, png, mirror)

@@ -29,14 +29,17 @@ def _ours(S, x, v, g, vg, ag, s, d, dt, dh, sc, sf, out=None):
     return {
         "simple_spring_damper_exact": lambda ap: S.spring_damper_exact(x, v, g, 0.0, sc, dh, dt, approx=ap, **kw),
         "critical_spring_damper_exact": lambda ap: S.spring_damper_exact(x, v, g, vg, sc, dh, dt, approx=ap, **kw),
-        "spring_damper_exact (frequency, halflife)": lambda ap: S.spring_damper_exact(x, v, g, vg, sf, dh, dt,
-                                                                                        approx=ap, **kw),
+        "spring_damper_exact (frequency, halflife)": lambda ap: S.spring_damper_exact(
+            x, v, g, vg, sf, dh, dt, approx=ap, **kw
+        ),
         "spring_damper_exact (mixed regimes)": lambda ap: S.spring_damper_exact(x, v, g, vg, s, d, dt, approx=ap, **kw),
         "tracking_spring_update": lambda ap: S.tracking_spring_update(x, v, g, vg, ag, 0.01, 0.2, 1.0, dt, **kw),
-        "tracking_spring_update_improved": lambda ap: S.tracking_spring_update_improved(x, v, g, vg, ag, 1.0, 0.05,
-                                                                                        0.0, dt, approx=ap, **kw),
-        "tracking_spring_update_exact": lambda ap: S.tracking_spring_update_exact(x, v, g, vg, ag, 0.01, 0.2, 1.0,
-                                                                                  dt, dt, approx=ap, **kw),
+        "tracking_spring_update_improved": lambda ap: S.tracking_spring_update_improved(
+            x, v, g, vg, ag, 1.0, 0.05, 0.0, dt, approx=ap, **kw
+        ),
+        "tracking_spring_update_exact": lambda ap: S.tracking_spring_update_exact(
+            x, v, g, vg, ag, 0.01, 0.2, 1.0, dt, dt, approx=ap, **kw
+        ),
     }
 
 
@@ -44,15 +47,19 @@ def _refs(rb, var, x, v, g, vg, ag, s, d, dt, hl, freq):
     return {
         "simple_spring_damper_exact": rb.simple_spring_damper_exact.bind(x, v, g, hl, dt, variant=var),
         "critical_spring_damper_exact": rb.critical_spring_damper_exact.bind(x, v, g, vg, hl, dt, variant=var),
-        "spring_damper_exact (frequency, halflife)": rb.spring_damper_exact.bind(x, v, g, vg, freq, hl, dt,
-                                                                                 variant=var),
+        "spring_damper_exact (frequency, halflife)": rb.spring_damper_exact.bind(
+            x, v, g, vg, freq, hl, dt, variant=var
+        ),
         "spring_damper_exact (mixed regimes)": rb.spring_damper_exact_stiffness_damping.bind(
-            x, v, g, vg, s, d, dt, variant=var),
+            x, v, g, vg, s, d, dt, variant=var
+        ),
         "tracking_spring_update": rb.tracking_spring_update.bind(x, v, g, vg, ag, 0.01, 0.2, 1.0, dt, variant=var),
         "tracking_spring_update_improved": rb.tracking_spring_update_improved.bind(
-            x, v, g, vg, ag, 1.0, 0.05, 0.0, dt, variant=var),
+            x, v, g, vg, ag, 1.0, 0.05, 0.0, dt, variant=var
+        ),
         "tracking_spring_update_exact": rb.tracking_spring_update_exact.bind(
-            x, v, g, vg, ag, 0.01, 0.2, 1.0, dt, dt, variant=var),
+            x, v, g, vg, ag, 0.01, 0.2, 1.0, dt, dt, variant=var
+        ),
     }
 
 
@@ -72,8 +79,11 @@ def bench_updates(quick: bool) -> list[dict]:
     sf = float(S.frequency_to_stiffness(freq))
     ours = _ours(S, x, v, g, vg, ag, s, d, dt, dh, dh * dh / 4, sf)
     rb = refbench()
-    refs = {var: _refs(rb, var, x, v, g, vg, ag, s, d, dt, hl, freq) for var in (("O3",) if quick else ("O2", "O3"))} \
-        if rb is not None else {}
+    refs = (
+        {var: _refs(rb, var, x, v, g, vg, ag, s, d, dt, hl, freq) for var in (("O3",) if quick else ("O2", "O3"))}
+        if rb is not None
+        else {}
+    )
     data = f"{n:.0e} channels, float64 inputs, new arrays; median of {repeat} interleaved rounds"
     recs = [] if rb is not None else [skipped(BENCH, "reference C++ columns", refbench_missing())]
     for name, fn in ours.items():
@@ -87,16 +97,34 @@ def bench_updates(quick: bool) -> list[dict]:
         ns = {k: t[k] / n * 1e9 for k in t}
         extra = {"ref_O2": ns["O2"]} if "O2" in ns else {}
         for k in ("exact", "approx"):
-            recs.append(record(BENCH, f"{name} float64 {k}", ns[k], "ns/update", data=data,
-                               anchor=REF if "O3" in ns else None, anchor_value=ns.get("O3"), **extra))
+            recs.append(
+                record(
+                    BENCH,
+                    f"{name} float64 {k}",
+                    ns[k],
+                    "ns/update",
+                    data=data,
+                    anchor=REF if "O3" in ns else None,
+                    anchor_value=ns.get("O3"),
+                    **extra,
+                )
+            )
     if rb is not None:
         recs += bench_updates_f32(rb, S, x, v, g, vg, ag, s, d, dt, hl, freq, 5 if quick else 9)
     # whole-signal kernel (error form): 600 frames x 1e4 channels (1e3 quick)
     T, Cn = 600, 1_000 if quick else 10_000
     goal = np.cumsum(rng.normal(size=(T, Cn)), axis=0)
     t = best(lambda: S.track_signal(goal, 1 / 60, method="improved", cuts=[150, 300]), 3)
-    recs.append(record(BENCH, "track_signal improved", T * Cn / t / 1e6, "M updates/s", kind="rate",
-                       data=f"{T} frames x {Cn:,} channels, cuts at 150 and 300; best of 3"))
+    recs.append(
+        record(
+            BENCH,
+            "track_signal improved",
+            T * Cn / t / 1e6,
+            "M updates/s",
+            kind="rate",
+            data=f"{T} frames x {Cn:,} channels, cuts at 150 and 300; best of 3",
+        )
+    )
     return recs
 
 
@@ -122,10 +150,14 @@ def bench_updates_f32(rb, S, x, v, g, vg, ag, s, d, dt: float, hl: float, freq: 
         xr, vr = refs[name].run()
         diff = max(float(np.max(np.abs(xa - xr))), float(np.max(np.abs(va - vr))))
         for k in ("exact", "approx"):
-            recs.append(record(BENCH, f"{name} float32 out= {k}", ns[k], "ns/update", data=data, anchor=REF,
-                               anchor_value=ns["O3"]))
-        recs.append(record(BENCH, f"{name} float32 approx: max |ours - reference|", diff, "", kind="quality",
-                           data=data))
+            recs.append(
+                record(
+                    BENCH, f"{name} float32 out= {k}", ns[k], "ns/update", data=data, anchor=REF, anchor_value=ns["O3"]
+                )
+            )
+        recs.append(
+            record(BENCH, f"{name} float32 approx: max |ours - reference|", diff, "", kind="quality", data=data)
+        )
     return recs
 
 

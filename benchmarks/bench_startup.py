@@ -37,9 +37,7 @@ def first_projection(python: str) -> tuple[float, float]:
     code = (
         "import time; t0 = time.perf_counter()\n"
         "import jointlimits as jl\n"
-        "t1 = time.perf_counter()\n"
-        + CHILD_IMPORTS +
-        "m = procedural.range_of_motion(seconds=4.0)\n"
+        "t1 = time.perf_counter()\n" + CHILD_IMPORTS + "m = procedural.range_of_motion(seconds=4.0)\n"
         "lim = jl.JointLimits.fit(m, shape='kdop', swing_twist=True)\n"
         "lim.project(m.rotations[:1])\n"
         "lim.project(m.rotations)\n"
@@ -58,17 +56,35 @@ def run(quick: bool) -> list[dict]:
     first = statistics.median(r[1] for r in runs)
     a = "python -c pass, same run"
     data = f"fresh processes, median of {repeat}"
-    recs = [record(BENCH, "python -c pass (anchor)", 1e3 * anchor, "ms", data=data),
-            record(BENCH, "import jointlimits", 1e3 * imp, "ms", data=data, anchor=a, anchor_value=1e3 * anchor),
-            record(BENCH, "import + fit + first projections", 1e3 * first, "ms", data=data + "; procedural 4 s clip, "
-                   "k-DOP swing-twist", anchor=a, anchor_value=1e3 * anchor, target=1000.0)]
+    recs = [
+        record(BENCH, "python -c pass (anchor)", 1e3 * anchor, "ms", data=data),
+        record(BENCH, "import jointlimits", 1e3 * imp, "ms", data=data, anchor=a, anchor_value=1e3 * anchor),
+        record(
+            BENCH,
+            "import + fit + first projections",
+            1e3 * first,
+            "ms",
+            data=data + "; procedural 4 s clip, k-DOP swing-twist",
+            anchor=a,
+            anchor_value=1e3 * anchor,
+            target=1000.0,
+        ),
+    ]
     with tempfile.TemporaryDirectory() as tmp:
         demo = _timed([py, "-m", "jointlimits", "demo", "--out", str(Path(tmp) / "demo")])
-    recs.append(record(BENCH, "jointlimits demo", demo, "s", data="one fresh process", anchor=a,
-                       anchor_value=anchor, target=10.0))
+    recs.append(
+        record(
+            BENCH, "jointlimits demo", demo, "s", data="one fresh process", anchor=a, anchor_value=anchor, target=10.0
+        )
+    )
     if quick or os.environ.get("JL_BENCH_INSTALL") != "1":
-        recs.append(skipped(BENCH, "fresh venv + pip install -e . + demo",
-                            "compiles the core: full mode with JL_BENCH_INSTALL=1 only"))
+        recs.append(
+            skipped(
+                BENCH,
+                "fresh venv + pip install -e . + demo",
+                "compiles the core: full mode with JL_BENCH_INSTALL=1 only",
+            )
+        )
         return recs
     with tempfile.TemporaryDirectory() as tmp:
         # a fresh clone of the committed tree, as a new user has it: installing from ROOT would
@@ -78,13 +94,19 @@ def run(quick: bool) -> list[dict]:
         venv = Path(tmp) / "venv"
         t = time.perf_counter()
         subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
-        subprocess.run([str(venv / "bin/pip"), "install", "-q", "-e", str(src)], check=True,
-                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        subprocess.run(
+            [str(venv / "bin/pip"), "install", "-q", "-e", str(src)],
+            check=True,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         t_install = time.perf_counter() - t
         t_demo = _timed([str(venv / "bin/jointlimits"), "demo", "--out", str(Path(tmp) / "demo")])
-    recs += [record(BENCH, "fresh venv + pip install -e .", t_install, "s", data="one run"),
-             record(BENCH, "then jointlimits demo", t_demo, "s", data="one run"),
-             record(BENCH, "install + demo total", t_install + t_demo, "s", data="one run", target=60.0)]
+    recs += [
+        record(BENCH, "fresh venv + pip install -e .", t_install, "s", data="one run"),
+        record(BENCH, "then jointlimits demo", t_demo, "s", data="one run"),
+        record(BENCH, "install + demo total", t_install + t_demo, "s", data="one run", target=60.0),
+    ]
     return recs
 
 

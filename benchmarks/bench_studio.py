@@ -50,9 +50,20 @@ def run(quick: bool) -> list[dict]:
     g = _best(gizmo, n_gizmo)
     data = f"procedural range-of-motion skeleton, LeftArm; median of {n_gizmo}"
     a = "one-pose FK, same run"
-    recs = [record(BENCH, "one-pose FK (anchor)", anchor[0], "ms", data=data),
-            record(BENCH, "pose update (gizmo -> limited pose + FK)", g[0], "ms", data=data, anchor=a,
-                   anchor_value=anchor[0], p95_ms=g[1], target=30.0)]
+    recs = [
+        record(BENCH, "one-pose FK (anchor)", anchor[0], "ms", data=data),
+        record(
+            BENCH,
+            "pose update (gizmo -> limited pose + FK)",
+            g[0],
+            "ms",
+            data=data,
+            anchor=a,
+            anchor_value=anchor[0],
+            p95_ms=g[1],
+            target=30.0,
+        ),
+    ]
     for key in ("left-arm", "left-arm-ccd", "look-at"):
         st.set_ik_mode(key)
         t0 = st.ik_target.copy()
@@ -64,8 +75,19 @@ def run(quick: bool) -> list[dict]:
             st.move_ik_target(t0 + offs[i[0] % 64])
 
         r = _best(ik, n_ik)
-        recs.append(record(BENCH, f"IK {key} (limited + free ghost)", r[0], "ms", anchor=a, anchor_value=anchor[0],
-                           data=f"random target moves of 10 units; median of {n_ik}", p95_ms=r[1], target=30.0))
+        recs.append(
+            record(
+                BENCH,
+                f"IK {key} (limited + free ghost)",
+                r[0],
+                "ms",
+                anchor=a,
+                anchor_value=anchor[0],
+                data=f"random target moves of 10 units; median of {n_ik}",
+                p95_ms=r[1],
+                target=30.0,
+            )
+        )
     return recs
 
 

@@ -15,8 +15,8 @@ from jointlimits.viz.plots import plot_joint_limit
 out = Path(sys.argv[1] if len(sys.argv) > 1 else ".")
 out.mkdir(parents=True, exist_ok=True)
 
-clip = procedural.range_of_motion(seconds=20.0)           # 600 frames, 22 joints
+clip = procedural.range_of_motion(seconds=20.0)  # 600 frames, 22 joints
 limits = JointLimits.fit(clip, shape="ellipsoid", swing_twist=True)
-print(limits.contains(clip.rotations).mean())              # every training frame is inside: 1.0
+print(limits.contains(clip.rotations).mean())  # every training frame is inside: 1.0
 
 plot_joint_limit(limits, clip, "LeftArm", out / "fit_left_arm.png")

@@ -1,8 +1,9 @@
 """Limit an over-rotated clip: fit on the clean clip, apply to a copy rotated 40% past it.
 
 ``apply`` projects every rotation into its joint's limit; ``smooth_switches`` removes the pops a
-projection makes where it switches sides of the limit (what ``jointlimits demo`` does). The first figure shows the shoulder before
-(grey) and after (orange); the second, per joint, the share of frames outside the limit and
+projection makes where it switches sides of the limit (what ``jointlimits demo`` does). The first
+figure shows the shoulder before (grey) and after (orange); the second, per joint, the share of
+frames outside the limit and
 the largest violation, before and after.
 """
 
@@ -22,11 +23,13 @@ out.mkdir(parents=True, exist_ok=True)
 clean = procedural.range_of_motion(seconds=20.0)
 limits = JointLimits.fit(clean, shape="ellipsoid", swing_twist=True)
 
-over = procedural.over_rotate(clean, 0.4)                  # 40% past the anatomical ranges
+over = procedural.over_rotate(clean, 0.4)  # 40% past the anatomical ranges
 limited = limits.apply(over, smooth=smooth_switches)
-before, after = (np.degrees(limits.violation(m.rotations)) for m in (over, limited))   # [F, J] degrees
-print(f"joint-frames outside the limits: {(before > 1e-6).mean():.0%} -> {(after > 1e-6).mean():.0%}; "
-      f"largest violation {before.max():.1f} -> {after.max():.1g} degrees")
+before, after = (np.degrees(limits.violation(m.rotations)) for m in (over, limited))  # [F, J] degrees
+print(
+    f"joint-frames outside the limits: {(before > 1e-6).mean():.0%} -> {(after > 1e-6).mean():.0%}; "
+    f"largest violation {before.max():.1f} -> {after.max():.1g} degrees"
+)
 
 plot_joint_limit(limits, clean, "LeftArm", out / "limit_left_arm.png", projected=limited, over_rotated=over)
 plot_violation_report(limits, over, out / "limit_report.png", projected=limited)

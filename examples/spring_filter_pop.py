@@ -18,11 +18,11 @@ from jointlimits.motion import procedural, quat
 out = Path(sys.argv[1] if len(sys.argv) > 1 else ".")
 out.mkdir(parents=True, exist_ok=True)
 
-clip = procedural.range_of_motion(seconds=10.0)            # 300 frames at 30 fps
+clip = procedural.range_of_motion(seconds=10.0)  # 300 frames at 30 fps
 j = clip.skeleton.index("LeftForeArm")
 rot = clip.rotations.copy()
 jump = quat.from_scaled_angle_axis(np.array([0.0, np.radians(40.0), 0.0]))
-rot[150:, j] = quat.mul(jump, rot[150:, j])               # the pop: a 40 degree jump from frame 150
+rot[150:, j] = quat.mul(jump, rot[150:, j])  # the pop: a 40 degree jump from frame 150
 popped = clip.with_rotations(rot)
 
 cuts = detect_discontinuities(popped)
@@ -30,7 +30,7 @@ print("detected cuts:", [int(c) for c in cuts])
 filtered = filter_motion(popped, cuts=cuts)
 
 
-def angle(m):                                              # the joint's rotation angle, degrees
+def angle(m):  # the joint's rotation angle, degrees
     return np.degrees(np.linalg.norm(quat.to_scaled_angle_axis(quat.unroll(m.rotations[:, j])), axis=-1))
 
 

@@ -22,7 +22,7 @@ from jointlimits.motion import procedural
 out = Path(sys.argv[1] if len(sys.argv) > 1 else ".")
 out.mkdir(parents=True, exist_ok=True)
 
-sk = procedural.humanoid_skeleton()                        # centimetres, Y up
+sk = procedural.humanoid_skeleton()  # centimetres, Y up
 limits = JointLimits.fit(procedural.range_of_motion(sk, seconds=20.0), shape="ellipsoid", swing_twist=True)
 
 F = 240
@@ -33,13 +33,15 @@ t = np.linspace(0, 2 * np.pi, F)
 # a circle of radius 15 cm in front of the shoulder, parallel to the body's frontal (x-y) plane
 target = shoulder + np.stack([15 + 15 * np.cos(t), -20 + 15 * np.sin(t), np.full(F, 25.0)], axis=1)
 
-solved = solve_two_bone(pose, "LeftArm", target)           # shoulder -> elbow -> hand
+solved = solve_two_bone(pose, "LeftArm", target)  # shoulder -> elbow -> hand
 limited = solved.with_rotations(limits.project(solved.rotations))
 hand = sk.index("LeftHand")
 _, p_free = forward_kinematics(solved)
 _, p_lim = forward_kinematics(limited)
-print(f"hand to target: {np.linalg.norm(p_free[:, hand] - target, axis=1).max():.3f} cm without limits, "
-      f"{np.linalg.norm(p_lim[:, hand] - target, axis=1).max():.1f} cm at most with limits")
+print(
+    f"hand to target: {np.linalg.norm(p_free[:, hand] - target, axis=1).max():.3f} cm without limits, "
+    f"{np.linalg.norm(p_lim[:, hand] - target, axis=1).max():.1f} cm at most with limits"
+)
 
 fig, ax = plt.subplots(figsize=(5.5, 5))
 ax.plot(target[:, 0], target[:, 1], "k--", lw=1, label="target")

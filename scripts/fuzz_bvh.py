@@ -23,12 +23,69 @@ ROOT = Path(__file__).resolve().parents[1]
 MOCAP = ROOT.parent / "shared" / "data" / "mocap"
 
 #: odd things a hostile or broken file may hold
-TOKENS = ["{", "}", "JOINT", "End Site", "ROOT", "MOTION", "Frames:", "Frame Time:", "CHANNELS 7", "CHANNELS +3",
-          "Xrotation", "Xposition", "OFFSET", "nan", "inf", "-", "1e999", "1e-320", "+3", "1_000", "\u0661\u0662\u0663.\u0665",
-          "\uff11\uff12", "0x10", "\t", "\n", "\r\n", "\r", "\x0c", "\x85", "\u2028", "\x00", "\ufeff", "é", " ", "-0",
-          ".5", "5.", "1e5", "9" * 400]
-NUMBERS = ["1_000", "\u0661\u0662\u0663.\u0665", "\uff11\uff12", "+3", "-0", "1e-320", "1e308", "1e309", "nan", "-inf",
-           "0x1p3", "1d3", ".", "-.5", "5.", "1e", "--1", "1e+5", "00012", "0.0000001"]
+TOKENS = [
+    "{",
+    "}",
+    "JOINT",
+    "End Site",
+    "ROOT",
+    "MOTION",
+    "Frames:",
+    "Frame Time:",
+    "CHANNELS 7",
+    "CHANNELS +3",
+    "Xrotation",
+    "Xposition",
+    "OFFSET",
+    "nan",
+    "inf",
+    "-",
+    "1e999",
+    "1e-320",
+    "+3",
+    "1_000",
+    "\u0661\u0662\u0663.\u0665",
+    "\uff11\uff12",
+    "0x10",
+    "\t",
+    "\n",
+    "\r\n",
+    "\r",
+    "\x0c",
+    "\x85",
+    "\u2028",
+    "\x00",
+    "\ufeff",
+    "é",
+    " ",
+    "-0",
+    ".5",
+    "5.",
+    "1e5",
+    "9" * 400,
+]
+NUMBERS = [
+    "1_000",
+    "\u0661\u0662\u0663.\u0665",
+    "\uff11\uff12",
+    "+3",
+    "-0",
+    "1e-320",
+    "1e308",
+    "1e309",
+    "nan",
+    "-inf",
+    "0x1p3",
+    "1d3",
+    ".",
+    "-.5",
+    "5.",
+    "1e",
+    "--1",
+    "1e+5",
+    "00012",
+    "0.0000001",
+]
 
 
 def seed_texts(frames: int = 12) -> list[tuple[str, str]]:
@@ -42,8 +99,12 @@ def seed_texts(frames: int = 12) -> list[tuple[str, str]]:
         lines = rest.split("\n")
         # lines[0] is the rest of the MOTION line, then Frames, Frame Time, data
         data = [l for l in lines[3:] if l.strip()][:frames]
-        out.append((p.name, head + "MOTION" + lines[0] + "\n" + f"Frames: {len(data)}\n" + lines[2] + "\n"
-                    + "\n".join(data) + "\n"))
+        out.append(
+            (
+                p.name,
+                head + "MOTION" + lines[0] + "\n" + f"Frames: {len(data)}\n" + lines[2] + "\n" + "\n".join(data) + "\n",
+            )
+        )
     return out
 
 
@@ -53,13 +114,13 @@ def mutate(text: str, rng: random.Random) -> str:
         op = rng.choice(["flip", "ins", "del", "dup", "swap", "cut", "num", "nest", "ends", "bom", "frames"])
         k = rng.randrange(max(1, len(text)))
         if op == "flip":
-            text = text[:k] + chr(rng.randrange(256)) + text[k + 1:]
+            text = text[:k] + chr(rng.randrange(256)) + text[k + 1 :]
         elif op == "ins":
             text = text[:k] + rng.choice(TOKENS) + text[k:]
         elif op == "del":
-            text = text[:k] + text[k + rng.randint(1, 40):]
+            text = text[:k] + text[k + rng.randint(1, 40) :]
         elif op == "dup":
-            text = text[:k] + text[k:k + rng.randint(1, 200)] + text[k:]
+            text = text[:k] + text[k : k + rng.randint(1, 200)] + text[k:]
         elif op == "swap":
             lines = text.split("\n")
             a, b = rng.randrange(len(lines)), rng.randrange(len(lines))
@@ -85,8 +146,11 @@ def mutate(text: str, rng: random.Random) -> str:
         elif op == "bom":
             text = "\ufeff" + text
         else:  # frames header
-            text = text.replace("Frames:", rng.choice(["Frames: 99999999999999 #", "Frames: -1 #", "Frames: +2 #",
-                                                       "Frames: 1e3 #", "Frames:"]), 1)
+            text = text.replace(
+                "Frames:",
+                rng.choice(["Frames: 99999999999999 #", "Frames: -1 #", "Frames: +2 #", "Frames: 1e3 #", "Frames:"]),
+                1,
+            )
     return text
 
 
@@ -145,9 +209,11 @@ def main() -> None:
     t = time.perf_counter()
     counts = run(args.n, args.seed, args.frames)
     bad = sum(v for k, v in counts.items() if k not in ("accepted", "rejected"))
-    print(f"{args.n} mutations of {len(seed_texts(args.frames))} shared clips in {time.perf_counter() - t:.1f} s: "
-          f"{counts['rejected']} rejected with BVHError, {counts['accepted']} accepted, written back as the "
-          f"same text and round-tripped bit-equal, {bad} failures")
+    print(
+        f"{args.n} mutations of {len(seed_texts(args.frames))} shared clips in {time.perf_counter() - t:.1f} s: "
+        f"{counts['rejected']} rejected with BVHError, {counts['accepted']} accepted, written back as the "
+        f"same text and round-tripped bit-equal, {bad} failures"
+    )
     for k, v in sorted(counts.items()):
         if k not in ("accepted", "rejected"):
             print(f"  {v:6d}  {k}")

@@ -52,7 +52,8 @@ def assert_golden(actual, expected, file: str, path: str, atol: float | None = N
     err = np.abs(act - exp) - (a_tol + r_tol * np.abs(exp))
     worst = np.unravel_index(np.argmax(err), err.shape) if err.size else ()
     assert err.size == 0 or err.max() <= 0, (
-        f"{file}:{path}: worst at {worst}: {act[worst]} vs golden {exp[worst]} (atol {a_tol}, rtol {r_tol})")
+        f"{file}:{path}: worst at {worst}: {act[worst]} vs golden {exp[worst]} (atol {a_tol}, rtol {r_tol})"
+    )
 
 
 def f32(x) -> np.ndarray:

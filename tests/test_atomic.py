@@ -56,13 +56,24 @@ def test_a_valid_name_of_255_bytes_can_be_written(tmp_path, mode):
     assert p.read_text() == "x"
 
 
-@pytest.mark.parametrize("case,code", [("long", errno.ENAMETOOLONG), ("dir", errno.EISDIR),
-                                       ("parent_file", errno.ENOTDIR), ("missing_parent", errno.ENOENT)])
+@pytest.mark.parametrize(
+    "case,code",
+    [
+        ("long", errno.ENAMETOOLONG),
+        ("dir", errno.EISDIR),
+        ("parent_file", errno.ENOTDIR),
+        ("missing_parent", errno.ENOENT),
+    ],
+)
 def test_errors_name_the_target_not_a_temporary_file(tmp_path, case, code, mode):
     (tmp_path / "file").write_text("x")
     (tmp_path / "adir").mkdir()
-    p = {"long": tmp_path / ("n" * 300), "dir": tmp_path / "adir", "parent_file": tmp_path / "file" / "x",
-         "missing_parent": tmp_path / "nope" / "x"}[case]
+    p = {
+        "long": tmp_path / ("n" * 300),
+        "dir": tmp_path / "adir",
+        "parent_file": tmp_path / "file" / "x",
+        "missing_parent": tmp_path / "nope" / "x",
+    }[case]
     with pytest.raises(OSError) as ei:
         with atomic_write(p) as fh:
             fh.write("x")
@@ -117,8 +128,12 @@ CHILD = textwrap.dedent("""
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
 @pytest.mark.parametrize("how", ["O_TMPFILE", "named"])
 def test_signal_mid_write_leaves_no_file(tmp_path, sig, how):
-    proc = subprocess.Popen([sys.executable, "-c", CHILD, str(SRC), str(tmp_path), how],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", CHILD, str(SRC), str(tmp_path), how],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert proc.stdout.readline().strip() == "writing"
         if how == "named":
@@ -137,8 +152,9 @@ def test_signal_mid_write_leaves_no_file(tmp_path, sig, how):
 def test_sigkill_leaves_nothing_with_anonymous_files(tmp_path):
     if _atomic._open_anonymous(str(tmp_path)) is None:
         pytest.skip("this file system has no O_TMPFILE")
-    proc = subprocess.Popen([sys.executable, "-c", CHILD, str(SRC), str(tmp_path), "O_TMPFILE"],
-                            stdout=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", CHILD, str(SRC), str(tmp_path), "O_TMPFILE"], stdout=subprocess.PIPE, text=True
+    )
     assert proc.stdout.readline().strip() == "writing"
     proc.kill()
     proc.wait(timeout=30)

@@ -19,12 +19,14 @@ FEATURE_ONLY = sorted({top for top, _ in EXTRAS.values()} | {"trimesh", "mujoco"
 
 
 def _python(code: str, cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], cwd=cwd, capture_output=True, text=True,
-                          timeout=300)
+    return subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)], cwd=cwd, capture_output=True, text=True, timeout=300
+    )
 
 
 def test_import_and_demo_load_no_feature_only_package(tmp_path: Path):
-    res = _python(f"""
+    res = _python(
+        f"""
         import sys
         FEATURE_ONLY = {FEATURE_ONLY!r}
         import jointlimits
@@ -35,7 +37,9 @@ def test_import_and_demo_load_no_feature_only_package(tmp_path: Path):
         loaded = [m for m in FEATURE_ONLY if m in sys.modules]
         assert not loaded, f"jointlimits demo imported {{loaded}}"
         print("ok")
-        """, tmp_path)
+        """,
+        tmp_path,
+    )
     assert res.returncode == 0 and res.stdout.split() == ["ok"], res.stderr
     assert (tmp_path / "demo" / "limits.html").is_file()
 
@@ -43,13 +47,16 @@ def test_import_and_demo_load_no_feature_only_package(tmp_path: Path):
 def _without(extra: str, args: list[str], cwd: Path) -> str:
     """stderr of the CLI run with the extra's package made unimportable (as if not installed)."""
     top = EXTRAS[extra][0]
-    res = _python(f"""
+    res = _python(
+        f"""
         import sys
         sys.modules[{top!r}] = None  # import {top} now raises ModuleNotFoundError
         from jointlimits.cli import main
         sys.argv = ["jointlimits", *{args!r}]
         main()
-        """, cwd)
+        """,
+        cwd,
+    )
     assert res.returncode == 2, (res.returncode, res.stdout, res.stderr)
     lines = [l for l in res.stderr.splitlines() if l.strip()]
     assert len(lines) == 1 and lines[0].startswith("error: "), res.stderr
@@ -57,11 +64,14 @@ def _without(extra: str, args: list[str], cwd: Path) -> str:
     return lines[0]
 
 
-@pytest.mark.parametrize("extra, args", [
-    ("studio", ["studio", "--port", "1"]),
-    ("gltf", ["info", "clip.glb"]),
-    ("implicit-draw", ["demo", "--shape", "implicit", "--out", "d", "-q"]),
-])
+@pytest.mark.parametrize(
+    "extra, args",
+    [
+        ("studio", ["studio", "--port", "1"]),
+        ("gltf", ["info", "clip.glb"]),
+        ("implicit-draw", ["demo", "--shape", "implicit", "--out", "d", "-q"]),
+    ],
+)
 def test_missing_extra_is_one_line_naming_it(extra: str, args: list[str], tmp_path: Path):
     line = _without(extra, args, tmp_path)
     assert "not installed" in line
@@ -70,7 +80,8 @@ def test_missing_extra_is_one_line_naming_it(extra: str, args: list[str], tmp_pa
 
 
 def test_missing_extra_from_the_library_is_an_import_error(tmp_path: Path):
-    res = _python("""
+    res = _python(
+        """
         import sys
         sys.modules["pygltflib"] = None
         from jointlimits import JointLimitsError
@@ -80,5 +91,7 @@ def test_missing_extra_from_the_library_is_an_import_error(tmp_path: Path):
         except ImportError as e:
             assert isinstance(e, JointLimitsError) and "jointlimits[gltf]" in str(e), e
             print("ok")
-        """, tmp_path)
+        """,
+        tmp_path,
+    )
     assert res.returncode == 0 and res.stdout.split() == ["ok"], res.stderr

@@ -87,8 +87,11 @@ def test_every_top_level_name_has_a_layer():
 def test_imports_go_down(path: Path):
     own = module_name(path)
     mine = layer_of(own[0])
-    breaches = [f"line {line}: imports jointlimits.{target} (layer {layer_of(target)} above "
-                f"layer {mine})" for line, target in imported(path) if layer_of(target) > mine]
+    breaches = [
+        f"line {line}: imports jointlimits.{target} (layer {layer_of(target)} above layer {mine})"
+        for line, target in imported(path)
+        if layer_of(target) > mine
+    ]
     assert not breaches, f"{path.relative_to(PACKAGE)}: " + "; ".join(breaches)
 
 
@@ -144,7 +147,7 @@ def test_no_import_circles():
         state[u] = 1
         for v in graph[u]:
             if state.get(v) == 1:
-                cycles.append(stack[stack.index(v):] + [v])
+                cycles.append(stack[stack.index(v) :] + [v])
             elif not state.get(v):
                 visit(v, stack + [v])
         state[u] = 2

@@ -36,8 +36,15 @@ def _run(script: Path, out: Path) -> tuple[Path, list[Path], str, float]:
         env["PYTHONPATH"] = os.pathsep.join(str(Path(p).resolve()) for p in env["PYTHONPATH"].split(os.pathsep) if p)
     t0 = time.perf_counter()
     try:
-        res = subprocess.run([sys.executable, str(script), str(out)], cwd=out, env=env,
-                             capture_output=True, text=True, timeout=TIMEOUT, check=False)
+        res = subprocess.run(
+            [sys.executable, str(script), str(out)],
+            cwd=out,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=TIMEOUT,
+            check=False,
+        )
     except subprocess.TimeoutExpired:
         raise PluginError(f"example {script.name} ran longer than {TIMEOUT} s") from None
     if res.returncode != 0:
@@ -52,19 +59,20 @@ def _page(results: list[tuple[Path, list[Path], str, float]]) -> str:
     parts = [
         "# Examples",
         "",
-        ("Short scripts in the repository's `examples/` folder, using only the built-in procedural "
-         "humanoid (`jointlimits.motion.procedural`), so they run anywhere. Each figure below was made "
-         "by running the script beside it when this site was built: "
-         "`python examples/NAME.py OUT_DIR` writes its PNGs to `OUT_DIR` (default: the current folder)."),
+        (
+            "Short scripts in the repository's `examples/` folder, using only the built-in procedural "
+            "humanoid (`jointlimits.motion.procedural`), so they run anywhere. Each figure below was made "
+            "by running the script beside it when this site was built: "
+            "`python examples/NAME.py OUT_DIR` writes its PNGs to `OUT_DIR` (default: the current folder)."
+        ),
         "",
     ]
-    for script, pngs, stdout, seconds in results:
+    for script, pngs, stdout, _seconds in results:
         doc = ast.get_docstring(ast.parse(script.read_text())) or ""
         parts += [f"## {script.stem.replace('_', ' ').capitalize()}", "", doc, ""]
         parts += [f"![{png.stem}]({script.stem}/{png.name})" + "\n" for png in pngs]
         if stdout.strip():
-            parts += ["It prints:", "", "```text",
-                      stdout.rstrip(), "```", ""]
+            parts += ["It prints:", "", "```text", stdout.rstrip(), "```", ""]
         parts += [f'```python title="examples/{script.name}"', script.read_text().rstrip(), "```", ""]
     return "\n".join(parts)
 

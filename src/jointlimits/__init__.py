@@ -9,8 +9,17 @@ from .motion.skeleton import Motion, Skeleton, forward_kinematics
 __version__ = "0.1.0"
 
 __all__ = [
-    "quat", "Motion", "Skeleton", "forward_kinematics", "JointLimits",
-    "JointLimitsError", "BVHError", "LimitsError", "SkeletonError", "IKError", "__version__",
+    "quat",
+    "Motion",
+    "Skeleton",
+    "forward_kinematics",
+    "JointLimits",
+    "JointLimitsError",
+    "BVHError",
+    "LimitsError",
+    "SkeletonError",
+    "IKError",
+    "__version__",
 ]
 
 

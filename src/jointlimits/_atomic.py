@@ -195,7 +195,12 @@ def atomic_write(path: str | os.PathLike, binary: bool = False) -> Iterator[IO]:
                 pass
             with _lock:
                 _live.discard(tmp)
-        if isinstance(e, OSError) and e.errno is not None and (e.filename is None or str(e.filename) == folder
-                                       or os.path.basename(str(e.filename)).startswith(".jl-")):
+        if (
+            isinstance(e, OSError)
+            and e.errno is not None
+            and (
+                e.filename is None or str(e.filename) == folder or os.path.basename(str(e.filename)).startswith(".jl-")
+            )
+        ):
             raise _os_error(e, p) from None  # about our temporary file: name the target
         raise

@@ -28,5 +28,7 @@ def require(module: str, extra: str, feature: str) -> ModuleType:
             why = "which is not installed"
         else:  # the package is there but one of its own imports failed
             why = f"which failed to import ({e})"
-        raise MissingExtraError(f"{feature} needs the optional package {dist}, {why}: "
-                                f"pip install 'jointlimits[{extra}]' (in a checkout: pip install -e '.[{extra}]')") from None
+        raise MissingExtraError(
+            f"{feature} needs the optional package {dist}, {why}: "
+            f"pip install 'jointlimits[{extra}]' (in a checkout: pip install -e '.[{extra}]')"
+        ) from None

@@ -28,8 +28,7 @@ SHARED = Path(__file__).resolve().parents[2].parent / "shared"
 LAFAN = SHARED / "data" / "mocap" / "lafan1"
 WALK = "walk4_subject1.bvh"
 
-pytestmark = pytest.mark.skipif(not (LAFAN / WALK).is_file(),
-                                reason=SHARED_MISSING)
+pytestmark = pytest.mark.skipif(not (LAFAN / WALK).is_file(), reason=SHARED_MISSING)
 
 
 @pytest.fixture(scope="module")
@@ -106,7 +105,7 @@ def test_frames_far_from_contacts_unchanged(data):
         near = np.zeros(walk.num_frames, bool)
         held = c[:, i] | tc[:, i]  # heel or toe planted (gaps of <= 2 frames are bridged)
         for s, e in contact_segments(held[:, None])[0]:
-            near[max(0, s - B - 2):e + B + 2] = True
+            near[max(0, s - B - 2) : e + B + 2] = True
         assert (~near).sum() > 50, (~near).sum()
         np.testing.assert_array_equal(out.rotations[~near][:, chain], walk.rotations[~near][:, chain])
     others = [j for j in range(sk.num_joints) if j not in legs]

@@ -31,7 +31,7 @@ def _burst(m: Motion, j: int, s: int, k: int, degrees: float, axis=(0.3, 0.9, 0.
     rot = m.rotations.copy()
     a = np.asarray(axis, float)
     r = quat.from_scaled_angle_axis(a / np.linalg.norm(a) * np.radians(degrees))
-    rot[s:s + k, j] = quat.mul(r, rot[s:s + k, j])
+    rot[s : s + k, j] = quat.mul(r, rot[s : s + k, j])
     return m.with_rotations(rot)
 
 
@@ -103,8 +103,13 @@ def test_threshold_is_a_leniency_factor() -> None:
 
 # ---------------------------------------------------------------------------------------------- real clips
 
-CLEAN = ["bandai_namco/dataset-1_slash_normal_001.bvh", "perfume/A_test.bvh", "perfume/B_test.bvh",
-         "cmu_cgspeed_mb/cmu_12_01_walk.bvh", "lafan1/walk4_subject1.bvh"]
+CLEAN = [
+    "bandai_namco/dataset-1_slash_normal_001.bvh",
+    "perfume/A_test.bvh",
+    "perfume/B_test.bvh",
+    "cmu_cgspeed_mb/cmu_12_01_walk.bvh",
+    "lafan1/walk4_subject1.bvh",
+]
 
 
 @pytest.fixture(scope="module")

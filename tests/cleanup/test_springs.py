@@ -27,8 +27,7 @@ from conftest import SHARED_MISSING
 SHARED = Path(__file__).resolve().parents[2].parent / "shared"
 GOLDEN = SHARED / "golden" / "springs.json"
 MANIFEST = SHARED / "golden" / "manifest.json"
-needs_golden = pytest.mark.skipif(not GOLDEN.exists() or not MANIFEST.exists(),
-                                  reason=SHARED_MISSING)
+needs_golden = pytest.mark.skipif(not GOLDEN.exists() or not MANIFEST.exists(), reason=SHARED_MISSING)
 
 
 @lru_cache(maxsize=1)
@@ -54,15 +53,22 @@ def _assert_tol(got: np.ndarray, ref: np.ndarray, tol: dict, what: str) -> None:
         np.testing.assert_array_equal(got, ref, err_msg=what)
         return
     bad = np.abs(got - ref) > tol["atol"] + tol["rtol"] * np.abs(ref)
-    assert not bad.any(), (f"{what}: {bad.sum()} of {bad.size} values outside atol={tol['atol']} "
-                           f"rtol={tol['rtol']}; max |diff| {np.max(np.abs(got - ref)):.3g} at {np.argmax(bad)}")
+    assert not bad.any(), (
+        f"{what}: {bad.sum()} of {bad.size} values outside atol={tol['atol']} "
+        f"rtol={tol['rtol']}; max |diff| {np.max(np.abs(got - ref)):.3g} at {np.argmax(bad)}"
+    )
 
 
 def _regime_modes(case: dict, regime: dict) -> np.ndarray:
     kind = case["name"].split("/")[2]
     T = len(regime["goal"])
-    return {"full": np.full(T, 2), "clamped": np.full(T, 2), "no_acceleration": np.full(T, 1),
-            "no_velocity_acceleration": np.full(T, 0), "scheduled": np.asarray(regime["mode"])}[kind]
+    return {
+        "full": np.full(T, 2),
+        "clamped": np.full(T, 2),
+        "no_acceleration": np.full(T, 1),
+        "no_velocity_acceleration": np.full(T, 0),
+        "scheduled": np.asarray(regime["mode"]),
+    }[kind]
 
 
 def _run_case(case: dict, data: dict) -> dict[str, np.ndarray]:
@@ -74,16 +80,37 @@ def _run_case(case: dict, data: dict) -> dict[str, np.ndarray]:
             return {"v_goal": S.tracking_target_velocity(g, dt), "a_goal": S.tracking_target_acceleration(g, dt)}
         family = name.split("/")[1]
         x, v = S.track_signal(
-            g, dt, method=family, modes=_regime_modes(case, r), x0=f32(r["x0"]), v0=f32(r["v0"]),
-            x_gain=p.get("x_gain", 0.0), v_gain=p.get("v_gain", 0.0), a_gain=p.get("a_gain", 0.0),
-            x_halflife=p.get("x_halflife", 0.0), v_halflife=p.get("v_halflife", 0.0),
-            a_halflife=p.get("a_halflife", 0.0), gain_dt=p.get("gain_dt", 1 / 60),
-            v_max=p.get("v_max"), a_max=p.get("a_max"), approx=family != "lerp")
+            g,
+            dt,
+            method=family,
+            modes=_regime_modes(case, r),
+            x0=f32(r["x0"]),
+            v0=f32(r["v0"]),
+            x_gain=p.get("x_gain", 0.0),
+            v_gain=p.get("v_gain", 0.0),
+            a_gain=p.get("a_gain", 0.0),
+            x_halflife=p.get("x_halflife", 0.0),
+            v_halflife=p.get("v_halflife", 0.0),
+            a_halflife=p.get("a_halflife", 0.0),
+            gain_dt=p.get("gain_dt", 1 / 60),
+            v_max=p.get("v_max"),
+            a_max=p.get("a_max"),
+            approx=family != "lerp",
+        )
         return {"x": x, "v": v}
     i = {k: f32(v) for k, v in inp.items()}
     if name == "spring_damper_exact_stiffness_damping":
-        x, v = S.spring_damper_exact_stiffness_damping(i["x"], i["v"], i["x_goal"], i["v_goal"], i["stiffness"],
-                                                       i["damping"], i["dt"], eps=p.get("eps", 1e-5), approx=True)
+        x, v = S.spring_damper_exact_stiffness_damping(
+            i["x"],
+            i["v"],
+            i["x_goal"],
+            i["v_goal"],
+            i["stiffness"],
+            i["damping"],
+            i["dt"],
+            eps=p.get("eps", 1e-5),
+            approx=True,
+        )
         return {"x": x, "v": v}
     if name == "damper_exact":
         return {"x": S.damper_exact(i["x"], i["g"], i["halflife"], i["dt"], approx=True)}
@@ -119,20 +146,23 @@ def _step(family: str, mode: int, x, v, g, vg, ag, p, dt):
         return S.tracking_spring_update_no_velocity_acceleration(x, v, g, p["x_gain"], dt)
     if family == "improved":
         if mode == 2:
-            return S.tracking_spring_update_improved(x, v, g, vg, ag, p["x_halflife"], p["v_halflife"],
-                                                     p["a_halflife"], dt, approx=True)
+            return S.tracking_spring_update_improved(
+                x, v, g, vg, ag, p["x_halflife"], p["v_halflife"], p["a_halflife"], dt, approx=True
+            )
         if mode == 1:
-            return S.tracking_spring_update_no_acceleration_improved(x, v, g, vg, p["x_halflife"], p["v_halflife"],
-                                                                     dt, approx=True)
+            return S.tracking_spring_update_no_acceleration_improved(
+                x, v, g, vg, p["x_halflife"], p["v_halflife"], dt, approx=True
+            )
         return S.tracking_spring_update_no_velocity_acceleration_improved(x, v, g, p["x_halflife"], dt, approx=True)
     if mode == 2:
-        return S.tracking_spring_update_exact(x, v, g, vg, ag, p["x_gain"], p["v_gain"], p["a_gain"], dt,
-                                              p["gain_dt"], approx=True)
+        return S.tracking_spring_update_exact(
+            x, v, g, vg, ag, p["x_gain"], p["v_gain"], p["a_gain"], dt, p["gain_dt"], approx=True
+        )
     if mode == 1:
-        return S.tracking_spring_update_no_acceleration_exact(x, v, g, vg, p["x_gain"], p["v_gain"], dt,
-                                                              p["gain_dt"], approx=True)
-    return S.tracking_spring_update_no_velocity_acceleration_exact(x, v, g, p["x_gain"], dt, p["gain_dt"],
-                                                                   approx=True)
+        return S.tracking_spring_update_no_acceleration_exact(
+            x, v, g, vg, p["x_gain"], p["v_gain"], dt, p["gain_dt"], approx=True
+        )
+    return S.tracking_spring_update_no_velocity_acceleration_exact(x, v, g, p["x_gain"], dt, p["gain_dt"], approx=True)
 
 
 @needs_golden
@@ -193,15 +223,28 @@ def test_exact_math_close_to_reference_approximation() -> None:
 def _ode(x0, v0, g, q, s, d, t):
     from scipy.integrate import solve_ivp
 
-    sol = solve_ivp(lambda _t, y: [y[1], s * (g - y[0]) + d * (q - y[1])], (0.0, t), [x0, v0],
-                    rtol=1e-11, atol=1e-12, method="DOP853")
+    sol = solve_ivp(
+        lambda _t, y: [y[1], s * (g - y[0]) + d * (q - y[1])],
+        (0.0, t),
+        [x0, v0],
+        rtol=1e-11,
+        atol=1e-12,
+        method="DOP853",
+    )
     return sol.y[0, -1], sol.y[1, -1]
 
 
-@pytest.mark.parametrize("s,d,regime", [
-    (100.0, 4.0, "under"), (25.0, 10.0, "critical"), (4.0, 20.0, "over"), (0.0, 3.0, "no stiffness"),
-    (1e-6, 2.0, "barely stiff"), (9.0, 0.0, "undamped"),
-])
+@pytest.mark.parametrize(
+    "s,d,regime",
+    [
+        (100.0, 4.0, "under"),
+        (25.0, 10.0, "critical"),
+        (4.0, 20.0, "over"),
+        (0.0, 3.0, "no stiffness"),
+        (1e-6, 2.0, "barely stiff"),
+        (9.0, 0.0, "undamped"),
+    ],
+)
 def test_spring_damper_exact_matches_ode(s: float, d: float, regime: str) -> None:
     rng = np.random.default_rng(1)
     for _ in range(5):
@@ -233,8 +276,16 @@ def test_spring_damper_exact_batched_regimes_and_boundaries() -> None:
 
 
 @settings(max_examples=60, deadline=None)
-@given(s=st.floats(0.0, 500.0), d=st.floats(0.0, 60.0), t1=st.floats(1e-3, 0.5), t2=st.floats(1e-3, 0.5),
-       x=st.floats(-10, 10), v=st.floats(-50, 50), g=st.floats(-10, 10), q=st.floats(-10, 10))
+@given(
+    s=st.floats(0.0, 500.0),
+    d=st.floats(0.0, 60.0),
+    t1=st.floats(1e-3, 0.5),
+    t2=st.floats(1e-3, 0.5),
+    x=st.floats(-10, 10),
+    v=st.floats(-50, 50),
+    g=st.floats(-10, 10),
+    q=st.floats(-10, 10),
+)
 def test_spring_damper_exact_semigroup(s, d, t1, t2, x, v, g, q) -> None:
     """Exact means dt-invariant: one step of t1 + t2 equals a step of t1 then t2 (all regimes)."""
     xa, va = S.spring_damper_exact(x, v, g, q, s, d, t1 + t2)
@@ -279,8 +330,11 @@ def test_exact_tracking_spring_dt_invariance(params: dict) -> None:
     assumption), while the lerp spring does not (its error at 1/30 vs 1/60 is several times larger)."""
     T = 8.0
     rng = np.random.default_rng(3)
-    dts = {"60": np.full(int(T * 60), 1 / 60), "30": np.full(int(T * 30), 1 / 30),
-           "var": rng.uniform(1 / 120, 1 / 30, size=int(T * 60))}
+    dts = {
+        "60": np.full(int(T * 60), 1 / 60),
+        "30": np.full(int(T * 30), 1 / 30),
+        "var": rng.uniform(1 / 120, 1 / 30, size=int(T * 60)),
+    }
     curves = {k: _exact_track(d, params) for k, d in dts.items()}
     grid = np.linspace(1.0, 7.5, 200)
     ref = np.interp(grid, *curves["60"])
@@ -323,8 +377,7 @@ def _loop_reference(goal, dt, modes, xg, vg, ag, x0, v0, v_max=None, a_max=None)
     x, v = np.array(x0, float), np.array(v0, float)
     xs = []
     for i in range(len(goal)):
-        x, v = _step("lerp", int(modes[i]), x, v, goal[i], vt[i], at[i],
-                     dict(x_gain=xg, v_gain=vg, a_gain=ag), dt)
+        x, v = _step("lerp", int(modes[i]), x, v, goal[i], vt[i], at[i], dict(x_gain=xg, v_gain=vg, a_gain=ag), dt)
         xs.append(x)
     return np.array(xs)
 
@@ -336,11 +389,12 @@ def test_track_signal_error_form_equals_plain_loop(seed: int, ag: float, clip: b
     T = 120
     goal = np.cumsum(rng.normal(size=(T, 3)), axis=0)
     cuts = sorted(rng.choice(np.arange(1, T), size=3, replace=False).tolist())
-    goal[cuts[0]:] += 20.0
+    goal[cuts[0] :] += 20.0
     modes = S.tracking_modes(T, cuts)
     kw = dict(v_max=40.0, a_max=900.0) if clip else {}
-    x, _ = S.track_signal(goal, 1 / 30, method="lerp", x_gain=0.05, v_gain=0.3, a_gain=ag, cuts=cuts,
-                          x0=goal[0] + 1.0, v0=0.5, **kw)
+    x, _ = S.track_signal(
+        goal, 1 / 30, method="lerp", x_gain=0.05, v_gain=0.3, a_gain=ag, cuts=cuts, x0=goal[0] + 1.0, v0=0.5, **kw
+    )
     ref = _loop_reference(goal, 1 / 30, modes, 0.05, 0.3, ag, goal[0] + 1.0, 0.5, **kw)
     np.testing.assert_allclose(x, ref, rtol=1e-9, atol=1e-9)
 
@@ -352,8 +406,7 @@ def test_perfect_tracking_is_bit_exact_and_pop_fades() -> None:
     np.testing.assert_array_equal(x, goal)  # spring on the signal stays on it exactly
     jumped = goal.copy()
     jumped[200:] += 5.0
-    x, _ = S.track_signal(jumped, 1 / 60, method="improved", x_halflife=0.2, v_halflife=0.05, cuts=[200],
-                          snap=1e-12)
+    x, _ = S.track_signal(jumped, 1 / 60, method="improved", x_halflife=0.2, v_halflife=0.05, cuts=[200], snap=1e-12)
     np.testing.assert_array_equal(x[:200], jumped[:200])
     assert np.max(np.abs(np.diff(x[195:215], axis=0))) < 1.0  # the 5.0 pop is spread out
     assert np.max(np.abs(x[380:] - jumped[380:])) < 1e-9
@@ -392,21 +445,27 @@ def test_fast_approximations_close_to_exact() -> None:
     assert S.fast_atan(-2.0) == -S.fast_atan(2.0)
 
 
-@pytest.mark.parametrize("call", [
-    lambda: S.spring_damper_exact(np.nan, 0, 0, 0, 1, 1, 0.1),
-    lambda: S.spring_damper_exact(0, 0, 0, 0, 1, 1, 0.0),
-    lambda: S.spring_damper_exact(0, 0, 0, 0, 1, 1, -0.1),
-    lambda: S.spring_damper_exact(np.zeros(3), np.zeros(4), 0, 0, 1, 1, 0.1),
-    lambda: S.spring_damper_exact(0, 0, 0, 0, -1.0, 1, 0.1),
-    lambda: S.damper_exact(0.0, 1.0, -0.1, 0.1),
-    lambda: S.tracking_spring_update(0, 0, 1, 0, 0, 1.5, 0.2, 1.0, 0.1) if False else S.track_signal(
-        np.zeros(5), 0.1, method="lerp", x_gain=1.5),
-    lambda: S.track_signal(np.zeros(5), 0.1, method="nope"),
-    lambda: S.track_signal(np.zeros(5), np.ones(4) * 0.1),
-    lambda: S.track_signal(np.zeros(5), 0.1, cuts=[7]),
-    lambda: S.track_signal(np.array([0.0, np.inf]), 0.1),
-    lambda: S.tracking_target_velocity(np.zeros(4), 0.0),
-])
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda: S.spring_damper_exact(np.nan, 0, 0, 0, 1, 1, 0.1),
+        lambda: S.spring_damper_exact(0, 0, 0, 0, 1, 1, 0.0),
+        lambda: S.spring_damper_exact(0, 0, 0, 0, 1, 1, -0.1),
+        lambda: S.spring_damper_exact(np.zeros(3), np.zeros(4), 0, 0, 1, 1, 0.1),
+        lambda: S.spring_damper_exact(0, 0, 0, 0, -1.0, 1, 0.1),
+        lambda: S.damper_exact(0.0, 1.0, -0.1, 0.1),
+        lambda: (
+            S.tracking_spring_update(0, 0, 1, 0, 0, 1.5, 0.2, 1.0, 0.1)
+            if False
+            else S.track_signal(np.zeros(5), 0.1, method="lerp", x_gain=1.5)
+        ),
+        lambda: S.track_signal(np.zeros(5), 0.1, method="nope"),
+        lambda: S.track_signal(np.zeros(5), np.ones(4) * 0.1),
+        lambda: S.track_signal(np.zeros(5), 0.1, cuts=[7]),
+        lambda: S.track_signal(np.array([0.0, np.inf]), 0.1),
+        lambda: S.tracking_target_velocity(np.zeros(4), 0.0),
+    ],
+)
 def test_bad_input_raises_precise_error(call) -> None:
     with pytest.raises(S.SpringError) as ei:
         call()

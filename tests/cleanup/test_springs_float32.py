@@ -46,20 +46,42 @@ def _tracking_calls(dtype, gains_as_arrays: bool, approx: bool):
     return [
         ("lerp", lambda out=None: S.tracking_spring_update(x, v, g, q, a, kx, kv, ka, dt, out=out)),
         ("lerp no_acc", lambda out=None: S.tracking_spring_update_no_acceleration(x, v, g, q, kx, kv, dt, out=out)),
-        ("lerp no_vel_acc", lambda out=None: S.tracking_spring_update_no_velocity_acceleration(x, v, g, kx, dt,
-                                                                                               out=out)),
-        ("improved", lambda out=None: S.tracking_spring_update_improved(x, v, g, q, a, hx, hv, ha, dt, approx=approx,
-                                                                        out=out)),
-        ("improved no_acc", lambda out=None: S.tracking_spring_update_no_acceleration_improved(
-            x, v, g, q, hx, hv, dt, approx=approx, out=out)),
-        ("improved no_vel_acc", lambda out=None: S.tracking_spring_update_no_velocity_acceleration_improved(
-            x, v, g, hx, dt, approx=approx, out=out)),
-        ("exact", lambda out=None: S.tracking_spring_update_exact(x, v, g, q, a, kx, kv, ka, dt, gdt, approx=approx,
-                                                                  out=out)),
-        ("exact no_acc", lambda out=None: S.tracking_spring_update_no_acceleration_exact(
-            x, v, g, q, kx, kv, dt, gdt, approx=approx, out=out)),
-        ("exact no_vel_acc", lambda out=None: S.tracking_spring_update_no_velocity_acceleration_exact(
-            x, v, g, kx, dt, gdt, approx=approx, out=out)),
+        (
+            "lerp no_vel_acc",
+            lambda out=None: S.tracking_spring_update_no_velocity_acceleration(x, v, g, kx, dt, out=out),
+        ),
+        (
+            "improved",
+            lambda out=None: S.tracking_spring_update_improved(x, v, g, q, a, hx, hv, ha, dt, approx=approx, out=out),
+        ),
+        (
+            "improved no_acc",
+            lambda out=None: S.tracking_spring_update_no_acceleration_improved(
+                x, v, g, q, hx, hv, dt, approx=approx, out=out
+            ),
+        ),
+        (
+            "improved no_vel_acc",
+            lambda out=None: S.tracking_spring_update_no_velocity_acceleration_improved(
+                x, v, g, hx, dt, approx=approx, out=out
+            ),
+        ),
+        (
+            "exact",
+            lambda out=None: S.tracking_spring_update_exact(x, v, g, q, a, kx, kv, ka, dt, gdt, approx=approx, out=out),
+        ),
+        (
+            "exact no_acc",
+            lambda out=None: S.tracking_spring_update_no_acceleration_exact(
+                x, v, g, q, kx, kv, dt, gdt, approx=approx, out=out
+            ),
+        ),
+        (
+            "exact no_vel_acc",
+            lambda out=None: S.tracking_spring_update_no_velocity_acceleration_exact(
+                x, v, g, kx, dt, gdt, approx=approx, out=out
+            ),
+        ),
     ]
 
 
@@ -125,9 +147,13 @@ def test_spring_float32_matches_float64(params: str, approx: bool) -> None:
         cases = [(s, d)]
     for s, d in cases:
         ref = S.spring_damper_exact(X, V, G, Q, s, d, 1 / 60, approx=approx)
-        got = S.spring_damper_exact(*(a.astype(np.float32) for a in (X, V, G, Q)), np.float32(s) if params ==
-                                    "scalar" else s.astype(np.float32), np.float32(d) if params == "scalar" else
-                                    d.astype(np.float32), 1 / 60, approx=approx)
+        got = S.spring_damper_exact(
+            *(a.astype(np.float32) for a in (X, V, G, Q)),
+            np.float32(s) if params == "scalar" else s.astype(np.float32),
+            np.float32(d) if params == "scalar" else d.astype(np.float32),
+            1 / 60,
+            approx=approx,
+        )
         assert got[0].dtype == np.float32 and got[1].dtype == np.float32
         scale = _scale(X, V, G, Q) * (1 + np.max(d) + np.sqrt(np.max(s)))
         for g32, g64 in zip(got, ref):
@@ -137,8 +163,9 @@ def test_spring_float32_matches_float64(params: str, approx: bool) -> None:
 @pytest.mark.parametrize("approx", [False, True])
 @pytest.mark.parametrize("gains_as_arrays", [False, True])
 def test_tracking_float32_matches_float64(gains_as_arrays: bool, approx: bool) -> None:
-    for (name, f32), (_, f64) in zip(_tracking_calls(np.float32, gains_as_arrays, approx),
-                                     _tracking_calls(np.float64, gains_as_arrays, approx)):
+    for (name, f32), (_, f64) in zip(
+        _tracking_calls(np.float32, gains_as_arrays, approx), _tracking_calls(np.float64, gains_as_arrays, approx)
+    ):
         (x32, v32), (x64, v64) = f32(), f64()
         assert x32.dtype == np.float32 and v32.dtype == np.float32, name
         np.testing.assert_allclose(x32, x64, rtol=1e-5, atol=1e-5 * _scale(x64), err_msg=name)
@@ -198,7 +225,7 @@ def test_out_is_written_and_returned(dtype) -> None:
         assert got[0] is out[0] and got[1] is out[1]
         np.testing.assert_array_equal(out[0], ref[0])
         np.testing.assert_array_equal(out[1], ref[1])
-    for (name, f) in _tracking_calls(dtype, False, False):
+    for name, f in _tracking_calls(dtype, False, False):
         ref = f()
         out = (np.full(N, np.nan, dtype), np.full(N, np.nan, dtype))
         got = f(out=out)
@@ -228,13 +255,27 @@ def test_out_2d_broadcast_shape() -> None:
     out = (np.empty((3, 4), np.float32), np.empty((3, 4), np.float32))
     xo, vo = S.spring_damper_exact(x, np.float32(1.0), np.arange(4, dtype=np.float32), 0.0, 10.0, 2.0, 0.1, out=out)
     assert xo is out[0] and xo.shape == (3, 4)
-    np.testing.assert_allclose(xo, S.spring_damper_exact(x.astype(np.float64), 1.0, np.arange(4.0), 0.0, 10.0, 2.0,
-                                                         0.1)[0], rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(
+        xo,
+        S.spring_damper_exact(x.astype(np.float64), 1.0, np.arange(4.0), 0.0, 10.0, 2.0, 0.1)[0],
+        rtol=1e-5,
+        atol=1e-6,
+    )
 
 
-@pytest.mark.parametrize("bad", [
-    "wrong shape", "wrong dtype", "not contiguous", "read-only", "not a tuple", "one array", "list", "shared",
-])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        "wrong shape",
+        "wrong dtype",
+        "not contiguous",
+        "read-only",
+        "not a tuple",
+        "one array",
+        "list",
+        "shared",
+    ],
+)
 def test_out_invalid_raises(bad: str) -> None:
     x = X[:8].astype(np.float32)
     good = np.empty(8, np.float32)
@@ -271,8 +312,9 @@ def test_nan_input_raises_on_every_path(dtype, where: str) -> None:
             args = {k: a.astype(dtype).copy() for k, a in (("x", X), ("x_goal", G), ("v_goal", Q))}
             args[where][N // 2] = np.nan
             with pytest.raises(S.SpringError, match=where):
-                S.spring_damper_exact(args["x"], V.astype(dtype), args["x_goal"], args["v_goal"], s, d, 1 / 60,
-                                      approx=approx)
+                S.spring_damper_exact(
+                    args["x"], V.astype(dtype), args["x_goal"], args["v_goal"], s, d, 1 / 60, approx=approx
+                )
     xs = X.astype(dtype).copy()
     xs[-1] = np.inf
     with pytest.raises(S.SpringError, match="x"):

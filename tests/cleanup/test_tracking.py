@@ -17,8 +17,7 @@ from conftest import SHARED_MISSING
 
 SHARED = Path(__file__).resolve().parents[2].parent / "shared"
 LAFAN = SHARED / "data" / "mocap" / "lafan1"
-needs_lafan = pytest.mark.skipif(not (LAFAN / "walk4_subject1.bvh").exists(),
-                                 reason=SHARED_MISSING)
+needs_lafan = pytest.mark.skipif(not (LAFAN / "walk4_subject1.bvh").exists(), reason=SHARED_MISSING)
 
 
 @pytest.fixture(scope="module")
@@ -114,20 +113,27 @@ def test_detector_finds_synthetic_pop_only() -> None:
     assert TR.angular_speeds(out.rotations)[222].max() < 0.5 * TR.angular_speeds(popped.rotations)[222].max()
 
 
-@pytest.mark.parametrize("call", [
-    lambda m: TR.filter_motion(m, cuts=[10_000]),
-    lambda m: TR.filter_motion(m, cuts=[-1]),
-    lambda m: TR.filter_motion(m, cuts=[1.5]),
-    lambda m: TR.filter_motion(m, cuts=[3], halflife=-1.0),
-    lambda m: TR.detect_discontinuities(m, threshold=0.0),
-    lambda m: TR.track_rotations(np.zeros((5, 2, 3)), [1]),
-    lambda m: TR.track_rotations(np.full((5, 2, 4), np.nan), [1]),
-    lambda m: TR.track_rotations(m.rotations, [1], dt=0.0),
-    lambda m: TR.track_positions(np.array([[0.0], [np.nan]]), [1]),
-    lambda m: TR.splice(m, m, at=0),
-    lambda m: TR.splice(m, Motion(Skeleton(["x"], [-1], np.zeros((1, 3))), np.tile([1.0, 0, 0, 0], (3, 1, 1)),
-                                  np.zeros((3, 1, 3)), 1 / 30)),
-])
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda m: TR.filter_motion(m, cuts=[10_000]),
+        lambda m: TR.filter_motion(m, cuts=[-1]),
+        lambda m: TR.filter_motion(m, cuts=[1.5]),
+        lambda m: TR.filter_motion(m, cuts=[3], halflife=-1.0),
+        lambda m: TR.detect_discontinuities(m, threshold=0.0),
+        lambda m: TR.track_rotations(np.zeros((5, 2, 3)), [1]),
+        lambda m: TR.track_rotations(np.full((5, 2, 4), np.nan), [1]),
+        lambda m: TR.track_rotations(m.rotations, [1], dt=0.0),
+        lambda m: TR.track_positions(np.array([[0.0], [np.nan]]), [1]),
+        lambda m: TR.splice(m, m, at=0),
+        lambda m: TR.splice(
+            m,
+            Motion(
+                Skeleton(["x"], [-1], np.zeros((1, 3))), np.tile([1.0, 0, 0, 0], (3, 1, 1)), np.zeros((3, 1, 3)), 1 / 30
+            ),
+        ),
+    ],
+)
 def test_bad_input_raises_library_error(call) -> None:
     with pytest.raises(JointLimitsError) as ei:
         call(_synthetic(T=20))
@@ -147,10 +153,11 @@ def test_splice_real_clips(clips, pair) -> None:
     raw = TR.splice(a, b, smooth=False)
     out = TR.splice(a, b, smooth=True)
     assert out.num_frames == a.num_frames + b.num_frames
-    p99 = np.percentile(np.concatenate([TR.angular_speeds(a.rotations)[1:].ravel(),
-                                        TR.angular_speeds(b.rotations)[1:].ravel()]), 99)
+    p99 = np.percentile(
+        np.concatenate([TR.angular_speeds(a.rotations)[1:].ravel(), TR.angular_speeds(b.rotations)[1:].ravel()]), 99
+    )
     raw_jump = TR.angular_speeds(raw.rotations)[at].max()
-    new_jump = TR.angular_speeds(out.rotations)[at:at + 2].max()
+    new_jump = TR.angular_speeds(out.rotations)[at : at + 2].max()
     assert raw_jump > p99, "the raw join should be a visible pop"
     assert new_jump < p99, (new_jump, p99)
     # frames far from the join equal the input bit for bit (before: A, after: the aligned B)
@@ -182,7 +189,7 @@ def test_cut_on_clean_clip_converges_back(clips) -> None:
     np.testing.assert_array_equal(out.rotations[:300], m.rotations[:300])
     d = np.abs(out.rotations - m.rotations).max(axis=(1, 2))
     assert d[300:310].max() > 0  # the cut frame really was handled differently
-    assert d[300 + int(3.0 / m.frame_time):].max() <= 1e-6
+    assert d[300 + int(3.0 / m.frame_time) :].max() <= 1e-6
 
 
 # ----------------------------------------------------------------------------------------------

@@ -55,8 +55,9 @@ def test_info_bad_file_is_one_line(tmp_path: Path):
 @needs_shared
 def test_fit_apply_report_plot(tmp_path: Path):
     lim_path = tmp_path / "lim.json"
-    res = run("fit", WALK, MOCAP / "lafan1" / "dance1_subject1.bvh", "-o", lim_path, "--shape", "kdop",
-              "--swing-twist", "-q")
+    res = run(
+        "fit", WALK, MOCAP / "lafan1" / "dance1_subject1.bvh", "-o", lim_path, "--shape", "kdop", "--swing-twist", "-q"
+    )
     assert res.exit_code == 0, res.output
     lim = JointLimits.load(lim_path)
     assert lim.settings["shape"] == "kdop" and lim.settings["swing_twist"] and len(lim.joints) == 21
@@ -107,8 +108,14 @@ def test_demo_runs_without_shared_data(tmp_path: Path):
     out = tmp_path / "demo"
     res = run("demo", "--out", out, "-q")
     assert res.exit_code == 0, res.output
-    for name in ("range_of_motion.bvh", "over_rotated.bvh", "limited.bvh", "limits.json", "report.json",
-                 "violations.png"):
+    for name in (
+        "range_of_motion.bvh",
+        "over_rotated.bvh",
+        "limited.bvh",
+        "limits.json",
+        "report.json",
+        "violations.png",
+    ):
         assert (out / name).is_file(), name
     rep = json.loads((out / "report.json").read_text())
     before = np.mean([r["fraction_outside"] for r in rep["over_rotated"]])
@@ -120,8 +127,9 @@ def test_demo_runs_without_shared_data(tmp_path: Path):
 
 
 @needs_shared
-@pytest.mark.parametrize("clip", ["bandai_namco/dataset-1_kick_normal_001.bvh", "adelaide/milad.bvh",
-                                  "cmu_cgspeed_max/131_01.bvh"])
+@pytest.mark.parametrize(
+    "clip", ["bandai_namco/dataset-1_kick_normal_001.bvh", "adelaide/milad.bvh", "cmu_cgspeed_max/131_01.bvh"]
+)
 def test_demo_on_real_clips(clip: str, tmp_path: Path):
     res = run("demo", "--input", MOCAP / clip, "--out", tmp_path / "d", "--json")
     assert res.exit_code == 0, res.output

@@ -40,8 +40,11 @@ def work(tmp_path_factory):
     for name, opts in (("ro", "ro,size=64k"), ("full", "size=4k")):
         mp = d / name
         mp.mkdir()
-        ok = subprocess.run(["mount", "-t", "tmpfs", "-o", opts, "tmpfs", str(mp)],
-                            capture_output=True).returncode == 0 if can_mount else False
+        ok = (
+            subprocess.run(["mount", "-t", "tmpfs", "-o", opts, "tmpfs", str(mp)], capture_output=True).returncode == 0
+            if can_mount
+            else False
+        )
         if ok:
             mounts[name] = mp
             if name == "full":  # fill it: every later write gets ENOSPC
@@ -74,17 +77,34 @@ def _argv(cmd: str, w: dict, clip: str, out: str | None) -> list[str]:
     }[cmd]
 
 
-OUT_NAME = {"fit": "o.json", "apply": "o.bvh", "plot": "o.png", "view": "o.html", "filter": "o.bvh",
-            "splice": "o.bvh", "footlock": "o.bvh", "demo": "demo_out"}
+OUT_NAME = {
+    "fit": "o.json",
+    "apply": "o.bvh",
+    "plot": "o.png",
+    "view": "o.html",
+    "filter": "o.bvh",
+    "splice": "o.bvh",
+    "footlock": "o.bvh",
+    "demo": "demo_out",
+}
 COMMANDS = ["info", "report", "fit", "apply", "plot", "view", "filter", "splice", "footlock", "demo"]
 WRITERS = [c for c in COMMANDS if c in OUT_NAME]
 INPUT_CASES = ["missing input", "input is a folder", "usage error"]
-OUTPUT_CASES = ["output is a folder", "read-only target", "full disk", "name too long", "parent is a file",
-                "output equals an input"]
+OUTPUT_CASES = [
+    "output is a folder",
+    "read-only target",
+    "full disk",
+    "name too long",
+    "parent is a file",
+    "output equals an input",
+]
 #: subcommands added since (other modules in COMMANDS): at least their usage errors are checked
 NEW = sorted(set(main.commands) - set(COMMANDS))
-MATRIX = ([(c, k) for c in COMMANDS for k in INPUT_CASES] + [(c, k) for c in WRITERS for k in OUTPUT_CASES]
-          + [(c, "usage error") for c in NEW])
+MATRIX = (
+    [(c, k) for c in COMMANDS for k in INPUT_CASES]
+    + [(c, k) for c in WRITERS for k in OUTPUT_CASES]
+    + [(c, "usage error") for c in NEW]
+)
 
 
 def test_matrix_covers_every_subcommand():
@@ -234,8 +254,11 @@ def test_zero_frame_clips_are_one_line_errors_or_work(work, tmp_path):
     ):
         r = CliRunner().invoke(main, argv)
         assert r.exit_code == 2 and len(r.stderr.splitlines()) == 1 and "frames" in r.stderr, (argv, r.stderr)
-    for argv in (["info", str(z)], ["report", str(work["limits"]), str(z)],
-                 ["footlock", str(z), "-o", str(tmp_path / "f.bvh")]):
+    for argv in (
+        ["info", str(z)],
+        ["report", str(work["limits"]), str(z)],
+        ["footlock", str(z), "-o", str(tmp_path / "f.bvh")],
+    ):
         r = CliRunner().invoke(main, argv)
         assert r.exit_code == 0 and r.stderr == "", (argv, r.stderr)
 
@@ -256,8 +279,10 @@ def test_demo_joint_file_names_stay_inside_out(tmp_path):
 def test_deeply_nested_limits_file_is_one_line(work, tmp_path):
     deep = tmp_path / "deep.json"
     deep.write_text("[" * 100000 + "]" * 100000)
-    for argv in (["report", str(deep), str(work["clip"])],
-                 ["apply", str(deep), str(work["clip"]), "-o", str(tmp_path / "o.bvh")]):
+    for argv in (
+        ["report", str(deep), str(work["clip"])],
+        ["apply", str(deep), str(work["clip"]), "-o", str(tmp_path / "o.bvh")],
+    ):
         r = CliRunner().invoke(main, argv)
         assert r.exit_code == 2 and len(r.stderr.splitlines()) == 1 and r.stderr.startswith("error: "), r.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == ["deep.json"]

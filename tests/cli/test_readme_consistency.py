@@ -34,9 +34,9 @@ def test_every_option_has_help():
 
 def test_readme_synopsis_lists_every_option():
     text = README.read_text()
-    block = text[text.index("### Command line"):]
-    block = block[block.index("```") + 3:]
-    block = block[:block.index("```")]
+    block = text[text.index("### Command line") :]
+    block = block[block.index("```") + 3 :]
+    block = block[: block.index("```")]
     # a command's synopsis: its lines and their indented continuations
     lines: dict[str, str] = {}
     current = None
@@ -96,8 +96,9 @@ def _commands(f: dict[str, Path], out: Path) -> dict[str, list]:
     }
 
 
-@pytest.mark.parametrize("name", ["fit", "apply", "plot", "view", "filter", "splice", "footlock", "resample", "rename",
-                                  "export", "recover"])
+@pytest.mark.parametrize(
+    "name", ["fit", "apply", "plot", "view", "filter", "splice", "footlock", "resample", "rename", "export", "recover"]
+)
 def test_existing_output_refused_unless_force(files, name, tmp_path):
     out = tmp_path / "out.bvh"
     args = _commands(files, out)[name]
@@ -156,8 +157,11 @@ def test_plot_marks_frames_outside(monkeypatch, tmp_path, swing_twist):
     inside = quat.normalize(lim.project(m.rotations))
     figs.clear()
     plots.plot_joint_limit(lim, m.with_rotations(inside), "LeftArm", tmp_path / "b.png")
-    assert not any(str(l).startswith("outside the limit (") and not l.endswith("(0 frames)")
-                   for ax in figs[0].axes for l in [h.get_label() for h in ax.collections + ax.lines])
+    assert not any(
+        str(l).startswith("outside the limit (") and not l.endswith("(0 frames)")
+        for ax in figs[0].axes
+        for l in [h.get_label() for h in ax.collections + ax.lines]
+    )
     assert np.isfinite(inside).all()
 
 
@@ -166,4 +170,4 @@ def test_license_file_matches_pyproject():
     root = README.parent
     lic = tomllib.loads((root / "pyproject.toml").read_text())["project"]["license"]
     text = (root / "LICENSE").read_text()
-    assert lic == "MIT" and text.startswith("MIT License") and "THE SOFTWARE IS PROVIDED \"AS IS\"" in text
+    assert lic == "MIT" and text.startswith("MIT License") and 'THE SOFTWARE IS PROVIDED "AS IS"' in text

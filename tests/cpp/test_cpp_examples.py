@@ -18,15 +18,27 @@ ROOT = Path(__file__).resolve().parents[2]
 CXX = shutil.which("g++") or shutil.which("c++")
 HAVE_JSON = Path("/usr/include/nlohmann/json.hpp").exists()
 
-pytestmark = pytest.mark.skipif(not (CXX and HAVE_JSON),
-                                reason="needs a C++ compiler and nlohmann/json (Debian: nlohmann-json3-dev)")
+pytestmark = pytest.mark.skipif(
+    not (CXX and HAVE_JSON), reason="needs a C++ compiler and nlohmann/json (Debian: nlohmann-json3-dev)"
+)
 
 
 @pytest.fixture(scope="module")
 def example(tmp_path_factory) -> Path:
     exe = tmp_path_factory.mktemp("cpp") / "project_pose"
-    subprocess.run([CXX, "-O2", "-std=c++17", "-I", str(ROOT / "cpp/include"),
-                    str(ROOT / "cpp/examples/project_pose.cpp"), "-o", str(exe)], check=True)
+    subprocess.run(
+        [
+            CXX,
+            "-O2",
+            "-std=c++17",
+            "-I",
+            str(ROOT / "cpp/include"),
+            str(ROOT / "cpp/examples/project_pose.cpp"),
+            "-o",
+            str(exe),
+        ],
+        check=True,
+    )
     return exe
 
 
@@ -42,8 +54,17 @@ def _run(exe: Path, limits: Path, poses: np.ndarray, *extra: str) -> subprocess.
     return subprocess.run([str(exe), str(limits), *extra], input=text, capture_output=True, text=True)
 
 
-@pytest.mark.parametrize("shape,swing_twist", [("box", False), ("oriented-box", True), ("ellipsoid", False),
-                                               ("ellipsoid", True), ("kdop", False), ("kdop", True)])
+@pytest.mark.parametrize(
+    "shape,swing_twist",
+    [
+        ("box", False),
+        ("oriented-box", True),
+        ("ellipsoid", False),
+        ("ellipsoid", True),
+        ("kdop", False),
+        ("kdop", True),
+    ],
+)
 def test_example_matches_python(example, clips, tmp_path, shape, swing_twist):
     m, over = clips
     lim = jl.JointLimits.fit(m, shape=shape, swing_twist=swing_twist)

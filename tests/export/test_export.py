@@ -115,8 +115,9 @@ def engine_admits(engine: str, p: dict, r: np.ndarray, tol: float = 1e-9) -> np.
         sw = (a1 / deg(p["angularYLimit"])) ** 2 + (a2 / deg(p["angularZLimit"])) ** 2 <= 1 + tol
         return sw & (tau >= deg(p["lowAngularXLimit"]) - tol) & (tau <= deg(p["highAngularXLimit"]) + tol)
     if engine == "jolt":  # quaternion components vs sin(half-cone / 2); sin of half twist
-        sw = ((s[..., 2] / math.sin(p["mPlaneHalfConeAngle"] / 2)) ** 2
-              + (s[..., 3] / math.sin(p["mNormalHalfConeAngle"] / 2)) ** 2 <= 1 + tol)
+        sw = (s[..., 2] / math.sin(p["mPlaneHalfConeAngle"] / 2)) ** 2 + (
+            s[..., 3] / math.sin(p["mNormalHalfConeAngle"] / 2)
+        ) ** 2 <= 1 + tol
         tx = np.sin(tau / 2)
         return sw & (tx >= math.sin(p["mTwistMinAngle"] / 2) - tol) & (tx <= math.sin(p["mTwistMaxAngle"] / 2) + tol)
     if engine == "bullet":  # computeConeLimitInfo: swingSpan2 about y, swingSpan1 about z
@@ -125,8 +126,9 @@ def engine_admits(engine: str, p: dict, r: np.ndarray, tol: float = 1e-9) -> np.
     if engine == "godot":
         return (theta <= p["swing_span"] + tol) & (np.abs(tau) <= p["twist_span"] + tol)
     if engine == "unreal":  # Swing1 about Z (XY plane), Swing2 about Y (XZ plane)
-        lim2 = 1 / np.sqrt(ax[..., 0] ** 2 / deg(p["Swing2LimitDegrees"]) ** 2
-                           + ax[..., 1] ** 2 / deg(p["Swing1LimitDegrees"]) ** 2)
+        lim2 = 1 / np.sqrt(
+            ax[..., 0] ** 2 / deg(p["Swing2LimitDegrees"]) ** 2 + ax[..., 1] ** 2 / deg(p["Swing1LimitDegrees"]) ** 2
+        )
         return (theta <= lim2 + tol) & (np.abs(tau) <= deg(p["TwistLimitDegrees"]) + tol)
     if engine == "mujoco-ball":  # the rotation angle within [0, range]
         ang = 2 * np.arctan2(np.linalg.norm(r[..., 1:], axis=-1), np.abs(r[..., 0]))
@@ -251,8 +253,11 @@ def test_report_matches_the_engines_documented_test(engine):
         assert rep["train_fitted"] == 1.0
         # random shares: another Haar sample, within sampling error
         eng_rand = engine_admits(engine, p, _relative(joint, rand))
-        for key, mine in (("random_engine", eng_rand.mean()), ("false_accept", np.mean(eng_rand & ~fit_rand)),
-                          ("false_reject", np.mean(~eng_rand & fit_rand))):
+        for key, mine in (
+            ("random_engine", eng_rand.mean()),
+            ("false_accept", np.mean(eng_rand & ~fit_rand)),
+            ("false_reject", np.mean(~eng_rand & fit_rand)),
+        ):
             sd = math.sqrt(max(mine, 1e-4) * (1 - mine) / 30000)
             assert abs(rep[key] - mine) < 5 * sd + 1e-4, (v, key, rep[key], mine)
         # the fitted limit's Haar measure is analytic
@@ -380,8 +385,8 @@ def test_mujoco_ball_export_matches_mujocos_own_limit_check(humanoid_export):
         for f in frames:
             d.qpos[:] = qp[f]
             mujoco.mj_fwdPosition(m, d)
-            limit_rows = d.efc_type[:d.nefc] == mujoco.mjtConstraint.mjCNSTR_LIMIT_JOINT
-            active = set(d.efc_id[:d.nefc][limit_rows].tolist())
+            limit_rows = d.efc_type[: d.nefc] == mujoco.mjtConstraint.mjCNSTR_LIMIT_JOINT
+            active = set(d.efc_id[: d.nefc][limit_rows].tolist())
             for n, i in ids.items():
                 out[n] += i in active
         for je in ex.joints:
@@ -401,8 +406,12 @@ def run(*args):
 
 def _chain_clip(seed: int, frames: int = 300) -> Motion:
     """A root and a three-bone chain (bones along x) moving smoothly through wide rotations."""
-    sk = Skeleton(["root", "upper", "lower", "hand"], [-1, 0, 1, 2],
-                  [[0, 90.0, 0], [0, 0, 0], [30.0, 0, 0], [25.0, 0, 0]], end_sites=[(3, np.array([8.0, 0, 0]))])
+    sk = Skeleton(
+        ["root", "upper", "lower", "hand"],
+        [-1, 0, 1, 2],
+        [[0, 90.0, 0], [0, 0, 0], [30.0, 0, 0], [25.0, 0, 0]],
+        end_sites=[(3, np.array([8.0, 0, 0]))],
+    )
     rng = np.random.default_rng(seed)
     t = np.linspace(0, 2 * np.pi, frames)[:, None]
     rot = np.empty((frames, 4, 4))
@@ -444,8 +453,21 @@ def test_cli_export_writes_json_and_mjcf_and_prints_the_report(limits_and_clips)
         mujoco = pytest.importorskip("mujoco")
         mujoco.MjModel.from_xml_path(str(xml))
     # single variant, an .xml path, another engine
-    res = run("export", pl, "--to", "mujoco", "--variant", "covering", "-o", tmp / "one.xml", "-q",
-              "--random", 2000, "--samples", 500)
+    res = run(
+        "export",
+        pl,
+        "--to",
+        "mujoco",
+        "--variant",
+        "covering",
+        "-o",
+        tmp / "one.xml",
+        "-q",
+        "--random",
+        2000,
+        "--samples",
+        500,
+    )
     assert res.exit_code == 0 and (tmp / "one.xml").is_file() and (tmp / "one.json").is_file()
     res = run("export", pl, "--to", "unreal", "--clips", pa, "-o", tmp / "ue.json", "-q", "--random", 2000)
     assert res.exit_code == 0, res.output

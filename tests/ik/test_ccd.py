@@ -24,8 +24,11 @@ X = np.array([1.0, 0.0, 0.0])
 
 
 def _arm() -> Skeleton:
-    return Skeleton(["Root", "Clav", "Arm", "Fore", "Hand"], [-1, 0, 1, 2, 3],
-                    [[0, 0, 0], [0, 0, 0], [15, 0, 0], [30, 0, 0], [25, 0, 0]])
+    return Skeleton(
+        ["Root", "Clav", "Arm", "Fore", "Hand"],
+        [-1, 0, 1, 2, 3],
+        [[0, 0, 0], [0, 0, 0], [15, 0, 0], [30, 0, 0], [25, 0, 0]],
+    )
 
 
 def _window(half: float) -> ReachWindow:
@@ -34,10 +37,13 @@ def _window(half: float) -> ReachWindow:
 
 
 def _limits():
-    return [ReachWindowLimit(quat.identity(()), X, [_window(0.3)], (-0.1, 0.1)),
-            ReachWindowLimit(quat.identity(()), X, [_window(1.2)], (-0.8, 0.8)),
-            ReachWindowLimit(quat.identity(()), X, [ReachWindow(X, [[0, -0.2], [4.0, -0.2], [4.0, 0.2], [0, 0.2]])],
-                             (-0.5, 0.5))]
+    return [
+        ReachWindowLimit(quat.identity(()), X, [_window(0.3)], (-0.1, 0.1)),
+        ReachWindowLimit(quat.identity(()), X, [_window(1.2)], (-0.8, 0.8)),
+        ReachWindowLimit(
+            quat.identity(()), X, [ReachWindow(X, [[0, -0.2], [4.0, -0.2], [4.0, 0.2], [0, 0.2]])], (-0.5, 0.5)
+        ),
+    ]
 
 
 def _reachable_targets(n, seed, lims=None):
@@ -54,8 +60,16 @@ def _reachable_targets(n, seed, lims=None):
 @pytest.mark.parametrize("backend", ["compiled", "numpy"])
 def test_free_chain_reaches_targets(backend):
     t, off = _reachable_targets(200, 0)
-    res = ccd(quat.identity((200,)), np.zeros((200, 3)), off, t, quat.identity(3), tolerance=1e-3,
-              max_iterations=500, backend=backend)
+    res = ccd(
+        quat.identity((200,)),
+        np.zeros((200, 3)),
+        off,
+        t,
+        quat.identity(3),
+        tolerance=1e-3,
+        max_iterations=500,
+        backend=backend,
+    )
     assert res.success.mean() > 0.97
     _, P = _chain_fk(quat.identity(()), np.zeros(3), off, res.rotations)
     np.testing.assert_allclose(np.linalg.norm(P[:, 3] - t, axis=-1), res.error, atol=1e-9)
@@ -69,12 +83,25 @@ def test_limits_never_violated_and_back_ends_agree():
     t_far = rng.normal(size=(150, 3)) * 60  # many unreachable or outside the limits
     t = np.concatenate([t_ok, t_far])
     N = len(t)
-    sp = precompute_start_poses(quat.normalize(quat.identity((400, 3)) + 0.4 * rng.normal(size=(400, 3, 4))),
-                                off, count=4, limits=lims)
+    sp = precompute_start_poses(
+        quat.normalize(quat.identity((400, 3)) + 0.4 * rng.normal(size=(400, 3, 4))), off, count=4, limits=lims
+    )
     out = {}
     for backend in ("compiled", "numpy"):
-        res = ccd(quat.identity((N,)), np.zeros((N, 3)), off, t, quat.identity(3), lims, start_poses=sp,
-                  tolerance=0.05, max_iterations=1000, stall_ratio=1e-4, stall_iterations=20, backend=backend)
+        res = ccd(
+            quat.identity((N,)),
+            np.zeros((N, 3)),
+            off,
+            t,
+            quat.identity(3),
+            lims,
+            start_poses=sp,
+            tolerance=0.05,
+            max_iterations=1000,
+            stall_ratio=1e-4,
+            stall_iterations=20,
+            backend=backend,
+        )
         for k, lim in enumerate(lims):
             assert np.all(lim.contains(res.rotations[:, k])), f"{backend}: joint {k} outside its limit"
         out[backend] = res
@@ -93,8 +120,16 @@ def test_orientation_target():
     q = quat.normalize(quat.identity((50, 3)) + 0.5 * rng.normal(size=(50, 3, 4)))
     G, P = _chain_fk(quat.identity(()), np.zeros(3), off, q)
     kw = dict(tolerance=1e-2, max_iterations=2000, stall_ratio=1e-4, stall_iterations=50)
-    res = ccd(quat.identity((50,)), np.zeros((50, 3)), off, P[:, 3], quat.identity(3), target_rotations=G[:, 2],
-              orientation_tolerance=1e-2, **kw)
+    res = ccd(
+        quat.identity((50,)),
+        np.zeros((50, 3)),
+        off,
+        P[:, 3],
+        quat.identity(3),
+        target_rotations=G[:, 2],
+        orientation_tolerance=1e-2,
+        **kw,
+    )
     plain = ccd(quat.identity((50,)), np.zeros((50, 3)), off, P[:, 3], quat.identity(3), **kw)
     G1, _ = _chain_fk(quat.identity(()), np.zeros(3), off, plain.rotations)
     G2, _ = _chain_fk(quat.identity(()), np.zeros(3), off, res.rotations)
@@ -244,8 +279,9 @@ def test_fitted_limit_kernel_matches_project():
     q = quat.normalize(rng.normal(size=(3000, 4)))
     for k, lim in enumerate(_fitted_limits()):
         qq = np.concatenate([q, quat.mul(lim.reference, quat.from_scaled_angle_axis(0.2 * rng.normal(size=(200, 3))))])
-        np.testing.assert_allclose(project_fitted(lim, qq), lim.project(qq), rtol=0, atol=1e-9,
-                                   err_msg=f"limit {k}: {lim.to_dict()['kind']}")
+        np.testing.assert_allclose(
+            project_fitted(lim, qq), lim.project(qq), rtol=0, atol=1e-9, err_msg=f"limit {k}: {lim.to_dict()['kind']}"
+        )
 
 
 def test_ccd_with_fitted_limits_runs_compiled_and_respects_them():
@@ -284,8 +320,14 @@ def test_ccd_with_implicit_limits_falls_back_to_numpy_and_respects_them():
 
     rng = np.random.default_rng(6)
     sk = _arm()
-    lims = [FittedLimit(quat.identity(()), np.array([1.0, 0, 0]),
-                        shape=fit_shape(rng.normal(size=(400, 3)) * 0.5, "implicit", 0.05, None)) for _ in range(3)]
+    lims = [
+        FittedLimit(
+            quat.identity(()),
+            np.array([1.0, 0, 0]),
+            shape=fit_shape(rng.normal(size=(400, 3)) * 0.5, "implicit", 0.05, None),
+        )
+        for _ in range(3)
+    ]
     solver = CCDSolver(sk, [1, 2, 3], None, lims, None, tolerance=0.05, max_iterations=100)
     mot = Motion.rest(sk, 20)
     q = np.stack([lims[k].project(quat.from_scaled_angle_axis(rng.normal(size=(20, 3)) * 0.4)) for k in range(3)], 1)
@@ -316,8 +358,9 @@ def test_direct_call_equals_checked_path(N):
     reach = _limits()
     t_ok, off = _reachable_targets(N, 4, reach)
     t = t_ok + rng.normal(size=t_ok.shape) * 8 * (rng.random((N, 1)) < 0.3)  # some out of reach: restarts
-    sp = precompute_start_poses(quat.normalize(quat.identity((300, 3)) + 0.4 * rng.normal(size=(300, 3, 4))),
-                                off, count=4, limits=reach)
+    sp = precompute_start_poses(
+        quat.normalize(quat.identity((300, 3)) + 0.4 * rng.normal(size=(300, 3, 4))), off, count=4, limits=reach
+    )
     br = 3.0 * quat.normalize(quat.identity((N,)) + 0.1 * rng.normal(size=(N, 4)))
     bp = 0.5 * rng.normal(size=(N, 3))
     init = 0.5 * quat.normalize(quat.identity((N, 3)) + 0.3 * rng.normal(size=(N, 3, 4)))
@@ -327,18 +370,32 @@ def test_direct_call_equals_checked_path(N):
     cases = [
         ((br, bp, offN, t, init, reach), dict(start_poses=sp)),
         ((br[0], bp[0], off, t, init[0], None), {}),
-        ((br, bp, off, t, init, fitted), dict(target_rotations=2.0 * quat.normalize(rng.normal(size=(N, 4))),
-                                             end_rotation=quat.normalize(rng.normal(size=(N, 4))))),
-        ((br[0], bp, offN, t, init[0], [None, reach[1], fitted[0]]),
-         dict(target_rotations=quat.normalize(rng.normal(size=4)), end_rotation=quat.normalize(rng.normal(size=4)),
-              start_poses=sp)),
+        (
+            (br, bp, off, t, init, fitted),
+            dict(
+                target_rotations=2.0 * quat.normalize(rng.normal(size=(N, 4))),
+                end_rotation=quat.normalize(rng.normal(size=(N, 4))),
+            ),
+        ),
+        (
+            (br[0], bp, offN, t, init[0], [None, reach[1], fitted[0]]),
+            dict(
+                target_rotations=quat.normalize(rng.normal(size=4)),
+                end_rotation=quat.normalize(rng.normal(size=4)),
+                start_poses=sp,
+            ),
+        ),
     ]
     for args, extra in cases:
         direct = ccd(*args, **extra, **kw)
         _same_result(direct, ccd(*args, **extra, **kw, backend="compiled"))
         opts = [kw["tolerance"], 0.01, 1.0, kw["max_iterations"], 4, kw["stall_iterations"], 0.002]
-        assert _ccd_direct(*args, extra.get("target_rotations"), extra.get("end_rotation"),
-                           extra.get("start_poses"), *opts) is not None  # the one-call path ran
+        assert (
+            _ccd_direct(
+                *args, extra.get("target_rotations"), extra.get("end_rotation"), extra.get("start_poses"), *opts
+            )
+            is not None
+        )  # the one-call path ran
 
 
 def test_direct_call_fallbacks_and_errors():

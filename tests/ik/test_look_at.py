@@ -39,8 +39,11 @@ def test_golden_ik_look_at():
 
 
 def _spine() -> Skeleton:
-    return Skeleton(["Hips", "Spine", "Spine1", "Neck", "Head"], [-1, 0, 1, 2, 3],
-                    [[0, 100, 0], [0, 10, 0], [0, 15, 0], [0, 20, 0], [0, 10, 0]])
+    return Skeleton(
+        ["Hips", "Spine", "Spine1", "Neck", "Head"],
+        [-1, 0, 1, 2, 3],
+        [[0, 100, 0], [0, 10, 0], [0, 15, 0], [0, 20, 0], [0, 10, 0]],
+    )
 
 
 def _gaze_error(mot: Motion, target: np.ndarray) -> np.ndarray:

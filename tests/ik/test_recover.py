@@ -174,8 +174,9 @@ def test_cli_recover(tmp_path, clip, limits):
     other = JointLimits.fit(range_of_motion(humanoid_skeleton(), seconds=2.0).frames(), shape="box")
     other.skeleton.names[2] = "Other"
     other.save(tmp_path / "other.json")
-    r = CliRunner().invoke(main, ["recover", str(pos), "--skeleton", str(rig), "--limits",
-                                  str(tmp_path / "other.json"), "-o", str(out)])
+    r = CliRunner().invoke(
+        main, ["recover", str(pos), "--skeleton", str(rig), "--limits", str(tmp_path / "other.json"), "-o", str(out)]
+    )
     assert r.exit_code == 2 and "error:" in r.output
 
 
@@ -183,13 +184,18 @@ def test_cli_recover(tmp_path, clip, limits):
 @needs_shared
 def test_limits_help_on_held_out_lafan1_excerpt():
     lafan = MOCAP / "lafan1"
-    train = [bvh.load(lafan / f"{n}.bvh")[::2] for n in ("dance1_subject1", "walk4_subject1",
-                                                         "multipleActions1_subject1", "fallAndGetUp3_subject1")]
+    train = [
+        bvh.load(lafan / f"{n}.bvh")[::2]
+        for n in ("dance1_subject1", "walk4_subject1", "multipleActions1_subject1", "fallAndGetUp3_subject1")
+    ]
     limits = JointLimits.fit(train, shape="ellipsoid", swing_twist=True)
     test = bvh.load(lafan / "obstacles1_subject1.bvh")[1000:1250]
     _, clean = forward_kinematics(test)
-    rest = quat.normalize(np.stack([limits.joints[j].reference if j in limits.joints else quat.identity(())
-                                    for j in range(test.num_joints)]))
+    rest = quat.normalize(
+        np.stack(
+            [limits.joints[j].reference if j in limits.joints else quat.identity(()) for j in range(test.num_joints)]
+        )
+    )
     rng = np.random.default_rng(0)
     F, J = clean.shape[:2]
     res = {}
@@ -201,9 +207,11 @@ def test_limits_help_on_held_out_lafan1_excerpt():
         for name, lim in (("free", None), ("limits", limits)):
             m, _ = recover(obs, test, lim, rest=rest)
             _, p = forward_kinematics(m)
-            res[noise, name] = (np.linalg.norm(p - clean, axis=-1).mean(),
-                                np.degrees(quat.angle(m.rotations, test.rotations)).mean(),
-                                (~limits.contains(m.rotations, 1e-6)).mean())
+            res[noise, name] = (
+                np.linalg.norm(p - clean, axis=-1).mean(),
+                np.degrees(quat.angle(m.rotations, test.rotations)).mean(),
+                (~limits.contains(m.rotations, 1e-6)).mean(),
+            )
     for noise in (1.0, 2.0):
         assert res[noise, "limits"][2] == 0.0
         assert res[noise, "free"][2] > 0.02

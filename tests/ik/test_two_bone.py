@@ -158,8 +158,7 @@ def test_bad_input_raises():
 
 
 def _leg_skeleton() -> Skeleton:
-    return Skeleton(["Hips", "UpLeg", "Leg", "Foot"], [-1, 0, 1, 2],
-                    [[0, 90, 0], [10, 0, 0], [0, -42, 0], [0, -40, 1]])
+    return Skeleton(["Hips", "UpLeg", "Leg", "Foot"], [-1, 0, 1, 2], [[0, 90, 0], [10, 0, 0], [0, -42, 0], [0, -40, 1]])
 
 
 def test_solve_two_bone_on_a_motion():
@@ -226,8 +225,15 @@ def test_compiled_kernel_matches_numpy_reference(with_pole):
     for k in ("root_local", "mid_local", "mid", "end"):
         np.testing.assert_allclose(getattr(s1, k), getattr(s2, k), rtol=0, atol=1e-9, err_msg=k)
     # broadcasting: one parent rotation for all, [2, n/2] leading shape
-    s3 = two_bone(a.reshape(2, -1, 3), b.reshape(2, -1, 3), c.reshape(2, -1, 3), t.reshape(2, -1, 3), P[0],
-                  Lk.reshape(2, -1, 4), Lj.reshape(2, -1, 4))
+    s3 = two_bone(
+        a.reshape(2, -1, 3),
+        b.reshape(2, -1, 3),
+        c.reshape(2, -1, 3),
+        t.reshape(2, -1, 3),
+        P[0],
+        Lk.reshape(2, -1, 4),
+        Lj.reshape(2, -1, 4),
+    )
     s4 = two_bone_numpy(a, b, c, t, P[0], Lk, Lj)
     np.testing.assert_allclose(s3.root_local.reshape(-1, 4), s4.root_local, atol=1e-9)
     with pytest.raises(IKError, match="zero-length"):
@@ -303,8 +309,7 @@ def test_direct_call_shapes_and_fallbacks():
     as_lists = two_bone(*(x[:5].tolist() for x in (a, b, c, t, P, Lk, Lj)))
     np.testing.assert_array_equal(as_lists.root_local, base.root_local)
     f32 = [x[:5].astype(np.float32) for x in (a, b, c, t, P, Lk, Lj)]
-    np.testing.assert_array_equal(two_bone(*f32).mid_local,
-                                  two_bone(*(x.astype(np.float64) for x in f32)).mid_local)
+    np.testing.assert_array_equal(two_bone(*f32).mid_local, two_bone(*(x.astype(np.float64) for x in f32)).mid_local)
     strided = two_bone(*(np.asfortranarray(x[:5]) for x in (a, b, c, t, P, Lk, Lj)))
     np.testing.assert_array_equal(strided.mid_local, base.mid_local)
     rl, ml = ik_two_bone(*(x[:5].tolist() for x in (a, b, c, t, fwd, P, Lk, Lj)))

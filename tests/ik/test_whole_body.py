@@ -59,8 +59,7 @@ def test_joints_with_two_children_get_their_full_rotation(clip):
     for name in ("Hips", "Spine2"):
         j = sk.index(name)
         gr_true, _ = forward_kinematics(clip)
-        gl = forward_kinematics(Motion(sk, res.rotations, np.repeat(sk.offsets[None], len(gp), 0),
-                                       clip.frame_time))[0]
+        gl = forward_kinematics(Motion(sk, res.rotations, np.repeat(sk.offsets[None], len(gp), 0), clip.frame_time))[0]
         assert np.degrees(quat.angle(gl[:, j], gr_true[:, j])).max() < 0.01, name
 
 
@@ -80,8 +79,24 @@ def test_dls_step_matches_finite_difference_least_squares(clip):
     dx = np.empty((1, 3 + 3 * J))
     push = np.zeros((1, J))
     free = np.ones(3 + 3 * J, np.uint8)
-    _dls_normal_step(gp, tgt, w, np.zeros((1, J, 3)), np.zeros((1, J)), np.zeros((1, J, 3)), np.zeros((1, J)),
-                     np.zeros((1, J, 3)), np.full(1, lam), ik._chain, ik._chain_len, ik._off, ik._first, free, dx, push)
+    _dls_normal_step(
+        gp,
+        tgt,
+        w,
+        np.zeros((1, J, 3)),
+        np.zeros((1, J)),
+        np.zeros((1, J, 3)),
+        np.zeros((1, J)),
+        np.zeros((1, J, 3)),
+        np.full(1, lam),
+        ik._chain,
+        ik._chain_len,
+        ik._off,
+        ik._first,
+        free,
+        dx,
+        push,
+    )
 
     def positions(x):
         gpar = np.concatenate([quat.identity((1, 1)), gr[:, sk.parents[1:]]], axis=1)
@@ -124,8 +139,16 @@ def test_dls_step_batches_over_the_cores_give_the_bits_of_one_pose_at_a_time(cli
     for f in range(0, F, 37):
         dx_one = np.empty((1, 3 + 3 * J))
         push_one[:] = 0.0
-        _dls_normal_step(*(np.ascontiguousarray(a[f:f + 1]) for a in args), ik._chain, ik._chain_len, ik._off,
-                         ik._first, free, dx_one, push_one)
+        _dls_normal_step(
+            *(np.ascontiguousarray(a[f : f + 1]) for a in args),
+            ik._chain,
+            ik._chain_len,
+            ik._off,
+            ik._first,
+            free,
+            dx_one,
+            push_one,
+        )
         np.testing.assert_array_equal(dx[f], dx_one[0])
         clamped = np.any(nrm[f] != 0, axis=-1)
         np.testing.assert_array_equal(push[f, clamped], push_one[0, clamped])
@@ -194,8 +217,13 @@ def test_orientation_targets_and_fixed_root(clip):
     head = sk.index("Head")
     ik = WholeBodyIK(sk, fix_root_position=True, fix_root_rotation=True)
     start = np.repeat(clip.rotations[:1], 20, 0)
-    res = ik.solve({"LeftHand": gp[:, sk.index("LeftHand")]}, orientations={"Head": gr[:, head]}, init=start,
-                   root_positions=clip.positions[:20, 0], iterations=30)
+    res = ik.solve(
+        {"LeftHand": gp[:, sk.index("LeftHand")]},
+        orientations={"Head": gr[:, head]},
+        init=start,
+        root_positions=clip.positions[:20, 0],
+        iterations=30,
+    )
     np.testing.assert_allclose(res.root_positions, clip.positions[:20, 0])
     np.testing.assert_allclose(res.rotations[:, 0], start[:, 0])
     g2, p2 = forward_kinematics(Motion(sk, res.rotations, clip.positions[:20], clip.frame_time))
@@ -279,8 +307,12 @@ def test_orientation_only_targets_set_the_batch(clip):
     gr, _ = forward_kinematics(clip[:30])
     sk = clip.skeleton
     ik = WholeBodyIK(sk, fix_root_position=True)
-    res = ik.solve(orientations={"Head": gr[:, 5], "LeftHand": gr[:, 9]}, init=clip.rotations[0],
-                   root_positions=clip.positions[:30, 0], iterations=20)
+    res = ik.solve(
+        orientations={"Head": gr[:, 5], "LeftHand": gr[:, 9]},
+        init=clip.rotations[0],
+        root_positions=clip.positions[:30, 0],
+        iterations=20,
+    )
     assert res.rotations.shape == (30, 22, 4) and np.isnan(res.error).all()
     g2, _ = forward_kinematics(res.to_motion(sk))
     for j in (5, 9):

@@ -24,9 +24,16 @@ from jointlimits.ik.two_bone import (
 from jointlimits.motion import quat
 
 
-def two_bone_numpy(root: ArrayLike, mid: ArrayLike, end: ArrayLike, target: ArrayLike,
-                   root_parent_rotation: ArrayLike, root_local: ArrayLike, mid_local: ArrayLike,
-                   pole: ArrayLike | None = None) -> TwoBoneSolution:
+def two_bone_numpy(
+    root: ArrayLike,
+    mid: ArrayLike,
+    end: ArrayLike,
+    target: ArrayLike,
+    root_parent_rotation: ArrayLike,
+    root_local: ArrayLike,
+    mid_local: ArrayLike,
+    pole: ArrayLike | None = None,
+) -> TwoBoneSolution:
     """Reference (numpy) implementation of :func:`two_bone`.
 
     ``root``/``mid``/``end`` are the current global positions of the root joint, its child (the
@@ -70,9 +77,17 @@ def _angle_axis(angle: Array, axis: Array) -> Array:
     return out
 
 
-def ik_two_bone_numpy(bone_root: ArrayLike, bone_mid: ArrayLike, bone_end: ArrayLike, target: ArrayLike,
-                      fwd: ArrayLike, bone_root_gr: ArrayLike, bone_mid_gr: ArrayLike, bone_par_gr: ArrayLike,
-                      max_length_buffer: float = 0.015) -> tuple[Array, Array]:
+def ik_two_bone_numpy(
+    bone_root: ArrayLike,
+    bone_mid: ArrayLike,
+    bone_end: ArrayLike,
+    target: ArrayLike,
+    fwd: ArrayLike,
+    bone_root_gr: ArrayLike,
+    bone_mid_gr: ArrayLike,
+    bone_par_gr: ArrayLike,
+    max_length_buffer: float = 0.015,
+) -> tuple[Array, Array]:
     """Reference (numpy) implementation of :func:`ik_two_bone`: the demo's two-bone IK.
 
     The target is pulled within ``l_ab + l_bc - max_length_buffer`` of the root; the bend angles
@@ -81,8 +96,9 @@ def ik_two_bone_numpy(bone_root: ArrayLike, bone_mid: ArrayLike, bone_end: Array
     ``normalize((end - root) x fwd)``; a final swing turns root->end onto root->target.
     Inputs are ``[..., 3]`` positions / ``[..., 4]`` global rotations, broadcast together.
     """
-    a, b, c, t, fwd, root_gr, mid_gr, par_gr = _demo_inputs(bone_root, bone_mid, bone_end, target, fwd,
-                                                            bone_root_gr, bone_mid_gr, bone_par_gr)
+    a, b, c, t, fwd, root_gr, mid_gr, par_gr = _demo_inputs(
+        bone_root, bone_mid, bone_end, target, fwd, bone_root_gr, bone_mid_gr, bone_par_gr
+    )
     lab = _norm(b - a)
     lcb = _norm(b - c)
     _check_lengths(lab, lcb)

@@ -39,8 +39,14 @@ def from_rotvec(aa: np.ndarray) -> np.ndarray:
 @pytest.fixture
 def smplh(tmp_path):
     poses = smooth_poses(52, 1)
-    d = dict(poses=poses, trans=np.cumsum(np.full((F, 3), 0.01), axis=0), betas=np.linspace(-1, 1, 16),
-             gender=np.array("female"), mocap_framerate=np.array(120.0), dmpls=np.zeros((F, 8)))
+    d = dict(
+        poses=poses,
+        trans=np.cumsum(np.full((F, 3), 0.01), axis=0),
+        betas=np.linspace(-1, 1, 16),
+        gender=np.array("female"),
+        mocap_framerate=np.array(120.0),
+        dmpls=np.zeros((F, 8)),
+    )
     p = tmp_path / "walk_poses.npz"
     np.savez(p, **d)
     return p, d
@@ -49,10 +55,19 @@ def smplh(tmp_path):
 @pytest.fixture
 def smplx(tmp_path):
     rng = np.random.default_rng(3)
-    d = dict(root_orient=smooth_poses(1, 2), pose_body=smooth_poses(21, 3), pose_hand=smooth_poses(30, 4),
-             pose_jaw=smooth_poses(1, 5, 0.2), pose_eye=smooth_poses(2, 6, 0.2), trans=rng.normal(0, 0.1, (F, 3)),
-             betas=np.zeros(16), mocap_frame_rate=np.array(60.0), gender=np.array("neutral"),
-             surface_model_type=np.array("smplx"), num_betas=np.array(16))
+    d = dict(
+        root_orient=smooth_poses(1, 2),
+        pose_body=smooth_poses(21, 3),
+        pose_hand=smooth_poses(30, 4),
+        pose_jaw=smooth_poses(1, 5, 0.2),
+        pose_eye=smooth_poses(2, 6, 0.2),
+        trans=rng.normal(0, 0.1, (F, 3)),
+        betas=np.zeros(16),
+        mocap_frame_rate=np.array(60.0),
+        gender=np.array("neutral"),
+        surface_model_type=np.array("smplx"),
+        num_betas=np.array(16),
+    )
     p = tmp_path / "jump_stageii.npz"
     np.savez(p, **d)
     return p, d
@@ -81,18 +96,29 @@ def test_smplx_parts_land_on_their_joints(smplx):
         m = amass.load(p)
     assert m.num_joints == 55 and m.fps == pytest.approx(60.0)
     names = m.skeleton.names
-    expect = {"pelvis": d["root_orient"], "jaw": d["pose_jaw"], "left_eye_smplhf": d["pose_eye"][:, :3],
-              "right_eye_smplhf": d["pose_eye"][:, 3:], "left_index1": d["pose_hand"][:, :3],
-              "right_thumb3": d["pose_hand"][:, 87:], "left_hip": d["pose_body"][:, :3],
-              "right_wrist": d["pose_body"][:, 60:]}
+    expect = {
+        "pelvis": d["root_orient"],
+        "jaw": d["pose_jaw"],
+        "left_eye_smplhf": d["pose_eye"][:, :3],
+        "right_eye_smplhf": d["pose_eye"][:, 3:],
+        "left_index1": d["pose_hand"][:, :3],
+        "right_thumb3": d["pose_hand"][:, 87:],
+        "left_hip": d["pose_body"][:, :3],
+        "right_wrist": d["pose_body"][:, 60:],
+    }
     for name, aa in expect.items():
         assert rot_err(m.rotations[:, names.index(name)], from_rotvec(aa)) < 1e-9, name
     assert m.skeleton.parents[names.index("jaw")] == names.index("head")
 
 
 def test_smplh_with_root_orient_keys_and_poses_widths(tmp_path):
-    d = dict(root_orient=smooth_poses(1, 7), pose_body=smooth_poses(21, 8), pose_hand=smooth_poses(30, 9),
-             trans=np.zeros((F, 3)), mocap_frame_rate=np.array(30.0))
+    d = dict(
+        root_orient=smooth_poses(1, 7),
+        pose_body=smooth_poses(21, 8),
+        pose_hand=smooth_poses(30, 9),
+        trans=np.zeros((F, 3)),
+        mocap_frame_rate=np.array(30.0),
+    )
     np.savez(tmp_path / "h.npz", **d)
     with pytest.warns(UserWarning):
         m = amass.load(tmp_path / "h.npz")

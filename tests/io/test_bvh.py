@@ -51,16 +51,16 @@ def independent_parse(text: str):
             i += 1
         elif t == "OFFSET":
             if end_depth == 0:
-                offsets.append([float(x) for x in toks[i + 1:i + 4]])
+                offsets.append([float(x) for x in toks[i + 1 : i + 4]])
             i += 4
         elif t == "CHANNELS":
             n = int(toks[i + 1])
-            channels.append(toks[i + 2:i + 2 + n])
+            channels.append(toks[i + 2 : i + 2 + n])
             i += 2 + n
         else:
             i += 1
     n_frames = int(toks[i + 2])
-    values = np.array([float(x) for x in toks[i + 6:]]).reshape(n_frames, -1)
+    values = np.array([float(x) for x in toks[i + 6 :]]).reshape(n_frames, -1)
     return names, parents, np.array(offsets), channels, values
 
 
@@ -81,8 +81,11 @@ def scipy_fk(text: str):
                 rot_axes += c[0]
                 rot_vals.append(values[:, col])
             col += 1
-        local = (Rotation.from_euler(rot_axes, np.stack(rot_vals, -1), degrees=True).as_matrix()
-                 if rot_axes else np.repeat(np.eye(3)[None], F, 0))
+        local = (
+            Rotation.from_euler(rot_axes, np.stack(rot_vals, -1), degrees=True).as_matrix()
+            if rot_axes
+            else np.repeat(np.eye(3)[None], F, 0)
+        )
         p = parents[j]
         if p < 0:
             R[j], P[j] = local, pos
@@ -125,8 +128,15 @@ def test_real_clip_load_fk_round_trip(path: Path, tmp_path: Path):
 
 
 @needs_shared
-@pytest.mark.parametrize("rel", ["cmu_cgspeed_max/131_01.bvh", "bandai_namco/dataset-1_kick_normal_001.bvh",
-                                 "adelaide/milad.bvh", "sfu/0005_JumpRope001.bvh"])
+@pytest.mark.parametrize(
+    "rel",
+    [
+        "cmu_cgspeed_max/131_01.bvh",
+        "bandai_namco/dataset-1_kick_normal_001.bvh",
+        "adelaide/milad.bvh",
+        "sfu/0005_JumpRope001.bvh",
+    ],
+)
 def test_round_trip_through_quaternions_only(rel: str, tmp_path: Path):
     """Dropping the remembered Euler values still writes the same rotations, as continuous curves
     (no 360-degree wraps or gimbal-twin flips beyond what the input itself had)."""
@@ -214,8 +224,10 @@ def test_layout_quirks_are_read():
     np.testing.assert_array_equal(m.positions[1, 1], [10, 0, 0])
     np.testing.assert_allclose(m.rotations[0, 0], quat.from_euler([10, 20, 30], "zxy", degrees=True), atol=1e-15)
     np.testing.assert_allclose(m.rotations[0, 2], quat.from_euler([45, 0, 0], "xyz", degrees=True), atol=1e-15)
-    exp_arm = quat.mul(quat.from_angle_axis(np.deg2rad(30.0), np.array([0, 1.0, 0])),
-                       quat.from_angle_axis(np.deg2rad(-60.0), np.array([0, 0, 1.0])))
+    exp_arm = quat.mul(
+        quat.from_angle_axis(np.deg2rad(30.0), np.array([0, 1.0, 0])),
+        quat.from_angle_axis(np.deg2rad(-60.0), np.array([0, 0, 1.0])),
+    )
     np.testing.assert_allclose(m.rotations[0, 3], exp_arm, atol=1e-15)
     np.testing.assert_allclose(m.rotations[1, 0], quat.from_euler([-15, 0, 0], "zxy", degrees=True), atol=1e-15)
     assert m.frame_time == 0.0333333
@@ -223,9 +235,11 @@ def test_layout_quirks_are_read():
     again = bvh.loads(bvh.dumps(m))
     np.testing.assert_array_equal(bvh.channel_data(again), bvh.channel_data(m))
     m.source_euler = m.source_text = None
-    np.testing.assert_allclose(bvh.channel_data(bvh.loads(bvh.dumps(m))),
-                               np.array([[10, 20, 30, 1, 2, 3, 7, 8, 9, 45, 30, -60],
-                                         [-15, 0, 0, 0, 0, 0, 0, 10, 0, 0, 0, 0]]), atol=1e-9)
+    np.testing.assert_allclose(
+        bvh.channel_data(bvh.loads(bvh.dumps(m))),
+        np.array([[10, 20, 30, 1, 2, 3, 7, 8, 9, 45, 30, -60], [-15, 0, 0, 0, 0, 0, 0, 10, 0, 0, 0, 0]]),
+        atol=1e-9,
+    )
 
 
 def test_blank_lines_and_tabs_anywhere():
@@ -319,28 +333,55 @@ def _fuzz_source() -> str:
     if p.is_file():
         lines = p.read_text().splitlines()
         head = lines[: lines.index("MOTION") + 3]
-        return "\n".join(head[:-3] + ["MOTION", "Frames: 5", head[-1]] + lines[len(head): len(head) + 5]) + "\n"
+        return "\n".join(head[:-3] + ["MOTION", "Frames: 5", head[-1]] + lines[len(head) : len(head) + 5]) + "\n"
     return LAYOUT
 
 
 FUZZ_TEXT = _fuzz_source()
-FUZZ_TOKENS = ["{", "}", "JOINT", "End Site", "ROOT", "MOTION", "Frames:", "nan", "-", "1e999", "x", "CHANNELS 7",
-               "Xrotation", "\t", "\n", "\r\n", "0.5", "OFFSET", "\x00", "é"]
+FUZZ_TOKENS = [
+    "{",
+    "}",
+    "JOINT",
+    "End Site",
+    "ROOT",
+    "MOTION",
+    "Frames:",
+    "nan",
+    "-",
+    "1e999",
+    "x",
+    "CHANNELS 7",
+    "Xrotation",
+    "\t",
+    "\n",
+    "\r\n",
+    "0.5",
+    "OFFSET",
+    "\x00",
+    "é",
+]
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.lists(st.tuples(st.integers(0, 10**9), st.sampled_from(["del", "ins", "dup", "swap", "cut"]),
-                          st.sampled_from(FUZZ_TOKENS)), min_size=1, max_size=4))
+@given(
+    st.lists(
+        st.tuples(
+            st.integers(0, 10**9), st.sampled_from(["del", "ins", "dup", "swap", "cut"]), st.sampled_from(FUZZ_TOKENS)
+        ),
+        min_size=1,
+        max_size=4,
+    )
+)
 def test_fuzz_mutations_raise_only_bvh_error(ops):
     text = FUZZ_TEXT
     for pos, op, tok in ops:
         k = pos % max(1, len(text))
         if op == "del":
-            text = text[:k] + text[k + 1 + pos % 7:]
+            text = text[:k] + text[k + 1 + pos % 7 :]
         elif op == "ins":
             text = text[:k] + tok + text[k:]
         elif op == "dup":
-            text = text[:k] + text[k:k + 40] + text[k:]
+            text = text[:k] + text[k : k + 40] + text[k:]
         elif op == "swap":
             lines = text.split("\n")
             a, b = pos % len(lines), (pos // 7) % len(lines)

@@ -146,8 +146,9 @@ def test_bad_last_row_costs_one_block_not_the_file():
 
 
 def test_zero_frame_clip_round_trips(tmp_path):
-    m = bvh.loads(LAYOUT.replace("Frames: 2", "Frames: 0").split("Frame Time: 0.0333333\n")[0]
-                  + "Frame Time: 0.0333333\n")
+    m = bvh.loads(
+        LAYOUT.replace("Frames: 2", "Frames: 0").split("Frame Time: 0.0333333\n")[0] + "Frame Time: 0.0333333\n"
+    )
     assert m.num_frames == 0
     p = tmp_path / "z.bvh"
     bvh.save(p, m)
@@ -157,8 +158,11 @@ def test_zero_frame_clip_round_trips(tmp_path):
 def test_writer_gives_back_the_exact_values():
     rng = np.random.default_rng(3)
     m = bvh.loads(LAYOUT)
-    for data in (np.round(rng.uniform(-400, 400, (50, 9)), 6), rng.uniform(-400, 400, (50, 9)),
-                 np.array([[0.0, -0.0, 1e-6, -1e-6, 0.5, -10.0, 1e8, 123456.789, 1e-300]])):
+    for data in (
+        np.round(rng.uniform(-400, 400, (50, 9)), 6),
+        rng.uniform(-400, 400, (50, 9)),
+        np.array([[0.0, -0.0, 1e-6, -1e-6, 0.5, -10.0, 1e8, 123456.789, 1e-300]]),
+    ):
         text = bvh._format_rows(data).decode()
         back = np.loadtxt(text.split("\n"), ndmin=2)
         assert np.array_equal(back, data) and "-0 " not in " " + text

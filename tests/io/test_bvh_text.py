@@ -18,9 +18,16 @@ from jointlimits.motion import quat
 from conftest import MOCAP, needs_shared
 
 #: one clip per skeleton convention of ../shared (the smaller ones)
-ONE_PER_CONVENTION = ["adelaide/louise.bvh", "bandai_namco/dataset-1_bow_normal_001.bvh", "cmu_cgspeed_max/131_02.bvh",
-                      "cmu_cgspeed_mb/cmu_12_01_walk.bvh", "cmu_secondlife/61_05_scaled.bvh",
-                      "lafan1/push1_subject2.bvh", "perfume/B_test.bvh", "sfu/0005_SideSkip001.bvh"]
+ONE_PER_CONVENTION = [
+    "adelaide/louise.bvh",
+    "bandai_namco/dataset-1_bow_normal_001.bvh",
+    "cmu_cgspeed_max/131_02.bvh",
+    "cmu_cgspeed_mb/cmu_12_01_walk.bvh",
+    "cmu_secondlife/61_05_scaled.bvh",
+    "lafan1/push1_subject2.bvh",
+    "perfume/B_test.bvh",
+    "sfu/0005_SideSkip001.bvh",
+]
 
 TEXT = (
     "HIERARCHY\r\nROOT Hips\r\n{\r\n  OFFSET 0.000000 90.000000 0.000000\r\n"

@@ -28,8 +28,15 @@ from conftest import MOCAP, ROOT, needs_shared
 JS = ROOT / "tests" / "js"
 NODE_MODULES = JS / "node_modules"
 CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run"]
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
 
 
 def rot_err(a: np.ndarray, b: np.ndarray) -> float:
@@ -93,8 +100,16 @@ def test_save_is_atomic_and_refuses_bad_input(tmp_path, clip):
 
 
 # --------------------------------------------------------------------------- foreign files
-def _foreign(tmp_path: Path, interp: str, keys: np.ndarray, rot_values: np.ndarray, trans_values: np.ndarray,
-             skin: bool = True, name: str = "foreign.gltf", wrapper: dict | None = None) -> Path:
+def _foreign(
+    tmp_path: Path,
+    interp: str,
+    keys: np.ndarray,
+    rot_values: np.ndarray,
+    trans_values: np.ndarray,
+    skin: bool = True,
+    name: str = "foreign.gltf",
+    wrapper: dict | None = None,
+) -> Path:
     """A 3-joint chain (root has a non-identity rest rotation) written with pygltflib by hand."""
     import base64
 
@@ -112,24 +127,32 @@ def _foreign(tmp_path: Path, interp: str, keys: np.ndarray, rot_values: np.ndarr
         g.accessors.append(ac)
         return len(g.accessors) - 1
 
-    g.nodes = [pygltflib.Node(name="wrapper", children=[1], **(wrapper or {})),
-               pygltflib.Node(name="pelvis", children=[2], translation=[0, 1, 0], rotation=[0, 0, 0.6, 0.8]),
-               pygltflib.Node(name="spine", children=[3], translation=[0, 0.2, 0]),
-               pygltflib.Node(name="head", translation=[0, 0.3, 0])]
+    g.nodes = [
+        pygltflib.Node(name="wrapper", children=[1], **(wrapper or {})),
+        pygltflib.Node(name="pelvis", children=[2], translation=[0, 1, 0], rotation=[0, 0, 0.6, 0.8]),
+        pygltflib.Node(name="spine", children=[3], translation=[0, 0.2, 0]),
+        pygltflib.Node(name="head", translation=[0, 0.3, 0]),
+    ]
     if skin:
         g.skins = [pygltflib.Skin(joints=[1, 2, 3])]
     t = acc(keys[:, None], "SCALAR", minmax=True)
-    a = pygltflib.Animation(samplers=[
-        pygltflib.AnimationSampler(input=t, output=acc(rot_values, "VEC4"), interpolation=interp),
-        pygltflib.AnimationSampler(input=t, output=acc(trans_values, "VEC3"), interpolation=interp)])
+    a = pygltflib.Animation(
+        samplers=[
+            pygltflib.AnimationSampler(input=t, output=acc(rot_values, "VEC4"), interpolation=interp),
+            pygltflib.AnimationSampler(input=t, output=acc(trans_values, "VEC3"), interpolation=interp),
+        ]
+    )
     a.channels = [
         pygltflib.AnimationChannel(sampler=0, target=pygltflib.AnimationChannelTarget(node=2, path="rotation")),
         pygltflib.AnimationChannel(sampler=1, target=pygltflib.AnimationChannelTarget(node=1, path="translation")),
     ]
     g.animations = [a]
     g.scenes = [pygltflib.Scene(nodes=[0])]
-    g.buffers = [pygltflib.Buffer(byteLength=len(blob),
-                                  uri="data:application/octet-stream;base64," + base64.b64encode(bytes(blob)).decode())]
+    g.buffers = [
+        pygltflib.Buffer(
+            byteLength=len(blob), uri="data:application/octet-stream;base64," + base64.b64encode(bytes(blob)).decode()
+        )
+    ]
     p = tmp_path / name
     p.write_text(g.gltf_to_json())
     return p
@@ -172,8 +195,9 @@ def test_transforms_above_the_skeleton_are_folded_into_the_root(tmp_path):
     # an armature node turning Z-up into Y-up with a centimetre scale, as exporters write
     wrapper = {"rotation": [-np.sqrt(0.5), 0, 0, np.sqrt(0.5)], "scale": [0.01] * 3, "translation": [1, 2, 3]}
     plain = gltf.load(_foreign(tmp_path, "LINEAR", KEYS, ROTS[:, [1, 2, 3, 0]], TRANS, name="a.gltf"), fps=10)
-    m = gltf.load(_foreign(tmp_path, "LINEAR", KEYS, ROTS[:, [1, 2, 3, 0]], TRANS, name="b.gltf", wrapper=wrapper),
-                  fps=10)
+    m = gltf.load(
+        _foreign(tmp_path, "LINEAR", KEYS, ROTS[:, [1, 2, 3, 0]], TRANS, name="b.gltf", wrapper=wrapper), fps=10
+    )
     from jointlimits import forward_kinematics
 
     gr0, gp0 = forward_kinematics(plain)
@@ -213,8 +237,12 @@ def test_cubic_spline_samplers_follow_hermite_curves(tmp_path):
     d = KEYS[i + 1] - KEYS[i]
     s = (t - KEYS[i]) / d
     h = [2 * s**3 - 3 * s**2 + 1, s**3 - 2 * s**2 + s, -2 * s**3 + 3 * s**2, s**3 - s**2]
-    x = (h[0][:, None] * TRANS[i] + (h[1] * d)[:, None] * -tangents[i] + h[2][:, None] * TRANS[i + 1]
-         + (h[3] * d)[:, None] * tangents[i + 1])
+    x = (
+        h[0][:, None] * TRANS[i]
+        + (h[1] * d)[:, None] * -tangents[i]
+        + h[2][:, None] * TRANS[i + 1]
+        + (h[3] * d)[:, None] * tangents[i + 1]
+    )
     assert np.allclose(m.positions[:, 0], x, atol=1e-5)
     # zero tangents: normalised blend with smoothstep weights (unit quaternions, keys hit exactly)
     assert np.allclose(np.linalg.norm(m.rotations, axis=-1), 1)
@@ -246,9 +274,16 @@ def test_errors_name_the_problem(tmp_path):
 
 
 # --------------------------------------------------------------------------- real clips
-REAL = ["lafan1/walk4_subject1.bvh", "bandai_namco/dataset-1_bow_normal_001.bvh", "cmu_cgspeed_max/131_01.bvh",
-        "cmu_cgspeed_mb/01_01.bvh", "sfu/0005_Jogging001.bvh", "perfume/A_test.bvh", "adelaide/milad.bvh",
-        "cmu_secondlife/60_05_scaled.bvh"]
+REAL = [
+    "lafan1/walk4_subject1.bvh",
+    "bandai_namco/dataset-1_bow_normal_001.bvh",
+    "cmu_cgspeed_max/131_01.bvh",
+    "cmu_cgspeed_mb/01_01.bvh",
+    "sfu/0005_Jogging001.bvh",
+    "perfume/A_test.bvh",
+    "adelaide/milad.bvh",
+    "cmu_secondlife/60_05_scaled.bvh",
+]
 
 
 @needs_shared
@@ -277,8 +312,9 @@ def test_commands_accept_gltf(tmp_path, clips):
     assert res.exit_code == 0 and "200 frames" in res.output
     res = r.invoke(main, ["fit", str(tmp_path / "train.glb"), "-o", str(tmp_path / "lim.json"), "-q"])
     assert res.exit_code == 0, res.output
-    res = r.invoke(main, ["apply", str(tmp_path / "lim.json"), str(tmp_path / "over.gltf"), "-o",
-                          str(tmp_path / "limited.glb")])
+    res = r.invoke(
+        main, ["apply", str(tmp_path / "lim.json"), str(tmp_path / "over.gltf"), "-o", str(tmp_path / "limited.glb")]
+    )
     assert res.exit_code == 0, res.output
     from jointlimits import JointLimits
 
@@ -304,8 +340,9 @@ def _node_or_skip(package: str) -> str:
 
 def _validate(paths: list[Path]) -> list[dict]:
     node = _node_or_skip("gltf-validator")
-    out = subprocess.run([node, str(JS / "validate.mjs"), *map(str, paths)], capture_output=True, text=True,
-                         timeout=120, check=True).stdout
+    out = subprocess.run(
+        [node, str(JS / "validate.mjs"), *map(str, paths)], capture_output=True, text=True, timeout=120, check=True
+    ).stdout
     return [json.loads(line) for line in out.splitlines() if line.strip()]
 
 

@@ -65,9 +65,23 @@ def test_round_trip_bit_for_bit_with_names_gaps_and_fps(tmp_path, ext, fps):
     assert not back.observed()[2, 2] and not back.observed()[3:5, 4].any()
 
 
-@pytest.mark.parametrize("ext", [".npz", pytest.param(".csv", marks=pytest.mark.xfail(strict=True, reason=(
-    "bug: save_positions of zero frames to .csv raises a bare ValueError (reshape(0, -1) in the writer) instead "
-    "of writing the header; the reader already reads a header-only CSV as zero frames")))])
+@pytest.mark.parametrize(
+    "ext",
+    [
+        ".npz",
+        pytest.param(
+            ".csv",
+            marks=pytest.mark.xfail(
+                strict=True,
+                reason=(
+                    "bug: save_positions of zero frames to .csv raises a bare ValueError (reshape(0, -1) in the "
+                    "writer) instead "
+                    "of writing the header; the reader already reads a header-only CSV as zero frames"
+                ),
+            ),
+        ),
+    ],
+)
 def test_round_trip_of_zero_frames(tmp_path, ext):
     save_positions(tmp_path / f"e{ext}", np.zeros((0, 2, 3)), ["a", "b"])
     back = load_positions(tmp_path / f"e{ext}")
@@ -80,8 +94,11 @@ def test_header_only_csv_is_zero_frames(tmp_path):
     assert back.positions.shape == (0, 1, 3) and back.names == ["a"]
 
 
-@pytest.mark.xfail(strict=True, reason="bug: save_positions writes a CSV's fps with '%g' (6 significant digits): "
-                                       "a 1/0.0083333 s clip (120.00048 fps) reads back as 120.0; .npz keeps it")
+@pytest.mark.xfail(
+    strict=True,
+    reason="bug: save_positions writes a CSV's fps with '%g' (6 significant digits): "
+    "a 1/0.0083333 s clip (120.00048 fps) reads back as 120.0; .npz keeps it",
+)
 def test_csv_keeps_the_fps_of_a_bvh_frame_time(tmp_path):
     fps = 1 / 0.0083333
     save_positions(tmp_path / "p.csv", np.zeros((2, 1, 3)), ["a"], fps)
@@ -138,9 +155,12 @@ def test_csv_without_frame_column_with_empty_and_nan_cells(tmp_path):
     assert back.observed().tolist() == [[True, False], [True, False]]
 
 
-@pytest.mark.xfail(strict=True, reason="bug: a CSV saved with a UTF-8 byte-order mark (as Excel does) is refused: "
-                                       "the mark stays in the first header cell, so 'frame' is taken for a joint "
-                                       "column ('expected three columns ... got 4')")
+@pytest.mark.xfail(
+    strict=True,
+    reason="bug: a CSV saved with a UTF-8 byte-order mark (as Excel does) is refused: "
+    "the mark stays in the first header cell, so 'frame' is taken for a joint "
+    "column ('expected three columns ... got 4')",
+)
 def test_csv_with_a_byte_order_mark_reads_like_one_without(tmp_path):
     path = tmp_path / "excel.csv"
     path.write_text("frame,Hips.x,Hips.y,Hips.z\n0,1,2,3\n", encoding="utf-8-sig")
@@ -165,20 +185,31 @@ def _npz(path, **arrays):
     return path
 
 
-@pytest.mark.parametrize("case,match", [
-    ("no positions", r"no 'positions' array \(found: names\)"),
-    ("fewer names", "2 joint names for 3 joints"),
-    ("duplicate names", r"duplicate joint names \['a'\]"),
-    ("flat", r"positions must be \[frames, joints, 3\], got shape \(4, 9\)"),
-    ("four coordinates", r"got shape \(4, 3, 4\)"),
-    ("infinite", "position of 'b' at frame 1 is infinite"),
-    ("zero fps", "fps must be a positive number"),
-    pytest.param("truncated", "not a readable .npz file", marks=pytest.mark.xfail(strict=True, reason=(
-        "bug: a truncated .npz (a zip cut short) raises zipfile.BadZipFile, which _load_npz does not catch "
-        "(it catches ValueError, OSError, EOFError): no PositionsError, no file name"))),
-    ("not numpy at all", "not a readable .npz file"),
-    ("pickled objects", "not a readable .npz file"),
-])
+@pytest.mark.parametrize(
+    "case,match",
+    [
+        ("no positions", r"no 'positions' array \(found: names\)"),
+        ("fewer names", "2 joint names for 3 joints"),
+        ("duplicate names", r"duplicate joint names \['a'\]"),
+        ("flat", r"positions must be \[frames, joints, 3\], got shape \(4, 9\)"),
+        ("four coordinates", r"got shape \(4, 3, 4\)"),
+        ("infinite", "position of 'b' at frame 1 is infinite"),
+        ("zero fps", "fps must be a positive number"),
+        pytest.param(
+            "truncated",
+            "not a readable .npz file",
+            marks=pytest.mark.xfail(
+                strict=True,
+                reason=(
+                    "bug: a truncated .npz (a zip cut short) raises zipfile.BadZipFile, which _load_npz does not catch "
+                    "(it catches ValueError, OSError, EOFError): no PositionsError, no file name"
+                ),
+            ),
+        ),
+        ("not numpy at all", "not a readable .npz file"),
+        ("pickled objects", "not a readable .npz file"),
+    ],
+)
 def test_bad_npz_files_raise_one_message(tmp_path, case, match):
     path = tmp_path / "bad.npz"
     good = np.zeros((4, 3, 3))
@@ -208,18 +239,25 @@ def test_bad_npz_files_raise_one_message(tmp_path, case, match):
     raises_one_message(path, match)
 
 
-@pytest.mark.parametrize("case,match", [
-    ("no skeleton", "no joint names in the file: give the skeleton"),
-    ("wrong joint count", "4 joints without names, but the skeleton has 3"),
-    ("two dimensions", r"got shape \(5, 9\)"),
-    ("four dimensions", r"got shape \(2, 5, 3, 3\)"),
-    ("garbage", "not a readable .npy file"),
-])
+@pytest.mark.parametrize(
+    "case,match",
+    [
+        ("no skeleton", "no joint names in the file: give the skeleton"),
+        ("wrong joint count", "4 joints without names, but the skeleton has 3"),
+        ("two dimensions", r"got shape \(5, 9\)"),
+        ("four dimensions", r"got shape \(2, 5, 3, 3\)"),
+        ("garbage", "not a readable .npy file"),
+    ],
+)
 def test_bad_npy_files_raise_one_message(tmp_path, case, match):
     path = tmp_path / "bad.npy"
     sk = Skeleton(["root", "a", "b"], [-1, 0, 1], np.zeros((3, 3)))
-    arr = {"no skeleton": np.zeros((5, 3, 3)), "wrong joint count": np.zeros((5, 4, 3)),
-           "two dimensions": np.zeros((5, 9)), "four dimensions": np.zeros((2, 5, 3, 3))}.get(case)
+    arr = {
+        "no skeleton": np.zeros((5, 3, 3)),
+        "wrong joint count": np.zeros((5, 4, 3)),
+        "two dimensions": np.zeros((5, 9)),
+        "four dimensions": np.zeros((2, 5, 3, 3)),
+    }.get(case)
     if arr is None:
         path.write_bytes(b"\x93NUMPY nonsense")
     else:
@@ -227,21 +265,24 @@ def test_bad_npy_files_raise_one_message(tmp_path, case, match):
     raises_one_message(path, match, **({} if case == "no skeleton" else {"skeleton": sk}))
 
 
-@pytest.mark.parametrize("text,match", [
-    ("frame,A.x,A.y,A.z\n0,1,two,3\n", r"line 2: A.y = 'two' is not a number"),
-    ("# fps: 30\nframe,A.x,A.y,A.z\n0,1,2,3\n1,1,2,3,4\n", "line 4: 5 values, the header has 4"),
-    ("frame,A.x,A.y,A.z\n0,1,2\n", "line 2: 3 values, the header has 4"),
-    ("frame,A.x,A.y\n0,1,2\n", "line 1: expected three columns NAME.x, NAME.y, NAME.z per joint, got 2"),
-    ("A.x,A.y,B.z\n1,2,3\n", "line 1: columns A.x, A.y, B.z are not NAME.x, NAME.y, NAME.z"),
-    ("A.x,A.z,A.y\n1,2,3\n", "are not NAME.x, NAME.y, NAME.z"),
-    ("x,y,z\n1,2,3\n", "are not NAME.x"),
-    ("frame\n0\n", "got 0"),
-    ("# fps: fast\nA.x,A.y,A.z\n1,2,3\n", "line 1: fps 'fast' is not a number"),
-    ("", "empty CSV file"),
-    ("# fps: 30\n", "empty CSV file"),
-    ("A.x,A.y,A.z,A.x,A.y,A.z\n1,2,3,4,5,6\n", r"duplicate joint names \['A'\]"),
-    ("A.x,A.y,A.z\n1,inf,3\n", "position of 'A' at frame 0 is infinite"),
-])
+@pytest.mark.parametrize(
+    "text,match",
+    [
+        ("frame,A.x,A.y,A.z\n0,1,two,3\n", r"line 2: A.y = 'two' is not a number"),
+        ("# fps: 30\nframe,A.x,A.y,A.z\n0,1,2,3\n1,1,2,3,4\n", "line 4: 5 values, the header has 4"),
+        ("frame,A.x,A.y,A.z\n0,1,2\n", "line 2: 3 values, the header has 4"),
+        ("frame,A.x,A.y\n0,1,2\n", "line 1: expected three columns NAME.x, NAME.y, NAME.z per joint, got 2"),
+        ("A.x,A.y,B.z\n1,2,3\n", "line 1: columns A.x, A.y, B.z are not NAME.x, NAME.y, NAME.z"),
+        ("A.x,A.z,A.y\n1,2,3\n", "are not NAME.x, NAME.y, NAME.z"),
+        ("x,y,z\n1,2,3\n", "are not NAME.x"),
+        ("frame\n0\n", "got 0"),
+        ("# fps: fast\nA.x,A.y,A.z\n1,2,3\n", "line 1: fps 'fast' is not a number"),
+        ("", "empty CSV file"),
+        ("# fps: 30\n", "empty CSV file"),
+        ("A.x,A.y,A.z,A.x,A.y,A.z\n1,2,3,4,5,6\n", r"duplicate joint names \['A'\]"),
+        ("A.x,A.y,A.z\n1,inf,3\n", "position of 'A' at frame 0 is infinite"),
+    ],
+)
 def test_bad_csv_files_raise_one_message(tmp_path, text, match):
     path = tmp_path / "bad.csv"
     path.write_text(text)
@@ -265,13 +306,16 @@ def _listing(folder) -> list[str]:
 
 
 @pytest.mark.parametrize("ext", [".npz", ".csv"])
-@pytest.mark.parametrize("positions,names,fps,match", [
-    (np.zeros((2, 3, 3)), ["a", "b"], None, "2 joint names for 3 joints"),
-    (np.zeros((2, 3)), ["a", "b", "c"], None, r"must be \[F, J, 3\]"),
-    (np.zeros((2, 2, 3)), ["a", "a"], None, "duplicate joint names"),
-    (np.full((2, 1, 3), np.inf), ["a"], None, "infinite"),
-    (np.zeros((2, 1, 3)), ["a"], -30.0, "fps must be a positive number"),
-])
+@pytest.mark.parametrize(
+    "positions,names,fps,match",
+    [
+        (np.zeros((2, 3, 3)), ["a", "b"], None, "2 joint names for 3 joints"),
+        (np.zeros((2, 3)), ["a", "b", "c"], None, r"must be \[F, J, 3\]"),
+        (np.zeros((2, 2, 3)), ["a", "a"], None, "duplicate joint names"),
+        (np.full((2, 1, 3), np.inf), ["a"], None, "infinite"),
+        (np.zeros((2, 1, 3)), ["a"], -30.0, "fps must be a positive number"),
+    ],
+)
 def test_a_refused_save_writes_nothing_and_keeps_the_old_file(tmp_path, ext, positions, names, fps, match):
     new = tmp_path / f"new{ext}"
     with pytest.raises(PositionsError, match=match):

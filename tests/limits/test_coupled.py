@@ -46,8 +46,15 @@ def test_coupled_with_one_parent_cell_equals_uncoupled():
     # one parent cell holding every frame: its field is the child's own
     lim = one.joint("b")
     vp = np.zeros((len(rot), 3))
-    single = CoupledLimit.fit(vp, lim.base.limit_space(rot[:, 2]), lim.base.reference, lim.base.twist_axis,
-                              lim.parent_reference, "a", parent_cell=100.0)
+    single = CoupledLimit.fit(
+        vp,
+        lim.base.limit_space(rot[:, 2]),
+        lim.base.reference,
+        lim.base.twist_axis,
+        lim.parent_reference,
+        "a",
+        parent_cell=100.0,
+    )
     assert single.cells.size == 1
     q = quat.normalize(RNG.normal(size=(1500, 4)))
     parent = quat.normalize(RNG.normal(size=(1500, 4)))
@@ -84,12 +91,30 @@ def test_coupled_pose_projection_parent_first_inside_idempotent(tmp_path):
 def test_humanoid_pairs_by_name():
     from jointlimits.limits.coupled import humanoid_pairs
 
-    names = ["Hips", "Spine", "Spine1", "Neck", "LeftShoulder", "LeftArm", "LeftForeArm", "LeftUpLeg", "LeftLeg",
-             "Head", "LeftHand", "LeftFoot", "LeftToeBase"]
+    names = [
+        "Hips",
+        "Spine",
+        "Spine1",
+        "Neck",
+        "LeftShoulder",
+        "LeftArm",
+        "LeftForeArm",
+        "LeftUpLeg",
+        "LeftLeg",
+        "Head",
+        "LeftHand",
+        "LeftFoot",
+        "LeftToeBase",
+    ]
     parents = [-1, 0, 1, 2, 2, 4, 5, 0, 7, 3, 6, 8, 11]
     assert set(humanoid_pairs(names, parents)) == {
-        ("Spine", "Spine1"), ("Spine1", "Neck"), ("Neck", "Head"), ("LeftShoulder", "LeftArm"), ("LeftArm", "LeftForeArm"),
-        ("LeftUpLeg", "LeftLeg")}
+        ("Spine", "Spine1"),
+        ("Spine1", "Neck"),
+        ("Neck", "Head"),
+        ("LeftShoulder", "LeftArm"),
+        ("LeftArm", "LeftForeArm"),
+        ("LeftUpLeg", "LeftLeg"),
+    }
     # another convention: hip -> knee, chest -> neck -> head
     names = ["Hips", "LeftHip", "LeftKnee", "LeftAnkle", "Chest", "Neck", "Head"]
     parents = [-1, 0, 1, 2, 0, 4, 5]
@@ -115,8 +140,20 @@ def test_coupled_contains_in_one_pass_equals_the_steps(tol):
         v = to_limit_space(c, child.base.reference)
         s, want = child.base.shape, np.empty(len(v), bool)
         # every field read at every point: no cell maxima (an empty array)
-        _core.implicit_contains(v, s.position, s.rotation, child.forigin, child.fcell, s.threshold, child._F,
-                                np.zeros((0, 0, 0), np.float32), ids, ws, tol, want)
+        _core.implicit_contains(
+            v,
+            s.position,
+            s.rotation,
+            child.forigin,
+            child.fcell,
+            s.threshold,
+            child._F,
+            np.zeros((0, 0, 0), np.float32),
+            ids,
+            ws,
+            tol,
+            want,
+        )
         assert np.array_equal(got, want)
     assert 0.0 < child.contains(q[:, 2], tol, parent=q[:, 1]).mean() < 1.0
     with pytest.raises(LimitsError, match="parent rotations"):
@@ -138,8 +175,13 @@ def test_coupled_contains_past_pi_reads_both_covers():
     ang = np.pi - 0.1 + 0.35 * np.sin(0.9 * t)  # up to pi + 0.25 about x
     v[:, 2] = np.column_stack([ang, 0.05 * np.sin(7 * t), 0.05 * np.cos(5 * t)])
     rot = quat.from_scaled_angle_axis(v)
-    lim = JointLimits.fit(Motion(sk, rot, np.zeros((n, 3, 3)), 1 / 30), shape="implicit", coupled=True,
-                           pairs=[("a", "b")], reference=np.tile([1.0, 0, 0, 0], (3, 1)))
+    lim = JointLimits.fit(
+        Motion(sk, rot, np.zeros((n, 3, 3)), 1 / 30),
+        shape="implicit",
+        coupled=True,
+        pairs=[("a", "b")],
+        reference=np.tile([1.0, 0, 0, 0], (3, 1)),
+    )
     child = lim.joint("b")
     assert child.base.shape.radius() > np.pi
     assert child.contains(rot[:, 2], parent=rot[:, 1]).all()
@@ -154,8 +196,20 @@ def test_coupled_contains_past_pi_reads_both_covers():
     nx = np.linalg.norm(x, axis=1, keepdims=True)
     for pts in (x, x * (1 - 2 * np.pi / nx)):
         one = np.empty(len(q), bool)
-        _core.implicit_contains(np.ascontiguousarray(pts), s.position, s.rotation, child.forigin, child.fcell, s.threshold,
-                                child._F, np.zeros((0, 0, 0), np.float32), ids, ws, 1e-6, one)
+        _core.implicit_contains(
+            np.ascontiguousarray(pts),
+            s.position,
+            s.rotation,
+            child.forigin,
+            child.fcell,
+            s.threshold,
+            child._F,
+            np.zeros((0, 0, 0), np.float32),
+            ids,
+            ws,
+            1e-6,
+            one,
+        )
         want |= one
     assert np.array_equal(got, want)
     assert 0.05 < got.mean() < 0.95
@@ -173,8 +227,19 @@ def test_coupled_cell_fields_use_every_frame_their_weight_reaches():
     rng = np.random.default_rng(3)
     vp = rng.normal(size=(3000, 3)) * [0.6, 0.4, 0.3]
     vc = np.column_stack([np.sin(vp[:, 0]), 0.5 * vp[:, 1] + 0.1 * rng.normal(size=3000), 0.2 * vp[:, 2]])
-    lim = CoupledLimit.fit(vp, vc, [1.0, 0, 0, 0], [1.0, 0, 0], [1.0, 0, 0, 0], "p", padding=0.05,
-                           parent_cell=0.4, min_frames=40, grow=2, condition_padding=0.03)
+    lim = CoupledLimit.fit(
+        vp,
+        vc,
+        [1.0, 0, 0, 0],
+        [1.0, 0, 0],
+        [1.0, 0, 0, 0],
+        "p",
+        padding=0.05,
+        parent_cell=0.4,
+        min_frames=40,
+        grow=2,
+        condition_padding=0.03,
+    )
     s = lim.base.shape
     local = (vc - s.position) @ s.rotation
     assert lim.fcell == 2.0 * s.cell  # the conditioned fields' coarser grid, balls of the same size
@@ -337,17 +402,29 @@ def test_save_load_round_trip_bit_for_bit(flip):
     assert np.array_equal(back.project(q), lim.project(q))
 
 
-@pytest.mark.parametrize("edit,match", [
-    ("negative field", "negative or non-finite"),
-    ("cell past the fields", "index fields that do not exist"),
-    ("empty field", "nowhere above its threshold"),
-    ("flat fields", r"must be \[K, nx, ny, nz\]"),
-    ("zero parent cell", "parent grid is not finite"),
-])
+@pytest.mark.parametrize(
+    "edit,match",
+    [
+        ("negative field", "negative or non-finite"),
+        ("cell past the fields", "index fields that do not exist"),
+        ("empty field", "nowhere above its threshold"),
+        ("flat fields", r"must be \[K, nx, ny, nz\]"),
+        ("zero parent cell", "parent grid is not finite"),
+    ],
+)
 def test_inconsistent_coupled_limits_are_refused(flip, edit, match):
     lim, _, _ = flip
-    kw = {"base": lim.base, "parent": "p", "parent_reference": IDENTITY, "porigin": lim.porigin, "pcell": lim.pcell,
-          "cells": lim.cells.copy(), "fields": lim.fields.copy(), "forigin": lim.forigin, "fcell": lim.fcell}
+    kw = {
+        "base": lim.base,
+        "parent": "p",
+        "parent_reference": IDENTITY,
+        "porigin": lim.porigin,
+        "pcell": lim.pcell,
+        "cells": lim.cells.copy(),
+        "fields": lim.fields.copy(),
+        "forigin": lim.forigin,
+        "fcell": lim.fcell,
+    }
     if edit == "negative field":
         kw["fields"][1, 0, 0, 0] = -1.0
     elif edit == "cell past the fields":

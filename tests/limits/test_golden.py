@@ -57,8 +57,7 @@ def assert_golden(actual, golden, file: str, path: str, atol: float | None = Non
     excess = np.abs(actual - golden) - (a + tol["rtol"] * np.abs(golden))
     worst = np.unravel_index(np.argmax(excess), excess.shape) if excess.size else ()
     assert not np.any(excess > 0), (
-        f"{file}:{path} exceeds atol={a} rtol={tol['rtol']} at {worst}: "
-        f"impl {actual[worst]} golden {golden[worst]}"
+        f"{file}:{path} exceeds atol={a} rtol={tol['rtol']} at {worst}: impl {actual[worst]} golden {golden[worst]}"
     )
 
 
@@ -151,8 +150,7 @@ def test_exact_ellipsoid_projection_within_readme_allowance():
     lim, pts = _proj_limits()
     i = _proj_case_index("apply_ellipsoid_limit")
     out = L.project_ellipsoid(pts, lim["ellipsoid_scale"], lim["limit_position"], lim["limit_rotation"])
-    assert_golden(out, load(PROJ)["cases"][i]["outputs"]["projected"], PROJ,
-                  f"cases/{i}/outputs/projected", atol=1e-4)
+    assert_golden(out, load(PROJ)["cases"][i]["outputs"]["projected"], PROJ, f"cases/{i}/outputs/projected", atol=1e-4)
     # and it lands on the true surface (|local/scale| == 1) for moved points; this R is
     # not exactly orthonormal (|R^T R - I| ~ 2e-5), so undo the mapping with R^-1
     rot = lim["limit_rotation"].astype(np.float64)
@@ -163,8 +161,12 @@ def test_exact_ellipsoid_projection_within_readme_allowance():
     np.testing.assert_allclose(level, 1.0, atol=1e-9)
 
 
-@pytest.mark.parametrize("i", [i for i, c in enumerate(load(PROJ)["cases"]) if c["function"] == "projection_soften"]
-                         if (GOLDEN / PROJ).is_file() else [])
+@pytest.mark.parametrize(
+    "i",
+    [i for i, c in enumerate(load(PROJ)["cases"]) if c["function"] == "projection_soften"]
+    if (GOLDEN / PROJ).is_file()
+    else [],
+)
 def test_soften_matches_reference(i):
     case = load(PROJ)["cases"][i]
     p = case["params"]
@@ -223,8 +225,9 @@ def test_fit_box_fixes_flt_min_bug():
 def test_fit_oriented_box(i, name):
     case = load(FIT)["cases"][i]
     inp = case["inputs"]
-    lo, hi = L.fit_oriented_box(_cloud(case), f32(inp["limit_position"]), f32(inp["limit_rotation"]),
-                                case["params"]["padding"])
+    lo, hi = L.fit_oriented_box(
+        _cloud(case), f32(inp["limit_position"]), f32(inp["limit_rotation"]), case["params"]["padding"]
+    )
     assert_golden(lo, case["outputs"]["limit_min"], FIT, f"cases/{i}/outputs/limit_min")
     # the FLT_MIN start only matters for degenerate (zero-extent) directions here, where
     # the fixed value differs by the rounding of the centring (< atol)
@@ -235,8 +238,9 @@ def test_fit_oriented_box(i, name):
 def test_fit_ellipsoid(i, name):
     case = load(FIT)["cases"][i]
     inp = case["inputs"]
-    scale = L.fit_ellipsoid(_cloud(case), f32(inp["limit_position"]), f32(inp["limit_rotation"]),
-                            case["params"]["padding"])
+    scale = L.fit_ellipsoid(
+        _cloud(case), f32(inp["limit_position"]), f32(inp["limit_rotation"]), case["params"]["padding"]
+    )
     assert_golden(scale, case["outputs"]["limit_scale"], FIT, f"cases/{i}/outputs/limit_scale")
 
 
@@ -244,8 +248,13 @@ def test_fit_ellipsoid(i, name):
 def test_fit_kdop(i, name):
     case = load(FIT)["cases"][i]
     inp = case["inputs"]
-    mins, maxs = L.fit_kdop(_cloud(case), f32(inp["limit_position"]), f32(inp["limit_rotation"]),
-                            f32(inp["kdop_axes"]), case["params"]["padding"])
+    mins, maxs = L.fit_kdop(
+        _cloud(case),
+        f32(inp["limit_position"]),
+        f32(inp["limit_rotation"]),
+        f32(inp["kdop_axes"]),
+        case["params"]["padding"],
+    )
     assert_golden(mins, case["outputs"]["limit_mins"], FIT, f"cases/{i}/outputs/limit_mins")
     assert_golden(maxs, case["outputs"]["limit_maxs"], FIT, f"cases/{i}/outputs/limit_maxs")
 
@@ -319,8 +328,10 @@ def test_fit_own_frame_box_volume_close_to_reference(i, name):
     assert L.contains_box(cloud, lo, hi, pos, rot).all()
 
 
-@pytest.mark.parametrize("i,name", _fit_cases("apply_rectangular_limit_basic, apply_rectangular_limit, "
-                                              "apply_ellipsoid_limit, apply_kdop_limit"))
+@pytest.mark.parametrize(
+    "i,name",
+    _fit_cases("apply_rectangular_limit_basic, apply_rectangular_limit, apply_ellipsoid_limit, apply_kdop_limit"),
+)
 def test_probe_projections(i, name):
     case = load(FIT)["cases"][i]
     P = {k: f32(v) for k, v in case["inputs"].items() if k != "probes"}
@@ -379,8 +390,9 @@ def test_pipeline_subsample_and_fits(j):
         lo, hi = L.fit_oriented_box(sub, pos, rot)
         assert_golden(lo, fo["rectangular_limit_min"], PIPE, f"{base}/rectangular_limit_min")
         assert_golden(hi, fo["rectangular_limit_max"], PIPE, f"{base}/rectangular_limit_max")
-        assert_golden(L.fit_ellipsoid(sub, pos, rot), fo["ellipsoid_limit_scale"], PIPE,
-                      f"{base}/ellipsoid_limit_scale")
+        assert_golden(
+            L.fit_ellipsoid(sub, pos, rot), fo["ellipsoid_limit_scale"], PIPE, f"{base}/ellipsoid_limit_scale"
+        )
         mins, maxs = L.fit_kdop(sub, pos, rot, axes)
         assert_golden(mins, fo["kdop_limit_mins"], PIPE, f"{base}/kdop_limit_mins")
         assert_golden(maxs, fo["kdop_limit_maxs"], PIPE, f"{base}/kdop_limit_maxs")
@@ -401,8 +413,9 @@ def test_pipeline_apply_in_limit_space(j):
     limit-space rotations, for every limit type / swing-twist / soften combination."""
     joint = load(PIPE)["joints"][j]
     axes = f32(joint["inputs"]["kdop_axes"])
-    limits = {k: {kk: f32(vv) for kk, vv in v.items()}
-              for k, v in joint["apply_inputs"].items() if k.startswith("limits_")}
+    limits = {
+        k: {kk: f32(vv) for kk, vv in v.items()} for k, v in joint["apply_inputs"].items() if k.startswith("limits_")
+    }
     checked = 0
     for c, case in enumerate(joint["apply_cases"]):
         parts = [("swing", "limits_swing"), ("twist", "limits_twist")] if case["swing_twist"] else [("", "limits_full")]

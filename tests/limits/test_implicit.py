@@ -147,8 +147,9 @@ def test_save_load_round_trip(tmp_path):
         assert np.array_equal(back.contains(q), lim.contains(q))
 
 
-@pytest.mark.parametrize("edit", ["truncated", "not base64", "not zlib", "nan", "negative", "dims", "empty",
-                                  "encoding"])
+@pytest.mark.parametrize(
+    "edit", ["truncated", "not base64", "not zlib", "nan", "negative", "dims", "empty", "encoding"]
+)
 def test_corrupt_grids_raise_limits_error(tmp_path, edit):
     lim, _ = _limits("implicit", False)
     d = lim.to_dict()
@@ -247,7 +248,7 @@ def test_cell_maxima_bound_every_blend():
     M = cell_maxima(F)
     assert M.shape == (4, 3, 5) and M.dtype == np.float32
     for i, j, k in np.ndindex(*M.shape):
-        assert M[i, j, k] == F[:, i:i + 2, j:j + 2, k:k + 2].max()
+        assert M[i, j, k] == F[:, i : i + 2, j : j + 2, k : k + 2].max()
 
 
 def test_projection_lands_just_inside_the_iso_level(blob):
@@ -274,8 +275,9 @@ def test_projection_lands_just_inside_the_iso_level(blob):
     ids, ws = child.weights(par[keep])
     v = to_limit_space(p, child.base.reference)
     s, val = child.frame, np.empty((len(v), 4))
-    _core.implicit_field(np.ascontiguousarray(v), s.position, s.rotation, s.origin, s.cell, child._F, child._cmax, ids,
-                         ws, val)
+    _core.implicit_field(
+        np.ascontiguousarray(v), s.position, s.rotation, s.origin, s.cell, child._F, child._cmax, ids, ws, val
+    )
     # the short cover's value (a result on the long cover reads 0 here: none in this limit)
     assert keep.sum() > 1000 and child.base.shape.radius() < np.pi
     assert val[:, 0].min() >= s.threshold and val[:, 0].max() <= s.threshold * (1 + 1e-3)

@@ -30,8 +30,12 @@ def make_limit(kind: str, swing_twist: bool, spread: float, seed: int = 0, exact
     return FittedLimit(REF, AXIS, swing=fit_shape(cloud - along, kind), twist=fit_shape(along, kind))
 
 
-CASES = [(kind, st_, spread) for kind in ("box", "oriented-box", "ellipsoid", "kdop")
-         for st_ in (False, True) for spread in (0.4, 1.6)]
+CASES = [
+    (kind, st_, spread)
+    for kind in ("box", "oriented-box", "ellipsoid", "kdop")
+    for st_ in (False, True)
+    for spread in (0.4, 1.6)
+]
 
 
 def numpy_step(limit: FittedLimit, q: np.ndarray, soften, want_hard: bool):
@@ -71,7 +75,7 @@ def test_every_batch_size_gives_the_same_bits(kind, swing_twist):
     q = quat.normalize(np.random.default_rng(2).normal(size=(1000, 4)))
     big = limit.project(q, (1.0, 0.2))
     for size in (1, 7, 64, 127, 128, 129):
-        small = np.concatenate([limit.project(q[i:i + size], (1.0, 0.2)) for i in range(0, 1000, size)])
+        small = np.concatenate([limit.project(q[i : i + size], (1.0, 0.2)) for i in range(0, 1000, size)])
         assert np.array_equal(big, small), size
 
 
@@ -90,9 +94,13 @@ def test_fused_entry_point():
     ref, axis = limit.reference, limit.twist_axis
     o2, _ = project_fitted(q, ref, axis, mode, covers, (1.0, 0.1), a, b, twist)
     np.testing.assert_array_equal(o2, limit.project(q, (1.0, 0.1)))
-    quirks = FittedLimit(REF, AXIS, swing=fit_shape(np.random.default_rng(0).normal(0, 0.3, (100, 3)), "box"),
-                         twist=fit_shape(np.random.default_rng(1).normal(0, 0.3, (100, 3)), "box"),
-                         reference_quirks=True)
+    quirks = FittedLimit(
+        REF,
+        AXIS,
+        swing=fit_shape(np.random.default_rng(0).normal(0, 0.3, (100, 3)), "box"),
+        twist=fit_shape(np.random.default_rng(1).normal(0, 0.3, (100, 3)), "box"),
+        reference_quirks=True,
+    )
     m2, c2, t2, a2, b2 = quirks._packed
     out2, _ = project_fitted(np.tile(q, (3, 1)), REF, AXIS, m2, c2, None, a2, b2, t2)
     assert np.allclose(np.linalg.norm(out2, axis=1), 1.0)
@@ -111,9 +119,11 @@ def test_no_module_imports_numba():
     import subprocess
     import sys
 
-    code = ("import sys, pkgutil, importlib, jointlimits; "
-            "[importlib.import_module(m.name) for m in pkgutil.walk_packages(jointlimits.__path__, 'jointlimits.') "
-            "if not m.name.endswith('__main__')]; "
-            "print(sorted(m for m in ('numba', 'llvmlite') if m in sys.modules))")
+    code = (
+        "import sys, pkgutil, importlib, jointlimits; "
+        "[importlib.import_module(m.name) for m in pkgutil.walk_packages(jointlimits.__path__, 'jointlimits.') "
+        "if not m.name.endswith('__main__')]; "
+        "print(sorted(m for m in ('numba', 'llvmlite') if m in sys.modules))"
+    )
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert res.stdout.strip() == "[]"

@@ -27,8 +27,9 @@ def _shape(lim: dict, kind: str, axes) -> Shape:
         return Shape("oriented-box", P, R, lo=f32(lim["rectangular_limit_min"]), hi=f32(lim["rectangular_limit_max"]))
     if kind == "ellipsoid":
         return Shape("ellipsoid", P, R, scale=f32(lim["ellipsoid_limit_scale"]))
-    return Shape("kdop", P, R, axes=axes, mins=f32(lim["kdop_limit_mins"]), maxs=f32(lim["kdop_limit_maxs"]),
-                 exact=False)
+    return Shape(
+        "kdop", P, R, axes=axes, mins=f32(lim["kdop_limit_mins"]), maxs=f32(lim["kdop_limit_maxs"]), exact=False
+    )
 
 
 def test_golden_pipeline_fit_stage():
@@ -48,8 +49,9 @@ def test_golden_pipeline_fit_stage():
             src = f32(fo["reference_space_rotations_raw" if key == "full" else f"{key}_raw"])
             un = quat.unroll(src, ranges=ranges)
             assert_golden(un, g["unrolled"], PIPE, f"{base}/{key}/unrolled")
-            assert_golden(quat.to_scaled_angle_axis(un), g["limit_space_rotations"], PIPE,
-                          f"{base}/{key}/limit_space_rotations")
+            assert_golden(
+                quat.to_scaled_angle_axis(un), g["limit_space_rotations"], PIPE, f"{base}/{key}/limit_space_rotations"
+            )
             pts = f32(g["limit_space_rotations"])
             idx = L.subsample(pts, float(np.float32(j["params"]["subsample_distance_threshold"])))
             assert idx.tolist() == g["subsample_indices"] and len(idx) == g["subsample_count"]
@@ -63,8 +65,12 @@ def test_golden_pipeline_fit_stage():
             lo, hi = L.fit_oriented_box(sub, pos, R, 0.05)
             assert_golden(lo, g["rectangular_limit_min"], PIPE, f"{base}/{key}/rectangular_limit_min")
             assert_golden(hi, g["rectangular_limit_max"], PIPE, f"{base}/{key}/rectangular_limit_max")
-            assert_golden(L.fit_ellipsoid(sub, pos, R, 0.05), g["ellipsoid_limit_scale"], PIPE,
-                          f"{base}/{key}/ellipsoid_limit_scale")
+            assert_golden(
+                L.fit_ellipsoid(sub, pos, R, 0.05),
+                g["ellipsoid_limit_scale"],
+                PIPE,
+                f"{base}/{key}/ellipsoid_limit_scale",
+            )
             mn, mx = L.fit_kdop(sub, pos, R, f32(I["kdop_axes"]), 0.05)
             assert_golden(mn, g["kdop_limit_mins"], PIPE, f"{base}/{key}/kdop_limit_mins")
             assert_golden(mx, g["kdop_limit_maxs"], PIPE, f"{base}/{key}/kdop_limit_maxs")
@@ -84,11 +90,19 @@ def test_golden_pipeline_apply_stage():
         for ci, c in enumerate(j["apply_cases"]):
             kind, st, O = c["limit_type_name"], c["swing_twist"], c["outputs"]
             base = f"joints/{ji}/apply_cases/{ci}/outputs"
-            soft = ((c["projection_soften_falloff"], c["projection_soften_radius"])
-                    if c["projection_soften_enabled"] else None)
+            soft = (
+                (c["projection_soften_falloff"], c["projection_soften_radius"])
+                if c["projection_soften_enabled"]
+                else None
+            )
             if st:
-                lim = FittedLimit(ref, axis, swing=_shape(A["limits_swing"], kind, axes),
-                                  twist=_shape(A["limits_twist"], kind, axes), reference_quirks=True)
+                lim = FittedLimit(
+                    ref,
+                    axis,
+                    swing=_shape(A["limits_swing"], kind, axes),
+                    twist=_shape(A["limits_twist"], kind, axes),
+                    reference_quirks=True,
+                )
                 vs, vt = lim.limit_space(rot)
                 assert_golden(vs, O["limit_space_rotation_swing"], PIPE, f"{base}/limit_space_rotation_swing")
                 assert_golden(vt, O["limit_space_rotation_twist"], PIPE, f"{base}/limit_space_rotation_twist")
@@ -103,17 +117,28 @@ def test_golden_pipeline_apply_stage():
                     lims, v = A[f"limits_{part}"], f32(O[f"limit_space_rotation{suffix}"])
                     P, R = f32(lims["limit_position"]), f32(lims["limit_rotation"])
                     if kind == "rectangular":
-                        p = L.project_box(v, f32(lims["rectangular_limit_min"]), f32(lims["rectangular_limit_max"]),
-                                          P, R, always_map=True)
+                        p = L.project_box(
+                            v,
+                            f32(lims["rectangular_limit_min"]),
+                            f32(lims["rectangular_limit_max"]),
+                            P,
+                            R,
+                            always_map=True,
+                        )
                     elif kind == "ellipsoid":
                         p = L.project_ellipsoid(v, f32(lims["ellipsoid_limit_scale"]), P, R, iterations=8, eps=1e-5)
                     else:
-                        p = L.project_kdop(v, f32(lims["kdop_limit_mins"]), f32(lims["kdop_limit_maxs"]), P, R, axes,
-                                           always_map=True)
+                        p = L.project_kdop(
+                            v, f32(lims["kdop_limit_mins"]), f32(lims["kdop_limit_maxs"]), P, R, axes, always_map=True
+                        )
                     if soft:
                         p = L.soften(v, p, *soft)
-                    assert_golden(p, O[f"limit_space_rotation_projected{suffix}"], PIPE,
-                                  f"{base}/limit_space_rotation_projected{suffix}")
+                    assert_golden(
+                        p,
+                        O[f"limit_space_rotation_projected{suffix}"],
+                        PIPE,
+                        f"{base}/limit_space_rotation_projected{suffix}",
+                    )
             # the model's limited rotation: our deliberate fixes (inside points untouched, exact
             # ellipsoid, atan2 log of small float32 twists: README, up to ~3e-4) -> atol 5e-4
             out = lim.project(rot, soft) if c["projection_enabled"] else rot
@@ -268,8 +293,9 @@ def test_apply_smooth_removes_side_switch_pop(walk):
     lim = JointLimits.fit(m, shape="ellipsoid")
     j = m.skeleton.index("LeftForeArm")
     spun = m.copy()
-    spun.rotations[:, j] = quat.mul(spun.rotations[:, j], quat.from_angle_axis(
-        np.linspace(0, 2 * np.pi, m.num_frames), np.array([0.0, 0.0, 1.0])))
+    spun.rotations[:, j] = quat.mul(
+        spun.rotations[:, j], quat.from_angle_axis(np.linspace(0, 2 * np.pi, m.num_frames), np.array([0.0, 0.0, 1.0]))
+    )
     hard = lim.apply(spun)
     soft = lim.apply(spun, smooth=smooth_switches)
     cuts = side_switches(hard.rotations, spun.rotations)
@@ -320,5 +346,5 @@ def test_a_pose_alone_equals_the_same_pose_in_a_batch(shape) -> None:
             assert not np.array_equal(full, batch)  # the batch is limited
             alone = np.stack([lim.project(batch[i], soften) for i in range(len(batch))])
             assert np.array_equal(alone, full)
-            threes = np.concatenate([lim.project(batch[i:i + 3], soften) for i in range(0, 18, 3)])
+            threes = np.concatenate([lim.project(batch[i : i + 3], soften) for i in range(0, 18, 3)])
             assert np.array_equal(threes, full[:18])

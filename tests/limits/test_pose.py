@@ -17,8 +17,11 @@ J = 6
 
 
 def _skeleton() -> Skeleton:
-    return Skeleton(names=[f"j{k}" for k in range(J)], parents=np.array([-1, 0, 1, 2, 1, 4]),
-                    offsets=np.tile([0.0, 1.0, 0.0], (J, 1)))
+    return Skeleton(
+        names=[f"j{k}" for k in range(J)],
+        parents=np.array([-1, 0, 1, 2, 1, 4]),
+        offsets=np.tile([0.0, 1.0, 0.0], (J, 1)),
+    )
 
 
 def _limit(kind: str, seed: int, swing_twist: bool = False) -> FittedLimit:
@@ -34,8 +37,12 @@ def _limit(kind: str, seed: int, swing_twist: bool = False) -> FittedLimit:
 
 @pytest.fixture
 def limits() -> JointLimits:
-    joints = {1: _limit("box", 1), 2: _limit("ellipsoid", 2, True), 3: _limit("kdop", 3),
-              5: _limit("oriented-box", 5, True)}
+    joints = {
+        1: _limit("box", 1),
+        2: _limit("ellipsoid", 2, True),
+        3: _limit("kdop", 3),
+        5: _limit("oriented-box", 5, True),
+    }
     return JointLimits(_skeleton(), joints)
 
 

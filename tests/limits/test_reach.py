@@ -140,8 +140,11 @@ def test_invalid_windows_raise():
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.lists(st.floats(-1, 1), min_size=4, max_size=4).filter(lambda v: np.linalg.norm(v) > 1e-3),
-       st.floats(-np.pi, np.pi), st.floats(0.0, 2.5))
+@given(
+    st.lists(st.floats(-1, 1), min_size=4, max_size=4).filter(lambda v: np.linalg.norm(v) > 1e-3),
+    st.floats(-np.pi, np.pi),
+    st.floats(0.0, 2.5),
+)
 def test_projection_property(v, tmin, width):
     lim = _square_limit((tmin, tmin + width))
     q = quat.normalize(np.asarray(v))

@@ -128,8 +128,9 @@ def test_cli_joints_exclude_root(tmp_path: Path):
     changed = np.any(np.abs(out.rotations - m.rotations) > 1e-6, axis=(0, 2))
     assert set(np.flatnonzero(changed)) <= {m.skeleton.index("LeftArm")}
     assert np.array_equal(out.positions[:, 0], m.positions[:, 0])
-    assert "no limit for joint(s) 'LeftHand'" in one_line_error(run("apply", lim_path, other, "-o", tmp_path / "x.bvh",
-                                                                    "--joints", "LeftHand"))
+    assert "no limit for joint(s) 'LeftHand'" in one_line_error(
+        run("apply", lim_path, other, "-o", tmp_path / "x.bvh", "--joints", "LeftHand")
+    )
     assert not (tmp_path / "x.bvh").exists()
     # report: per clip, with the frame ranges outside
     res = run("report", lim_path, other, "--exclude", "LeftArm", "--json")
@@ -185,8 +186,10 @@ def test_retarget_rest_both_ways():
     a = io.load(PERFUME / "A_test.bvh").frames(0, 800)
     a2 = foreign_rest(a, seed=3)
     over = a.copy()
-    over.rotations = quat.mul(a.rotations, quat.from_scaled_angle_axis(
-        np.random.default_rng(1).normal(scale=0.6, size=a.rotations.shape[:-1] + (3,))))
+    over.rotations = quat.mul(
+        a.rotations,
+        quat.from_scaled_angle_axis(np.random.default_rng(1).normal(scale=0.6, size=a.rotations.shape[:-1] + (3,))),
+    )
     over2 = foreign_rest(over, seed=3)
     for fitted_on, fitted_over, target, target_over in ((a, over, a2, over2), (a2, over2, a, over)):
         lim = JointLimits.fit(fitted_on, shape="kdop", swing_twist=True)
@@ -227,8 +230,12 @@ def test_corrupt_rest_entries(tmp_path: Path):
     m = Motion.rest(sk, 5)
     m.rotations[:, 1] = quat.from_angle_axis(np.linspace(0, 0.5, 5), [1, 0, 0])
     d = JointLimits.fit(m).to_dict()
-    for bad, what in (([[[0, 1, 0]]], "every joint"), ([[[0, 1, 0]], [[0, 2, 0]], []], "unit vector"),
-                      ([[["x", 1, 0]], [], []], r"\[x, y, z\]"), ("no", "every joint")):
+    for bad, what in (
+        ([[[0, 1, 0]]], "every joint"),
+        ([[[0, 1, 0]], [[0, 2, 0]], []], "unit vector"),
+        ([[["x", 1, 0]], [], []], r"\[x, y, z\]"),
+        ("no", "every joint"),
+    ):
         e = json.loads(json.dumps(d))
         e["skeleton"]["rest_directions"] = bad
         with pytest.raises(LimitsError, match=what):
@@ -240,8 +247,12 @@ def test_corrupt_rest_entries(tmp_path: Path):
     e = json.loads(json.dumps(d))
     del e["skeleton"]["rest_directions"]  # a file from before they were stored: the offsets' directions
     JointLimits.from_dict(e).check_skeleton(sk)
-    e["joints"][0]["limit"] = {"kind": "rest-retargeted", "pre": [1, 0, 0, 0], "post": [0, 0, 0, 0],
-                               "inner": e["joints"][0]["limit"]}
+    e["joints"][0]["limit"] = {
+        "kind": "rest-retargeted",
+        "pre": [1, 0, 0, 0],
+        "post": [0, 0, 0, 0],
+        "inner": e["joints"][0]["limit"],
+    }
     e["joints"][0].pop("compiled", None)
     with pytest.raises(LimitsError, match="unit quaternion"):
         JointLimits.from_dict(e)

@@ -43,8 +43,11 @@ CASES = {
     "joints an object": ("box", _set(lambda d: d, "joints", {"a": 1}), "'joints' must be a list"),
     "settings a list": ("box", _set(lambda d: d, "settings", [1]), "'settings' must be an object"),
     "fingerprint edited": ("box", lambda d: d["skeleton"].__setitem__("fingerprint", "x"), "fingerprint"),
-    "parents corrupt": ("box", lambda d: d["skeleton"].__setitem__("parents", [5] * len(d["skeleton"]["names"])),
-                        "parents"),
+    "parents corrupt": (
+        "box",
+        lambda d: d["skeleton"].__setitem__("parents", [5] * len(d["skeleton"]["names"])),
+        "parents",
+    ),
     # joint entries
     "entry a number": ("box", lambda d: d["joints"].__setitem__(1, 7), "joints[1] must be an object"),
     "name a number": ("box", _set(lambda d: d["joints"][1], "name", 3), "'name' must be a string"),
@@ -89,8 +92,9 @@ def test_a_valid_file_round_trips_with_its_compiled_entries(docs, tmp_path):
         p = tmp_path / "ok.json"
         p.write_text(json.dumps(d))
         lim = jl.JointLimits.load(p)
-        np.testing.assert_allclose(lim.project(m.rotations[::30]),
-                                   jl.JointLimits.from_dict(d).project(m.rotations[::30]), atol=1e-14)
+        np.testing.assert_allclose(
+            lim.project(m.rotations[::30]), jl.JointLimits.from_dict(d).project(m.rotations[::30]), atol=1e-14
+        )
 
 
 def test_deeply_nested_json_is_a_limits_error(tmp_path):

@@ -35,11 +35,13 @@ def rotations(draw):
     q = draw(hnp.arrays(np.float64, 4, elements=st.floats(-1, 1, allow_nan=False)))
     assume(np.linalg.norm(q) > 1e-3)
     w, x, y, z = q / np.linalg.norm(q)
-    return np.array([
-        [1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
-        [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
-        [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)],
-    ])
+    return np.array(
+        [
+            [1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
+            [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
+            [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)],
+        ]
+    )
 
 
 @st.composite
@@ -133,7 +135,7 @@ def test_ellipsoid_invariants(pts, scale, frame):
     local = (pts - p0) @ r0
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         ratio = np.where(scale > 0, local / np.where(scale > 0, scale, 1), np.where(local == 0, 0, np.inf))
-        inside = (ratio ** 2).sum(axis=1) <= 1.0 - 1e-12  # margin: kernel rounds differently
+        inside = (ratio**2).sum(axis=1) <= 1.0 - 1e-12  # margin: kernel rounds differently
     np.testing.assert_array_equal(out[inside], pts[inside])
     # lands inside/on: within 1e-9 of the ellipsoid, per axis within the radius
     lo = (out - p0) @ r0
@@ -162,9 +164,13 @@ def test_ellipsoid_exact_matches_optimizer():
         lp = (p - pos) @ rot
         if ((lp / scale) ** 2).sum() <= 1:
             continue
-        res = minimize(lambda y, lp=lp: ((y - lp) ** 2).sum(), lp / np.linalg.norm(lp / scale), method="SLSQP",
-                       constraints=[{"type": "eq", "fun": lambda y: ((y / scale) ** 2).sum() - 1}],
-                       options={"ftol": 1e-15, "maxiter": 500})
+        res = minimize(
+            lambda y, lp=lp: ((y - lp) ** 2).sum(),
+            lp / np.linalg.norm(lp / scale),
+            method="SLSQP",
+            constraints=[{"type": "eq", "fun": lambda y: ((y / scale) ** 2).sum() - 1}],
+            options={"ftol": 1e-15, "maxiter": 500},
+        )
         assert np.linalg.norm((x - pos) @ rot - lp) <= np.linalg.norm(res.x - lp) + 1e-7
 
 
@@ -252,11 +258,14 @@ def test_kdop_exact_matches_slsqp_and_brute_force():
         b = np.concatenate([maxs, -mins])
         for p, x in zip(pts, out):
             lp = (p - pos) @ rot
-            res = minimize(lambda y, lp=lp: 0.5 * ((y - lp) ** 2).sum(), lp, jac=lambda y, lp=lp: y - lp,
-                           method="SLSQP",
-                           constraints=[{"type": "ineq", "fun": lambda y, b=b, G=G: b - G @ y,
-                                         "jac": lambda y, G=G: -G}],
-                           options={"ftol": 1e-12, "maxiter": 300})
+            res = minimize(
+                lambda y, lp=lp: 0.5 * ((y - lp) ** 2).sum(),
+                lp,
+                jac=lambda y, lp=lp: y - lp,
+                method="SLSQP",
+                constraints=[{"type": "ineq", "fun": lambda y, b=b, G=G: b - G @ y, "jac": lambda y, G=G: -G}],
+                options={"ftol": 1e-12, "maxiter": 300},
+            )
             assert res.success
             np.testing.assert_allclose((x - pos) @ rot, res.x, atol=1e-6)
             np.testing.assert_allclose((x - pos) @ rot, _brute_force_kdop(lp, mins, maxs, axes), atol=1e-9)
@@ -501,13 +510,16 @@ BOX = (np.array([-1.0, -1, -1]), np.array([1.0, 1, 1]))
 
 
 @pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
-@pytest.mark.parametrize("fn", [
-    lambda p: L.project_box(p, *BOX),
-    lambda p: L.project_box(p, *BOX, np.zeros(3), np.eye(3)),
-    lambda p: L.project_ellipsoid(p, [1, 1, 1]),
-    lambda p: L.project_kdop(p, -np.ones(13), np.ones(13)),
-    lambda p: L.project_kdop(p, -np.ones(13), np.ones(13), exact=True),
-])
+@pytest.mark.parametrize(
+    "fn",
+    [
+        lambda p: L.project_box(p, *BOX),
+        lambda p: L.project_box(p, *BOX, np.zeros(3), np.eye(3)),
+        lambda p: L.project_ellipsoid(p, [1, 1, 1]),
+        lambda p: L.project_kdop(p, -np.ones(13), np.ones(13)),
+        lambda p: L.project_kdop(p, -np.ones(13), np.ones(13), exact=True),
+    ],
+)
 def test_projection_rejects_non_finite_points(fn, bad):
     pts = np.zeros((4, 5, 3))
     pts[2, 3, 1] = bad
@@ -515,14 +527,17 @@ def test_projection_rejects_non_finite_points(fn, bad):
         fn(pts)
 
 
-@pytest.mark.parametrize("fn", [
-    lambda c: L.fit_box(c),
-    lambda c: L.fit_orientation(c),
-    lambda c: L.fit_oriented_box(c, np.zeros(3), np.eye(3)),
-    lambda c: L.fit_ellipsoid(c, np.zeros(3), np.eye(3)),
-    lambda c: L.fit_kdop(c, np.zeros(3), np.eye(3), L.kdop_axes()),
-    lambda c: L.subsample(c, 0.05),
-])
+@pytest.mark.parametrize(
+    "fn",
+    [
+        lambda c: L.fit_box(c),
+        lambda c: L.fit_orientation(c),
+        lambda c: L.fit_oriented_box(c, np.zeros(3), np.eye(3)),
+        lambda c: L.fit_ellipsoid(c, np.zeros(3), np.eye(3)),
+        lambda c: L.fit_kdop(c, np.zeros(3), np.eye(3), L.kdop_axes()),
+        lambda c: L.subsample(c, 0.05),
+    ],
+)
 def test_fit_rejects_nan_and_bad_shapes(fn):
     cloud = np.zeros((10, 3))
     cloud[4, 2] = np.nan
@@ -532,12 +547,15 @@ def test_fit_rejects_nan_and_bad_shapes(fn):
         fn(np.zeros((10, 2)))
 
 
-@pytest.mark.parametrize("fn", [
-    lambda c, pad: L.fit_box(c, pad),
-    lambda c, pad: L.fit_oriented_box(c, np.zeros(3), np.eye(3), pad),
-    lambda c, pad: L.fit_ellipsoid(c, np.zeros(3), np.eye(3), pad),
-    lambda c, pad: L.fit_kdop(c, np.zeros(3), np.eye(3), L.kdop_axes(), pad),
-])
+@pytest.mark.parametrize(
+    "fn",
+    [
+        lambda c, pad: L.fit_box(c, pad),
+        lambda c, pad: L.fit_oriented_box(c, np.zeros(3), np.eye(3), pad),
+        lambda c, pad: L.fit_ellipsoid(c, np.zeros(3), np.eye(3), pad),
+        lambda c, pad: L.fit_kdop(c, np.zeros(3), np.eye(3), L.kdop_axes(), pad),
+    ],
+)
 def test_fit_rejects_empty_cloud_and_negative_padding(fn):
     with pytest.raises(LimitsError, match="empty cloud"):
         fn(np.zeros((0, 3)), 0.05)
@@ -614,8 +632,9 @@ def test_ellipsoid_projection_of_far_points_is_not_the_origin(scale):
     normal /= np.linalg.norm(normal, axis=1, keepdims=True)
     u = d / np.linalg.norm(d, axis=1, keepdims=True)
     np.testing.assert_allclose(normal, u, atol=1e-9)
-    np.testing.assert_allclose(L.project_ellipsoid(d * scale, s, [0.1, 0.2, 0.3], np.eye(3)),
-                               out + [0.1, 0.2, 0.3], atol=1e-9)
+    np.testing.assert_allclose(
+        L.project_ellipsoid(d * scale, s, [0.1, 0.2, 0.3], np.eye(3)), out + [0.1, 0.2, 0.3], atol=1e-9
+    )
 
 
 @pytest.mark.parametrize("n", [1, 7, 1001, 800_000])

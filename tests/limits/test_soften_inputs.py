@@ -15,8 +15,19 @@ _OVER = procedural.over_rotate(_M, 0.5).rotations[::7]
 _LIMS = {s: JointLimits.fit(_M, shape=s) for s in ("ellipsoid", "kdop")}
 
 
-@pytest.mark.parametrize("soften", [(float("nan"), 0.1), (1.0, float("nan")), (1.0, 1e300), (-1.0, 0.1),
-                                    (1.0, -0.1), (float("inf"), 0.1), ("a", 0.1), (1.0,)])
+@pytest.mark.parametrize(
+    "soften",
+    [
+        (float("nan"), 0.1),
+        (1.0, float("nan")),
+        (1.0, 1e300),
+        (-1.0, 0.1),
+        (1.0, -0.1),
+        (float("inf"), 0.1),
+        ("a", 0.1),
+        (1.0,),
+    ],
+)
 def test_bad_soften_is_a_precise_error(soften):
     with pytest.raises(LimitsError, match="soften"):
         _LIMS["ellipsoid"].project(_OVER, soften=soften)

@@ -36,8 +36,7 @@ def _same_rotation(a: np.ndarray, b: np.ndarray) -> float:
 
 def _toy(names: list[str] | None = None) -> Skeleton:
     """A small symmetric body: root, spine, two arms of two bones, two legs of one (mirror plane x = 0)."""
-    names = names or ["Hips", "Spine", "LeftArm", "LeftForeArm", "RightArm", "RightForeArm", "LeftUpLeg",
-                      "RightUpLeg"]
+    names = names or ["Hips", "Spine", "LeftArm", "LeftForeArm", "RightArm", "RightForeArm", "LeftUpLeg", "RightUpLeg"]
     parents = [-1, 0, 1, 2, 1, 4, 0, 0]
     offsets = [[0, 90, 0], [0, 20, 0], [15, 5, 0], [25, 0, 1], [-15, 5, 0], [-25, 0, 1], [9, -5, 0], [-9, -5, 0]]
     return Skeleton(names, parents, offsets)
@@ -58,12 +57,25 @@ def test_side_map_pairs_by_name_across_conventions():
     sk = _toy()
     s = side_map(sk)
     n = sk.names
-    assert [n[k] for k in s] == ["Hips", "Spine", "RightArm", "RightForeArm", "LeftArm", "LeftForeArm",
-                                 "RightUpLeg", "LeftUpLeg"]
+    assert [n[k] for k in s] == [
+        "Hips",
+        "Spine",
+        "RightArm",
+        "RightForeArm",
+        "LeftArm",
+        "LeftForeArm",
+        "RightUpLeg",
+        "LeftUpLeg",
+    ]
     assert np.array_equal(s[s], np.arange(len(s)))  # an involution
     # other spellings of the sides: Bandai's _L/_R, Second Life's lShldr, CMU's LHipJoint, dotted .L
-    for left, right in (("UpperArm_L", "UpperArm_R"), ("lShldr", "rShldr"), ("LHipJoint", "RHipJoint"),
-                        ("arm.L", "arm.R"), ("left_elbow", "right_elbow")):
+    for left, right in (
+        ("UpperArm_L", "UpperArm_R"),
+        ("lShldr", "rShldr"),
+        ("LHipJoint", "RHipJoint"),
+        ("arm.L", "arm.R"),
+        ("left_elbow", "right_elbow"),
+    ):
         names = ["Hips", "Spine", left, "LeftForeArm", right, "RightForeArm", "LeftUpLeg", "RightUpLeg"]
         s = side_map(_toy(names))
         assert s[2] == 4 and s[4] == 2, (left, right, s)

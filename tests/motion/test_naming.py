@@ -43,8 +43,10 @@ def test_rename_into_every_convention_and_back(clip):
 
 
 def test_mixamo_prefix_is_recognised(clip):
-    names = ["mixamorig:" + ("LeftToeBase" if n == "LeftToe" else "RightToeBase" if n == "RightToe" else n)
-             for n in clip.skeleton.names]
+    names = [
+        "mixamorig:" + ("LeftToeBase" if n == "LeftToe" else "RightToeBase" if n == "RightToe" else n)
+        for n in clip.skeleton.names
+    ]
     sk = clip.skeleton.copy()
     sk.names = names
     assert naming.detect(sk) == "mixamo"
@@ -108,8 +110,12 @@ def test_rest_pose_mismatch_names_joints_and_angles(clip):
 
 @needs_shared
 def test_conventions_of_the_shared_clips():
-    for folder, conv in [("lafan1", "lafan1"), ("bandai_namco", "bandai"), ("cmu_cgspeed_mb", "cmu"),
-                         ("cmu_cgspeed_max", "cmu_max")]:
+    for folder, conv in [
+        ("lafan1", "lafan1"),
+        ("bandai_namco", "bandai"),
+        ("cmu_cgspeed_mb", "cmu"),
+        ("cmu_cgspeed_max", "cmu_max"),
+    ]:
         sk = bvh.load(sorted((MOCAP / folder).glob("*.bvh"))[0]).frames(0, 1).skeleton
         assert naming.detect(sk) == conv, folder
         assert len(naming.canonical(sk)) == sk.num_joints, folder
@@ -156,8 +162,10 @@ def test_rename_command(tmp_path, clip, clips):
     bvh.save(tmp_path / "other.bvh", other)
     res = r.invoke(main, ["report", str(tmp_path / "lim.json"), str(tmp_path / "other.bvh")])
     assert res.exit_code == 2 and "another skeleton" in res.output
-    res = r.invoke(main, ["rename", str(tmp_path / "other.bvh"), "--to", str(tmp_path / "lim.json"), "-o",
-                          str(tmp_path / "mapped.bvh")])
+    res = r.invoke(
+        main,
+        ["rename", str(tmp_path / "other.bvh"), "--to", str(tmp_path / "lim.json"), "-o", str(tmp_path / "mapped.bvh")],
+    )
     assert res.exit_code == 0, res.output
     res = r.invoke(main, ["report", str(tmp_path / "lim.json"), str(tmp_path / "mapped.bvh"), "--json"])
     assert res.exit_code == 0, res.output
@@ -170,10 +178,13 @@ def test_rename_command(tmp_path, clip, clips):
     bent = clip.skeleton.copy()
     j = bent.names.index("RightForeArm")
     bent.offsets[j] = -bent.offsets[j]
-    bvh.save(tmp_path / "bent.bvh", Motion(bent, clip.rotations, np.broadcast_to(bent.offsets, clip.positions.shape),
-                                           clip.frame_time))
-    res = r.invoke(main, ["rename", str(tmp_path / "bent.bvh"), "--to", str(tmp_path / "lim.json"), "-o",
-                          str(tmp_path / "no.bvh")])
+    bvh.save(
+        tmp_path / "bent.bvh",
+        Motion(bent, clip.rotations, np.broadcast_to(bent.offsets, clip.positions.shape), clip.frame_time),
+    )
+    res = r.invoke(
+        main, ["rename", str(tmp_path / "bent.bvh"), "--to", str(tmp_path / "lim.json"), "-o", str(tmp_path / "no.bvh")]
+    )
     assert res.exit_code == 2 and "rest poses differ" in res.output and "right_elbow 180 deg" in res.output
     assert not (tmp_path / "no.bvh").exists()
     res = r.invoke(main, ["rename", str(tmp_path / "clip.bvh"), "--to", "nothing", "-o", str(tmp_path / "n.bvh")])
@@ -184,16 +195,38 @@ def test_rename_command(tmp_path, clip, clips):
 def test_roles_find_body_parts_across_conventions():
     from jointlimits.motion.naming import find_role, is_role, side_of
 
-    names = ["Hips", "LeftUpLeg", "LeftLeg", "LeftFoot", "LeftToeBase", "Foot_R", "Toes_R", "lFoot",
-             "L_Wrist_End", "LeftHandThumb", "rHand", "Head", "HeadTop_End"]
+    names = [
+        "Hips",
+        "LeftUpLeg",
+        "LeftLeg",
+        "LeftFoot",
+        "LeftToeBase",
+        "Foot_R",
+        "Toes_R",
+        "lFoot",
+        "L_Wrist_End",
+        "LeftHandThumb",
+        "rHand",
+        "Head",
+        "HeadTop_End",
+    ]
     # the ankle joint: foot/ankle names that are not toes, end markers or fingers
-    assert [names[j] for j in find_role(names, "foot", exclude=("toe", "end", "finger"))] == \
-        ["LeftFoot", "Foot_R", "lFoot"]
+    assert [names[j] for j in find_role(names, "foot", exclude=("toe", "end", "finger"))] == [
+        "LeftFoot",
+        "Foot_R",
+        "lFoot",
+    ]
     assert [names[j] for j in find_role(names, "toe")] == ["LeftToeBase", "Toes_R"]
     assert [names[j] for j in find_role(names, "hand", side="right")] == ["rHand"]
     assert [names[j] for j in find_role(names, "head", exclude=("end",))] == ["Head"]
-    assert [side_of(n) for n in ("LeftArm", "l_hand", "hand_R", "lFoot", "Head", "RightToe")] == \
-        ["left", "left", "right", "left", "", "right"]
+    assert [side_of(n) for n in ("LeftArm", "l_hand", "hand_R", "lFoot", "Head", "RightToe")] == [
+        "left",
+        "left",
+        "right",
+        "left",
+        "",
+        "right",
+    ]
     assert is_role("LeftForeArm", "forearm") and not is_role("LeftForeArm", "upper_arm")
     assert is_role("LeftArm", "upper_arm") and is_role("RightUpLeg", "thigh") and is_role("RightLeg", "shin")
     assert not is_role("RightUpLeg", "shin")

@@ -71,12 +71,12 @@ def test_range_table_is_complete_and_mirrored():
             assert np.allclose(right[0], left[0])  # rotations about X keep their sign
             assert np.allclose(right[1:], -left[1:, ::-1])  # about Y and Z they flip
     # a few literature values, in the skeleton's frame
-    assert np.allclose(r["LeftLeg"][0], [0.0, 135.0])          # knee flexion
-    assert np.allclose(r["LeftUpLeg"][0], [-120.0, 30.0])      # hip flexion / extension
-    assert np.allclose(r["LeftForeArm"][0], [-80.0, 80.0])     # pronation / supination
-    assert np.allclose(r["LeftArm"][2], [-90.0, 90.0])         # abduction 0..180 from the side
+    assert np.allclose(r["LeftLeg"][0], [0.0, 135.0])  # knee flexion
+    assert np.allclose(r["LeftUpLeg"][0], [-120.0, 30.0])  # hip flexion / extension
+    assert np.allclose(r["LeftForeArm"][0], [-80.0, 80.0])  # pronation / supination
+    assert np.allclose(r["LeftArm"][2], [-90.0, 90.0])  # abduction 0..180 from the side
     spine = sum(r[j][0, 1] for j in ("Spine", "Spine1", "Spine2"))
-    assert spine == pytest.approx(80.0)                        # trunk flexion shared by 3 segments
+    assert spine == pytest.approx(80.0)  # trunk flexion shared by 3 segments
     wide = joint_ranges(over_rotation=0.5)
     assert np.allclose(wide["LeftLeg"][0], [-33.75, 168.75])
     assert "LeftArm" in describe_ranges()
@@ -89,19 +89,22 @@ def _pose(sk, joint: str, axis: str, degrees: float) -> np.ndarray:
     return gp[0]
 
 
-@pytest.mark.parametrize("joint,motion,child,direction", [
-    ("LeftUpLeg", "flexion", "LeftLeg", (0, 0, 1)),        # knee comes forward
-    ("RightUpLeg", "flexion", "RightLeg", (0, 0, 1)),
-    ("LeftUpLeg", "abduction", "LeftLeg", (1, 0, 0)),      # left leg moves out to the left
-    ("RightUpLeg", "abduction", "RightLeg", (-1, 0, 0)),
-    ("LeftLeg", "flexion", "LeftFoot", (0, 0, -1)),        # foot goes back
-    ("LeftForeArm", "flexion", "LeftHand", (0, 0, 1)),     # forearm comes forward
-    ("RightForeArm", "flexion", "RightHand", (0, 0, 1)),
-    ("LeftArm", "abduction", "LeftForeArm", (0, 1, 0)),    # arm goes up
-    ("RightArm", "flexion", "RightForeArm", (0, 0, 1)),
-    ("Spine", "flexion", "Spine1", (0, 0, 1)),             # trunk bends forward
-    ("LeftFoot", "plantarflexion", "LeftToe", (0, -1, 0)),  # toes go down
-])
+@pytest.mark.parametrize(
+    "joint,motion,child,direction",
+    [
+        ("LeftUpLeg", "flexion", "LeftLeg", (0, 0, 1)),  # knee comes forward
+        ("RightUpLeg", "flexion", "RightLeg", (0, 0, 1)),
+        ("LeftUpLeg", "abduction", "LeftLeg", (1, 0, 0)),  # left leg moves out to the left
+        ("RightUpLeg", "abduction", "RightLeg", (-1, 0, 0)),
+        ("LeftLeg", "flexion", "LeftFoot", (0, 0, -1)),  # foot goes back
+        ("LeftForeArm", "flexion", "LeftHand", (0, 0, 1)),  # forearm comes forward
+        ("RightForeArm", "flexion", "RightHand", (0, 0, 1)),
+        ("LeftArm", "abduction", "LeftForeArm", (0, 1, 0)),  # arm goes up
+        ("RightArm", "flexion", "RightForeArm", (0, 0, 1)),
+        ("Spine", "flexion", "Spine1", (0, 0, 1)),  # trunk bends forward
+        ("LeftFoot", "plantarflexion", "LeftToe", (0, -1, 0)),  # toes go down
+    ],
+)
 def test_motion_axes_move_limbs_the_anatomical_way(joint, motion, child, direction):
     sk = humanoid_skeleton()
     base = joint.replace("Left", "").replace("Right", "")
@@ -166,8 +169,9 @@ def test_bvh_round_trip_is_exact(clip, tmp_path):
     assert np.array_equal(back.skeleton.parents, clip.skeleton.parents)
     assert np.array_equal(back.skeleton.offsets, clip.skeleton.offsets)
     assert back.skeleton.channels == clip.skeleton.channels
-    assert [(p, o.tolist()) for p, o in back.skeleton.end_sites] == \
-        [(p, o.tolist()) for p, o in clip.skeleton.end_sites]
+    assert [(p, o.tolist()) for p, o in back.skeleton.end_sites] == [
+        (p, o.tolist()) for p, o in clip.skeleton.end_sites
+    ]
     assert np.array_equal(back.rotations, clip.rotations)
     assert np.array_equal(back.positions, clip.positions)
     assert back.frame_time == clip.frame_time

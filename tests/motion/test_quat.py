@@ -38,8 +38,12 @@ def test_golden_quat_ops_products():
     q, p = f32(c["inputs"]["q"]), f32(c["inputs"]["p"])
     assert_golden(-quat.mul_inv(q, p), c["outputs"]["q_p_inv"], "quat_ops.json", f"cases/{i}/outputs/q_p_inv")
     i, c = _case(d, "quat_mul_vec3")
-    assert_golden(quat.mul_vec(f32(c["inputs"]["q"]), f32(c["inputs"]["v"])), c["outputs"]["qv"],
-                  "quat_ops.json", f"cases/{i}/outputs/qv")
+    assert_golden(
+        quat.mul_vec(f32(c["inputs"]["q"]), f32(c["inputs"]["v"])),
+        c["outputs"]["qv"],
+        "quat_ops.json",
+        f"cases/{i}/outputs/qv",
+    )
 
 
 def test_golden_scaled_angle_axis():
@@ -47,11 +51,17 @@ def test_golden_scaled_angle_axis():
     i, c = _case(d, "quat_to_scaled_angle_axis")
     # We use atan2(|xyz|, w) (accurate near identity, and for non-unit float32 input); the
     # reference's acos(w) differs by up to ~2e-5 on these rows (golden README), so atol 5e-5.
-    assert_golden(quat.to_scaled_angle_axis(f32(c["inputs"]["q"])), c["outputs"]["v"],
-                  "quat_ops.json", f"cases/{i}/outputs/v", atol=5e-5)
+    assert_golden(
+        quat.to_scaled_angle_axis(f32(c["inputs"]["q"])),
+        c["outputs"]["v"],
+        "quat_ops.json",
+        f"cases/{i}/outputs/v",
+        atol=5e-5,
+    )
     i, c = _case(d, "quat_from_scaled_angle_axis")
-    assert_golden(quat.from_scaled_angle_axis(f32(c["inputs"]["v"])), c["outputs"]["q"],
-                  "quat_ops.json", f"cases/{i}/outputs/q")
+    assert_golden(
+        quat.from_scaled_angle_axis(f32(c["inputs"]["v"])), c["outputs"]["q"], "quat_ops.json", f"cases/{i}/outputs/q"
+    )
 
 
 def test_golden_between_fixes_antiparallel():
@@ -100,8 +110,12 @@ def test_golden_swing_twist():
     unit = ok & (np.abs(np.linalg.norm(q, axis=-1) - 1) < 1e-4)
     assert unit.sum() > 1900
     for key, ours in (("swing_limit_space", swing), ("twist_limit_space", twist)):
-        assert_golden(quat.to_scaled_angle_axis(quat.abs(ours[unit])), np.asarray(c["outputs"][key])[unit],
-                      "swing_twist.json", f"cases/{i}/outputs/{key}")
+        assert_golden(
+            quat.to_scaled_angle_axis(quat.abs(ours[unit])),
+            np.asarray(c["outputs"][key])[unit],
+            "swing_twist.json",
+            f"cases/{i}/outputs/{key}",
+        )
 
 
 def test_golden_twist_axes():
@@ -172,8 +186,11 @@ def test_average_and_slerp():
 
 # --------------------------------------------------------------------------- properties
 
-unit_quats = arrays(np.float64, (4,), elements=st.floats(-1, 1, allow_nan=False)).filter(
-    lambda q: np.linalg.norm(q) > 1e-3).map(lambda q: q / np.linalg.norm(q))
+unit_quats = (
+    arrays(np.float64, (4,), elements=st.floats(-1, 1, allow_nan=False))
+    .filter(lambda q: np.linalg.norm(q) > 1e-3)
+    .map(lambda q: q / np.linalg.norm(q))
+)
 vectors = arrays(np.float64, (3,), elements=st.floats(-10, 10, allow_nan=False))
 
 
@@ -216,8 +233,7 @@ def test_swing_twist_recomposes(q, axis):
 
 
 @settings(max_examples=100, deadline=None)
-@given(arrays(np.float64, (3,), elements=st.floats(-3.1, 3.1)), st.sampled_from(quat.EULER_ORDERS),
-       st.booleans())
+@given(arrays(np.float64, (3,), elements=st.floats(-3.1, 3.1)), st.sampled_from(quat.EULER_ORDERS), st.booleans())
 def test_euler_round_trip(ang, order, degrees):
     ang = ang.copy()
     ang[1] = np.clip(ang[1], -1.5, 1.5)  # away from gimbal lock, inside the principal range

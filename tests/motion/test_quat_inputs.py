@@ -43,10 +43,23 @@ def test_normalize_is_unit_and_keeps_the_direction(q):
 @given(quats, quats, st.floats(-2.0, 3.0))
 def test_unit_quaternion_functions_stay_finite(a, b, t):
     a, b = quat.normalize(a), quat.normalize(b)
-    outs = [quat.mul(a, b), quat.inv(a), quat.inv_mul(a, b), quat.mul_vec(a, np.ones(3)), quat.abs(a),
-            quat.angle(a, b), quat.to_scaled_angle_axis(a), quat.log(a), quat.exp(quat.log(a)),
-            quat.to_matrix(a), quat.from_matrix(quat.to_matrix(a)), quat.slerp(a, b, t), quat.to_euler(a, "zyx"),
-            quat.average(a), *quat.swing_twist(a, np.array([0.0, 1.0, 0.0]))]
+    outs = [
+        quat.mul(a, b),
+        quat.inv(a),
+        quat.inv_mul(a, b),
+        quat.mul_vec(a, np.ones(3)),
+        quat.abs(a),
+        quat.angle(a, b),
+        quat.to_scaled_angle_axis(a),
+        quat.log(a),
+        quat.exp(quat.log(a)),
+        quat.to_matrix(a),
+        quat.from_matrix(quat.to_matrix(a)),
+        quat.slerp(a, b, t),
+        quat.to_euler(a, "zyx"),
+        quat.average(a),
+        *quat.swing_twist(a, np.array([0.0, 1.0, 0.0])),
+    ]
     assert _finite(*outs)
     assert np.allclose(np.abs(quat.dot(quat.from_matrix(quat.to_matrix(a)), a)), 1.0, atol=1e-9)
 
@@ -85,8 +98,14 @@ def test_extremes_named_in_the_audit():
     assert np.allclose(quat.to_scaled_angle_axis([0, 1e200, 0, 0]), [np.pi, 0, 0])
 
 
-@pytest.mark.parametrize("q,msg", [([0, 0, 0, 0], "zero length"), ([np.nan, 0, 0, 1], "not finite"),
-                                   ([[1, 0, 0, 0], [0, np.inf, 0, 0]], r"quaternion \(1,\) is not finite")])
+@pytest.mark.parametrize(
+    "q,msg",
+    [
+        ([0, 0, 0, 0], "zero length"),
+        ([np.nan, 0, 0, 1], "not finite"),
+        ([[1, 0, 0, 0], [0, np.inf, 0, 0]], r"quaternion \(1,\) is not finite"),
+    ],
+)
 def test_to_euler_of_zero_or_nan_is_a_precise_error(q, msg):
     with pytest.raises(QuatError, match=msg) as ei:
         quat.to_euler(q)

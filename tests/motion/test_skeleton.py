@@ -56,25 +56,31 @@ def three() -> Skeleton:
 # --------------------------------------------------------------------------- skeleton validation
 
 
-@pytest.mark.parametrize("parents,match", [
-    ([0, 0, 1], "root first"),  # root is its own parent
-    ([1, -1, 1], "root first"),  # root not first
-    ([-1, -1, 1], "root first"),  # a second root
-    ([-1, 2, 1], "before its child"),  # a cycle a <-> b (a child listed before its parent)
-    ([-1, 0, 2], "before its child"),  # a joint its own parent
-    ([-1, 0, 7], "before its child"),  # a parent that does not exist
-])
+@pytest.mark.parametrize(
+    "parents,match",
+    [
+        ([0, 0, 1], "root first"),  # root is its own parent
+        ([1, -1, 1], "root first"),  # root not first
+        ([-1, -1, 1], "root first"),  # a second root
+        ([-1, 2, 1], "before its child"),  # a cycle a <-> b (a child listed before its parent)
+        ([-1, 0, 2], "before its child"),  # a joint its own parent
+        ([-1, 0, 7], "before its child"),  # a parent that does not exist
+    ],
+)
 def test_bad_parents_and_cycles_raise(parents, match):
     with pytest.raises(SkeletonError, match=match):
         Skeleton(["root", "a", "b"], parents, np.zeros((3, 3)))
 
 
-@pytest.mark.parametrize("kw", [
-    {"parents": [-1, 0]},  # two parents for three names
-    {"offsets": np.zeros((2, 3))},
-    {"offsets": np.zeros((3, 2))},
-    {"channels": [["Xrotation"], ["Xrotation"]]},
-])
+@pytest.mark.parametrize(
+    "kw",
+    [
+        {"parents": [-1, 0]},  # two parents for three names
+        {"offsets": np.zeros((2, 3))},
+        {"offsets": np.zeros((3, 2))},
+        {"channels": [["Xrotation"], ["Xrotation"]]},
+    ],
+)
 def test_arrays_of_the_wrong_size_raise(kw):
     args = {"names": ["root", "a", "b"], "parents": [-1, 0, 1], "offsets": np.zeros((3, 3))} | kw
     with pytest.raises(SkeletonError, match="disagree"):
@@ -88,8 +94,11 @@ def test_no_joints_and_duplicate_names_raise():
         Skeleton(["root", "a", "a"], [-1, 0, 0], np.zeros((3, 3)))
 
 
-@pytest.mark.xfail(strict=True, reason="bug: Skeleton does not check End Site parents; -1 silently reads the "
-                                       "last joint and an index past the end fails later with IndexError")
+@pytest.mark.xfail(
+    strict=True,
+    reason="bug: Skeleton does not check End Site parents; -1 silently reads the "
+    "last joint and an index past the end fails later with IndexError",
+)
 @pytest.mark.parametrize("parent", [-1, 3])
 def test_end_site_with_a_parent_outside_the_skeleton_raises(parent):
     with pytest.raises(SkeletonError):
@@ -143,17 +152,20 @@ def test_copy_is_independent_and_fingerprint_ignores_offsets():
 # --------------------------------------------------------------------------- motion
 
 
-@pytest.mark.parametrize("rot,pos,ft,match", [
-    ((5, 2, 4), (5, 3, 3), 0.1, "rotations"),
-    ((5, 3, 3), (5, 3, 3), 0.1, "rotations"),
-    ((3, 4), (3, 3), 0.1, "rotations"),
-    ((5, 3, 4), (4, 3, 3), 0.1, "positions"),
-    ((5, 3, 4), (5, 3), 0.1, "positions"),
-    ((5, 3, 4), (5, 3, 3), 0.0, "frame_time"),
-    ((5, 3, 4), (5, 3, 3), -1 / 30, "frame_time"),
-    ((5, 3, 4), (5, 3, 3), float("nan"), "frame_time"),
-    ((5, 3, 4), (5, 3, 3), float("inf"), "frame_time"),
-])
+@pytest.mark.parametrize(
+    "rot,pos,ft,match",
+    [
+        ((5, 2, 4), (5, 3, 3), 0.1, "rotations"),
+        ((5, 3, 3), (5, 3, 3), 0.1, "rotations"),
+        ((3, 4), (3, 3), 0.1, "rotations"),
+        ((5, 3, 4), (4, 3, 3), 0.1, "positions"),
+        ((5, 3, 4), (5, 3), 0.1, "positions"),
+        ((5, 3, 4), (5, 3, 3), 0.0, "frame_time"),
+        ((5, 3, 4), (5, 3, 3), -1 / 30, "frame_time"),
+        ((5, 3, 4), (5, 3, 3), float("nan"), "frame_time"),
+        ((5, 3, 4), (5, 3, 3), float("inf"), "frame_time"),
+    ],
+)
 def test_motion_of_the_wrong_shape_or_rate_raises(rot, pos, ft, match):
     with pytest.raises(SkeletonError, match=match):
         Motion(three(), quat.identity(rot[:-1]) if rot[-1] == 4 else np.zeros(rot), np.zeros(pos), ft)
@@ -170,8 +182,12 @@ def test_motion_copy_owns_its_arrays():
 
 def test_slices_are_copies_with_the_step_in_the_frame_time():
     m = random_motion(three(), 10, RNG)
-    for sub, sl in ((m[2:8], slice(2, 8)), (m[1::3], slice(1, None, 3)), (m.frames(-4), slice(-4, None)),
-                    (m[5:5], slice(5, 5))):
+    for sub, sl in (
+        (m[2:8], slice(2, 8)),
+        (m[1::3], slice(1, None, 3)),
+        (m.frames(-4), slice(-4, None)),
+        (m[5:5], slice(5, 5)),
+    ):
         assert np.array_equal(sub.rotations, m.rotations[sl]) and np.array_equal(sub.positions, m.positions[sl])
         assert sub.frame_time == m.frame_time * (sl.step or 1)
         assert sub.num_frames == len(range(10)[sl])
@@ -184,20 +200,31 @@ def test_slices_are_copies_with_the_step_in_the_frame_time():
         m[3]
 
 
-STEPPED_SOURCE_BUG = pytest.mark.xfail(strict=True, reason=(
-    "bug in io/bvh.py _row_bytes: the file rows of a stepped slice are in file order but not adjacent, and are "
-    "read as the one byte range from the first to the last, skipped rows included; the row count then disagrees, "
-    "so the source angles raise 'changed or removed since the clip was loaded' and a save writes the rotations "
-    "(-5.402899999999999) instead of the file's tokens (-5.4029)"))
+STEPPED_SOURCE_BUG = pytest.mark.xfail(
+    strict=True,
+    reason=(
+        "bug in io/bvh.py _row_bytes: the file rows of a stepped slice are in file order but not adjacent, and are "
+        "read as the one byte range from the first to the last, skipped rows included; the row count then disagrees, "
+        "so the source angles raise 'changed or removed since the clip was loaded' and a save writes the rotations "
+        "(-5.402899999999999) instead of the file's tokens (-5.4029)"
+    ),
+)
 
 
 def _rows(path) -> list[str]:
     lines = path.read_text().splitlines()
-    return lines[next(i for i, line in enumerate(lines) if line.startswith("Frame Time")) + 1:]
+    return lines[next(i for i, line in enumerate(lines) if line.startswith("Frame Time")) + 1 :]
 
 
-@pytest.mark.parametrize("sl", [slice(3, 9), slice(None, -2), pytest.param(slice(3, 9, 2), marks=STEPPED_SOURCE_BUG),
-                                pytest.param(slice(None, None, 2), marks=STEPPED_SOURCE_BUG)])
+@pytest.mark.parametrize(
+    "sl",
+    [
+        slice(3, 9),
+        slice(None, -2),
+        pytest.param(slice(3, 9, 2), marks=STEPPED_SOURCE_BUG),
+        pytest.param(slice(None, None, 2), marks=STEPPED_SOURCE_BUG),
+    ],
+)
 def test_slicing_a_loaded_clip_slices_its_source_angles_and_tokens(tmp_path, sl):
     from jointlimits.io import bvh
 
@@ -205,8 +232,12 @@ def test_slicing_a_loaded_clip_slices_its_source_angles_and_tokens(tmp_path, sl)
     bvh.save(src, range_of_motion(seconds=0.5, seed=1))
     head, rows = src.read_text().split("Frame Time", 1)
     rows = rows.splitlines()  # the clip's values to 4 decimals: tokens the writer would not write itself
-    src.write_text(head + "Frame Time" + "\n".join(rows[:1] + [" ".join(f"{float(v):.4f}" for v in r.split())
-                                                                 for r in rows[1:]]) + "\n")
+    src.write_text(
+        head
+        + "Frame Time"
+        + "\n".join(rows[:1] + [" ".join(f"{float(v):.4f}" for v in r.split()) for r in rows[1:]])
+        + "\n"
+    )
     m = bvh.load(src)
     sub = m[sl]
     for a, b in zip(sub.source_euler, m.source_euler):

@@ -73,8 +73,9 @@ def test_humanoid_in_metres_scaled_by_100_and_z_up_is_centimetres():
     assert guess_units(posed(sk, "+z")).name == "metres"
 
 
-@pytest.mark.parametrize("units,name", [("m", "metres"), ("cm", "centimetres"), ("mm", "millimetres"),
-                                        ("in", "inches")])
+@pytest.mark.parametrize(
+    "units,name", [("m", "metres"), ("cm", "centimetres"), ("mm", "millimetres"), ("in", "inches")]
+)
 def test_each_unit_of_the_humanoid_is_recognised(units, name):
     m = posed(humanoid_skeleton(H, units), "-z")
     g = guess_units(m)
@@ -82,11 +83,22 @@ def test_each_unit_of_the_humanoid_is_recognised(units, name):
     assert g.height * g.metres_per_unit == pytest.approx(H, rel=1e-6)
 
 
-@pytest.mark.parametrize("height,name", [(1.7, "metres"), (17.0, "decimetres"), (170.0, "centimetres"),
-                                         (1700.0, "millimetres"), (67.0, "inches"), (30.0, "CMU/ASF units"),
-                                         # log-space midpoints: 17 dm vs 30 CMU units is ~22.6; 67 in vs 170 cm ~106.7
-                                         (22.0, "decimetres"), (23.0, "CMU/ASF units"),
-                                         (106.0, "inches"), (108.0, "centimetres")])
+@pytest.mark.parametrize(
+    "height,name",
+    [
+        (1.7, "metres"),
+        (17.0, "decimetres"),
+        (170.0, "centimetres"),
+        (1700.0, "millimetres"),
+        (67.0, "inches"),
+        (30.0, "CMU/ASF units"),
+        # log-space midpoints: 17 dm vs 30 CMU units is ~22.6; 67 in vs 170 cm ~106.7
+        (22.0, "decimetres"),
+        (23.0, "CMU/ASF units"),
+        (106.0, "inches"),
+        (108.0, "centimetres"),
+    ],
+)
 def test_explicit_heights_pick_the_closest_typical_height_in_log_space(height, name):
     g = guess_units(posed(humanoid_skeleton()), height=height)
     assert g.name == name and g.height == height

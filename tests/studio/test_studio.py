@@ -27,8 +27,9 @@ def app(tmp_path_factory):
 
     rom = procedural.range_of_motion(seconds=10.0)
     lim = JointLimits.fit(rom)
-    st = StudioState([Clip("over", procedural.over_rotate(rom, 0.5))], lim, fit_clips=[rom],
-                     save_dir=tmp_path_factory.mktemp("out"))
+    st = StudioState(
+        [Clip("over", procedural.over_rotate(rom, 0.5))], lim, fit_clips=[rom], save_dir=tmp_path_factory.mktemp("out")
+    )
     a = StudioApp(st, port=_free_port()).start()
     yield a
     a.stop()
@@ -86,10 +87,10 @@ def test_whole_body_hand_target_inside_limits(app):
     _, feet_before = st.joint_global(st.skeleton.index("LeftFoot"))
     t0 = st.ik_target.copy()
     app.on_ik_target((t0 + np.array([10.0, 15.0, 10.0])) * st.metres_per_unit)
-    assert st.limits.violation(st.pose[None])[0].max() < 1e-6   # every joint inside its limit
-    assert st.effector_error() < 2.0                             # the hand follows (cm)
+    assert st.limits.violation(st.pose[None])[0].max() < 1e-6  # every joint inside its limit
+    assert st.effector_error() < 2.0  # the hand follows (cm)
     _, feet_after = st.joint_global(st.skeleton.index("LeftFoot"))
-    assert np.linalg.norm(feet_after - feet_before) < 2.0       # the feet stay where they were
+    assert np.linalg.norm(feet_after - feet_before) < 2.0  # the feet stay where they were
     assert ch.effector == st.skeleton.index("LeftHand")
     st.set_ik_mode(None)
 
@@ -112,7 +113,7 @@ def test_pole_handle_turns_the_elbow(app):
         app.on_ik_pole((elbow0 + sign * 40.0 * side / np.linalg.norm(side)) * st.metres_per_unit)
         elbows.append(st.joint_global(b)[1])
         assert st.limits.violation(st.pose[None])[0][[a, b]].max() < 1e-6
-    assert np.linalg.norm(elbows[0] - elbows[1]) > 1.0   # the pole moves the elbow (cm)
+    assert np.linalg.norm(elbows[0] - elbows[1]) > 1.0  # the pole moves the elbow (cm)
     st.ik_use_pole = False
     st.set_ik_mode(None)
 
@@ -146,7 +147,7 @@ def test_splice_appends_and_smooths(app):
     msg = app._splice()
     assert st.work.motion.num_frames == n0 + st.inputs[0].motion.num_frames and "spliced" in msg
     assert app.frame_slider.max == st.num_frames - 1
-    st.set_frame(st.work.motion.num_frames - 1)                   # the new frames can be reached
+    st.set_frame(st.work.motion.num_frames - 1)  # the new frames can be reached
     assert st.clip_frame(st.work) == st.work.motion.num_frames - 1
 
 
@@ -158,7 +159,7 @@ def test_footlock_shows_contacts(app):
     st.set_frame(f)
     app.redraw()
     scales = np.asarray(app.contacts.handle.batched_scales)
-    assert (scales[st.work.contacts[st.clip_frame(st.work)], 0] > 0).all()   # a disc under each planted foot
+    assert (scales[st.work.contacts[st.clip_frame(st.work)], 0] > 0).all()  # a disc under each planted foot
     assert (scales[~st.work.contacts[st.clip_frame(st.work)], 0] == 0).all()
 
 
@@ -166,8 +167,15 @@ def test_footlock_shows_contacts(app):
 def test_browser_page(app, tmp_path):
     from playwright.sync_api import sync_playwright
 
-    args = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-            "--disable-component-update", "--disable-sync", "--no-first-run"]
+    args = [
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--no-first-run",
+    ]
     with sync_playwright() as pw:
         b = pw.chromium.launch(executable_path=CHROMIUM, args=args)
         page = b.new_page(viewport={"width": 1000, "height": 650})

@@ -19,9 +19,13 @@ PNG = b"\x89PNG\r\n\x1a\n"
 @pytest.fixture(scope="module")
 def fitted(clips) -> dict[tuple[str, bool], JointLimits]:
     clip, _ = clips
-    return {(s, st): JointLimits.fit(clip, shape=s, swing_twist=st,
-                                     joints=["Hips", "LeftArm", "LeftUpLeg", "RightForeArm", "Neck"])
-            for s in SHAPES for st in (False, True)}
+    return {
+        (s, st): JointLimits.fit(
+            clip, shape=s, swing_twist=st, joints=["Hips", "LeftArm", "LeftUpLeg", "RightForeArm", "Neck"]
+        )
+        for s in SHAPES
+        for st in (False, True)
+    }
 
 
 def check_png(path: Path, size: tuple[int, int]) -> None:
@@ -42,8 +46,9 @@ def check_png(path: Path, size: tuple[int, int]) -> None:
 def test_joint_limit_figure_for_every_shape(tmp_path, clips, fitted, shape, swing_twist):
     clip, over = clips
     lim = fitted[shape, swing_twist]
-    out = plots.plot_joint_limit(lim, clip, "LeftArm", tmp_path / "arm.png", projected=lim.apply(over),
-                                 over_rotated=over)
+    out = plots.plot_joint_limit(
+        lim, clip, "LeftArm", tmp_path / "arm.png", projected=lim.apply(over), over_rotated=over
+    )
     assert out == tmp_path / "arm.png"
     check_png(out, (1600, 1000))
 
@@ -52,8 +57,15 @@ def test_joint_limit_figure_options(tmp_path, clips, fitted):
     clip, over = clips
     lim = fitted["kdop", False]
     # several clips, no projected clip, radians, another size, joint by index
-    out = plots.plot_joint_limit(lim, [clip[:100], clip[100:]], clip.skeleton.index("LeftUpLeg"),
-                                 tmp_path / "leg.png", degrees=False, figsize=(12.0, 8.0), dpi=80)
+    out = plots.plot_joint_limit(
+        lim,
+        [clip[:100], clip[100:]],
+        clip.skeleton.index("LeftUpLeg"),
+        tmp_path / "leg.png",
+        degrees=False,
+        figsize=(12.0, 8.0),
+        dpi=80,
+    )
     check_png(out, (960, 640))
     # overwriting an existing figure replaces it
     out.write_bytes(b"old")
@@ -64,8 +76,9 @@ def test_joint_limit_figure_options(tmp_path, clips, fitted):
 def test_violation_report(tmp_path, clips, fitted):
     clip, over = clips
     lim = JointLimits.fit(clip, shape="kdop")
-    out = plots.plot_violation_report(lim, over, tmp_path / "report.png", projected=lim.apply(over),
-                                      figsize=(12.0, 8.0))
+    out = plots.plot_violation_report(
+        lim, over, tmp_path / "report.png", projected=lim.apply(over), figsize=(12.0, 8.0)
+    )
     check_png(out, (1200, 800))
     out2 = plots.plot_violation_report(fitted["ellipsoid", True], over, tmp_path / "small.png")
     import matplotlib.image as mpimg

@@ -36,7 +36,7 @@ def test_markup_names_are_text_in_the_page(tmp_path):
     lim = JointLimits.fit(m, shape="ellipsoid")
     page = write_limits_page(lim, [m], tmp_path / "p.html", joints=[MATH, LINK], clip_names=[LINK])
     text = page.read_text()
-    assert LINK not in text                      # never raw markup
+    assert LINK not in text  # never raw markup
     # the dropdown label and the hover text carry the escaped name (plotly renders them as HTML)
     assert '"label":"&lt;a href=' in text
     assert '"text":["&lt;a href=' in text

@@ -32,8 +32,16 @@ from conftest import MOCAP, needs_shared
 JOINTS = ["Neck", "LeftArm", "LeftUpLeg"]  # in the skeleton's order, as the page lists them
 K = float(np.degrees(1.0))  # the page is in degrees
 CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 
 
 # --------------------------------------------------------------------------- reading a page back
@@ -101,8 +109,9 @@ def shown_frames(trace: dict, bounds: np.ndarray) -> np.ndarray:
 @pytest.fixture(scope="module")
 def fitted(clips) -> dict[tuple[str, bool], JointLimits]:
     clip, _ = clips
-    return {(s, sw): JointLimits.fit(clip, shape=s, swing_twist=sw, joints=JOINTS) for s in SHAPES
-            for sw in (False, True)}
+    return {
+        (s, sw): JointLimits.fit(clip, shape=s, swing_twist=sw, joints=JOINTS) for s in SHAPES for sw in (False, True)
+    }
 
 
 @pytest.fixture(scope="module")
@@ -390,7 +399,7 @@ def test_demo_writes_the_page(tmp_path):
     rep = run_demo(None, tmp_path, "ellipsoid", False, 0.5, quiet=True)
     page = Path(rep["files"]["limits_html"])
     assert page == tmp_path / "limits.html"
-    plotted = [k[len("joint_"):] for k in rep["files"] if k.startswith("joint_")]
+    plotted = [k[len("joint_") :] for k in rep["files"] if k.startswith("joint_")]
     data, layout, _ = read_page(page)
     assert list(groups(data)) == plotted and len(plotted) == 3
     assert "2 clips (range_of_motion.bvh, over_rotated.bvh)" in layout["title"]["text"]
@@ -460,8 +469,9 @@ def test_view_command_on_a_real_clip(tmp_path):
     m = bvh.load(walk)
     lim = JointLimits.fit(m, shape="kdop", joints=["LeftArm", "RightUpLeg"])
     lim.save(tmp_path / "lim.json")
-    res = run("view", tmp_path / "lim.json", walk, MOCAP / "lafan1" / "push1_subject2.bvh", "-o",
-              tmp_path / "walk.html")
+    res = run(
+        "view", tmp_path / "lim.json", walk, MOCAP / "lafan1" / "push1_subject2.bvh", "-o", tmp_path / "walk.html"
+    )
     assert res.exit_code == 0, res.output
     data, layout, _ = read_page(tmp_path / "walk.html")
     assert list(groups(data)) == ["RightUpLeg", "LeftArm"]
@@ -515,7 +525,7 @@ def _red_pixels(png: bytes) -> tuple[float, int, tuple[int, int]]:
     red = np.array([0xD6, 0x27, 0x28]) / 255.0
     mask = np.abs(img - red).max(axis=-1) < 0.12
     density = uniform_filter(mask.astype(float), size=5)
-    density[:, int(0.75 * density.shape[1]):] = 0.0
+    density[:, int(0.75 * density.shape[1]) :] = 0.0
     y, x = np.unravel_index(np.argmax(density), density.shape)
     return float(img.std()), int(mask.sum()), (int(x), int(y))
 
@@ -537,8 +547,9 @@ def test_page_in_headless_chromium(tmp_path, clips, fitted):
             browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
             try:
                 page = browser.new_page(viewport={"width": 1280, "height": 800})
-                page.on("console", lambda m: problems.append(f"console {m.type}: {m.text}") if m.type == "error"
-                        else None)
+                page.on(
+                    "console", lambda m: problems.append(f"console {m.type}: {m.text}") if m.type == "error" else None
+                )
                 page.on("pageerror", lambda e: problems.append(f"page error: {e}"))
                 page.on("request", lambda r: requests.append(r.url))
                 page.goto(f"{origin}/page.html")
@@ -552,8 +563,10 @@ def test_page_in_headless_chromium(tmp_path, clips, fitted):
                 # the dropdown: open it, pick the second joint
                 page.click(".updatemenu-header")
                 page.locator(".updatemenu-dropdown-button").nth(1).click()
-                page.wait_for_function(f"() => document.getElementById('{DIV_ID}').layout.title.text"
-                                       f".startsWith('<b>LeftArm</b>')", timeout=10_000)
+                page.wait_for_function(
+                    f"() => document.getElementById('{DIV_ID}').layout.title.text.startsWith('<b>LeftArm</b>')",
+                    timeout=10_000,
+                )
                 page.wait_for_timeout(300)
                 second = page.evaluate(_STATE)
                 assert second["visible"] == ["LeftArm"] and second["title"] != first["title"]
@@ -562,9 +575,10 @@ def test_page_in_headless_chromium(tmp_path, clips, fitted):
                 (tmp_path / "screenshot.png").write_bytes(shot)
                 std1, red1, spot = _red_pixels(shot)
                 # hover a red point as a user would: its clip and frame show up
-                page.evaluate("() => { window.hovered = null; document.getElementById('%s')"  # noqa: UP031
-                              ".on('plotly_hover', d => { window.hovered = d.points.map(p => p.text); }); }"
-                              % DIV_ID)
+                page.evaluate(
+                    "() => { window.hovered = null; document.getElementById('%s')"  # noqa: UP031
+                    ".on('plotly_hover', d => { window.hovered = d.points.map(p => p.text); }); }" % DIV_ID
+                )
                 for dx, dy in ((0, 0), (1, 1), (-1, -1), (2, 0), (0, 2), (-2, 0), (0, -2)):
                     page.mouse.move(spot[0] + dx, spot[1] + dy, steps=2)
                     page.wait_for_timeout(150)

@@ -26,8 +26,19 @@ from ..motion.naming import find_role, side_of
 from ..motion.skeleton import Motion, Skeleton, forward_kinematics
 from ..motion.units import body_height, guess_units, guess_up_axis, up_axis_index
 
-__all__ = ["find_feet", "find_toes", "detect_contacts", "contact_segments", "resolve_feet", "widen", "runs",
-           "DEFAULT_HEIGHT_THRESHOLD", "DEFAULT_VELOCITY_THRESHOLD", "DEFAULT_MIN_FRAMES", "GROUND_PERCENTILE"]
+__all__ = [
+    "find_feet",
+    "find_toes",
+    "detect_contacts",
+    "contact_segments",
+    "resolve_feet",
+    "widen",
+    "runs",
+    "DEFAULT_HEIGHT_THRESHOLD",
+    "DEFAULT_VELOCITY_THRESHOLD",
+    "DEFAULT_MIN_FRAMES",
+    "GROUND_PERCENTILE",
+]
 
 Array = NDArray[np.float64]
 
@@ -48,8 +59,11 @@ def find_feet(skeleton: Skeleton) -> list[int]:
     """Indices of the foot (ankle) joints: names of the ``foot`` role that are not toes, end
     markers or fingers (:func:`jointlimits.motion.naming.find_role`), with at least two ancestors so
     that UpLeg -> Leg -> Foot exists; ordered left before right (then by index)."""
-    out = [j for j in find_role(skeleton.names, "foot", exclude=("toe", "end", "finger"))
-           if skeleton.parents[j] >= 0 and skeleton.parents[skeleton.parents[j]] >= 0]
+    out = [
+        j
+        for j in find_role(skeleton.names, "foot", exclude=("toe", "end", "finger"))
+        if skeleton.parents[j] >= 0 and skeleton.parents[skeleton.parents[j]] >= 0
+    ]
     return sorted(out, key=lambda j: (0 if side_of(skeleton.names[j]) == "left" else 1, j))
 
 
@@ -119,13 +133,20 @@ def contact_segments(contacts: NDArray[np.bool_]) -> list[list[tuple[int, int]]]
 
 
 # --------------------------------------------------------------------------- the detector
-def detect_contacts(motion: Motion, feet: Sequence[str | int] | None = None,
-                    height_threshold: float = DEFAULT_HEIGHT_THRESHOLD,
-                    velocity_threshold: float | None = DEFAULT_VELOCITY_THRESHOLD,
-                    min_frames: int = DEFAULT_MIN_FRAMES, *, height_unit: str = "metres",
-                    ground: Any = None, margin: int = 0, legs: bool = True, validate: bool = True,
-                    return_ground: bool = False,
-                    ) -> NDArray[np.bool_] | tuple[NDArray[np.bool_], Array]:
+def detect_contacts(
+    motion: Motion,
+    feet: Sequence[str | int] | None = None,
+    height_threshold: float = DEFAULT_HEIGHT_THRESHOLD,
+    velocity_threshold: float | None = DEFAULT_VELOCITY_THRESHOLD,
+    min_frames: int = DEFAULT_MIN_FRAMES,
+    *,
+    height_unit: str = "metres",
+    ground: Any = None,
+    margin: int = 0,
+    legs: bool = True,
+    validate: bool = True,
+    return_ground: bool = False,
+) -> NDArray[np.bool_] | tuple[NDArray[np.bool_], Array]:
     """``bool[F, n]``: joint ``feet[i]`` on the ground where ``h - h_ground <= height_threshold``
     and (unless ``velocity_threshold`` is None) ``|Δp_horizontal| / (2 dt) <= velocity_threshold``
     (m/s, central difference); then runs shorter than ``min_frames`` dropped, gaps shorter than it
@@ -167,8 +188,11 @@ def detect_contacts(motion: Motion, feet: Sequence[str | int] | None = None,
         p = gp[:, idx]  # file units [F, n, 3]
         tol = height_threshold * body_height(motion, up)
     h = sign * p[..., k]
-    level = np.percentile(h, GROUND_PERCENTILE, axis=0) if ground is None else np.broadcast_to(
-        np.asarray(ground, np.float64), (len(idx),))
+    level = (
+        np.percentile(h, GROUND_PERCENTILE, axis=0)
+        if ground is None
+        else np.broadcast_to(np.asarray(ground, np.float64), (len(idx),))
+    )
     c = h - level <= tol
     if velocity_threshold is not None:
         ph = p.copy()

@@ -55,9 +55,24 @@ from .contacts import (
     runs,
 )
 
-__all__ = ["find_feet", "find_toes", "detect_contacts", "contact_segments", "measure_skating", "foot_skating",
-           "foot_drift", "footlock", "FootlockSettings", "FootlockReport", "SKATE_LOW", "SKATE_SLOW",
-           "DEFAULT_HEIGHT_THRESHOLD", "DEFAULT_VELOCITY_THRESHOLD", "DEFAULT_MIN_FRAMES", "DEFAULT_BLEND_FRAMES"]
+__all__ = [
+    "find_feet",
+    "find_toes",
+    "detect_contacts",
+    "contact_segments",
+    "measure_skating",
+    "foot_skating",
+    "foot_drift",
+    "footlock",
+    "FootlockSettings",
+    "FootlockReport",
+    "SKATE_LOW",
+    "SKATE_SLOW",
+    "DEFAULT_HEIGHT_THRESHOLD",
+    "DEFAULT_VELOCITY_THRESHOLD",
+    "DEFAULT_MIN_FRAMES",
+    "DEFAULT_BLEND_FRAMES",
+]
 
 Array = NDArray[np.float64]
 
@@ -123,8 +138,14 @@ def measure_skating(motion: Motion, contacts: NDArray[np.bool_], feet: Sequence[
         }
     n = int(both.sum())
     tot = float(d.sum())
-    return {"frames": n, "total_m": tot, "total_cm": 100.0 * tot, "mean_m": tot / n if n else 0.0,
-            "mean_cm": 100.0 * tot / n if n else 0.0, "per_foot": per}
+    return {
+        "frames": n,
+        "total_m": tot,
+        "total_cm": 100.0 * tot,
+        "mean_m": tot / n if n else 0.0,
+        "mean_cm": 100.0 * tot / n if n else 0.0,
+        "per_foot": per,
+    }
 
 
 #: independent skating measure: a joint is low within this fraction of body height of its own
@@ -134,8 +155,13 @@ SKATE_LOW = 0.04
 SKATE_SLOW = 0.25
 
 
-def foot_skating(motion: Motion, reference: Motion | None = None, feet: Sequence[str | int] | None = None,
-                 low: float = SKATE_LOW, slow: float = SKATE_SLOW) -> dict:
+def foot_skating(
+    motion: Motion,
+    reference: Motion | None = None,
+    feet: Sequence[str | int] | None = None,
+    low: float = SKATE_LOW,
+    slow: float = SKATE_SLOW,
+) -> dict:
     """Independent foot skating (cm): per ankle and toe joint, the horizontal distance it travels
     between consecutive frames on which it is *low and slow*.
 
@@ -202,8 +228,9 @@ def foot_drift(motion: Motion, reference: Motion, feet: Sequence[str | int] | No
         if t is None:
             continue
         v0, v1 = g0[:, t] - g0[:, a], g1[:, t] - g1[:, a]
-        flat = (np.hypot(v0[:, h[0]], v0[:, h[1]]) > 0.7 * np.linalg.norm(v0, axis=-1)) & \
-               (np.hypot(v1[:, h[0]], v1[:, h[1]]) > 0.7 * np.linalg.norm(v1, axis=-1))
+        flat = (np.hypot(v0[:, h[0]], v0[:, h[1]]) > 0.7 * np.linalg.norm(v0, axis=-1)) & (
+            np.hypot(v1[:, h[0]], v1[:, h[1]]) > 0.7 * np.linalg.norm(v1, axis=-1)
+        )
         y0, y1 = np.arctan2(v0[:, h[0]], v0[:, h[1]]), np.arctan2(v1[:, h[0]], v1[:, h[1]])
         heading.append(np.degrees(np.abs((y1 - y0 + np.pi) % (2 * np.pi) - np.pi))[flat])
     return {"cm": cm, "heading_deg": heading}
@@ -246,16 +273,23 @@ class FootlockReport:
 
     def to_dict(self) -> dict:
         tc = self.toe_contacts
-        return {"feet": self.feet, "segments": self.segments, "contact_frames": [int(x) for x in self.contacts.sum(0)],
-                "toe_contact_frames": [int(x) for x in tc.sum(0)] if tc is not None else None,
-                "skating_before": self.skating_before, "skating_after": self.skating_after,
-                "reduction_percent": self.reduction_percent,
-                "independent_skating_before": self.independent_before,
-                "independent_skating_after": self.independent_after,
-                "independent_reduction_percent": self.independent_reduction,
-                "frames_changed": self.frames_changed,
-                "solves": self.solves, "limited": self.limited, "refined": self.refined,
-                "max_target_error_cm": self.max_target_error_cm}
+        return {
+            "feet": self.feet,
+            "segments": self.segments,
+            "contact_frames": [int(x) for x in self.contacts.sum(0)],
+            "toe_contact_frames": [int(x) for x in tc.sum(0)] if tc is not None else None,
+            "skating_before": self.skating_before,
+            "skating_after": self.skating_after,
+            "reduction_percent": self.reduction_percent,
+            "independent_skating_before": self.independent_before,
+            "independent_skating_after": self.independent_after,
+            "independent_reduction_percent": self.independent_reduction,
+            "frames_changed": self.frames_changed,
+            "solves": self.solves,
+            "limited": self.limited,
+            "refined": self.refined,
+            "max_target_error_cm": self.max_target_error_cm,
+        }
 
 
 def _smoothstep(x: Array) -> Array:
@@ -263,10 +297,18 @@ def _smoothstep(x: Array) -> Array:
     return x * x * (3.0 - 2.0 * x)
 
 
-def _planted_offsets(pa: Array, pt: Array | None, heel: NDArray[np.bool_], toe: NDArray[np.bool_],
-                     blend_frames: int, lock_frames: int, up: int | None,
-                     max_offset: float = np.inf, bridge_step: float = np.inf,
-                     release_acc: float = np.inf) -> tuple[Array, Array, NDArray[np.bool_]]:
+def _planted_offsets(
+    pa: Array,
+    pt: Array | None,
+    heel: NDArray[np.bool_],
+    toe: NDArray[np.bool_],
+    blend_frames: int,
+    lock_frames: int,
+    up: int | None,
+    max_offset: float = np.inf,
+    bridge_step: float = np.inf,
+    release_acc: float = np.inf,
+) -> tuple[Array, Array, NDArray[np.bool_]]:
     """How to move one foot so that what is planted stays put -> (ankle offsets ``o [F, 3]``, global
     foot rotations ``R [F, 4]`` applied about the ankle, frames that need a solve).
 
@@ -349,14 +391,20 @@ def _planted_offsets(pa: Array, pt: Array | None, heel: NDArray[np.bool_], toe: 
             rest_n = min(max(bo, br) - n - 1, F - e0)
             if e0 < F and rest_n > 0:
                 t = np.arange(n + 1, n + 1 + rest_n)
-                carry.append((e0, (1.0 - _smoothstep(t / bo))[:, None] * o_prev,
-                              quat.slerp(quat.identity(rest_n), np.broadcast_to(r_prev, (rest_n, 4)),
-                                         1.0 - _smoothstep(t / br))))
+                carry.append(
+                    (
+                        e0,
+                        (1.0 - _smoothstep(t / bo))[:, None] * o_prev,
+                        quat.slerp(
+                            quat.identity(rest_n), np.broadcast_to(r_prev, (rest_n, 4)), 1.0 - _smoothstep(t / br)
+                        ),
+                    )
+                )
             continue
         # where the previous frame left the ankle and the toe
         if rest:
-            ankle_prev = pa[s0:min(e0, s0 + lf)].mean(axis=0)
-            toe_prev = pt[s0:min(e0, s0 + lf)].mean(axis=0) if pt is not None else None
+            ankle_prev = pa[s0 : min(e0, s0 + lf)].mean(axis=0)
+            toe_prev = pt[s0 : min(e0, s0 + lf)].mean(axis=0) if pt is not None else None
         else:
             ankle_prev = pa[s0 - 1] + o_prev
             toe_prev = ankle_prev + quat.mul_vec(r_prev, pt[s0 - 1] - pa[s0 - 1]) if pt is not None else None
@@ -395,8 +443,8 @@ def _planted_offsets(pa: Array, pt: Array | None, heel: NDArray[np.bool_], toe: 
             excess = np.maximum.accumulate(np.maximum(ln - max_offset, 0.0))
             seg *= (np.maximum(ln - excess, 0.0) / np.maximum(ln, 1e-300))[:, None]
     for c0, oc, rc in carry:
-        o[c0:c0 + len(oc)] += oc
-        R[c0:c0 + len(rc)] = quat.mul(rc, R[c0:c0 + len(rc)])
+        o[c0 : c0 + len(oc)] += oc
+        R[c0 : c0 + len(rc)] = quat.mul(rc, R[c0 : c0 + len(rc)])
     need = np.any(o != 0.0, axis=-1) | (quat.angle(R) > 0.0) | (st > 0)
     return o, R, need
 
@@ -433,9 +481,16 @@ class FootlockSettings:
     hold_toe: bool = True
 
 
-def footlock(motion: Motion, limits: Any = None, contacts: NDArray[np.bool_] | None = None,
-             feet: Sequence[str | int] | None = None, *, settings: FootlockSettings | None = None,
-             toe_contacts: NDArray[np.bool_] | None = None, **overrides: Any) -> tuple[Motion, FootlockReport]:
+def footlock(
+    motion: Motion,
+    limits: Any = None,
+    contacts: NDArray[np.bool_] | None = None,
+    feet: Sequence[str | int] | None = None,
+    *,
+    settings: FootlockSettings | None = None,
+    toe_contacts: NDArray[np.bool_] | None = None,
+    **overrides: Any,
+) -> tuple[Motion, FootlockReport]:
     """Pin planted heels and toes with two-bone leg IK; returns the new motion and a :class:`FootlockReport`.
 
     Per foot the chain is (grandparent, parent, foot) = (UpLeg, Leg, Foot). ``contacts`` are the
@@ -455,8 +510,9 @@ def footlock(motion: Motion, limits: Any = None, contacts: NDArray[np.bool_] | N
     lifts); then with limits it is projected into the ankle's limit. Frames outside contacts and their blend
     windows are returned unchanged. ``limit_ankle=False`` leaves the ankle's rotation unlimited
     (hip and knee still are); with ``toe_first`` a planted toe that the ankle's limit moved is put
-    back by moving the ankle (a second leg solve), trading ankle for toe skating. The report carries both the contact-based skating and the
-    independent :func:`foot_skating` before and after.
+    back by moving the ankle (a second leg solve), trading ankle for toe skating. The report
+    carries both the contact-based skating and the independent :func:`foot_skating` before and
+    after.
 
     The settings (``height_threshold``, ``velocity_threshold``, ``min_frames``, ``margin``, ``toes``,
     ``blend_frames``, ``lock_frames``, ``lock_height``, ``refine``, ``tolerance``, ``limit_ankle``,
@@ -469,11 +525,20 @@ def footlock(motion: Motion, limits: Any = None, contacts: NDArray[np.bool_] | N
         known = {f.name for f in dataclasses.fields(FootlockSettings)}
         bad = ", ".join(sorted(set(overrides) - known))
         raise TypeError(f"footlock() got unexpected keyword argument(s): {bad}") from None
-    height_threshold, velocity_threshold, min_frames, margin = (st.height_threshold, st.velocity_threshold,
-                                                                st.min_frames, st.margin)
+    height_threshold, velocity_threshold, min_frames, margin = (
+        st.height_threshold,
+        st.velocity_threshold,
+        st.min_frames,
+        st.margin,
+    )
     toes, blend_frames, lock_frames, lock_height = st.toes, st.blend_frames, st.lock_frames, st.lock_height
-    refine, tolerance, limit_ankle, toe_first, hold_toe = (st.refine, st.tolerance, st.limit_ankle, st.toe_first,
-                                                           st.hold_toe)
+    refine, tolerance, limit_ankle, toe_first, hold_toe = (
+        st.refine,
+        st.tolerance,
+        st.limit_ankle,
+        st.toe_first,
+        st.hold_toe,
+    )
     idx = resolve_feet(motion, feet)
     motion.check_finite()
     sk = motion.skeleton
@@ -483,16 +548,24 @@ def footlock(motion: Motion, limits: Any = None, contacts: NDArray[np.bool_] | N
     if int(margin) < 0:
         raise IKError(f"margin must be >= 0, got {margin}")
     if contacts is None:
-        contacts = cast(NDArray[np.bool_], detect_contacts(motion, idx, height_threshold, velocity_threshold,
-                                                           min_frames, margin=margin))
+        contacts = cast(
+            NDArray[np.bool_],
+            detect_contacts(motion, idx, height_threshold, velocity_threshold, min_frames, margin=margin),
+        )
     c = _check_contacts(contacts, F, len(idx))
     toe_idx = find_toes(sk, idx) if toes else [None] * len(idx)
     if toe_contacts is None:
         tc = np.zeros((F, len(idx)), bool)
         have = [i for i, t in enumerate(toe_idx) if t is not None]
         if have and F:
-            tc[:, have] = detect_contacts(motion, [cast(int, toe_idx[i]) for i in have], height_threshold,
-                                          velocity_threshold, min_frames, margin=margin)
+            tc[:, have] = detect_contacts(
+                motion,
+                [cast(int, toe_idx[i]) for i in have],
+                height_threshold,
+                velocity_threshold,
+                min_frames,
+                margin=margin,
+            )
     else:
         tc = _check_contacts(toe_contacts, F, len(idx))
     if limits is not None and hasattr(limits, "check_skeleton"):
@@ -511,9 +584,18 @@ def footlock(motion: Motion, limits: Any = None, contacts: NDArray[np.bool_] | N
     fs, ks, tg, rs, tws, tts = [], [], [], [], [], []
     for i, (_h, _k, j) in enumerate(chains):
         pt = gp[:, toe_idx[i]] if toe_idx[i] is not None else None
-        o, Rf, need = _planted_offsets(gp[:, j], pt, c[:, i], tc[:, i], blend_frames, lock_frames,
-                                       None if lock_height else up, MAX_OFFSET / mpu, bridge,
-                                       RELEASE_ACCELERATION * motion.frame_time ** 2 / mpu)
+        o, Rf, need = _planted_offsets(
+            gp[:, j],
+            pt,
+            c[:, i],
+            tc[:, i],
+            blend_frames,
+            lock_frames,
+            None if lock_height else up,
+            MAX_OFFSET / mpu,
+            bridge,
+            RELEASE_ACCELERATION * motion.frame_time**2 / mpu,
+        )
         t = gp[:, j] + o
         fr = np.nonzero(need)[0]
         rs.append(Rf[fr])
@@ -578,8 +660,17 @@ def footlock(motion: Motion, limits: Any = None, contacts: NDArray[np.bool_] | N
                     if b.size == 0:
                         continue
                     lims = [_joint_limit(limits, h), _joint_limit(limits, k_)]
-                    res = ccd(par[b], base_p[b], off[b], tg[b], np.stack([hip[b], knee[b]], axis=1), lims,
-                              tolerance=tol_u, max_iterations=60, max_restarts=0)
+                    res = ccd(
+                        par[b],
+                        base_p[b],
+                        off[b],
+                        tg[b],
+                        np.stack([hip[b], knee[b]], axis=1),
+                        lims,
+                        tolerance=tol_u,
+                        max_iterations=60,
+                        max_restarts=0,
+                    )
                     improve = res.error < err[b]
                     bb = b[improve]
                     hip[bb], knee[bb] = res.rotations[improve, 0], res.rotations[improve, 1]
@@ -593,8 +684,9 @@ def footlock(motion: Motion, limits: Any = None, contacts: NDArray[np.bool_] | N
             if hold_toe and np.any(toe_w > 0):
                 r = np.nonzero(toe_w > 0)[0]
                 wf = want_foot.copy()
-                wf[r] = _hold_toe(want_foot[r], ankle[r], toe_off[r], toe_want[r], toe_w[r],
-                                  None if lock_height else up)
+                wf[r] = _hold_toe(
+                    want_foot[r], ankle[r], toe_off[r], toe_want[r], toe_w[r], None if lock_height else up
+                )
             foot = quat.normalize(quat.inv_mul(gk, wf))
             if limits is not None and limit_ankle:
                 for i, (_, _, jj) in enumerate(chains):
@@ -633,10 +725,22 @@ def footlock(motion: Motion, limits: Any = None, contacts: NDArray[np.bool_] | N
     after = measure_skating(out, c, idx)
     red = 100.0 * (1.0 - after["total_m"] / before["total_m"]) if before["total_m"] > 0 else 0.0
     changed = int(np.any(rot != motion.rotations, axis=(1, 2)).sum())
-    report = FootlockReport([sk.names[j] for j in idx], c, sum(len(s) for s in contact_segments(c)), before, after,
-                            red, changed, int(fr.size), limited, refined, max_err, toe_contacts=tc,
-                            independent_before=ind_before,
-                            independent_after=foot_skating(out, reference=motion, feet=idx))
+    report = FootlockReport(
+        [sk.names[j] for j in idx],
+        c,
+        sum(len(s) for s in contact_segments(c)),
+        before,
+        after,
+        red,
+        changed,
+        int(fr.size),
+        limited,
+        refined,
+        max_err,
+        toe_contacts=tc,
+        independent_before=ind_before,
+        independent_after=foot_skating(out, reference=motion, feet=idx),
+    )
     return out, report
 
 
@@ -701,8 +805,13 @@ def _knee_pole(hip: Array, knee: Array, ankle: Array) -> Array:
     return np.where(ok[:, None], knee + n * (L / np.maximum(ln, 1e-300))[:, None], knee)
 
 
-def _toe_weight(toe: NDArray[np.bool_], blend_frames: int, pt: Array | None = None, bridge_step: float = np.inf,
-                up: int | None = None) -> Array:
+def _toe_weight(
+    toe: NDArray[np.bool_],
+    blend_frames: int,
+    pt: Array | None = None,
+    bridge_step: float = np.inf,
+    up: int | None = None,
+) -> Array:
     """Per frame how much a planted toe is held by turning the foot about the reached ankle: 1 while
     the toe is planted (gaps of 1-2 frames bridged where the toe travels at most ``bridge_step`` per
     frame), fading out (smoothstep) over ``blend_frames`` after each run."""
@@ -716,7 +825,7 @@ def _toe_weight(toe: NDArray[np.bool_], blend_frames: int, pt: Array | None = No
     for _, e in runs(m):
         n = min(B, F - e)
         if n > 0:
-            w[e:e + n] = np.maximum(w[e:e + n], 1.0 - _smoothstep(np.arange(1, n + 1) / (B + 1.0)))
+            w[e : e + n] = np.maximum(w[e : e + n], 1.0 - _smoothstep(np.arange(1, n + 1) / (B + 1.0)))
     return w
 
 

@@ -148,11 +148,22 @@ def ground_contacts(motion: Motion, height: float = 0.06, margin: int = 2) -> ND
     hands = find_role(names, "hand", "finger", exclude=("foot", "toe"))
     if not feet or F == 0:
         return out
-    out[:, feet], level = detect_contacts(motion, feet, height, None, 1, height_unit="body", margin=margin,
-                                          legs=False, validate=False, return_ground=True)
+    out[:, feet], level = detect_contacts(
+        motion, feet, height, None, 1, height_unit="body", margin=margin, legs=False, validate=False, return_ground=True
+    )
     if hands:
-        out[:, hands] = detect_contacts(motion, hands, 2.0 * height, None, 1, height_unit="body", margin=margin,
-                                        legs=False, validate=False, ground=level.min())
+        out[:, hands] = detect_contacts(
+            motion,
+            hands,
+            2.0 * height,
+            None,
+            1,
+            height_unit="body",
+            margin=margin,
+            legs=False,
+            validate=False,
+            ground=level.min(),
+        )
     return out
 
 
@@ -218,8 +229,9 @@ def pop_scores(motion: Motion, params: PopParams | None = None) -> tuple[Array, 
         c = ground_contacts(motion, p.contact_height)
         bound = np.where(c, np.maximum(floor, p.k_contact * _bounds(s, a, win, 0.0, p)), bound)
     if p.k_pair != 1.0:
-        bound = np.where(paired_spikes(w, p.pair_frames, p.pair_tolerance, floor),
-                         np.maximum(floor, p.k_pair * bound), bound)
+        bound = np.where(
+            paired_spikes(w, p.pair_frames, p.pair_tolerance, floor), np.maximum(floor, p.k_pair * bound), bound
+        )
     rs = s / bound
     if p.k_shared != 1.0:
         shared = np.sum(rs >= p.shared_level, axis=1) >= 2
@@ -227,14 +239,15 @@ def pop_scores(motion: Motion, params: PopParams | None = None) -> tuple[Array, 
     if p.k_edge != 1.0:
         e = int(round(p.edge_seconds / motion.frame_time))
         if e > 0:
-            rs[:e + 1] /= p.k_edge
+            rs[: e + 1] /= p.k_edge
             rs[-e:] /= p.k_edge
         s, a = two_sided_spikes(v)
         floor = p.floor_cm / 100.0
         bound = _bounds(s, a, win, floor, p)
         if p.k_pair != 1.0:
-            bound = np.where(paired_spikes(v, p.pair_frames, p.pair_tolerance, floor),
-                             np.maximum(floor, p.k_pair * bound), bound)
+            bound = np.where(
+                paired_spikes(v, p.pair_frames, p.pair_tolerance, floor), np.maximum(floor, p.k_pair * bound), bound
+            )
         ps[:, moving] = s / bound
     return rs, ps
 

@@ -25,8 +25,9 @@ def side_switches(limited: Array, original: Array, threshold: float = 0.25) -> N
     return np.nonzero(hit)[0] + 1
 
 
-def smooth_switches(limited: Array, original: Array, frame_time: float, halflife: float = 0.25,
-                    threshold: float = 0.25) -> Array:
+def smooth_switches(
+    limited: Array, original: Array, frame_time: float, halflife: float = 0.25, threshold: float = 0.25
+) -> Array:
     """Remove the pops of projections that switch sides with a tracking spring; frames the spring
     does not touch are returned exactly as projected."""
     cuts = side_switches(limited, original, threshold)

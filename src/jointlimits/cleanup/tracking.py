@@ -34,9 +34,20 @@ from .pops import PopParams, pop_scores
 from .springs import SpringError, halflife_to_gain, track_errors, tracking_modes
 
 __all__ = [
-    "TrackingError", "DEFAULT_HALFLIFE", "DEFAULT_VELOCITY_HALFLIFE", "DEFAULT_THRESHOLD", "DEFAULT_SNAP",
-    "angular_velocities", "angular_speeds", "track_rotations", "track_positions",
-    "detect_discontinuities", "discontinuity_scores", "filter_motion", "splice", "varying_position_joints",
+    "TrackingError",
+    "DEFAULT_HALFLIFE",
+    "DEFAULT_VELOCITY_HALFLIFE",
+    "DEFAULT_THRESHOLD",
+    "DEFAULT_SNAP",
+    "angular_velocities",
+    "angular_speeds",
+    "track_rotations",
+    "track_positions",
+    "detect_discontinuities",
+    "discontinuity_scores",
+    "filter_motion",
+    "splice",
+    "varying_position_joints",
 ]
 
 Array = NDArray[np.float64]
@@ -98,10 +109,14 @@ def angular_speeds(quats: ArrayLike) -> Array:
     return s
 
 
-def _gains(dt: float, halflife: float, velocity_halflife: float,
-           acceleration_halflife: float) -> tuple[float, float, float]:
-    for name, h in (("halflife", halflife), ("velocity_halflife", velocity_halflife),
-                    ("acceleration_halflife", acceleration_halflife)):
+def _gains(
+    dt: float, halflife: float, velocity_halflife: float, acceleration_halflife: float
+) -> tuple[float, float, float]:
+    for name, h in (
+        ("halflife", halflife),
+        ("velocity_halflife", velocity_halflife),
+        ("acceleration_halflife", acceleration_halflife),
+    ):
         if not (np.isfinite(h) and h >= 0.0):
             raise TrackingError(f"{name} must be >= 0 and finite, got {h!r}")
     g = [float(halflife_to_gain(h, dt)) for h in (halflife, velocity_halflife, acceleration_halflife)]
@@ -115,11 +130,18 @@ def _modes(T: int, cuts: Sequence[int] | NDArray[np.integer] | None) -> NDArray[
         raise TrackingError(str(e)) from None
 
 
-def track_rotations(quats: ArrayLike, cuts: Sequence[int] | NDArray[np.integer] | None = None,
-                    dt: float = 1.0 / 30.0, *, halflife: float = DEFAULT_HALFLIFE,
-                    velocity_halflife: float = DEFAULT_VELOCITY_HALFLIFE, acceleration_halflife: float = 0.0,
-                    v_max: float | None = None, a_max: float | None = None,
-                    snap: float = DEFAULT_SNAP) -> Array:
+def track_rotations(
+    quats: ArrayLike,
+    cuts: Sequence[int] | NDArray[np.integer] | None = None,
+    dt: float = 1.0 / 30.0,
+    *,
+    halflife: float = DEFAULT_HALFLIFE,
+    velocity_halflife: float = DEFAULT_VELOCITY_HALFLIFE,
+    acceleration_halflife: float = 0.0,
+    v_max: float | None = None,
+    a_max: float | None = None,
+    snap: float = DEFAULT_SNAP,
+) -> Array:
     """Tracking-spring filter of rotation sequences ``[T, ..., 4]`` (all trailing channels at once) -> unit quaternions.
 
     ``cuts``: frames where a discontinuity starts; ``v_max`` (rad/s) and ``a_max`` (rad/s^2) clip the
@@ -146,11 +168,18 @@ def track_rotations(quats: ArrayLike, cuts: Sequence[int] | NDArray[np.integer] 
     return out
 
 
-def track_positions(positions: ArrayLike, cuts: Sequence[int] | NDArray[np.integer] | None = None,
-                    dt: float = 1.0 / 30.0, *, halflife: float = DEFAULT_HALFLIFE,
-                    velocity_halflife: float = DEFAULT_VELOCITY_HALFLIFE, acceleration_halflife: float = 0.0,
-                    v_max: float | None = None, a_max: float | None = None,
-                    snap: float = DEFAULT_SNAP) -> Array:
+def track_positions(
+    positions: ArrayLike,
+    cuts: Sequence[int] | NDArray[np.integer] | None = None,
+    dt: float = 1.0 / 30.0,
+    *,
+    halflife: float = DEFAULT_HALFLIFE,
+    velocity_halflife: float = DEFAULT_VELOCITY_HALFLIFE,
+    acceleration_halflife: float = 0.0,
+    v_max: float | None = None,
+    a_max: float | None = None,
+    snap: float = DEFAULT_SNAP,
+) -> Array:
     """Tracking-spring filter of vector signals ``[T, ...]`` (e.g. root positions [T, 3]) -> same shape.
 
     ``v_max`` / ``a_max`` (units/s, units/s^2) clip the targets per component.
@@ -195,8 +224,9 @@ def discontinuity_scores(motion: Motion, params: PopParams | None = None) -> Arr
     return np.maximum(rs.max(axis=1, initial=0.0), ps.max(axis=1, initial=0.0))
 
 
-def detect_discontinuities(motion: Motion, threshold: float = DEFAULT_THRESHOLD, *,
-                           params: PopParams | None = None) -> NDArray[np.int64]:
+def detect_discontinuities(
+    motion: Motion, threshold: float = DEFAULT_THRESHOLD, *, params: PopParams | None = None
+) -> NDArray[np.int64]:
     """Frames t where a pop enters or leaves (``q[t]`` does not follow from ``q[t-1]``):
     :func:`discontinuity_scores` > ``threshold`` (1 = the plausible bound; larger is more lenient).
 
@@ -227,12 +257,21 @@ def _cuts_for(motion: Motion, cuts: Sequence[int] | NDArray[np.integer] | None) 
     return c
 
 
-def filter_motion(motion: Motion, cuts: Sequence[int] | NDArray[np.integer] | None = None, detect: bool = False,
-                  threshold: float = DEFAULT_THRESHOLD, halflife: float = DEFAULT_HALFLIFE, *,
-                  velocity_halflife: float = DEFAULT_VELOCITY_HALFLIFE, acceleration_halflife: float = 0.0,
-                  v_max: float | None = None, a_max: float | None = None,
-                  position_v_max: float | None = None, position_a_max: float | None = None,
-                  snap: float = DEFAULT_SNAP) -> Motion:
+def filter_motion(
+    motion: Motion,
+    cuts: Sequence[int] | NDArray[np.integer] | None = None,
+    detect: bool = False,
+    threshold: float = DEFAULT_THRESHOLD,
+    halflife: float = DEFAULT_HALFLIFE,
+    *,
+    velocity_halflife: float = DEFAULT_VELOCITY_HALFLIFE,
+    acceleration_halflife: float = 0.0,
+    v_max: float | None = None,
+    a_max: float | None = None,
+    position_v_max: float | None = None,
+    position_a_max: float | None = None,
+    snap: float = DEFAULT_SNAP,
+) -> Motion:
     """Remove pops at discontinuities (given ``cuts`` and/or ``detect``-ed) from a motion -> new Motion.
 
     Rotations of every joint and positions of every joint that moves are tracked; ``v_max``/``a_max``
@@ -246,14 +285,14 @@ def filter_motion(motion: Motion, cuts: Sequence[int] | NDArray[np.integer] | No
     if detect:
         c = np.union1d(c, detect_discontinuities(motion, threshold)).astype(np.int64)
     dt = motion.frame_time
-    kw = dict(halflife=halflife, velocity_halflife=velocity_halflife, acceleration_halflife=acceleration_halflife,
-              snap=snap)
+    kw = dict(
+        halflife=halflife, velocity_halflife=velocity_halflife, acceleration_halflife=acceleration_halflife, snap=snap
+    )
     rot = track_rotations(motion.rotations, c, dt, v_max=v_max, a_max=a_max, **kw)
     pos = motion.positions.copy()
     vj = varying_position_joints(motion)
     if vj.size:
-        pos[:, vj] = track_positions(motion.positions[:, vj], c, dt, v_max=position_v_max, a_max=position_a_max,
-                                     **kw)
+        pos[:, vj] = track_positions(motion.positions[:, vj], c, dt, v_max=position_v_max, a_max=position_a_max, **kw)
     return dataclasses.replace(motion, rotations=rot, positions=pos)
 
 
@@ -272,9 +311,18 @@ def _up_vector(motion: Motion, up: str | None) -> Array:
     return up_vector(parse_up_axis(guess_up_axis(motion) if up is None else up, TrackingError))
 
 
-def splice(a: Motion, b: Motion, at: int | None = None, smooth: bool = True, *, align: bool = True,
-           up: str | None = None, halflife: float = DEFAULT_HALFLIFE,
-           velocity_halflife: float = DEFAULT_VELOCITY_HALFLIFE, snap: float = DEFAULT_SNAP) -> Motion:
+def splice(
+    a: Motion,
+    b: Motion,
+    at: int | None = None,
+    smooth: bool = True,
+    *,
+    align: bool = True,
+    up: str | None = None,
+    halflife: float = DEFAULT_HALFLIFE,
+    velocity_halflife: float = DEFAULT_VELOCITY_HALFLIFE,
+    snap: float = DEFAULT_SNAP,
+) -> Motion:
     """Frames ``a[:at]`` followed by all of ``b`` (same skeleton); ``at`` defaults to the end of ``a``.
 
     ``align`` turns and moves ``b`` about the up axis (guessed when ``up`` is None) so that its root
@@ -294,8 +342,13 @@ def splice(a: Motion, b: Motion, at: int | None = None, smooth: bool = True, *, 
         raise TrackingError(f"frame times differ: {a.frame_time} vs {b.frame_time}; resample one clip first")
     if at is None:
         at = a.num_frames
-    if (isinstance(at, bool) or not isinstance(at, (int, float, np.integer, np.floating)) or not math.isfinite(at)
-            or int(at) != at or not 1 <= int(at) <= a.num_frames):
+    if (
+        isinstance(at, bool)
+        or not isinstance(at, (int, float, np.integer, np.floating))
+        or not math.isfinite(at)
+        or int(at) != at
+        or not 1 <= int(at) <= a.num_frames
+    ):
         raise TrackingError(f"at must be a frame of a in [1, {a.num_frames}], got {at!r}")
     at = int(at)
     rot_b = b.rotations.copy()
@@ -332,4 +385,3 @@ def splice(a: Motion, b: Motion, at: int | None = None, smooth: bool = True, *, 
     if smooth and at < out.num_frames:
         out = filter_motion(out, cuts=[at], halflife=halflife, velocity_halflife=velocity_halflife, snap=snap)
     return out
-

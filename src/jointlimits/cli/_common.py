@@ -77,8 +77,13 @@ def friendly_errors(fn: Callable) -> Callable:
     return wrapper
 
 
-def check_output_path(out: Path, inputs: Iterable[Path | None], force: bool = False,
-                      suffixes: tuple[str, ...] | None = None, what: str = "output") -> None:
+def check_output_path(
+    out: Path,
+    inputs: Iterable[Path | None],
+    force: bool = False,
+    suffixes: tuple[str, ...] | None = None,
+    what: str = "output",
+) -> None:
     """Before any work: refuse an output that exists or would overwrite an input (unless
     ``--force``), that has the wrong extension, or that cannot be written (folder, missing or
     read-only parent, name too long)."""
@@ -127,15 +132,18 @@ def joint_selection(fn: Callable) -> Callable:
         is_flag=True,
         help="Also limit the joints carrying the global position and heading (left alone by default).",
     )(fn)
-    fn = click.option("--exclude", multiple=True, metavar="NAMES",
-                      help="Joints to leave alone (comma-separated, repeatable).")(fn)
-    fn = click.option("--joints", multiple=True, metavar="NAMES",
-                      help="Only these joints (comma-separated, repeatable).")(fn)
+    fn = click.option(
+        "--exclude", multiple=True, metavar="NAMES", help="Joints to leave alone (comma-separated, repeatable)."
+    )(fn)
+    fn = click.option(
+        "--joints", multiple=True, metavar="NAMES", help="Only these joints (comma-separated, repeatable)."
+    )(fn)
     return fn
 
 
-def limits_for_clip(lim: Any, motion: Any, joints: Iterable[str], exclude: Iterable[str], root: bool,
-                    retarget_rest: bool = False) -> Any:
+def limits_for_clip(
+    lim: Any, motion: Any, joints: Iterable[str], exclude: Iterable[str], root: bool, retarget_rest: bool = False
+) -> Any:
     """Loaded limits made ready for a clip (or none): the same joints, re-expressed in its rest pose
     with ``--retarget-rest``, on the joints ``--joints``/``--exclude``/``--root`` choose (by
     default without those carrying the global position and heading), and checked against it."""
@@ -143,8 +151,9 @@ def limits_for_clip(lim: Any, motion: Any, joints: Iterable[str], exclude: Itera
         lim.check_skeleton(motion.skeleton, rest=False)
         if retarget_rest:
             lim = lim.retarget_rest(motion.skeleton)
-    lim = lim.select(split_names(joints), split_names(exclude),
-                     motion if motion is not None and motion.num_frames else None, root)
+    lim = lim.select(
+        split_names(joints), split_names(exclude), motion if motion is not None and motion.num_frames else None, root
+    )
     if motion is not None:
         lim.check_skeleton(motion.skeleton)
     return lim
@@ -168,8 +177,9 @@ def strict_json(obj: Any, unknown_as_null: bool = False) -> str:
     try:
         return json.dumps(obj, indent=2, allow_nan=False)
     except ValueError:
-        raise BadInput("the result holds NaN or infinity (the limits file has extreme or "
-                       "invalid values?); no JSON written") from None
+        raise BadInput(
+            "the result holds NaN or infinity (the limits file has extreme or invalid values?); no JSON written"
+        ) from None
 
 
 def check_distinct_outputs(*outs: Path | None) -> None:

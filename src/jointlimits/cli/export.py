@@ -59,31 +59,71 @@ def _outputs(output: Path, engine: str, variants: tuple[str, ...]) -> tuple[Path
 
 @click.command("export")
 @click.argument("limits_file", metavar="LIMITS.json", type=click.Path(path_type=Path))
-@click.option("--to", "engine", required=True,
-              type=click.Choice(list(ENGINES)),
-              help="Target engine.")
-@click.option("--clips", cls=_Greedy, multiple=True, type=click.Path(path_type=Path), metavar="CLIP...",
-              help="Clips whose rotations the engine limits are fitted to (default: rotations sampled inside "
-                   "the fitted limits).")
-@click.option("--holdout", cls=_Greedy, multiple=True, type=click.Path(path_type=Path), metavar="CLIP...",
-              help="Other clips, only measured in the report.")
-@click.option("--variant", type=VARIANT_CHOICE, default="both", show_default=True,
-              help="conservative: inside the fitted limit; covering: containing the training data.")
-@click.option("-o", "--output", type=click.Path(path_type=Path), required=True,
-              help="JSON file to write (mujoco: also OUT.xml, or OUT-<variant>.xml for both variants; "
-                   "an .xml path works too).")
-@click.option("--samples", type=click.IntRange(100), default=4000, show_default=True,
-              help="Rotations sampled per joint when no clips are given.")
-@click.option("--random", "n_random", type=click.IntRange(1000), default=40000, show_default=True,
-              help="Haar-uniform random rotations per joint for the false-accept figures.")
+@click.option("--to", "engine", required=True, type=click.Choice(list(ENGINES)), help="Target engine.")
+@click.option(
+    "--clips",
+    cls=_Greedy,
+    multiple=True,
+    type=click.Path(path_type=Path),
+    metavar="CLIP...",
+    help="Clips whose rotations the engine limits are fitted to (default: rotations sampled inside the fitted limits).",
+)
+@click.option(
+    "--holdout",
+    cls=_Greedy,
+    multiple=True,
+    type=click.Path(path_type=Path),
+    metavar="CLIP...",
+    help="Other clips, only measured in the report.",
+)
+@click.option(
+    "--variant",
+    type=VARIANT_CHOICE,
+    default="both",
+    show_default=True,
+    help="conservative: inside the fitted limit; covering: containing the training data.",
+)
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(path_type=Path),
+    required=True,
+    help="JSON file to write (mujoco: also OUT.xml, or OUT-<variant>.xml for both variants; an .xml path works too).",
+)
+@click.option(
+    "--samples",
+    type=click.IntRange(100),
+    default=4000,
+    show_default=True,
+    help="Rotations sampled per joint when no clips are given.",
+)
+@click.option(
+    "--random",
+    "n_random",
+    type=click.IntRange(1000),
+    default=40000,
+    show_default=True,
+    help="Haar-uniform random rotations per joint for the false-accept figures.",
+)
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the sampled and random rotations.")
 @click.option("--force", is_flag=True, help="Replace existing outputs (also an input file).")
 @quiet_option
 @json_option
 @friendly_errors
-def export_command(limits_file: Path, engine: str, clips: tuple[Path, ...], holdout: tuple[Path, ...], variant: str,
-                   output: Path, samples: int, n_random: int, seed: int, force: bool, quiet: bool,
-                   as_json: bool) -> None:
+def export_command(
+    limits_file: Path,
+    engine: str,
+    clips: tuple[Path, ...],
+    holdout: tuple[Path, ...],
+    variant: str,
+    output: Path,
+    samples: int,
+    n_random: int,
+    seed: int,
+    force: bool,
+    quiet: bool,
+    as_json: bool,
+) -> None:
     """Export fitted limits to an engine's joint parameters, print and store the loss report."""
     from .._atomic import atomic_write
     from ..errors import JointLimitsError
@@ -113,8 +153,17 @@ def export_command(limits_file: Path, engine: str, clips: tuple[Path, ...], hold
         bar.refresh()
 
     try:
-        ex = export_limits(lim, engine, clips=ms or None, holdout=hs or None, variants=variants, samples=samples,
-                           random=n_random, seed=seed, progress=progress)
+        ex = export_limits(
+            lim,
+            engine,
+            clips=ms or None,
+            holdout=hs or None,
+            variants=variants,
+            samples=samples,
+            random=n_random,
+            seed=seed,
+            progress=progress,
+        )
     finally:
         bar.close()
     doc = ex.to_dict()
@@ -129,5 +178,9 @@ def export_command(limits_file: Path, engine: str, clips: tuple[Path, ...], hold
     for v, p in xml.items():
         with atomic_write(p) as fh:
             fh.write(texts[v])
-    emit(ex.table() + "\n" + f"wrote {js}" + "".join(f", {p}" for p in xml.values()),
-         {"output": str(js), "files": [str(js), *map(str, xml.values())], "engine": engine}, quiet, as_json)
+    emit(
+        ex.table() + "\n" + f"wrote {js}" + "".join(f", {p}" for p in xml.values()),
+        {"output": str(js), "files": [str(js), *map(str, xml.values())], "engine": engine},
+        quiet,
+        as_json,
+    )

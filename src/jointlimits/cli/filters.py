@@ -55,9 +55,14 @@ def _unrolled_angle_axis(q: np.ndarray) -> np.ndarray:
     return quat.to_scaled_angle_axis(quat.unroll(quat.normalize(q)[:, None], axis=0)[:, 0])
 
 
-def plot_channel_before_after(before: Motion, after: Motion, joint: str, path: str | os.PathLike,
-                              frames: Sequence[int] | slice | None = None,
-                              cuts: Sequence[int] | None = None) -> Path:
+def plot_channel_before_after(
+    before: Motion,
+    after: Motion,
+    joint: str,
+    path: str | os.PathLike,
+    frames: Sequence[int] | slice | None = None,
+    cuts: Sequence[int] | None = None,
+) -> Path:
     """Write a PNG of a joint's local rotation (scaled angle axis, degrees) and per-frame angular speed
     before/after filtering, with vertical lines at ``cuts``; ``frames`` = slice or (start, stop)."""
     import matplotlib
@@ -89,7 +94,7 @@ def plot_channel_before_after(before: Motion, after: Motion, joint: str, path: s
     names = "xyz"
     for k, (m, style) in enumerate(((before, "--"), (after, "-"))):
         aa = np.degrees(_unrolled_angle_axis(m.rotations[:, j]))
-        sp = np.degrees(angular_speeds(m.rotations[:, j:j + 1])[:, 0])
+        sp = np.degrees(angular_speeds(m.rotations[:, j : j + 1])[:, 0])
         label = "before" if k == 0 else "after"
         for c in range(3):
             axes[0].plot(idx, aa[idx, c], style, color=f"C{c}", lw=1.0, label=f"{names[c]} {label}")
@@ -137,28 +142,67 @@ def _pick_joint(motion: Motion, joint: str | None, changed: np.ndarray) -> str:
 
 @click.command("filter")
 @click.argument("clip", type=click.Path(path_type=Path, dir_okay=False))
-@click.option("-o", "--output", "out", type=click.Path(path_type=Path, dir_okay=False), required=True,
-              help="Where to write the filtered BVH.")
+@click.option(
+    "-o",
+    "--output",
+    "out",
+    type=click.Path(path_type=Path, dir_okay=False),
+    required=True,
+    help="Where to write the filtered BVH.",
+)
 @click.option("--cuts", default=None, help="Comma-separated frames where a discontinuity starts.")
 @click.option("--detect", is_flag=True, help="Detect discontinuities (robust jump detector).")
-@click.option("--threshold", type=float, default=DEFAULT_THRESHOLD, show_default=True,
-              help="Detector threshold (robust z-score of a one-frame spike).")
-@click.option("--halflife", type=float, default=DEFAULT_HALFLIFE, show_default=True,
-              help="Seconds for half of a pop to fade (position half-life).")
-@click.option("--velocity-halflife", type=float, default=DEFAULT_VELOCITY_HALFLIFE, show_default=True,
-              help="Velocity half-life in seconds.")
+@click.option(
+    "--threshold",
+    type=float,
+    default=DEFAULT_THRESHOLD,
+    show_default=True,
+    help="Detector threshold (robust z-score of a one-frame spike).",
+)
+@click.option(
+    "--halflife",
+    type=float,
+    default=DEFAULT_HALFLIFE,
+    show_default=True,
+    help="Seconds for half of a pop to fade (position half-life).",
+)
+@click.option(
+    "--velocity-halflife",
+    type=float,
+    default=DEFAULT_VELOCITY_HALFLIFE,
+    show_default=True,
+    help="Velocity half-life in seconds.",
+)
 @click.option("--v-max", type=float, default=None, help="Clip target angular velocity (rad/s).")
 @click.option("--a-max", type=float, default=None, help="Clip target angular acceleration (rad/s^2).")
-@click.option("--plot", "plot_path", type=click.Path(path_type=Path, dir_okay=False), default=None,
-              help="Also write a before/after PNG.")
+@click.option(
+    "--plot",
+    "plot_path",
+    type=click.Path(path_type=Path, dir_okay=False),
+    default=None,
+    help="Also write a before/after PNG.",
+)
 @click.option("--joint", default=None, help="Joint to plot (default: the one changed most).")
 @click.option("--force", is_flag=True, help="Replace existing outputs (also the input file).")
 @quiet_option
 @json_option
 @friendly_errors
-def filter_command(clip: Path, out: Path, cuts: str | None, detect: bool, threshold: float, halflife: float,
-                   velocity_halflife: float, v_max: float | None, a_max: float | None, plot_path: Path | None,
-                   joint: str | None, force: bool, quiet: bool, as_json: bool) -> None:
+def filter_command(
+    clip: Path,
+    out: Path,
+    cuts: str | None,
+    detect: bool,
+    threshold: float,
+    halflife: float,
+    velocity_halflife: float,
+    v_max: float | None,
+    a_max: float | None,
+    plot_path: Path | None,
+    joint: str | None,
+    force: bool,
+    quiet: bool,
+    as_json: bool,
+) -> None:
     """Remove pops from CLIP with a tracking spring; clean frames are written unchanged."""
     from .. import io as motion_io
     from ..cleanup.tracking import detect_discontinuities, filter_motion
@@ -179,13 +223,15 @@ def filter_command(clip: Path, out: Path, cuts: str | None, detect: bool, thresh
         found = detect_discontinuities(m, threshold).tolist() if detect else []
         all_cuts = sorted(set(given) | set(found))
         bar.update(1)
-        res = filter_motion(m, cuts=all_cuts, halflife=halflife, velocity_halflife=velocity_halflife,
-                            v_max=v_max, a_max=a_max)
+        res = filter_motion(
+            m, cuts=all_cuts, halflife=halflife, velocity_halflife=velocity_halflife, v_max=v_max, a_max=a_max
+        )
         bar.update(1)
         motion_io.save(out, res)
         bar.update(1)
-    changed = np.count_nonzero(np.any(res.rotations != m.rotations, axis=(1, 2))
-                               | np.any(res.positions != m.positions, axis=(1, 2)))
+    changed = np.count_nonzero(
+        np.any(res.rotations != m.rotations, axis=(1, 2)) | np.any(res.positions != m.positions, axis=(1, 2))
+    )
     if plot_path is not None:
         name = _pick_joint(m, joint, res.rotations - m.rotations)
         plot_channel_before_after(m, res, name, plot_path, cuts=all_cuts)
@@ -208,24 +254,52 @@ def filter_command(clip: Path, out: Path, cuts: str | None, detect: bool, thresh
 @click.command("splice")
 @click.argument("clip_a", type=click.Path(path_type=Path, dir_okay=False))
 @click.argument("clip_b", type=click.Path(path_type=Path, dir_okay=False))
-@click.option("-o", "--output", "out", type=click.Path(path_type=Path, dir_okay=False), required=True,
-              help="Where to write the spliced BVH.")
+@click.option(
+    "-o",
+    "--output",
+    "out",
+    type=click.Path(path_type=Path, dir_okay=False),
+    required=True,
+    help="Where to write the spliced BVH.",
+)
 @click.option("--at", "at", type=int, default=None, help="Frame of A where B starts (default: end of A).")
 @click.option("--smooth/--no-smooth", default=True, show_default=True, help="Filter the pop at the join.")
-@click.option("--align/--no-align", default=True, show_default=True,
-              help="Move/turn B about the up axis to continue A's root.")
-@click.option("--halflife", type=float, default=DEFAULT_HALFLIFE, show_default=True,
-              help="Seconds for half of the join's pop to fade.")
-@click.option("--plot", "plot_path", type=click.Path(path_type=Path, dir_okay=False), default=None,
-              help="Write a before/after PNG around the join.")
+@click.option(
+    "--align/--no-align", default=True, show_default=True, help="Move/turn B about the up axis to continue A's root."
+)
+@click.option(
+    "--halflife",
+    type=float,
+    default=DEFAULT_HALFLIFE,
+    show_default=True,
+    help="Seconds for half of the join's pop to fade.",
+)
+@click.option(
+    "--plot",
+    "plot_path",
+    type=click.Path(path_type=Path, dir_okay=False),
+    default=None,
+    help="Write a before/after PNG around the join.",
+)
 @click.option("--joint", default=None, help="Joint to plot (default: the one changed most).")
 @click.option("--force", is_flag=True, help="Replace existing outputs (also an input file).")
 @quiet_option
 @json_option
 @friendly_errors
-def splice_command(clip_a: Path, clip_b: Path, out: Path, at: int | None, smooth: bool, align: bool,
-                   halflife: float, plot_path: Path | None, joint: str | None, force: bool, quiet: bool,
-                   as_json: bool) -> None:
+def splice_command(
+    clip_a: Path,
+    clip_b: Path,
+    out: Path,
+    at: int | None,
+    smooth: bool,
+    align: bool,
+    halflife: float,
+    plot_path: Path | None,
+    joint: str | None,
+    force: bool,
+    quiet: bool,
+    as_json: bool,
+) -> None:
     """Join CLIP_A and CLIP_B (same skeleton) and smooth the pop at the join."""
     from .. import io as motion_io
     from ..cleanup.tracking import splice
@@ -249,6 +323,14 @@ def splice_command(clip_a: Path, clip_b: Path, out: Path, at: int | None, smooth
         lo = max(0, join - 30)
         hi = min(res.num_frames, join + int(round(4 * max(halflife, 0.25) / res.frame_time)) + 30)
         plot_channel_before_after(raw, res, name, plot_path, frames=(lo, hi), cuts=[join])
-    emit(f"{out}: {res.num_frames} frames, B starts at frame {join}",
-         {"output": str(out), "frames": res.num_frames, "join": join,
-          "plot": str(plot_path) if plot_path is not None else None}, quiet, as_json)
+    emit(
+        f"{out}: {res.num_frames} frames, B starts at frame {join}",
+        {
+            "output": str(out),
+            "frames": res.num_frames,
+            "join": join,
+            "plot": str(plot_path) if plot_path is not None else None,
+        },
+        quiet,
+        as_json,
+    )

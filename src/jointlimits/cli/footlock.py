@@ -23,16 +23,37 @@ __all__ = ["footlock_command"]
 @click.command("footlock")
 @click.argument("clip", type=click.Path(path_type=Path))
 @click.option("-o", "--output", "out", type=click.Path(path_type=Path), required=True, help="Output BVH file.")
-@click.option("--limits", "limits_path", type=click.Path(path_type=Path), default=None,
-              help="Joint limits JSON (from `jointlimits fit`); hip and knee rotations are kept inside.")
-@click.option("--height-threshold", type=float, default=DEFAULT_HEIGHT_THRESHOLD, show_default=True,
-              help="Metres above the clip's ground level under which a heel or toe may be planted.")
-@click.option("--velocity-threshold", type=float, default=DEFAULT_VELOCITY_THRESHOLD, show_default=True,
-              help="Horizontal speed (m/s) under which a low heel or toe counts as planted.")
-@click.option("--min-frames", type=int, default=DEFAULT_MIN_FRAMES, show_default=True,
-              help="Shortest contact in frames.")
-@click.option("--blend-frames", type=int, default=DEFAULT_BLEND_FRAMES, show_default=True,
-              help="Frames over which the lock is blended in before and out after each contact.")
+@click.option(
+    "--limits",
+    "limits_path",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Joint limits JSON (from `jointlimits fit`); hip and knee rotations are kept inside.",
+)
+@click.option(
+    "--height-threshold",
+    type=float,
+    default=DEFAULT_HEIGHT_THRESHOLD,
+    show_default=True,
+    help="Metres above the clip's ground level under which a heel or toe may be planted.",
+)
+@click.option(
+    "--velocity-threshold",
+    type=float,
+    default=DEFAULT_VELOCITY_THRESHOLD,
+    show_default=True,
+    help="Horizontal speed (m/s) under which a low heel or toe counts as planted.",
+)
+@click.option(
+    "--min-frames", type=int, default=DEFAULT_MIN_FRAMES, show_default=True, help="Shortest contact in frames."
+)
+@click.option(
+    "--blend-frames",
+    type=int,
+    default=DEFAULT_BLEND_FRAMES,
+    show_default=True,
+    help="Frames over which the lock is blended in before and out after each contact.",
+)
 @click.option(
     "--free-ankle",
     is_flag=True,
@@ -42,9 +63,19 @@ __all__ = ["footlock_command"]
 @click.option("--force", is_flag=True, help="Replace an existing output (also the input clip).")
 @quiet_option
 @friendly_errors
-def footlock_command(clip: Path, out: Path, limits_path: Path | None, height_threshold: float,
-                     velocity_threshold: float, min_frames: int, blend_frames: int, free_ankle: bool, as_json: bool,
-                     force: bool, quiet: bool) -> None:
+def footlock_command(
+    clip: Path,
+    out: Path,
+    limits_path: Path | None,
+    height_threshold: float,
+    velocity_threshold: float,
+    min_frames: int,
+    blend_frames: int,
+    free_ankle: bool,
+    as_json: bool,
+    force: bool,
+    quiet: bool,
+) -> None:
     """Remove foot skating from CLIP: detect heel and toe contacts, lock what is planted with two-bone
     leg IK (inside --limits when given) and write OUT; prints skating before/after, on the detected
     contacts and by the independent measure (ankle and toe joints on low-and-slow frames)."""
@@ -59,8 +90,13 @@ def footlock_command(clip: Path, out: Path, limits_path: Path | None, height_thr
         raise BadInput(f"--min-frames must be >= 1, got {min_frames}")
     motion = motion_io.load(clip)
     limits = JointLimits.load(limits_path) if limits_path else None
-    settings = FootlockSettings(height_threshold=height_threshold, velocity_threshold=velocity_threshold,
-                                min_frames=min_frames, blend_frames=blend_frames, limit_ankle=not free_ankle)
+    settings = FootlockSettings(
+        height_threshold=height_threshold,
+        velocity_threshold=velocity_threshold,
+        min_frames=min_frames,
+        blend_frames=blend_frames,
+        limit_ankle=not free_ankle,
+    )
     result, rep = footlock(motion, limits, settings=settings)
     motion_io.save(out, result)
     if as_json:
@@ -72,17 +108,24 @@ def footlock_command(clip: Path, out: Path, limits_path: Path | None, height_thr
         return
     b, a = rep.skating_before, rep.skating_after
     click.echo(f"{clip} -> {out}")
-    click.echo(f"  feet {', '.join(rep.feet)}: {rep.segments} contacts, "
-               f"{' + '.join(str(int(x)) for x in rep.contacts.sum(0))} contact frames")
+    click.echo(
+        f"  feet {', '.join(rep.feet)}: {rep.segments} contacts, "
+        f"{' + '.join(str(int(x)) for x in rep.contacts.sum(0))} contact frames"
+    )
     click.echo(f"  skating before {b['mean_cm']:.4f} cm/frame ({b['total_cm']:.2f} cm total)")
     click.echo(f"  skating after  {a['mean_cm']:.4f} cm/frame ({a['total_cm']:.2f} cm total)")
-    click.echo(f"  reduction {rep.reduction_percent:.1f}%  ({rep.solves} leg solves, {rep.limited} limited, "
-               f"{rep.refined} refined by CCD; {rep.frames_changed} frames changed)")
+    click.echo(
+        f"  reduction {rep.reduction_percent:.1f}%  ({rep.solves} leg solves, {rep.limited} limited, "
+        f"{rep.refined} refined by CCD; {rep.frames_changed} frames changed)"
+    )
     ib, ia, red = rep.independent_before, rep.independent_after, rep.independent_reduction
     if ib is not None and ia is not None:
+
         def pct(x):
             return "n/a" if x is None else f"{x:.1f}% less"
 
-        click.echo(f"  independent skating (ankle and toe joints on low-and-slow frames): "
-                   f"ankles {ib['ankle_cm']:.1f} -> {ia['ankle_cm']:.1f} cm ({pct(red['ankle'])}), "
-                   f"toes {ib['toe_cm']:.1f} -> {ia['toe_cm']:.1f} cm ({pct(red['toe'])})")
+        click.echo(
+            f"  independent skating (ankle and toe joints on low-and-slow frames): "
+            f"ankles {ib['ankle_cm']:.1f} -> {ia['ankle_cm']:.1f} cm ({pct(red['ankle'])}), "
+            f"toes {ib['toe_cm']:.1f} -> {ia['toe_cm']:.1f} cm ({pct(red['toe'])})"
+        )

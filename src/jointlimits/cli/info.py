@@ -27,22 +27,36 @@ def info_command(clip: Path, quiet: bool, as_json: bool) -> None:
     up = guess_up_axis(m) if m.num_frames else "+y"
     units = guess_units(m, stature(m, up))
     joints = [
-        {"name": n, "parent": (sk.names[p] if p >= 0 else None), "channels": sk.channels[j],
-         "offset": sk.offsets[j].tolist()}
+        {
+            "name": n,
+            "parent": (sk.names[p] if p >= 0 else None),
+            "channels": sk.channels[j],
+            "offset": sk.offsets[j].tolist(),
+        }
         for j, (n, p) in enumerate(zip(sk.names, sk.parents))
     ]
     data = {
-        "file": str(clip), "joints": sk.num_joints, "end_sites": len(sk.end_sites),
-        "channels": int(sum(len(c) for c in sk.channels)), "frames": m.num_frames,
-        "frame_time": m.frame_time, "fps": m.fps, "duration": m.duration,
-        "units_guess": units.name, "metres_per_unit": units.metres_per_unit,
-        "body_height": units.height, "up_axis_guess": up, "skeleton": joints,
+        "file": str(clip),
+        "joints": sk.num_joints,
+        "end_sites": len(sk.end_sites),
+        "channels": int(sum(len(c) for c in sk.channels)),
+        "frames": m.num_frames,
+        "frame_time": m.frame_time,
+        "fps": m.fps,
+        "duration": m.duration,
+        "units_guess": units.name,
+        "metres_per_unit": units.metres_per_unit,
+        "body_height": units.height,
+        "up_axis_guess": up,
+        "skeleton": joints,
     }
-    lines = [f"{clip}",
-             f"  {m.num_frames} frames at {m.fps:.4g} fps ({m.duration:.2f} s), "
-             f"{data['joints']} joints, {data['end_sites']} end sites, {data['channels']} channels",
-             f"  up axis guess {up}; units guess {units.name} "
-             f"(body height over the clip {units.height:.4g} -> {units.height * units.metres_per_unit:.2f} m)"]
+    lines = [
+        f"{clip}",
+        f"  {m.num_frames} frames at {m.fps:.4g} fps ({m.duration:.2f} s), "
+        f"{data['joints']} joints, {data['end_sites']} end sites, {data['channels']} channels",
+        f"  up axis guess {up}; units guess {units.name} "
+        f"(body height over the clip {units.height:.4g} -> {units.height * units.metres_per_unit:.2f} m)",
+    ]
     depth = sk.depth()
     for j, n in enumerate(sk.names):
         chans = " ".join(c[0] + c[1:4].replace("pos", "p").replace("rot", "r") for c in sk.channels[j])

@@ -75,10 +75,22 @@ def _parse_joint_shapes(items: tuple[str, ...]) -> dict[str, str]:
     return out
 
 
-def fit_limits(clips: list, shape: str, swing_twist: bool, padding: float, reference: Any,
-               subsample: float, joint_shapes: dict[str, str], quiet: bool = False, coupled: bool = False,
-               pairs: list[tuple[str, str]] | None = None, joints: list[str] | None = None,
-               exclude: list[str] | None = None, root: bool = False, mirror: bool = False):
+def fit_limits(
+    clips: list,
+    shape: str,
+    swing_twist: bool,
+    padding: float,
+    reference: Any,
+    subsample: float,
+    joint_shapes: dict[str, str],
+    quiet: bool = False,
+    coupled: bool = False,
+    pairs: list[tuple[str, str]] | None = None,
+    joints: list[str] | None = None,
+    exclude: list[str] | None = None,
+    root: bool = False,
+    mirror: bool = False,
+):
     """Fit with a progress bar over joints."""
     from ..limits.model import JointLimits
 
@@ -91,9 +103,22 @@ def fit_limits(clips: list, shape: str, swing_twist: bool, padding: float, refer
         bar.refresh()
 
     try:
-        return JointLimits.fit(clips, shape=shape, swing_twist=swing_twist, padding=padding, reference=reference,
-                               subsample=subsample, shapes=joint_shapes, progress=progress, coupled=coupled,
-                               pairs=pairs, joints=joints, exclude=exclude, root=root, mirror=mirror)
+        return JointLimits.fit(
+            clips,
+            shape=shape,
+            swing_twist=swing_twist,
+            padding=padding,
+            reference=reference,
+            subsample=subsample,
+            shapes=joint_shapes,
+            progress=progress,
+            coupled=coupled,
+            pairs=pairs,
+            joints=joints,
+            exclude=exclude,
+            root=root,
+            mirror=mirror,
+        )
     finally:
         bar.close()
 
@@ -104,27 +129,63 @@ def fit_limits(clips: list, shape: str, swing_twist: bool, padding: float, refer
 @click.option("--shape", type=SHAPE_CHOICE, default="ellipsoid", show_default=True, help="Limit shape in limit space.")
 @click.option("--swing-twist", is_flag=True, help="Separate limits for swing and twist about the bone axis.")
 @click.option("--padding", type=float, default=0.05, show_default=True, help="Padding around the data (radians).")
-@click.option("--reference", default="mean", show_default=True,
-              help="Reference pose: mean, first, a frame index of the first clip, or a BVH file (its first frame).")
-@click.option("--subsample", type=float, default=0.05, show_default=True,
-              help="Subsampling distance (radians) for fitting the limit frame.")
-@click.option("--joint-shape", multiple=True, metavar="NAME=SHAPE",
-              help="Per-joint shape override, e.g. --joint-shape LeftArm=reach-window (repeatable).")
-@click.option("--coupled", is_flag=True,
-              help="Implicit limits only: condition children's limits on their parents' rotations.")
-@click.option("--pair", multiple=True, metavar="PARENT=CHILD",
-              help="A coupled pair (repeatable; default: the humanoid pairs found by joint name).")
-@click.option("--mirror", is_flag=True,
-              help="Also fit every clip mirrored left/right (needs a skeleton whose rest pose is symmetric).")
+@click.option(
+    "--reference",
+    default="mean",
+    show_default=True,
+    help="Reference pose: mean, first, a frame index of the first clip, or a BVH file (its first frame).",
+)
+@click.option(
+    "--subsample",
+    type=float,
+    default=0.05,
+    show_default=True,
+    help="Subsampling distance (radians) for fitting the limit frame.",
+)
+@click.option(
+    "--joint-shape",
+    multiple=True,
+    metavar="NAME=SHAPE",
+    help="Per-joint shape override, e.g. --joint-shape LeftArm=reach-window (repeatable).",
+)
+@click.option(
+    "--coupled", is_flag=True, help="Implicit limits only: condition children's limits on their parents' rotations."
+)
+@click.option(
+    "--pair",
+    multiple=True,
+    metavar="PARENT=CHILD",
+    help="A coupled pair (repeatable; default: the humanoid pairs found by joint name).",
+)
+@click.option(
+    "--mirror",
+    is_flag=True,
+    help="Also fit every clip mirrored left/right (needs a skeleton whose rest pose is symmetric).",
+)
 @joint_selection
 @click.option("--force", is_flag=True, help="Replace an existing output (also one that is an input).")
 @quiet_option
 @json_option
 @friendly_errors
-def fit_command(clips: tuple[Path, ...], output: Path, shape: str, swing_twist: bool, padding: float,
-                reference: str, subsample: float, joint_shape: tuple[str, ...], coupled: bool, pair: tuple[str, ...],
-                mirror: bool, joints: tuple[str, ...], exclude: tuple[str, ...], root: bool, force: bool, quiet: bool,
-                as_json: bool) -> None:
+def fit_command(
+    clips: tuple[Path, ...],
+    output: Path,
+    shape: str,
+    swing_twist: bool,
+    padding: float,
+    reference: str,
+    subsample: float,
+    joint_shape: tuple[str, ...],
+    coupled: bool,
+    pair: tuple[str, ...],
+    mirror: bool,
+    joints: tuple[str, ...],
+    exclude: tuple[str, ...],
+    root: bool,
+    force: bool,
+    quiet: bool,
+    as_json: bool,
+) -> None:
     """Fit joint limits to one or more BVH clips of the same skeleton and rest pose. The joints
     carrying the global position and heading get no limit unless --root or --joints names them."""
     check_output_path(output, list(clips), force)
@@ -137,40 +198,83 @@ def fit_command(clips: tuple[Path, ...], output: Path, shape: str, swing_twist: 
             raise BadInput(f"--pair takes PARENT=CHILD, got {bad[0]!r}")
         pairs = [cast("tuple[str, str]", tuple(p.split("=", 1))) for p in pair]
     ms = _load_clips(list(clips), quiet or as_json)
-    lim = fit_limits(ms, shape, swing_twist, padding, _parse_reference(reference), subsample,
-                     _parse_joint_shapes(joint_shape), quiet or as_json, coupled or bool(pair), pairs,
-                     split_names(joints), split_names(exclude), root, mirror)
+    lim = fit_limits(
+        ms,
+        shape,
+        swing_twist,
+        padding,
+        _parse_reference(reference),
+        subsample,
+        _parse_joint_shapes(joint_shape),
+        quiet or as_json,
+        coupled or bool(pair),
+        pairs,
+        split_names(joints),
+        split_names(exclude),
+        root,
+        mirror,
+    )
     lim.save(output)
     frames = sum(m.num_frames for m in ms)
     names = [lim.skeleton.names[j] for j in sorted(lim.joints)]
     left = [n for n in lim.settings.get("root_joints", []) if n not in names]
-    emit(f"fitted {len(lim.joints)} joints ({shape}{', swing-twist' if swing_twist else ''}"
-         f"{', coupled' if coupled or pair else ''}{', mirrored' if mirror else ''}) "
-         f"on {len(ms)} clip(s), {frames} frames -> {output}"
-         + (f" (left alone: {', '.join(left)})" if left else ""),
-         {"output": str(output), "clips": [str(c) for c in clips], "frames": frames, "shape": shape,
-          "swing_twist": swing_twist, "coupled": bool(coupled or pair), "mirror": mirror, "joints": names,
-          "root_joints_left_alone": left},
-         quiet, as_json)
+    emit(
+        f"fitted {len(lim.joints)} joints ({shape}{', swing-twist' if swing_twist else ''}"
+        f"{', coupled' if coupled or pair else ''}{', mirrored' if mirror else ''}) "
+        f"on {len(ms)} clip(s), {frames} frames -> {output}" + (f" (left alone: {', '.join(left)})" if left else ""),
+        {
+            "output": str(output),
+            "clips": [str(c) for c in clips],
+            "frames": frames,
+            "shape": shape,
+            "swing_twist": swing_twist,
+            "coupled": bool(coupled or pair),
+            "mirror": mirror,
+            "joints": names,
+            "root_joints_left_alone": left,
+        },
+        quiet,
+        as_json,
+    )
 
 
 @click.command("apply")
 @click.argument("limits_file", metavar="LIMITS.json", type=click.Path(path_type=Path))
 @click.argument("clip", type=click.Path(path_type=Path))
 @click.option("-o", "--output", type=click.Path(path_type=Path), required=True, help="BVH file to write.")
-@click.option("--soften", nargs=2, type=float, metavar="FALLOFF RADIUS", default=None,
-              help="Soften the projection (tanh falloff, extra radius in radians).")
+@click.option(
+    "--soften",
+    nargs=2,
+    type=float,
+    metavar="FALLOFF RADIUS",
+    default=None,
+    help="Soften the projection (tanh falloff, extra radius in radians).",
+)
 @click.option("--smooth", is_flag=True, help="Remove pops where a projection switches sides (tracking spring).")
 @joint_selection
-@click.option("--retarget-rest", is_flag=True,
-              help="Re-express the limits in the clip's rest pose where it differs by one rotation per joint.")
+@click.option(
+    "--retarget-rest",
+    is_flag=True,
+    help="Re-express the limits in the clip's rest pose where it differs by one rotation per joint.",
+)
 @click.option("--force", is_flag=True, help="Replace an existing output (also the input clip).")
 @quiet_option
 @json_option
 @friendly_errors
-def apply_command(limits_file: Path, clip: Path, output: Path, soften: tuple[float, float] | None,
-                  smooth: bool, joints: tuple[str, ...], exclude: tuple[str, ...], root: bool, retarget_rest: bool,
-                  force: bool, quiet: bool, as_json: bool) -> None:
+def apply_command(
+    limits_file: Path,
+    clip: Path,
+    output: Path,
+    soften: tuple[float, float] | None,
+    smooth: bool,
+    joints: tuple[str, ...],
+    exclude: tuple[str, ...],
+    root: bool,
+    retarget_rest: bool,
+    force: bool,
+    quiet: bool,
+    as_json: bool,
+) -> None:
     """Project every frame of CLIP into the limits and write the result. The joints carrying the
     global position and heading are left alone unless --root or --joints names them."""
     from .. import io as motion_io
@@ -182,14 +286,21 @@ def apply_command(limits_file: Path, clip: Path, output: Path, soften: tuple[flo
     _require_frames(m, clip)
     lim = limits_for_clip(JointLimits.load(limits_file), m, joints, exclude, root, retarget_rest)
     # (limits_for_clip checked the skeleton; one pass limits the clip and measures the input)
-    out, v = lim.apply_and_measure(m, soften=soften, smooth=smooth_switches if smooth else None, root=True,
-                                   check=False)
+    out, v = lim.apply_and_measure(m, soften=soften, smooth=smooth_switches if smooth else None, root=True, check=False)
     motion_io.save(output, out)
     changed = int(np.any(v > 1e-6, axis=1).sum())
-    emit(f"limited {changed}/{m.num_frames} frames (max violation {np.degrees(v.max()):.1f} deg) -> {output}",
-         {"output": str(output), "frames": m.num_frames, "frames_limited": changed,
-          "max_violation_deg": float(np.degrees(v.max())), "joints": [m.skeleton.names[j] for j in lim.active()]},
-         quiet, as_json)
+    emit(
+        f"limited {changed}/{m.num_frames} frames (max violation {np.degrees(v.max()):.1f} deg) -> {output}",
+        {
+            "output": str(output),
+            "frames": m.num_frames,
+            "frames_limited": changed,
+            "max_violation_deg": float(np.degrees(v.max())),
+            "joints": [m.skeleton.names[j] for j in lim.active()],
+        },
+        quiet,
+        as_json,
+    )
 
 
 def _ranges_text(ranges: list[list[int]], most: int = 4) -> str:
@@ -199,12 +310,16 @@ def _ranges_text(ranges: list[list[int]], most: int = 4) -> str:
 
 def _report_table(rows: list[dict]) -> str:
     ranges = any("frame_ranges" in r for r in rows)
-    lines = [f"{'joint':<20} {'outside':>8} {'fraction':>9} {'mean deg':>9} {'max deg':>9}"
-             + ("  frames outside" if ranges else "")]
+    lines = [
+        f"{'joint':<20} {'outside':>8} {'fraction':>9} {'mean deg':>9} {'max deg':>9}"
+        + ("  frames outside" if ranges else "")
+    ]
     for r in sorted(rows, key=lambda r: -r["fraction_outside"]):
-        lines.append(f"{r['joint']:<20} {r['frames_outside']:>8d} {r['fraction_outside']:>9.3f} "
-                     f"{r['mean_violation_deg']:>9.2f} {r['max_violation_deg']:>9.2f}"
-                     + (f"  {_ranges_text(r.get('frame_ranges', []))}" if ranges else ""))
+        lines.append(
+            f"{r['joint']:<20} {r['frames_outside']:>8d} {r['fraction_outside']:>9.3f} "
+            f"{r['mean_violation_deg']:>9.2f} {r['max_violation_deg']:>9.2f}"
+            + (f"  {_ranges_text(r.get('frame_ranges', []))}" if ranges else "")
+        )
     return "\n".join(lines)
 
 
@@ -212,13 +327,24 @@ def _report_table(rows: list[dict]) -> str:
 @click.argument("limits_file", metavar="LIMITS.json", type=click.Path(path_type=Path))
 @click.argument("clips", nargs=-1, required=True, type=click.Path(path_type=Path))
 @joint_selection
-@click.option("--retarget-rest", is_flag=True,
-              help="Re-express the limits in the clips' rest pose where it differs by one rotation per joint.")
+@click.option(
+    "--retarget-rest",
+    is_flag=True,
+    help="Re-express the limits in the clips' rest pose where it differs by one rotation per joint.",
+)
 @quiet_option
 @json_option
 @friendly_errors
-def report_command(limits_file: Path, clips: tuple[Path, ...], joints: tuple[str, ...], exclude: tuple[str, ...],
-                   root: bool, retarget_rest: bool, quiet: bool, as_json: bool) -> None:
+def report_command(
+    limits_file: Path,
+    clips: tuple[Path, ...],
+    joints: tuple[str, ...],
+    exclude: tuple[str, ...],
+    root: bool,
+    retarget_rest: bool,
+    quiet: bool,
+    as_json: bool,
+) -> None:
     """Per clip and joint: frames outside the limits (and which), fraction, mean and max violation
     in degrees; then all clips together."""
     from ..limits.model import JointLimits
@@ -230,29 +356,51 @@ def report_command(limits_file: Path, clips: tuple[Path, ...], joints: tuple[str
         lim = limits_for_clip(loaded, m, joints, exclude, root, retarget_rest)
         per_clip.append({"clip": str(c), "frames": m.num_frames, "joints": lim.report(m)})
     lim = limits_for_clip(loaded, ms[0], joints, exclude, root, retarget_rest)
-    rows = lim.report(ms) if len(ms) > 1 else [{k: v for k, v in r.items() if k != "frame_ranges"}
-                                               for r in per_clip[0]["joints"]]
+    rows = (
+        lim.report(ms)
+        if len(ms) > 1
+        else [{k: v for k, v in r.items() if k != "frame_ranges"} for r in per_clip[0]["joints"]]
+    )
     text = "\n\n".join(f"{p['clip']} ({p['frames']} frames):\n" + _report_table(p["joints"]) for p in per_clip)
     if len(ms) > 1:
         text += f"\n\nall {len(ms)} clips:\n" + _report_table(rows)
-    emit(text, {"limits": str(limits_file), "clips": [str(c) for c in clips], "joints": rows, "per_clip": per_clip},
-         quiet, as_json)
+    emit(
+        text,
+        {"limits": str(limits_file), "clips": [str(c) for c in clips], "joints": rows, "per_clip": per_clip},
+        quiet,
+        as_json,
+    )
 
 
 @click.command("plot")
 @click.argument("inputs", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option("--joint", required=True, help="Joint to plot.")
 @click.option("-o", "--output", type=click.Path(path_type=Path), required=True, help="PNG file to write.")
-@click.option("--after", type=click.Path(path_type=Path), default=None,
-              help="A filtered/limited version of CLIP: plot the joint's channel before/after instead.")
-@click.option("--retarget-rest", is_flag=True,
-              help="Re-express the limits in the clip's rest pose where it differs by one rotation per joint.")
+@click.option(
+    "--after",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="A filtered/limited version of CLIP: plot the joint's channel before/after instead.",
+)
+@click.option(
+    "--retarget-rest",
+    is_flag=True,
+    help="Re-express the limits in the clip's rest pose where it differs by one rotation per joint.",
+)
 @click.option("--force", is_flag=True, help="Replace an existing figure.")
 @quiet_option
 @json_option
 @friendly_errors
-def plot_command(inputs: tuple[Path, ...], joint: str, output: Path, after: Path | None, retarget_rest: bool,
-                 force: bool, quiet: bool, as_json: bool) -> None:
+def plot_command(
+    inputs: tuple[Path, ...],
+    joint: str,
+    output: Path,
+    after: Path | None,
+    retarget_rest: bool,
+    force: bool,
+    quiet: bool,
+    as_json: bool,
+) -> None:
     """Plot a joint: ``plot LIMITS.json CLIP`` draws its point cloud in limit space with the limit
     surface and the quaternions before/after unrolling; ``plot CLIP --after OUT.bvh`` draws the
     joint's rotation before/after filtering. Frames outside the limit are marked."""
@@ -270,8 +418,10 @@ def plot_command(inputs: tuple[Path, ...], joint: str, output: Path, after: Path
         path = plot_channel_before_after(before_m, after_m, joint, output)
     else:
         if len(inputs) != 2 or inputs[0].suffix.lower() != ".json":
-            raise BadInput("usage: jointlimits plot LIMITS.json CLIP --joint NAME -o FIG.png "
-                           "(or CLIP --after OUT.bvh for a before/after channel plot)")
+            raise BadInput(
+                "usage: jointlimits plot LIMITS.json CLIP --joint NAME -o FIG.png "
+                "(or CLIP --after OUT.bvh for a before/after channel plot)"
+            )
         from ..limits.model import JointLimits
         from ..viz.plots import plot_joint_limit
 
@@ -283,12 +433,27 @@ def plot_command(inputs: tuple[Path, ...], joint: str, output: Path, after: Path
 
 
 #: the files every demo run writes into --out (plus joint_<name>.png figures)
-DEMO_FILES = ("range_of_motion.bvh", "limits.json", "over_rotated.bvh", "limited.bvh", "report.json", "report.txt",
-              "violations.png", "limits.html")
+DEMO_FILES = (
+    "range_of_motion.bvh",
+    "limits.json",
+    "over_rotated.bvh",
+    "limited.bvh",
+    "report.json",
+    "report.txt",
+    "violations.png",
+    "limits.html",
+)
 
 
-def run_demo(input_clip: Path | None, out_dir: Path, shape: str, swing_twist: bool, over: float,
-             quiet: bool = False, coupled: bool = False) -> dict[str, Any]:
+def run_demo(
+    input_clip: Path | None,
+    out_dir: Path,
+    shape: str,
+    swing_twist: bool,
+    over: float,
+    quiet: bool = False,
+    coupled: bool = False,
+) -> dict[str, Any]:
     """The main job: fit limits, limit an over-rotated copy, write BVHs, a report, figures and an
     interactive page (``limits.html``) of the joints the figures show."""
     from .. import io as motion_io
@@ -322,17 +487,31 @@ def run_demo(input_clip: Path | None, out_dir: Path, shape: str, swing_twist: bo
     after = lim.report(limited)
     # the hard projection alone: the spring that removes its pops may leave some frames slightly out
     hard = lim.report(lim.apply(wild))
-    report = {"input": str(input_clip) if input_clip else "procedural range of motion",
-              "frames": motion.num_frames, "joints": len(lim.joints), "shape": shape, "swing_twist": swing_twist,
-              "over_rotation": over, "over_rotated": before, "limited": after, "projected": hard}
+    report = {
+        "input": str(input_clip) if input_clip else "procedural range of motion",
+        "frames": motion.num_frames,
+        "joints": len(lim.joints),
+        "shape": shape,
+        "swing_twist": swing_twist,
+        "over_rotation": over,
+        "over_rotated": before,
+        "limited": after,
+        "projected": hard,
+    }
     rp = out_dir / "report.json"
     with atomic_write(rp) as fh:
         fh.write(strict_json(report))
     files["report"] = str(rp)
     with atomic_write(out_dir / "report.txt") as fh:
-        fh.write("over-rotated copy:\n" + _report_table(before) + "\n\nprojected onto the limits:\n"
-                 + _report_table(hard) + "\n\nafter limiting (projected, pops smoothed; limited.bvh):\n"
-                 + _report_table(after) + "\n")
+        fh.write(
+            "over-rotated copy:\n"
+            + _report_table(before)
+            + "\n\nprojected onto the limits:\n"
+            + _report_table(hard)
+            + "\n\nafter limiting (projected, pops smoothed; limited.bvh):\n"
+            + _report_table(after)
+            + "\n"
+        )
     files["report_text"] = str(out_dir / "report.txt")
     files["violations_png"] = str(plot_violation_report(lim, wild, out_dir / "violations.png", projected=limited))
     # figures for the three joints the over-rotation pushed furthest out
@@ -345,36 +524,69 @@ def run_demo(input_clip: Path | None, out_dir: Path, shape: str, swing_twist: bo
     # the same joints on an interactive page: the fitted clip and the over-rotated copy in limit space
     if worst:
         names = [input_clip.name if input_clip is not None else "range_of_motion.bvh", "over_rotated.bvh"]
-        files["limits_html"] = str(write_limits_page(lim, [motion, wild], out_dir / "limits.html", joints=worst,
-                                                     overwrite=True, clip_names=names))
+        files["limits_html"] = str(
+            write_limits_page(
+                lim, [motion, wild], out_dir / "limits.html", joints=worst, overwrite=True, clip_names=names
+            )
+        )
     report["files"] = files
     return report
 
 
 @click.command("demo")
-@click.option("--input", "input_clip", type=click.Path(path_type=Path), default=None,
-              help="A real BVH clip (default: a procedural range-of-motion clip of a built-in humanoid).")
-@click.option("--out", "out_dir", type=click.Path(path_type=Path), default=Path("jointlimits_demo"),
-              show_default=True, help="Folder for the results.")
+@click.option(
+    "--input",
+    "input_clip",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="A real BVH clip (default: a procedural range-of-motion clip of a built-in humanoid).",
+)
+@click.option(
+    "--out",
+    "out_dir",
+    type=click.Path(path_type=Path),
+    default=Path("jointlimits_demo"),
+    show_default=True,
+    help="Folder for the results.",
+)
 @click.option("--shape", type=SHAPE_CHOICE, default="ellipsoid", show_default=True, help="Limit shape in limit space.")
 @click.option("--swing-twist", is_flag=True, help="Separate limits for swing and twist about the bone axis.")
 @click.option("--coupled", is_flag=True, help="With --shape implicit: parent-conditioned limits.")
-@click.option("--over-rotation", type=float, default=0.5, show_default=True,
-              help="How far past the data the over-rotated copy goes (0.5 = 50%).")
+@click.option(
+    "--over-rotation",
+    type=float,
+    default=0.5,
+    show_default=True,
+    help="How far past the data the over-rotated copy goes (0.5 = 50%).",
+)
 @click.option("--force", is_flag=True, help="Replace the results of an earlier run in --out.")
 @quiet_option
 @json_option
 @friendly_errors
-def demo_command(input_clip: Path | None, out_dir: Path, shape: str, swing_twist: bool, coupled: bool,
-                 over_rotation: float, force: bool, quiet: bool, as_json: bool) -> None:
+def demo_command(
+    input_clip: Path | None,
+    out_dir: Path,
+    shape: str,
+    swing_twist: bool,
+    coupled: bool,
+    over_rotation: float,
+    force: bool,
+    quiet: bool,
+    as_json: bool,
+) -> None:
     """Fit limits, apply them to an over-rotated copy, write BVHs, a report, PNG figures and an
     interactive HTML page of the worst joints' limits."""
     if out_dir.exists() and not out_dir.is_dir():
         raise BadInput(f"{out_dir}: --out must be a folder, and this is a file")
     if not out_dir.exists():
         check_output_path(out_dir, [])
-    if input_clip is not None and out_dir.exists() and out_dir.resolve() == input_clip.resolve().parent \
-            and (out_dir / input_clip.name).exists() and input_clip.name in ("limited.bvh", "over_rotated.bvh"):
+    if (
+        input_clip is not None
+        and out_dir.exists()
+        and out_dir.resolve() == input_clip.resolve().parent
+        and (out_dir / input_clip.name).exists()
+        and input_clip.name in ("limited.bvh", "over_rotated.bvh")
+    ):
         raise BadInput(f"{input_clip}: the demo would overwrite its own input; choose another --out")
     if coupled and (shape != "implicit" or swing_twist):
         raise BadInput("--coupled needs --shape implicit (without --swing-twist)")
@@ -394,12 +606,23 @@ def demo_command(input_clip: Path | None, out_dir: Path, shape: str, swing_twist
     frac_b = np.mean([r["fraction_outside"] for r in b]) if b else 0.0
     frac_a = np.mean([r["fraction_outside"] for r in a]) if a else 0.0
     frac_h = np.mean([r["fraction_outside"] for r in rep["projected"]]) if a else 0.0
-    lines = [f"jointlimits demo on {rep['input']}: {rep['frames']} frames, {rep['joints']} joints limited "
-             f"({shape}{', swing-twist' if swing_twist else ''})",
-             f"  over-rotated copy: {100 * frac_b:.1f}% of joint-frames outside the limits; "
-             f"projected: {100 * frac_h:.1f}%; after smoothing the pops (limited.bvh): {100 * frac_a:.1f}%",
-             "  wrote:"]
+    lines = [
+        f"jointlimits demo on {rep['input']}: {rep['frames']} frames, {rep['joints']} joints limited "
+        f"({shape}{', swing-twist' if swing_twist else ''})",
+        f"  over-rotated copy: {100 * frac_b:.1f}% of joint-frames outside the limits; "
+        f"projected: {100 * frac_h:.1f}%; after smoothing the pops (limited.bvh): {100 * frac_a:.1f}%",
+        "  wrote:",
+    ]
     lines += [f"    {k:<18} {v}" for k, v in rep["files"].items()]
-    emit("\n".join(lines), {"input": rep["input"], "frames": rep["frames"], "joints": rep["joints"],
-                            "fraction_outside": {"over_rotated": float(frac_b), "projected": float(frac_h),
-                                                 "limited": float(frac_a)}, "files": rep["files"]}, quiet, as_json)
+    emit(
+        "\n".join(lines),
+        {
+            "input": rep["input"],
+            "frames": rep["frames"],
+            "joints": rep["joints"],
+            "fraction_outside": {"over_rotated": float(frac_b), "projected": float(frac_h), "limited": float(frac_a)},
+            "files": rep["files"],
+        },
+        quiet,
+        as_json,
+    )

@@ -17,16 +17,31 @@ __all__ = ["recover_command"]
 
 @click.command("recover")
 @click.argument("positions", type=click.Path(path_type=Path))
-@click.option("--skeleton", "skeleton_path", type=click.Path(path_type=Path), required=True,
-              help="BVH file of the rig (its hierarchy and bone offsets; its frame rate is the default).")
-@click.option("--limits", "limits_path", type=click.Path(path_type=Path), default=None,
-              help="Joint limits JSON (from `jointlimits fit`); without it the recovery is unconstrained.")
+@click.option(
+    "--skeleton",
+    "skeleton_path",
+    type=click.Path(path_type=Path),
+    required=True,
+    help="BVH file of the rig (its hierarchy and bone offsets; its frame rate is the default).",
+)
+@click.option(
+    "--limits",
+    "limits_path",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Joint limits JSON (from `jointlimits fit`); without it the recovery is unconstrained.",
+)
 @click.option("-o", "--output", "out", type=click.Path(path_type=Path), required=True, help="Output BVH file.")
 @click.option(
     "--fps", type=float, default=None, help="Frame rate of the positions (default: the file's, else the rig's)."
 )
-@click.option("--smooth", type=float, default=None, metavar="HALFLIFE",
-              help="Smooth the positions first with a zero-lag damper of this half-life (seconds).")
+@click.option(
+    "--smooth",
+    type=float,
+    default=None,
+    metavar="HALFLIFE",
+    help="Smooth the positions first with a zero-lag damper of this half-life (seconds).",
+)
 @click.option("--iterations", type=int, default=8, show_default=True, help="Damped least-squares iterations per pass.")
 @click.option(
     "--no-warm-start", is_flag=True, help="Solve every frame on its own (no second pass from the previous frame)."
@@ -36,9 +51,20 @@ __all__ = ["recover_command"]
 @quiet_option
 @click.option("--force", is_flag=True, help="Replace an existing output (also an input file).")
 @friendly_errors
-def recover_command(positions: Path, skeleton_path: Path, limits_path: Path | None, out: Path, fps: float | None,
-                    smooth: float | None, iterations: int, no_warm_start: bool, robust: bool, as_json: bool,
-                    quiet: bool, force: bool) -> None:
+def recover_command(
+    positions: Path,
+    skeleton_path: Path,
+    limits_path: Path | None,
+    out: Path,
+    fps: float | None,
+    smooth: float | None,
+    iterations: int,
+    no_warm_start: bool,
+    robust: bool,
+    as_json: bool,
+    quiet: bool,
+    force: bool,
+) -> None:
     """Recover rotations from 3D joint POSITIONS (.npz, .npy, .csv or the FK of a .bvh; NaN or
     empty = not observed) on the --skeleton rig, inside --limits, and write OUT as BVH; prints the
     fit error and the frames outside the limits before (limit-free closed-form fit) and after."""
@@ -69,25 +95,44 @@ def recover_command(positions: Path, skeleton_path: Path, limits_path: Path | No
         bar.refresh()
 
     try:
-        motion, rep = recover(target, rig, limits, frame_time=1.0 / rate, smooth=smooth, warm_start=not no_warm_start,
-                              robust=robust, iterations=iterations, progress=progress)
+        motion, rep = recover(
+            target,
+            rig,
+            limits,
+            frame_time=1.0 / rate,
+            smooth=smooth,
+            warm_start=not no_warm_start,
+            robust=robust,
+            iterations=iterations,
+            progress=progress,
+        )
     finally:
         bar.close()
     bvh.save(out, motion)
     if as_json:
         d = rep.to_dict()
-        d.update({"input": str(positions), "skeleton": str(skeleton_path), "output": str(out),
-                  "limits": str(limits_path) if limits_path else None})
+        d.update(
+            {
+                "input": str(positions),
+                "skeleton": str(skeleton_path),
+                "output": str(out),
+                "limits": str(limits_path) if limits_path else None,
+            }
+        )
         click.echo(strict_json(d, unknown_as_null=True))
         return
     if quiet:
         return
     n = rep.frames * rep.joints
     click.echo(f"{positions} -> {out}")
-    click.echo(f"  {rep.frames} frames x {rep.joints} joints, {100 * rep.observed_fraction:.1f}% observed, "
-               f"{rep.frames / max(rep.seconds, 1e-9):.0f} frames/s")
-    click.echo(f"  fit error (RMS, file units): before {rep.error_before:.3f} (limit-free closed form), "
-               f"after {rep.error_after:.3f}")
+    click.echo(
+        f"  {rep.frames} frames x {rep.joints} joints, {100 * rep.observed_fraction:.1f}% observed, "
+        f"{rep.frames / max(rep.seconds, 1e-9):.0f} frames/s"
+    )
+    click.echo(
+        f"  fit error (RMS, file units): before {rep.error_before:.3f} (limit-free closed form), "
+        f"after {rep.error_after:.3f}"
+    )
     if rep.limited:
         click.echo(
             f"  outside the limits: before {rep.outside_before} joint-frames ({100 * rep.outside_before / n:.1f}%) "

@@ -16,8 +16,9 @@ __all__ = ["resample_command", "rename_command"]
 @click.command("resample")
 @click.argument("clip", type=click.Path(path_type=Path))
 @click.option("--fps", type=float, required=True, help="Frame rate of the result.")
-@click.option("-o", "--output", type=click.Path(path_type=Path), required=True,
-              help="Motion file to write (.bvh, .glb, .gltf).")
+@click.option(
+    "-o", "--output", type=click.Path(path_type=Path), required=True, help="Motion file to write (.bvh, .glb, .gltf)."
+)
 @click.option("--force", is_flag=True, help="Replace an existing output (also the input clip).")
 @quiet_option
 @json_option
@@ -31,26 +32,47 @@ def resample_command(clip: Path, fps: float, output: Path, force: bool, quiet: b
     m = motion_io.load(clip)
     out = resample(m, fps)
     motion_io.save(output, out)
-    emit(f"{m.num_frames} frames at {m.fps:g} fps -> {out.num_frames} frames at {out.fps:g} fps -> {output}",
-         {"output": str(output), "frames_in": m.num_frames, "fps_in": m.fps, "frames": out.num_frames, "fps": out.fps},
-         quiet, as_json)
+    emit(
+        f"{m.num_frames} frames at {m.fps:g} fps -> {out.num_frames} frames at {out.fps:g} fps -> {output}",
+        {"output": str(output), "frames_in": m.num_frames, "fps_in": m.fps, "frames": out.num_frames, "fps": out.fps},
+        quiet,
+        as_json,
+    )
 
 
 @click.command("rename")
 @click.argument("clip", type=click.Path(path_type=Path))
-@click.option("--to", "target", required=True, metavar="CONVENTION|LIMITS.json|CLIP",
-              help="A naming convention (lafan1, cmu, cmu_max, bandai, mixamo, smpl): rename the joints; or a "
-                   "limits file or clip: re-express the motion on that skeleton (rest poses must agree).")
+@click.option(
+    "--to",
+    "target",
+    required=True,
+    metavar="CONVENTION|LIMITS.json|CLIP",
+    help="A naming convention (lafan1, cmu, cmu_max, bandai, mixamo, smpl): rename the joints; or a "
+    "limits file or clip: re-express the motion on that skeleton (rest poses must agree).",
+)
 @click.option("--from", "source", default=None, help="CLIP's convention (default: detected from its names).")
-@click.option("--tolerance", type=float, default=None, metavar="DEG",
-              help="Largest angle between mapped bones at rest (default 30).")
+@click.option(
+    "--tolerance",
+    type=float,
+    default=None,
+    metavar="DEG",
+    help="Largest angle between mapped bones at rest (default 30).",
+)
 @click.option("-o", "--output", type=click.Path(path_type=Path), required=True, help="Motion file to write.")
 @click.option("--force", is_flag=True, help="Replace an existing output (also the input clip).")
 @quiet_option
 @json_option
 @friendly_errors
-def rename_command(clip: Path, target: str, source: str | None, tolerance: float | None, output: Path,
-                   force: bool, quiet: bool, as_json: bool) -> None:
+def rename_command(
+    clip: Path,
+    target: str,
+    source: str | None,
+    tolerance: float | None,
+    output: Path,
+    force: bool,
+    quiet: bool,
+    as_json: bool,
+) -> None:
     """Rename CLIP's joints into another convention, or map it onto the skeleton of a limits file
     (or another clip) so that limits fitted there can be applied to it or reported on it."""
     from .. import io as motion_io
@@ -64,8 +86,12 @@ def rename_command(clip: Path, target: str, source: str | None, tolerance: float
         out = naming.rename_motion(m, target, source)
         changed = sum(a != b for a, b in zip(m.skeleton.names, out.skeleton.names))
         motion_io.save(output, out)
-        emit(f"renamed {changed} of {m.num_joints} joints into {target} -> {output}",
-             {"output": str(output), "renamed": changed, "joints": m.num_joints, "convention": target}, quiet, as_json)
+        emit(
+            f"renamed {changed} of {m.num_joints} joints into {target} -> {output}",
+            {"output": str(output), "renamed": changed, "joints": m.num_joints, "convention": target},
+            quiet,
+            as_json,
+        )
         return
     tp = Path(target)
     if tp.suffix.lower() == ".json":
@@ -75,8 +101,10 @@ def rename_command(clip: Path, target: str, source: str | None, tolerance: float
     elif tp.suffix.lower() in motion_io.FORMATS:
         sk = motion_io.load(tp).skeleton
     else:
-        raise BadInput(f"--to {target!r}: not a convention ({', '.join(naming.CONVENTIONS)}), "
-                       f"a limits file (.json) or a motion file")
+        raise BadInput(
+            f"--to {target!r}: not a convention ({', '.join(naming.CONVENTIONS)}), "
+            f"a limits file (.json) or a motion file"
+        )
     if source is not None:
         m = naming.rename_motion(m, source, source)
     tol = naming.DEFAULT_TOLERANCE_DEG if tolerance is None else tolerance
@@ -87,7 +115,16 @@ def rename_command(clip: Path, target: str, source: str | None, tolerance: float
         click.echo(f"warning: {w.message}", err=True)
     motion_io.save(output, out)
     ang = naming.rest_pose_angles(m.skeleton, sk)
-    emit(f"mapped {m.num_joints} joints onto {sk.num_joints} of {tp.name} "
-         f"(rest bones within {max(ang.values()):.1f} deg) -> {output}",
-         {"output": str(output), "joints": m.num_joints, "target_joints": sk.num_joints,
-          "rest_max_deg": float(max(ang.values())), "warnings": [str(w.message) for w in caught]}, quiet, as_json)
+    emit(
+        f"mapped {m.num_joints} joints onto {sk.num_joints} of {tp.name} "
+        f"(rest bones within {max(ang.values()):.1f} deg) -> {output}",
+        {
+            "output": str(output),
+            "joints": m.num_joints,
+            "target_joints": sk.num_joints,
+            "rest_max_deg": float(max(ang.values())),
+            "warnings": [str(w.message) for w in caught],
+        },
+        quiet,
+        as_json,
+    )

@@ -21,8 +21,13 @@ __all__ = ["studio_command"]
     "--port", type=click.IntRange(1, 65535), default=8080, show_default=True, help="Port the studio serves on."
 )
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to bind (local only by default).")
-@click.option("--save-dir", type=click.Path(path_type=Path), default=Path("."), show_default=True,
-              help="Folder for saved clips, poses and limits (new numbered files, never replacing one).")
+@click.option(
+    "--save-dir",
+    type=click.Path(path_type=Path),
+    default=Path("."),
+    show_default=True,
+    help="Folder for saved clips, poses and limits (new numbered files, never replacing one).",
+)
 @friendly_errors
 def studio_command(clips: tuple[Path, ...], limits_file: Path | None, port: int, host: str, save_dir: Path) -> None:
     """Play clips, pose joints against their limits and drag IK targets in the browser.

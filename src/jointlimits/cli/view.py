@@ -24,21 +24,45 @@ __all__ = ["view_command"]
 @click.argument("limits_file", metavar="LIMITS.json", type=click.Path(path_type=Path))
 @click.argument("clips", nargs=-1, metavar="[CLIP]...", type=click.Path(path_type=Path))
 @click.option("-o", "--output", type=click.Path(path_type=Path), required=True, help="HTML page to write.")
-@click.option("--joint", "--joints", "joints", multiple=True, metavar="NAMES",
-              help="Joints to show (comma-separated, repeatable; default: every joint with a limit).")
+@click.option(
+    "--joint",
+    "--joints",
+    "joints",
+    multiple=True,
+    metavar="NAMES",
+    help="Joints to show (comma-separated, repeatable; default: every joint with a limit).",
+)
 @click.option("--exclude", multiple=True, metavar="NAMES", help="Joints not to show (comma-separated, repeatable).")
 @click.option("--root", is_flag=True, help="Also show the joints carrying the global position and heading.")
-@click.option("--retarget-rest", is_flag=True,
-              help="Re-express the limits in the clips' rest pose where it differs by one rotation per joint.")
-@click.option("--max-points", type=click.IntRange(min=1), default=3000, show_default=True,
-              help="Frames drawn per joint (an even subsample over all clips).")
+@click.option(
+    "--retarget-rest",
+    is_flag=True,
+    help="Re-express the limits in the clips' rest pose where it differs by one rotation per joint.",
+)
+@click.option(
+    "--max-points",
+    type=click.IntRange(min=1),
+    default=3000,
+    show_default=True,
+    help="Frames drawn per joint (an even subsample over all clips).",
+)
 @click.option("--force", is_flag=True, help="Replace an existing page (or an input file).")
 @quiet_option
 @json_option
 @friendly_errors
-def view_command(limits_file: Path, clips: tuple[Path, ...], output: Path, joints: tuple[str, ...],
-                 exclude: tuple[str, ...], root: bool, retarget_rest: bool, max_points: int, force: bool,
-                 quiet: bool, as_json: bool) -> None:
+def view_command(
+    limits_file: Path,
+    clips: tuple[Path, ...],
+    output: Path,
+    joints: tuple[str, ...],
+    exclude: tuple[str, ...],
+    root: bool,
+    retarget_rest: bool,
+    max_points: int,
+    force: bool,
+    quiet: bool,
+    as_json: bool,
+) -> None:
     """Write an interactive page of the limits: per joint, the clips' rotations in limit space
     (red where outside) and the limit surface, turnable in 3D, with a dropdown to switch joints.
     Without CLIP only the limit surfaces are shown. The page works offline (plotly.js inline)."""
@@ -54,12 +78,23 @@ def view_command(limits_file: Path, clips: tuple[Path, ...], output: Path, joint
     names = split_names(joints)
     lim = limits_for_clip(lim, ms[0] if ms else None, joints, exclude, root, retarget_rest)
     try:  # the page's checks name each clip by its file name (LimitsError -> one line via friendly_errors)
-        path = write_limits_page(lim, ms or None, output, joints=names, max_points=max_points,
-                                 overwrite=force, clip_names=[c.name for c in clips] or None)
+        path = write_limits_page(
+            lim,
+            ms or None,
+            output,
+            joints=names,
+            max_points=max_points,
+            overwrite=force,
+            clip_names=[c.name for c in clips] or None,
+        )
     except FileExistsError:  # appeared while the page was being built
         raise BadInput(f"{output}: file exists; pass --force to replace it") from None
     shown = len(dict.fromkeys(names)) if names else len(lim.active())
     frames = sum(m.num_frames for m in ms)
     what = f"{frames} frames of {len(ms)} clip(s)" if ms else "limit surfaces only"
-    emit(f"wrote {path} ({shown} joint(s), {what}; opens offline in a browser)",
-         {"output": str(path), "joints": shown, "frames": frames, "clips": [str(c) for c in clips]}, quiet, as_json)
+    emit(
+        f"wrote {path} ({shown} joint(s), {what}; opens offline in a browser)",
+        {"output": str(path), "joints": shown, "frames": frames, "clips": [str(c) for c in clips]},
+        quiet,
+        as_json,
+    )

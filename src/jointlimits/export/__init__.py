@@ -92,32 +92,44 @@ class Export:
 
     def to_dict(self) -> dict:
         return {
-            "schema": SCHEMA, "version": 1, "engine": self.engine.name, "docs": list(self.engine.docs),
+            "schema": SCHEMA,
+            "version": 1,
+            "engine": self.engine.name,
+            "docs": list(self.engine.docs),
             "conventions": {
                 "engine": self.engine.conventions,
                 "quaternions": "w, x, y, z",
-                "frames": ("per joint, 'parent_frame' is the joint frame in the parent joint's frame (rotation "
-                           "centre*basis, at the joint's offset) and 'child_frame' in the joint's own frame "
-                           "(rotation basis, at its origin); the engine's relative rotation is "
-                           "inv(parent_frame) * q * child_frame for a local rotation q, identity at 'centre'; "
-                           "x is the twist axis along the bone, y/z the principal swing directions. Engines "
-                           "that take their frames from the bodies' pose at creation need the centre pose "
-                           "(every joint's local rotation = 'centre')."),
+                "frames": (
+                    "per joint, 'parent_frame' is the joint frame in the parent joint's frame (rotation "
+                    "centre*basis, at the joint's offset) and 'child_frame' in the joint's own frame "
+                    "(rotation basis, at its origin); the engine's relative rotation is "
+                    "inv(parent_frame) * q * child_frame for a local rotation q, identity at 'centre'; "
+                    "x is the twist axis along the bone, y/z the principal swing directions. Engines "
+                    "that take their frames from the bodies' pose at creation need the centre pose "
+                    "(every joint's local rotation = 'centre')."
+                ),
                 "lengths": f"metres (source units: {self.units}, x{self.metres_per_unit:g}); Unreal centimetres",
                 "root": "the root joint has no parent body and is not exported",
             },
             "settings": self.settings,
-            "joints": [{
-                "name": je.info.name, "parent": je.info.parent, "centre": je.info.frame.centre.tolist(),
-                "parent_frame": {"position": je.info.offset_m.tolist(), "rotation": je.info.frame.parent.tolist()},
-                "child_frame": {"position": [0.0, 0.0, 0.0], "rotation": je.info.frame.child.tolist()},
-                "training": je.training_source, "conservative_scale": np.atleast_1d(je.shrink).tolist(),
-                "variants": {v: je.parameters[v] for v in self.variants},
-                "report": {v: je.report[v] for v in self.variants},
-            } for je in self.joints],
-            "report": {"summary": self.summary, "joints": [{"joint": je.info.name, **{v: je.report[v] for v in
-                                                                                     self.variants}}
-                                                            for je in self.joints]},
+            "joints": [
+                {
+                    "name": je.info.name,
+                    "parent": je.info.parent,
+                    "centre": je.info.frame.centre.tolist(),
+                    "parent_frame": {"position": je.info.offset_m.tolist(), "rotation": je.info.frame.parent.tolist()},
+                    "child_frame": {"position": [0.0, 0.0, 0.0], "rotation": je.info.frame.child.tolist()},
+                    "training": je.training_source,
+                    "conservative_scale": np.atleast_1d(je.shrink).tolist(),
+                    "variants": {v: je.parameters[v] for v in self.variants},
+                    "report": {v: je.report[v] for v in self.variants},
+                }
+                for je in self.joints
+            ],
+            "report": {
+                "summary": self.summary,
+                "joints": [{"joint": je.info.name, **{v: je.report[v] for v in self.variants}} for je in self.joints],
+            },
         }
 
     def mjcf(self, variant: str) -> str:
@@ -127,31 +139,53 @@ class Export:
         if not self.engine.name.startswith("mujoco"):
             raise ExportError("an MJCF model is written by the mujoco export only")
         hinges = {je.index: je.parameters[variant] for je in self.joints}
-        return write_mjcf(self.skeleton, self.metres_per_unit, self.up_quat, self.root_height, self.body_quats,
-                          hinges, model_name=f"jointlimits_{variant}")
+        return write_mjcf(
+            self.skeleton,
+            self.metres_per_unit,
+            self.up_quat,
+            self.root_height,
+            self.body_quats,
+            hinges,
+            model_name=f"jointlimits_{variant}",
+        )
 
     def qpos(self, model, rotations: np.ndarray, root_positions: np.ndarray) -> np.ndarray:
         """qpos ``[F, nq]`` of the loaded MJCF model for local rotations ``[F, J, 4]``."""
         from .mujoco import qpos_from_rotations
 
-        return qpos_from_rotations(model, self.skeleton, rotations, root_positions, self.metres_per_unit,
-                                   self.up_quat, np.zeros(3), self.body_quats, self.frames())
+        return qpos_from_rotations(
+            model,
+            self.skeleton,
+            rotations,
+            root_positions,
+            self.metres_per_unit,
+            self.up_quat,
+            np.zeros(3),
+            self.body_quats,
+            self.frames(),
+        )
 
     def table(self) -> str:
         """The loss report as a text table (percentages)."""
         hold = any("holdout_engine" in je.report[v] for je in self.joints for v in self.variants)
-        head = (f"{'joint':<18} {'variant':<12} {'train eng':>9} {'train fit':>9} "
-                + (f"{'held eng':>9} {'held fit':>9} " if hold else "")
-                + f"{'rand eng':>9} {'rand fit':>9} {'false acc':>9} {'false rej':>9}")
+        head = (
+            f"{'joint':<18} {'variant':<12} {'train eng':>9} {'train fit':>9} "
+            + (f"{'held eng':>9} {'held fit':>9} " if hold else "")
+            + f"{'rand eng':>9} {'rand fit':>9} {'false acc':>9} {'false rej':>9}"
+        )
         lines = [f"{self.engine.name} export: share of frames admitted (%), engine limit vs fitted limit", head]
 
         def row(name: str, v: str, r: dict) -> str:
-            s = (f"{name:<18} {v:<12} {100 * r['train_engine']:>9.2f} {100 * r['train_fitted']:>9.2f} ")
+            s = f"{name:<18} {v:<12} {100 * r['train_engine']:>9.2f} {100 * r['train_fitted']:>9.2f} "
             if hold:
-                s += (f"{100 * r.get('holdout_engine', float('nan')):>9.2f} "
-                      f"{100 * r.get('holdout_fitted', float('nan')):>9.2f} ")
-            s += (f"{100 * r['random_engine']:>9.3f} {100 * r['random_fitted']:>9.3f} "
-                  f"{100 * r['false_accept']:>9.3f} {100 * r['false_reject']:>9.3f}")
+                s += (
+                    f"{100 * r.get('holdout_engine', float('nan')):>9.2f} "
+                    f"{100 * r.get('holdout_fitted', float('nan')):>9.2f} "
+                )
+            s += (
+                f"{100 * r['random_engine']:>9.3f} {100 * r['random_fitted']:>9.3f} "
+                f"{100 * r['false_accept']:>9.3f} {100 * r['false_reject']:>9.3f}"
+            )
             return s
 
         for je in self.joints:
@@ -161,8 +195,11 @@ class Export:
             lines.append(row("MEAN", v, self.summary[v]["mean"]))
             w = self.summary[v].get("whole_pose")
             if w:
-                held = (f" {100 * w['holdout_engine']:>9.2f} {100 * w['holdout_fitted']:>9.2f}"
-                        if "holdout_engine" in w else "")
+                held = (
+                    f" {100 * w['holdout_engine']:>9.2f} {100 * w['holdout_fitted']:>9.2f}"
+                    if "holdout_engine" in w
+                    else ""
+                )
                 lines.append(
                     f"{'ALL JOINTS':<18} {v:<12} {100 * w['train_engine']:>9.2f} {100 * w['train_fitted']:>9.2f}"
                     f"{held}   (frames with every exported joint admitted)"
@@ -176,10 +213,17 @@ def _pose(skeleton: Skeleton, rotations: np.ndarray) -> Motion:
     return m
 
 
-def export_limits(limits, engine: str | Engine, clips: Sequence[Motion] | None = None,
-                  holdout: Sequence[Motion] | None = None, variants: Sequence[str] = VARIANTS,
-                  samples: int = 4000, random: int = 40000, seed: int = 0,
-                  progress: Callable[[int, int, str], None] | None = None) -> Export:
+def export_limits(
+    limits,
+    engine: str | Engine,
+    clips: Sequence[Motion] | None = None,
+    holdout: Sequence[Motion] | None = None,
+    variants: Sequence[str] = VARIANTS,
+    samples: int = 4000,
+    random: int = 40000,
+    seed: int = 0,
+    progress: Callable[[int, int, str], None] | None = None,
+) -> Export:
     """Fit ``engine``'s limits to ``limits`` (a :class:`jointlimits.JointLimits`) and measure them.
 
     Training rotations are the ``clips``' when given, else ``samples`` rotations per joint the
@@ -278,16 +322,23 @@ def export_limits(limits, engine: str | Engine, clips: Sequence[Motion] | None =
             if train_all is not None:
                 train_masks[v].append(eng_train)
             eng_rand = np.asarray(el.admits(r_rand), bool)
-            rep = {"train_frames": int(train.shape[0]), "train_engine": float(eng_train.mean()),
-                   "train_fitted": float(fit_train.mean()),
-                   "random_engine": float(eng_rand.mean()), "random_fitted": float(fit_rand.mean()),
-                   "false_accept": float(np.mean(eng_rand & ~fit_rand)),
-                   "false_reject": float(np.mean(~eng_rand & fit_rand))}
+            rep = {
+                "train_frames": int(train.shape[0]),
+                "train_engine": float(eng_train.mean()),
+                "train_fitted": float(fit_train.mean()),
+                "random_engine": float(eng_rand.mean()),
+                "random_fitted": float(fit_rand.mean()),
+                "false_accept": float(np.mean(eng_rand & ~fit_rand)),
+                "false_reject": float(np.mean(~eng_rand & fit_rand)),
+            }
             if hold_all is not None:
                 eng_hold = np.asarray(el.admits(r_hold), bool)
                 hold_masks[v].append(eng_hold)
-                rep.update(holdout_frames=int(hold_all.shape[0]), holdout_engine=float(eng_hold.mean()),
-                           holdout_fitted=float(fit_hold.mean()))
+                rep.update(
+                    holdout_frames=int(hold_all.shape[0]),
+                    holdout_engine=float(eng_hold.mean()),
+                    holdout_fitted=float(fit_hold.mean()),
+                )
             je.report[v] = rep
         out.append(je)
     if progress is not None:
@@ -298,16 +349,27 @@ def export_limits(limits, engine: str | Engine, clips: Sequence[Motion] | None =
         keys = [k for k in out[0].report[v] if k != "train_frames" and k != "holdout_frames"]
         summary[v] = {"mean": {k: float(np.mean([je.report[v][k] for je in out])) for k in keys}}
         if train_all is not None:
-            summary[v]["whole_pose"] = {"train_engine": float(np.all(train_masks[v], axis=0).mean()),
-                                        "train_fitted": float(np.all(fit_masks, axis=0).mean())}
+            summary[v]["whole_pose"] = {
+                "train_engine": float(np.all(train_masks[v], axis=0).mean()),
+                "train_fitted": float(np.all(fit_masks, axis=0).mean()),
+            }
             if hold_all is not None:
-                summary[v]["whole_pose"].update(holdout_engine=float(np.all(hold_masks[v], axis=0).mean()),
-                                                holdout_fitted=float(np.all(fit_hold_masks, axis=0).mean()))
+                summary[v]["whole_pose"].update(
+                    holdout_engine=float(np.all(hold_masks[v], axis=0).mean()),
+                    holdout_fitted=float(np.all(fit_hold_masks, axis=0).mean()),
+                )
     # root height above the lowest joint of the reference pose (metres), for the MJCF body
     _, gp = forward_kinematics(pose)
     h = (gp[0] @ up_vec) * mpu
     root_height = float(h[0] - h.min() + 0.05)
-    settings = {"variants": list(variants), "training": "clips" if clips else "samples",
-                "clips": len(clips or []), "holdout_clips": len(holdout or []), "samples": samples,
-                "random": random, "seed": seed, "up_axis": up}
+    settings = {
+        "variants": list(variants),
+        "training": "clips" if clips else "samples",
+        "clips": len(clips or []),
+        "holdout_clips": len(holdout or []),
+        "samples": samples,
+        "random": random,
+        "seed": seed,
+        "up_axis": up,
+    }
     return Export(eng, sk, out, variants, mpu, ug.name, up, up_quat, root_height, body_quats, summary, settings)

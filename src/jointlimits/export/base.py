@@ -57,8 +57,9 @@ class SwingTwistEngine(Engine):
     min_angle: float = 0.0
 
     def cover(self, r: Array) -> SwingTwistLimit:
-        return cover_swing_twist(r, self.metric, self.max_swing, self.max_twist, self.symmetric_twist,
-                                 self.circular, self.min_angle)
+        return cover_swing_twist(
+            r, self.metric, self.max_swing, self.max_twist, self.symmetric_twist, self.circular, self.min_angle
+        )
 
 
 def vec(v: Array, scale: float = 1.0) -> list[float]:
@@ -72,7 +73,17 @@ def frames_block(joint: JointInfo, length_scale: float = 1.0) -> dict:
 
     pa = quat.to_matrix(joint.frame.parent)
     ca = quat.to_matrix(joint.frame.child)
-    return {"parent": {"position": vec(joint.offset_m, length_scale), "twist_axis": vec(pa[:, 0]),
-                       "y_axis": vec(pa[:, 1]), "z_axis": vec(pa[:, 2])},
-            "child": {"position": [0.0, 0.0, 0.0], "twist_axis": vec(ca[:, 0]), "y_axis": vec(ca[:, 1]),
-                      "z_axis": vec(ca[:, 2])}}
+    return {
+        "parent": {
+            "position": vec(joint.offset_m, length_scale),
+            "twist_axis": vec(pa[:, 0]),
+            "y_axis": vec(pa[:, 1]),
+            "z_axis": vec(pa[:, 2]),
+        },
+        "child": {
+            "position": [0.0, 0.0, 0.0],
+            "twist_axis": vec(ca[:, 0]),
+            "y_axis": vec(ca[:, 1]),
+            "z_axis": vec(ca[:, 2]),
+        },
+    }

@@ -26,8 +26,10 @@ from .swingtwist import SwingTwistLimit
 class Bullet(SwingTwistEngine):
     name = "bullet"
     docs = ("https://pybullet.org/Bullet/BulletFull/classbtConeTwistConstraint.html",)
-    conventions = ("btConeTwistConstraint: twist about x, |twist| <= twistSpan; swing ellipse in swing angle x "
-                   "axis, swingSpan1 about z, swingSpan2 about y; radians; metres")
+    conventions = (
+        "btConeTwistConstraint: twist about x, |twist| <= twistSpan; swing ellipse in swing angle x "
+        "axis, swingSpan1 about z, swingSpan2 about y; radians; metres"
+    )
     metric = "angle"
     symmetric_twist = True
     max_swing = math.pi
@@ -38,6 +40,8 @@ class Bullet(SwingTwistEngine):
             "type": "btConeTwistConstraint",
             "rbAFrame": pose(joint.frame.parent, joint.offset_m),
             "rbBFrame": pose(joint.frame.child, [0.0, 0.0, 0.0]),
-            "swingSpan1": limit.swing_z, "swingSpan2": limit.swing_y, "twistSpan": limit.twist_hi,
+            "swingSpan1": limit.swing_z,
+            "swingSpan2": limit.swing_y,
+            "twistSpan": limit.twist_hi,
             "axes": frames_block(joint),
         }

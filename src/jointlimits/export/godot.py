@@ -22,8 +22,10 @@ from .swingtwist import SwingTwistLimit
 class Godot(SwingTwistEngine):
     name = "godot"
     docs = ("https://docs.godotengine.org/en/4.2/classes/class_conetwistjoint3d.html",)
-    conventions = ("ConeTwistJoint3D: twist about the joint's X axis, |twist| <= twist_span; circular cone "
-                   "swing angle <= swing_span; radians; metres")
+    conventions = (
+        "ConeTwistJoint3D: twist about the joint's X axis, |twist| <= twist_span; circular cone "
+        "swing angle <= swing_span; radians; metres"
+    )
     metric = "angle"
     circular = True
     symmetric_twist = True
@@ -34,8 +36,11 @@ class Godot(SwingTwistEngine):
         m = quat.to_matrix(joint.frame.child)
         return {
             "type": "ConeTwistJoint3D",
-            "transform_in_child_body": {"basis_columns": [m[:, 0].tolist(), m[:, 1].tolist(), m[:, 2].tolist()],
-                                        "origin": [0.0, 0.0, 0.0]},
-            "swing_span": limit.swing_y, "twist_span": limit.twist_hi,
+            "transform_in_child_body": {
+                "basis_columns": [m[:, 0].tolist(), m[:, 1].tolist(), m[:, 2].tolist()],
+                "origin": [0.0, 0.0, 0.0],
+            },
+            "swing_span": limit.swing_y,
+            "twist_span": limit.twist_hi,
             "axes": frames_block(joint),
         }

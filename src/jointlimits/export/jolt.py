@@ -27,11 +27,15 @@ from .swingtwist import SwingTwistLimit
 
 class Jolt(SwingTwistEngine):
     name = "jolt"
-    docs = ("https://jrouwe.github.io/JoltPhysics/class_swing_twist_constraint.html",
-            "https://jrouwe.github.io/JoltPhysics/_swing_twist_constraint_part_8h.html")
-    conventions = ("SwingTwistConstraint: twist about mTwistAxis in [mTwistMinAngle, mTwistMaxAngle]; swing "
-                   "ellipse in quaternion components, mPlaneHalfConeAngle about the normal axis (y), "
-                   "mNormalHalfConeAngle about the plane axis (z); radians; metres")
+    docs = (
+        "https://jrouwe.github.io/JoltPhysics/class_swing_twist_constraint.html",
+        "https://jrouwe.github.io/JoltPhysics/_swing_twist_constraint_part_8h.html",
+    )
+    conventions = (
+        "SwingTwistConstraint: twist about mTwistAxis in [mTwistMinAngle, mTwistMaxAngle]; swing "
+        "ellipse in quaternion components, mPlaneHalfConeAngle about the normal axis (y), "
+        "mNormalHalfConeAngle about the plane axis (z); radians; metres"
+    )
     metric = "quat"
     max_swing = math.pi
     min_angle = math.radians(0.51)
@@ -41,10 +45,16 @@ class Jolt(SwingTwistEngine):
         return {
             "type": "SwingTwistConstraintSettings",
             "mSpace": "LocalToBodyCOM (subtract each body's centre of mass from mPosition1/2)",
-            "mPosition1": vec(joint.offset_m), "mTwistAxis1": vec(pa[:, 0]), "mPlaneAxis1": vec(pa[:, 2]),
-            "mPosition2": [0.0, 0.0, 0.0], "mTwistAxis2": vec(ca[:, 0]), "mPlaneAxis2": vec(ca[:, 2]),
+            "mPosition1": vec(joint.offset_m),
+            "mTwistAxis1": vec(pa[:, 0]),
+            "mPlaneAxis1": vec(pa[:, 2]),
+            "mPosition2": [0.0, 0.0, 0.0],
+            "mTwistAxis2": vec(ca[:, 0]),
+            "mPlaneAxis2": vec(ca[:, 2]),
             "mSwingType": "Cone",
-            "mNormalHalfConeAngle": limit.swing_z, "mPlaneHalfConeAngle": limit.swing_y,
-            "mTwistMinAngle": limit.twist_lo, "mTwistMaxAngle": limit.twist_hi,
+            "mNormalHalfConeAngle": limit.swing_z,
+            "mPlaneHalfConeAngle": limit.swing_y,
+            "mTwistMinAngle": limit.twist_lo,
+            "mTwistMaxAngle": limit.twist_hi,
             "axes": frames_block(joint),
         }

@@ -31,12 +31,16 @@ def pose(q, p) -> dict:
 
 class PhysX(SwingTwistEngine):
     name = "physx"
-    docs = ("https://nvidia-omniverse.github.io/PhysX/physx/5.6.1/_api_build/"
-            "function_PxD6JointCreate_8h_1a275d7096bbc063b220dcedb7b1a22a30.html",
-            "https://docs.nvidia.com/gameworks/content/gameworkslibrary/physx/apireference/files/"
-            "classPxJointLimitCone.html")
-    conventions = ("PxD6Joint: twist about x in [lower, upper]; elliptical swing cone yAngle (about y), "
-                   "zAngle (about z), tested on the tan-quarter swing angles; radians; metres")
+    docs = (
+        "https://nvidia-omniverse.github.io/PhysX/physx/5.6.1/_api_build/"
+        "function_PxD6JointCreate_8h_1a275d7096bbc063b220dcedb7b1a22a30.html",
+        "https://docs.nvidia.com/gameworks/content/gameworkslibrary/physx/apireference/files/"
+        "classPxJointLimitCone.html",
+    )
+    conventions = (
+        "PxD6Joint: twist about x in [lower, upper]; elliptical swing cone yAngle (about y), "
+        "zAngle (about z), tested on the tan-quarter swing angles; radians; metres"
+    )
     metric = "tanq"
     max_swing = math.pi - 1e-3  # the cone's allowed range is ]0, pi[
     max_twist = math.pi
@@ -46,8 +50,14 @@ class PhysX(SwingTwistEngine):
             "type": "PxD6Joint",
             "localPose0": pose(joint.frame.parent, joint.offset_m),
             "localPose1": pose(joint.frame.child, [0.0, 0.0, 0.0]),
-            "motion": {"eX": "eLOCKED", "eY": "eLOCKED", "eZ": "eLOCKED", "eTWIST": "eLIMITED",
-                       "eSWING1": "eLIMITED", "eSWING2": "eLIMITED"},
+            "motion": {
+                "eX": "eLOCKED",
+                "eY": "eLOCKED",
+                "eZ": "eLOCKED",
+                "eTWIST": "eLIMITED",
+                "eSWING1": "eLIMITED",
+                "eSWING2": "eLIMITED",
+            },
             "twistLimit": {"lower": limit.twist_lo, "upper": limit.twist_hi},
             "swingLimit": {"yAngle": limit.swing_y, "zAngle": limit.swing_z},
             "axes": frames_block(joint),

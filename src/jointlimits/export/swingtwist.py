@@ -64,8 +64,9 @@ def haar_ball(n: int, radius: float, rng: np.random.Generator) -> Array:
     return quat.from_angle_axis(theta, axis)
 
 
-def sample_inside(limit, reference: Array, n: int, rng: np.random.Generator, batch: int | None = None,
-                  max_batches: int = 60) -> Array:
+def sample_inside(
+    limit, reference: Array, n: int, rng: np.random.Generator, batch: int | None = None, max_batches: int = 60
+) -> Array:
     """About ``n`` rotations the limit contains: rejection sampling of Haar-uniform rotations in a
     ball around ``reference``, the ball grown until no accepted sample comes near its rim (so the
     result is uniform over the limit's volume). Returns fewer when the limit is tiny."""
@@ -314,9 +315,15 @@ def covering_ellipse(points: Array, circular: bool = False) -> tuple[float, floa
     return float(a[k]), float(a[k] * rho[k, 0])
 
 
-def cover_swing_twist(r: Array, metric: str, max_swing: float, max_twist: float = math.pi,
-                      symmetric_twist: bool = False, circular: bool = False, min_angle: float = 0.0
-                      ) -> SwingTwistLimit:
+def cover_swing_twist(
+    r: Array,
+    metric: str,
+    max_swing: float,
+    max_twist: float = math.pi,
+    symmetric_twist: bool = False,
+    circular: bool = False,
+    min_angle: float = 0.0,
+) -> SwingTwistLimit:
     """The smallest limit of this kind containing engine-frame rotations ``r`` (clamped to the
     engine's allowed ranges, so it may leave some out)."""
     swing, tau = split(r)
@@ -419,8 +426,16 @@ def cover_ball(r: Array) -> BallCone:
 # --------------------------------------------------------------------------- conservative
 
 
-def shrink_inside(limit, frame: JointFrame, contains, rng: np.random.Generator, samples: int = 2000,
-                  outside_share: float = 1e-3, steps: int = 8, axis_steps: int = 5):
+def shrink_inside(
+    limit,
+    frame: JointFrame,
+    contains,
+    rng: np.random.Generator,
+    samples: int = 2000,
+    outside_share: float = 1e-3,
+    steps: int = 8,
+    axis_steps: int = 5,
+):
     """A limit inside the fitted one: ``limit.scaled(k)`` with per-parameter factors ``k`` in
     [0, 1]. First the largest common factor whose samples (rim-heavy) the fitted limit contains
     but for a share ``outside_share``, then each parameter in turn grown as far as that still

@@ -24,10 +24,14 @@ from .swingtwist import SwingTwistLimit
 
 class Unity(SwingTwistEngine):
     name = "unity"
-    docs = ("https://docs.unity3d.com/6000.2/Documentation/ScriptReference/ConfigurableJoint.html",
-            "https://docs.unity3d.com/500/Documentation/Manual/class-ConfigurableJoint.html")
-    conventions = ("ConfigurableJoint: twist about axis in [lowAngularXLimit, highAngularXLimit]; PhysX cone "
-                   "angularYLimit (about secondaryAxis), angularZLimit; degrees; metres")
+    docs = (
+        "https://docs.unity3d.com/6000.2/Documentation/ScriptReference/ConfigurableJoint.html",
+        "https://docs.unity3d.com/500/Documentation/Manual/class-ConfigurableJoint.html",
+    )
+    conventions = (
+        "ConfigurableJoint: twist about axis in [lowAngularXLimit, highAngularXLimit]; PhysX cone "
+        "angularYLimit (about secondaryAxis), angularZLimit; degrees; metres"
+    )
     metric = "tanq"
     symmetric_twist = True
     max_swing = math.radians(177.0)
@@ -37,11 +41,19 @@ class Unity(SwingTwistEngine):
         m = quat.to_matrix(joint.frame.child)
         return {
             "type": "ConfigurableJoint",
-            "anchor": [0.0, 0.0, 0.0], "connectedAnchor": vec(joint.offset_m),
-            "axis": vec(m[:, 0]), "secondaryAxis": vec(m[:, 1]),
-            "angularXMotion": "Limited", "angularYMotion": "Limited", "angularZMotion": "Limited",
-            "xMotion": "Locked", "yMotion": "Locked", "zMotion": "Locked",
-            "lowAngularXLimit": math.degrees(limit.twist_lo), "highAngularXLimit": math.degrees(limit.twist_hi),
-            "angularYLimit": math.degrees(limit.swing_y), "angularZLimit": math.degrees(limit.swing_z),
+            "anchor": [0.0, 0.0, 0.0],
+            "connectedAnchor": vec(joint.offset_m),
+            "axis": vec(m[:, 0]),
+            "secondaryAxis": vec(m[:, 1]),
+            "angularXMotion": "Limited",
+            "angularYMotion": "Limited",
+            "angularZMotion": "Limited",
+            "xMotion": "Locked",
+            "yMotion": "Locked",
+            "zMotion": "Locked",
+            "lowAngularXLimit": math.degrees(limit.twist_lo),
+            "highAngularXLimit": math.degrees(limit.twist_hi),
+            "angularYLimit": math.degrees(limit.swing_y),
+            "angularZLimit": math.degrees(limit.swing_z),
             "axes": frames_block(joint),
         }

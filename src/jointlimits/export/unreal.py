@@ -24,11 +24,15 @@ from .swingtwist import SwingTwistLimit
 
 class Unreal(SwingTwistEngine):
     name = "unreal"
-    docs = ("https://dev.epicgames.com/documentation/en-us/unreal-engine/python-api/class/ConeConstraint",
-            "https://dev.epicgames.com/documentation/unreal-engine/API/Runtime/Engine/PhysicsEngine/"
-            "FTwistConstraint?application_version=5.0")
-    conventions = ("FConstraintInstance: |twist| <= TwistLimitDegrees about PriAxis (X); elliptical cone "
-                   "Swing1LimitDegrees (about Z), Swing2LimitDegrees (about Y); degrees; centimetres")
+    docs = (
+        "https://dev.epicgames.com/documentation/en-us/unreal-engine/python-api/class/ConeConstraint",
+        "https://dev.epicgames.com/documentation/unreal-engine/API/Runtime/Engine/PhysicsEngine/"
+        "FTwistConstraint?application_version=5.0",
+    )
+    conventions = (
+        "FConstraintInstance: |twist| <= TwistLimitDegrees about PriAxis (X); elliptical cone "
+        "Swing1LimitDegrees (about Z), Swing2LimitDegrees (about Y); degrees; centimetres"
+    )
     metric = "angle"
     symmetric_twist = True
     max_swing = math.pi
@@ -38,10 +42,17 @@ class Unreal(SwingTwistEngine):
         pa, ca = quat.to_matrix(joint.frame.parent), quat.to_matrix(joint.frame.child)
         return {
             "type": "FConstraintInstance",
-            "Pos1": [0.0, 0.0, 0.0], "PriAxis1": vec(ca[:, 0]), "SecAxis1": vec(ca[:, 1]),
-            "Pos2": vec(joint.offset_m, 100.0), "PriAxis2": vec(pa[:, 0]), "SecAxis2": vec(pa[:, 1]),
-            "Swing1Motion": "ACM_Limited", "Swing2Motion": "ACM_Limited", "TwistMotion": "ACM_Limited",
-            "Swing1LimitDegrees": math.degrees(limit.swing_z), "Swing2LimitDegrees": math.degrees(limit.swing_y),
+            "Pos1": [0.0, 0.0, 0.0],
+            "PriAxis1": vec(ca[:, 0]),
+            "SecAxis1": vec(ca[:, 1]),
+            "Pos2": vec(joint.offset_m, 100.0),
+            "PriAxis2": vec(pa[:, 0]),
+            "SecAxis2": vec(pa[:, 1]),
+            "Swing1Motion": "ACM_Limited",
+            "Swing2Motion": "ACM_Limited",
+            "TwistMotion": "ACM_Limited",
+            "Swing1LimitDegrees": math.degrees(limit.swing_z),
+            "Swing2LimitDegrees": math.degrees(limit.swing_y),
             "TwistLimitDegrees": math.degrees(limit.twist_hi),
             "axes": frames_block(joint, 100.0),
         }

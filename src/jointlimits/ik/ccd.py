@@ -32,8 +32,7 @@ from ..limits.reach import ReachWindowLimit
 from ..motion import quat
 from ..motion.skeleton import Motion, Skeleton
 
-__all__ = ["CCDResult", "StartPoses", "CCDSolver", "ccd", "solve_ccd", "precompute_start_poses",
-           "project_fitted"]
+__all__ = ["CCDResult", "StartPoses", "CCDSolver", "ccd", "solve_ccd", "precompute_start_poses", "project_fitted"]
 
 Array = NDArray[np.float64]
 
@@ -82,8 +81,14 @@ def _chain_fk(base_rot: Array, base_pos: Array, offsets: Array, local: Array) ->
     return G, Pp
 
 
-def precompute_start_poses(local_rotations: ArrayLike, offsets: ArrayLike, count: int = 6,
-                           limits: Any = None, seed: int = 0, iterations: int = 50) -> StartPoses:
+def precompute_start_poses(
+    local_rotations: ArrayLike,
+    offsets: ArrayLike,
+    count: int = 6,
+    limits: Any = None,
+    seed: int = 0,
+    iterations: int = 50,
+) -> StartPoses:
     """Cluster training poses of a chain (local rotations ``[F, n, 4]``) into ``count`` start
     poses with k-means (k-means++ seeding) on the hemisphere-aligned quaternions, normalise the
     centroids, project them into ``limits`` and record each one's effector in the base frame
@@ -153,8 +158,25 @@ def _compiled_limits(lims: Sequence[Any]) -> list:
 
 
 # --------------------------------------------------------------------------- numpy back end
-def _ccd_numpy(br, bp, off, t, tr, end_rot, init, starts, start_eff, lims, tol, ori_tol, ori_weight,
-               max_iter, max_restarts, stall_iters, stall_ratio) -> CCDResult:
+def _ccd_numpy(
+    br,
+    bp,
+    off,
+    t,
+    tr,
+    end_rot,
+    init,
+    starts,
+    start_eff,
+    lims,
+    tol,
+    ori_tol,
+    ori_weight,
+    max_iter,
+    max_restarts,
+    stall_iters,
+    stall_ratio,
+) -> CCDResult:
     N, n = init.shape[:2]
     has_ori = tr is not None
     L = init.copy()
@@ -245,16 +267,30 @@ def _vecs(name: str, x: ArrayLike, N: int, width: int) -> Array:
 def _compiled_ok(lims: Sequence[Any]) -> bool:
     """Whether the compiled back end handles every limit: reach windows, fitted limits whose
     shapes all have a compiled step (implicit and coupled ones have none) and free joints."""
-    return all(l is None or (isinstance(l, (ReachWindowLimit, FittedLimit)) and l.compiled() is not None)
-               for l in lims)
+    return all(l is None or (isinstance(l, (ReachWindowLimit, FittedLimit)) and l.compiled() is not None) for l in lims)
 
 
 _NO_STARTS: dict[int, tuple[Array, Array]] = {}
 
 
-def _ccd_direct(base_rotation, base_position, offsets, targets, init, limits, target_rotations, end_rotation,
-                start_poses, tolerance, orientation_tolerance, orientation_weight, max_iterations, max_restarts,
-                stall_iterations, stall_ratio) -> CCDResult | None:
+def _ccd_direct(
+    base_rotation,
+    base_position,
+    offsets,
+    targets,
+    init,
+    limits,
+    target_rotations,
+    end_rotation,
+    start_poses,
+    tolerance,
+    orientation_tolerance,
+    orientation_weight,
+    max_iterations,
+    max_restarts,
+    stall_iterations,
+    stall_ratio,
+) -> CCDResult | None:
     """The compiled solve in one C++ call (it checks, normalises and broadcasts the arrays
     itself), or None when anything needs the checked path of :func:`ccd`: inputs that are not
     float64 arrays of the accepted shapes, bad values, limits the compiled back end lacks."""
@@ -273,20 +309,49 @@ def _ccd_direct(base_rotation, base_position, offsets, targets, init, limits, ta
         starts = np.ascontiguousarray(start_poses.rotations, np.float64)
         seff = np.ascontiguousarray(start_poses.effectors, np.float64)
     try:
-        r = _core.ccd_solve(targets, base_rotation, base_position, offsets, init, target_rotations, end_rotation,
-                            starts, seff, _compiled_limits(lims), tolerance, orientation_tolerance, orientation_weight,
-                            int(max_iterations), int(max_restarts), int(stall_iterations), float(stall_ratio))
+        r = _core.ccd_solve(
+            targets,
+            base_rotation,
+            base_position,
+            offsets,
+            init,
+            target_rotations,
+            end_rotation,
+            starts,
+            seff,
+            _compiled_limits(lims),
+            tolerance,
+            orientation_tolerance,
+            orientation_weight,
+            int(max_iterations),
+            int(max_restarts),
+            int(stall_iterations),
+            float(stall_ratio),
+        )
     except TypeError:  # options of the wrong type: the checked path reports them
         return None
     return None if r is None else CCDResult(*r)
 
 
-def ccd(base_rotation: ArrayLike, base_position: ArrayLike, offsets: ArrayLike, targets: ArrayLike,
-        init: ArrayLike, limits: Sequence[Any] | None = None, target_rotations: ArrayLike | None = None,
-        end_rotation: ArrayLike | None = None, start_poses: StartPoses | None = None, tolerance: float = 0.1,
-        orientation_tolerance: float = 0.01, orientation_weight: float = 1.0, max_iterations: int = 100,
-        max_restarts: int = 4, stall_iterations: int = 5, stall_ratio: float = 0.002,
-        backend: str = "auto") -> CCDResult:
+def ccd(
+    base_rotation: ArrayLike,
+    base_position: ArrayLike,
+    offsets: ArrayLike,
+    targets: ArrayLike,
+    init: ArrayLike,
+    limits: Sequence[Any] | None = None,
+    target_rotations: ArrayLike | None = None,
+    end_rotation: ArrayLike | None = None,
+    start_poses: StartPoses | None = None,
+    tolerance: float = 0.1,
+    orientation_tolerance: float = 0.01,
+    orientation_weight: float = 1.0,
+    max_iterations: int = 100,
+    max_restarts: int = 4,
+    stall_iterations: int = 5,
+    stall_ratio: float = 0.002,
+    backend: str = "auto",
+) -> CCDResult:
     """Batched CCD on a chain of n joints for N targets (array-level API).
 
     ``base_rotation`` ``[N, 4]``/``base_position`` ``[N, 3]``: global transform of the first
@@ -305,9 +370,24 @@ def ccd(base_rotation: ArrayLike, base_position: ArrayLike, offsets: ArrayLike, 
     """
     limits = None if limits is None else list(limits)
     if backend == "auto":
-        r = _ccd_direct(base_rotation, base_position, offsets, targets, init, limits, target_rotations,
-                        end_rotation, start_poses, tolerance, orientation_tolerance, orientation_weight,
-                        max_iterations, max_restarts, stall_iterations, stall_ratio)
+        r = _ccd_direct(
+            base_rotation,
+            base_position,
+            offsets,
+            targets,
+            init,
+            limits,
+            target_rotations,
+            end_rotation,
+            start_poses,
+            tolerance,
+            orientation_tolerance,
+            orientation_weight,
+            max_iterations,
+            max_restarts,
+            stall_iterations,
+            stall_ratio,
+        )
         if r is not None:
             return r
     t = np.asarray(targets, np.float64)
@@ -359,8 +439,15 @@ def ccd(base_rotation: ArrayLike, base_position: ArrayLike, offsets: ArrayLike, 
         raise IKError(f"backend must be 'auto', 'compiled' or 'numpy', got {backend!r}")
     if backend in ("compiled", "numba") and not compiled_ok:
         raise IKError("the compiled back end handles ReachWindowLimit and FittedLimit limits only; use backend='numpy'")
-    args = (tolerance, orientation_tolerance, orientation_weight, int(max_iterations), int(max_restarts),
-            int(stall_iterations), float(stall_ratio))
+    args = (
+        tolerance,
+        orientation_tolerance,
+        orientation_weight,
+        int(max_iterations),
+        int(max_restarts),
+        int(stall_iterations),
+        float(stall_ratio),
+    )
     if backend == "numpy" or not compiled_ok:
         return _ccd_numpy(br, bp, off, t, tr, er, q0.copy(), starts, seff, lims, *args)
     out = np.empty((N, n, 4))
@@ -370,8 +457,26 @@ def ccd(base_rotation: ArrayLike, base_position: ArrayLike, offsets: ArrayLike, 
     oerr = np.zeros(N)
     rs = np.zeros(N, np.int64)
     trr = np.ascontiguousarray(tr) if has_ori else np.zeros((N, 4))
-    _core.ccd_batch(br, bp, off, t, trr, has_ori, np.ascontiguousarray(er), q0, starts, seff, _compiled_limits(lims),
-                    *args, out, success, iters, err, oerr, rs)
+    _core.ccd_batch(
+        br,
+        bp,
+        off,
+        t,
+        trr,
+        has_ori,
+        np.ascontiguousarray(er),
+        q0,
+        starts,
+        seff,
+        _compiled_limits(lims),
+        *args,
+        out,
+        success,
+        iters,
+        err,
+        oerr,
+        rs,
+    )
     return CCDResult(out, success, iters, err, oerr, rs)
 
 
@@ -383,8 +488,15 @@ class CCDSolver:
     chain joint. ``start_poses``: restart poses (:func:`precompute_start_poses`), or None.
     """
 
-    def __init__(self, skeleton: Skeleton, chain: Sequence[str | int], end: str | int | None = None,
-                 limits: Any = None, start_poses: StartPoses | None = None, **options: Any) -> None:
+    def __init__(
+        self,
+        skeleton: Skeleton,
+        chain: Sequence[str | int],
+        end: str | int | None = None,
+        limits: Any = None,
+        start_poses: StartPoses | None = None,
+        **options: Any,
+    ) -> None:
         if not isinstance(skeleton, Skeleton):
             raise IKError(f"skeleton must be a Skeleton, got {type(skeleton).__name__}")
         if len(chain) == 0:
@@ -435,8 +547,11 @@ class CCDSolver:
 
     def _reference_pose(self) -> Array:
         key = tuple(getattr(lim, "reference", None) for lim in self.limits)
-        if self._reference is not None and len(key) == len(self._reference[0]) and all(
-                a is b for a, b in zip(key, self._reference[0])):
+        if (
+            self._reference is not None
+            and len(key) == len(self._reference[0])
+            and all(a is b for a, b in zip(key, self._reference[0]))
+        ):
             return self._reference[1]
         out = quat.identity(len(self.joints))
         for k, lim in enumerate(self.limits):
@@ -446,9 +561,15 @@ class CCDSolver:
         self._reference = (key, out)
         return out
 
-    def solve_arrays(self, rotations: ArrayLike, positions: ArrayLike, targets: ArrayLike,
-                     init: ArrayLike | str = "reference", target_rotations: ArrayLike | None = None,
-                     **options: Any) -> CCDResult:
+    def solve_arrays(
+        self,
+        rotations: ArrayLike,
+        positions: ArrayLike,
+        targets: ArrayLike,
+        init: ArrayLike | str = "reference",
+        target_rotations: ArrayLike | None = None,
+        **options: Any,
+    ) -> CCDResult:
         """Solve for every frame of local ``rotations [N, J, 4]``/``positions [N, J, 3]``
         (frames give the base of the chain and its offsets). ``init``: "reference" (the limits'
         reference pose), "current" (the frames' rotations) or ``[n, 4]``/``[N, n, 4]``."""
@@ -478,9 +599,18 @@ class CCDSolver:
         else:
             q0 = init
         opts = {**self.options, **options}
-        return ccd(br, bp, off, targets, q0, self.limits, target_rotations=target_rotations,
-                   end_rotation=np.ascontiguousarray(rot[:, self.end]) if target_rotations is not None else None,
-                   start_poses=self.start_poses, **opts)
+        return ccd(
+            br,
+            bp,
+            off,
+            targets,
+            q0,
+            self.limits,
+            target_rotations=target_rotations,
+            end_rotation=np.ascontiguousarray(rot[:, self.end]) if target_rotations is not None else None,
+            start_poses=self.start_poses,
+            **opts,
+        )
 
     def solve(self, motion: Motion, targets: ArrayLike, **kwargs: Any) -> tuple[Motion, CCDResult]:
         """Solve every frame of ``motion``; returns the motion with the chain's rotations replaced."""
@@ -490,8 +620,15 @@ class CCDSolver:
         return motion.with_rotations(new), res
 
 
-def solve_ccd(motion: Motion, chain: Sequence[str | int], targets: ArrayLike, end: str | int | None = None,
-              limits: Any = None, start_poses: StartPoses | None = None, **options: Any) -> tuple[Motion, CCDResult]:
+def solve_ccd(
+    motion: Motion,
+    chain: Sequence[str | int],
+    targets: ArrayLike,
+    end: str | int | None = None,
+    limits: Any = None,
+    start_poses: StartPoses | None = None,
+    **options: Any,
+) -> tuple[Motion, CCDResult]:
     """One-call CCD: ``CCDSolver(motion.skeleton, chain, end, limits, start_poses).solve(motion, targets)``."""
     solve_kw = {k: options.pop(k) for k in ("init", "target_rotations") if k in options}
     return CCDSolver(motion.skeleton, chain, end, limits, start_poses, **options).solve(motion, targets, **solve_kw)

@@ -34,9 +34,15 @@ def _between_demo(p: Array, q: Array) -> Array:
     return out / (np.sqrt(np.sum(out * out, axis=-1)) + 1e-8)[..., None]
 
 
-def ik_look_at(bone_rotation: ArrayLike, global_parent_rotation: ArrayLike, global_rotation: ArrayLike,
-               global_position: ArrayLike, child_position: ArrayLike, target_position: ArrayLike,
-               eps: float = 1e-5) -> Array:
+def ik_look_at(
+    bone_rotation: ArrayLike,
+    global_parent_rotation: ArrayLike,
+    global_rotation: ArrayLike,
+    global_position: ArrayLike,
+    child_position: ArrayLike,
+    target_position: ArrayLike,
+    eps: float = 1e-5,
+) -> Array:
     """The demo's look-at step: new local rotation ``P⁻¹ between(child - p, target - p) G``.
 
     The bone keeps ``bone_rotation`` where ``1 - dot(curr_dir, targ_dir) <= eps`` (already
@@ -68,10 +74,16 @@ def _limit_for(limits: Any, joint: int, k: int) -> Any:
     return limits[k]
 
 
-def look_at_chain(motion: Motion | tuple[ArrayLike, ArrayLike, Skeleton], chain: Sequence[str | int],
-                  target: ArrayLike, forward: ArrayLike = (0.0, 0.0, 1.0), limits: Any = None,
-                  weights: Sequence[float] | None = None, iterations: int = 2,
-                  inner_iterations: int = 8) -> Motion | Array:
+def look_at_chain(
+    motion: Motion | tuple[ArrayLike, ArrayLike, Skeleton],
+    chain: Sequence[str | int],
+    target: ArrayLike,
+    forward: ArrayLike = (0.0, 0.0, 1.0),
+    limits: Any = None,
+    weights: Sequence[float] | None = None,
+    iterations: int = 2,
+    inner_iterations: int = 8,
+) -> Motion | Array:
     """Turn ``chain`` (e.g. ``["Spine", "Spine1", "Spine2", "Neck", "Head"]``, lowest first) so
     the last joint's local ``forward`` axis points at ``target`` (``[F, 3]`` or ``[3]``, global).
 

@@ -49,9 +49,22 @@ class RecoveryReport:
     extra: dict = field(default_factory=dict)
 
     def to_dict(self) -> dict:
-        d = {k: getattr(self, k) for k in ("frames", "joints", "observed_fraction", "error_before", "error_after",
-                                          "outside_before", "outside_after", "frames_outside_before",
-                                          "frames_outside_after", "limited", "seconds")}
+        d = {
+            k: getattr(self, k)
+            for k in (
+                "frames",
+                "joints",
+                "observed_fraction",
+                "error_before",
+                "error_after",
+                "outside_before",
+                "outside_after",
+                "frames_outside_before",
+                "frames_outside_after",
+                "limited",
+                "seconds",
+            )
+        }
         d.update(self.extra)
         return d
 
@@ -106,10 +119,20 @@ def _joint_frames_outside(limits: Any, rotations: Array) -> NDArray[np.bool_]:
     return ~limits.contains(rotations, 1e-6)
 
 
-def recover(positions: ArrayLike, skeleton: Skeleton | Motion, limits: Any = None, *,
-            frame_time: float | None = None, rest: ArrayLike | None = None, smooth: float | None = None,
-            warm_start: bool = True, robust: bool = False, iterations: int = 8, chunk: int = 2048,
-            progress: Callable[[int, int], None] | None = None) -> tuple[Motion, RecoveryReport]:
+def recover(
+    positions: ArrayLike,
+    skeleton: Skeleton | Motion,
+    limits: Any = None,
+    *,
+    frame_time: float | None = None,
+    rest: ArrayLike | None = None,
+    smooth: float | None = None,
+    warm_start: bool = True,
+    robust: bool = False,
+    iterations: int = 8,
+    chunk: int = 2048,
+    progress: Callable[[int, int], None] | None = None,
+) -> tuple[Motion, RecoveryReport]:
     """Recover a motion from global joint positions ``[F, J, 3]`` in ``skeleton``'s joint order
     (NaN = not observed; use :meth:`jointlimits.io.positions.JointPositions.for_skeleton`).
 
@@ -177,13 +200,24 @@ def recover(positions: ArrayLike, skeleton: Skeleton | Motion, limits: Any = Non
     before = _joint_frames_outside(limits, g_rot)
     after = _joint_frames_outside(limits, motion.rotations)
     rep = RecoveryReport(
-        frames=int(p.shape[0]), joints=J, observed_fraction=float(seen.mean()),
-        error_before=rms(g_pos), error_after=rms(res.positions),
-        outside_before=int(before.sum()), outside_after=int(after.sum()),
-        frames_outside_before=int(before.any(axis=1).sum()), frames_outside_after=int(after.any(axis=1).sum()),
-        limited=limits is not None, seconds=time.perf_counter() - t0,
-        extra={"frames_without_observation": int(empty.size), "robust_scale": first_scale,
-               "warm_start": bool(warm_start), "smooth_halflife": smooth})
+        frames=int(p.shape[0]),
+        joints=J,
+        observed_fraction=float(seen.mean()),
+        error_before=rms(g_pos),
+        error_after=rms(res.positions),
+        outside_before=int(before.sum()),
+        outside_after=int(after.sum()),
+        frames_outside_before=int(before.any(axis=1).sum()),
+        frames_outside_after=int(after.any(axis=1).sum()),
+        limited=limits is not None,
+        seconds=time.perf_counter() - t0,
+        extra={
+            "frames_without_observation": int(empty.size),
+            "robust_scale": first_scale,
+            "warm_start": bool(warm_start),
+            "smooth_halflife": smooth,
+        },
+    )
     return motion, rep
 
 
@@ -194,4 +228,3 @@ def load_limits_for(path: Any, skeleton: Skeleton) -> Any:
     lim = JointLimits.load(path)
     lim.check_skeleton(skeleton)
     return lim
-

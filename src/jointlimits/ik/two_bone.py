@@ -29,8 +29,15 @@ from ..motion import quat
 from ..motion.skeleton import Motion, Skeleton, forward_kinematics_arrays
 
 __all__ = [
-    "TwoBonePositions", "TwoBoneSolution", "two_bone_positions", "two_bone", "solve_two_bone",
-    "ik_two_bone", "REACHABLE", "TOO_CLOSE", "TOO_FAR",
+    "TwoBonePositions",
+    "TwoBoneSolution",
+    "two_bone_positions",
+    "two_bone",
+    "solve_two_bone",
+    "ik_two_bone",
+    "REACHABLE",
+    "TOO_CLOSE",
+    "TOO_FAR",
 ]
 
 Array = NDArray[np.float64]
@@ -124,8 +131,15 @@ class TwoBonePositions:
         return self.case == REACHABLE
 
 
-def two_bone_positions(root: ArrayLike, mid: ArrayLike, end: ArrayLike, target: ArrayLike,
-                       pole: ArrayLike | None = None, *, _checked: bool = False) -> TwoBonePositions:
+def two_bone_positions(
+    root: ArrayLike,
+    mid: ArrayLike,
+    end: ArrayLike,
+    target: ArrayLike,
+    pole: ArrayLike | None = None,
+    *,
+    _checked: bool = False,
+) -> TwoBonePositions:
     """Knee and foot positions reaching for ``target`` (all ``[..., 3]``, broadcast).
 
     Reachable: the knee is ``m + r u`` with ``cos θ = (l_ab² + l_at² - l_bc²) / (2 l_ab l_at)``,
@@ -249,9 +263,13 @@ def _resolve_chain(skeleton: Skeleton, root_joint: str | int, end_joint: str | i
     return ch[0], ch[1], ch[2]
 
 
-def solve_two_bone(motion: Motion | tuple[ArrayLike, ArrayLike, Skeleton], root_joint: str | int,
-                   target_positions: ArrayLike, pole: ArrayLike | None = None,
-                   end_joint: str | int | None = None) -> Motion | Array:
+def solve_two_bone(
+    motion: Motion | tuple[ArrayLike, ArrayLike, Skeleton],
+    root_joint: str | int,
+    target_positions: ArrayLike,
+    pole: ArrayLike | None = None,
+    end_joint: str | int | None = None,
+) -> Motion | Array:
     """Place the end joint of the chain ``root_joint -> child -> end`` at ``target_positions``
     (``[F, 3]`` or ``[3]``) in every frame.
 
@@ -283,14 +301,28 @@ def solve_two_bone(motion: Motion | tuple[ArrayLike, ArrayLike, Skeleton], root_
 
 
 # --------------------------------------------------------------------------- the demo's variant
-def _demo_inputs(bone_root: ArrayLike, bone_mid: ArrayLike, bone_end: ArrayLike, target: ArrayLike,
-                 fwd: ArrayLike, bone_root_gr: ArrayLike, bone_mid_gr: ArrayLike,
-                 bone_par_gr: ArrayLike) -> tuple[Array, ...]:
+def _demo_inputs(
+    bone_root: ArrayLike,
+    bone_mid: ArrayLike,
+    bone_end: ArrayLike,
+    target: ArrayLike,
+    fwd: ArrayLike,
+    bone_root_gr: ArrayLike,
+    bone_mid_gr: ArrayLike,
+    bone_par_gr: ArrayLike,
+) -> tuple[Array, ...]:
     """The demo formulation's inputs, checked: five ``[..., 3]`` vectors and three ``[..., 4]``
     rotations."""
-    return (_as_vec("bone_root", bone_root), _as_vec("bone_mid", bone_mid), _as_vec("bone_end", bone_end),
-            _as_vec("target", target), _as_vec("fwd", fwd), _as_quat("bone_root_gr", bone_root_gr),
-            _as_quat("bone_mid_gr", bone_mid_gr), _as_quat("bone_par_gr", bone_par_gr))
+    return (
+        _as_vec("bone_root", bone_root),
+        _as_vec("bone_mid", bone_mid),
+        _as_vec("bone_end", bone_end),
+        _as_vec("target", target),
+        _as_vec("fwd", fwd),
+        _as_quat("bone_root_gr", bone_root_gr),
+        _as_quat("bone_mid_gr", bone_mid_gr),
+        _as_quat("bone_par_gr", bone_par_gr),
+    )
 
 
 def _flat(x: Array, shape: tuple[int, ...], width: int) -> Array:
@@ -314,9 +346,17 @@ def _backend(backend: str) -> str:
     return "compiled"
 
 
-def two_bone(root: ArrayLike, mid: ArrayLike, end: ArrayLike, target: ArrayLike,
-             root_parent_rotation: ArrayLike, root_local: ArrayLike, mid_local: ArrayLike,
-             pole: ArrayLike | None = None, backend: str = "auto") -> TwoBoneSolution:
+def two_bone(
+    root: ArrayLike,
+    mid: ArrayLike,
+    end: ArrayLike,
+    target: ArrayLike,
+    root_parent_rotation: ArrayLike,
+    root_local: ArrayLike,
+    mid_local: ArrayLike,
+    pole: ArrayLike | None = None,
+    backend: str = "auto",
+) -> TwoBoneSolution:
     """Solve a two-bone chain and return the joints' new local rotations.
 
     ``root``/``mid``/``end`` are the current global positions of the root joint, its child (the
@@ -340,23 +380,58 @@ def two_bone(root: ArrayLike, mid: ArrayLike, end: ArrayLike, target: ArrayLike,
     Lk = _as_quat("root_local", root_local)
     Lj = _as_quat("mid_local", mid_local)
     pl = None if pole is None else _as_vec("pole", pole)
-    lead = np.broadcast_shapes(a.shape[:-1], b.shape[:-1], c.shape[:-1], t.shape[:-1], P.shape[:-1],
-                               Lk.shape[:-1], Lj.shape[:-1], *(() if pl is None else (pl.shape[:-1],)))
+    lead = np.broadcast_shapes(
+        a.shape[:-1],
+        b.shape[:-1],
+        c.shape[:-1],
+        t.shape[:-1],
+        P.shape[:-1],
+        Lk.shape[:-1],
+        Lj.shape[:-1],
+        *(() if pl is None else (pl.shape[:-1],)),
+    )
     n = int(np.prod(lead, dtype=np.int64))
     root_o, mid_o = np.empty((n, 4)), np.empty((n, 4))
     knee_o, foot_o = np.empty((n, 3)), np.empty((n, 3))
     case = np.empty(n, np.int8)
-    _core.two_bone(_flat(a, lead, 3), _flat(b, lead, 3), _flat(c, lead, 3), _flat(t, lead, 3),
-                     np.zeros((1, 3)) if pl is None else _flat(pl, lead, 3), pl is not None,
-                     _flat(P, lead, 4), _flat(Lk, lead, 4), _flat(Lj, lead, 4), root_o, mid_o, knee_o, foot_o, case)
+    _core.two_bone(
+        _flat(a, lead, 3),
+        _flat(b, lead, 3),
+        _flat(c, lead, 3),
+        _flat(t, lead, 3),
+        np.zeros((1, 3)) if pl is None else _flat(pl, lead, 3),
+        pl is not None,
+        _flat(P, lead, 4),
+        _flat(Lk, lead, 4),
+        _flat(Lj, lead, 4),
+        root_o,
+        mid_o,
+        knee_o,
+        foot_o,
+        case,
+    )
     _raise_zero_bone(case, lead)
-    return TwoBoneSolution(root_o.reshape(lead + (4,)), mid_o.reshape(lead + (4,)), knee_o.reshape(lead + (3,)),
-                           foot_o.reshape(lead + (3,)), case.reshape(lead))
+    return TwoBoneSolution(
+        root_o.reshape(lead + (4,)),
+        mid_o.reshape(lead + (4,)),
+        knee_o.reshape(lead + (3,)),
+        foot_o.reshape(lead + (3,)),
+        case.reshape(lead),
+    )
 
 
-def ik_two_bone(bone_root: ArrayLike, bone_mid: ArrayLike, bone_end: ArrayLike, target: ArrayLike,
-                fwd: ArrayLike, bone_root_gr: ArrayLike, bone_mid_gr: ArrayLike, bone_par_gr: ArrayLike,
-                max_length_buffer: float = 0.015, backend: str = "auto") -> tuple[Array, Array]:
+def ik_two_bone(
+    bone_root: ArrayLike,
+    bone_mid: ArrayLike,
+    bone_end: ArrayLike,
+    target: ArrayLike,
+    fwd: ArrayLike,
+    bone_root_gr: ArrayLike,
+    bone_mid_gr: ArrayLike,
+    bone_par_gr: ArrayLike,
+    max_length_buffer: float = 0.015,
+    backend: str = "auto",
+) -> tuple[Array, Array]:
     """The joint-limits demo's two-bone IK; returns new local rotations ``(root_lr, mid_lr)``.
 
     The target is pulled within ``l_ab + l_bc - max_length_buffer`` of the root; the bend angles
@@ -368,16 +443,18 @@ def ik_two_bone(bone_root: ArrayLike, bone_mid: ArrayLike, bone_end: ArrayLike, 
     """
     if backend == "auto":
         try:  # the common case in one C++ call (see two_bone); a TypeError: a non-numeric buffer
-            r = _core.ik_two_bone_solve(bone_root, bone_mid, bone_end, target, fwd, bone_root_gr, bone_mid_gr,
-                                        bone_par_gr, max_length_buffer)
+            r = _core.ik_two_bone_solve(
+                bone_root, bone_mid, bone_end, target, fwd, bone_root_gr, bone_mid_gr, bone_par_gr, max_length_buffer
+            )
         except TypeError:
             r = None
         if r is not None:
             return r
     else:
         _backend(backend)
-    a, b, c, t, f, rg, mg, pg = _demo_inputs(bone_root, bone_mid, bone_end, target, fwd, bone_root_gr,
-                                              bone_mid_gr, bone_par_gr)
+    a, b, c, t, f, rg, mg, pg = _demo_inputs(
+        bone_root, bone_mid, bone_end, target, fwd, bone_root_gr, bone_mid_gr, bone_par_gr
+    )
     lead = np.broadcast_shapes(*(x.shape[:-1] for x in (a, b, c, t, f, rg, mg, pg)))
     n = int(np.prod(lead, dtype=np.int64))
     ro, mo = np.empty((n, 4)), np.empty((n, 4))

@@ -71,8 +71,7 @@ class WholeBodyResult:
     clamped: NDArray[np.bool_]
     iterations: int
 
-    def to_motion(self, skeleton: Skeleton, frame_time: float = 1 / 30,
-                  local_positions: Array | None = None) -> Motion:
+    def to_motion(self, skeleton: Skeleton, frame_time: float = 1 / 30, local_positions: Array | None = None) -> Motion:
         """The solution as a Motion (local positions from ``local_positions`` [J, 3] or the
         skeleton's offsets, the root's from the solve)."""
         F, J = self.rotations.shape[:2]
@@ -110,10 +109,20 @@ class WholeBodyIK:
     the file's units.
     """
 
-    def __init__(self, skeleton: Skeleton, limits: Any = None, *, local_positions: ArrayLike | None = None,
-                 rest: ArrayLike | None = None, posture_weight: float = 1e-7, iterations: int = 8,
-                 damping: float = 0.01, fix_root_position: bool = False, fix_root_rotation: bool = False,
-                 clamp_passes: int = 2):
+    def __init__(
+        self,
+        skeleton: Skeleton,
+        limits: Any = None,
+        *,
+        local_positions: ArrayLike | None = None,
+        rest: ArrayLike | None = None,
+        posture_weight: float = 1e-7,
+        iterations: int = 8,
+        damping: float = 0.01,
+        fix_root_position: bool = False,
+        fix_root_rotation: bool = False,
+        clamp_passes: int = 2,
+    ):
         self.skeleton = skeleton
         J = skeleton.num_joints
         if limits is not None:
@@ -196,15 +205,19 @@ class WholeBodyIK:
         self._off = 3 * pos
         self._first = np.zeros(3 * J + 3, np.int64)
         for a in range(J):
-            self._first[3 * pos[a]:3 * pos[a] + 3] = 3 * (pos[a] - ndesc[a])
+            self._first[3 * pos[a] : 3 * pos[a] + 3] = 3 * (pos[a] - ndesc[a])
 
     # ------------------------------------------------------------------ inputs
     def _targets(self, positions: Any, weights: Any, F: int | None) -> tuple[Array, Array]:
         sk = self.skeleton
         J = sk.num_joints
         if isinstance(positions, Mapping):
-            rows = {sk.index(n) if not isinstance(n, (int, np.integer)) else sk.index(int(n)):
-                    _as_batch(f"target of {n!r}", v, F, (3,)) for n, v in positions.items()}
+            rows = {
+                sk.index(n) if not isinstance(n, (int, np.integer)) else sk.index(int(n)): _as_batch(
+                    f"target of {n!r}", v, F, (3,)
+                )
+                for n, v in positions.items()
+            }
             if F is None:
                 F = max((v.shape[0] for v in rows.values()), default=1)
             tgt = np.full((F, J, 3), np.nan)
@@ -263,8 +276,14 @@ class WholeBodyIK:
         return quat.normalize(np.where(seen[..., None], tq, quat.identity(()))), w
 
     # ------------------------------------------------------------------ closed-form guess
-    def initial_guess(self, targets: Array, weights: Array, posture: Array, root_positions: Array | None = None,
-                      orientations: tuple[Array, Array] | None = None) -> tuple[Array, Array]:
+    def initial_guess(
+        self,
+        targets: Array,
+        weights: Array,
+        posture: Array,
+        root_positions: Array | None = None,
+        orientations: tuple[Array, Array] | None = None,
+    ) -> tuple[Array, Array]:
         """Closed-form start ``(rotations [F, J, 4], root positions [F, 3])`` from observed bone
         directions, top down, vectorised over poses (a Python loop over joints only)."""
         F, J = targets.shape[:2]
@@ -294,8 +313,11 @@ class WholeBodyIK:
                 c = kids[0]
                 u = quat.mul_vec(gprior, lp[c])
                 v = targets[:, c] - pj
-                ok = (weights[:, c] > 0) & (np.linalg.norm(v, axis=-1) > 1e-9 * self.scale) \
+                ok = (
+                    (weights[:, c] > 0)
+                    & (np.linalg.norm(v, axis=-1) > 1e-9 * self.scale)
                     & (np.linalg.norm(u, axis=-1) > 1e-12)
+                )
                 if np.any(ok):
                     gj = np.where(ok[:, None], quat.mul(quat.between(u, v), gprior), gprior)
             elif len(kids) > 1:
@@ -367,10 +389,18 @@ class WholeBodyIK:
         return root
 
     # ------------------------------------------------------------------ solve
-    def solve(self, positions: Any = None, weights: Any = None, *, orientations: Any = None,
-              orientation_weights: Any = None, init: ArrayLike | None = None,
-              root_positions: ArrayLike | None = None, posture: ArrayLike | None = None,
-              iterations: int | None = None) -> WholeBodyResult:
+    def solve(
+        self,
+        positions: Any = None,
+        weights: Any = None,
+        *,
+        orientations: Any = None,
+        orientation_weights: Any = None,
+        init: ArrayLike | None = None,
+        root_positions: ArrayLike | None = None,
+        posture: ArrayLike | None = None,
+        iterations: int | None = None,
+    ) -> WholeBodyResult:
         """Solve a batch of poses.
 
         ``positions``: targets ``[F, J, 3]`` (NaN = no observation) or a mapping joint name ->
@@ -388,8 +418,13 @@ class WholeBodyIK:
             if arr is not None and np.ndim(arr) == 3:
                 F = int(np.shape(arr)[0])
         if orientations is not None:
-            rows = [np.shape(v) for v in orientations.values()] if isinstance(orientations, Mapping) \
-                else [np.shape(orientations)[:1] + (4,)] if np.ndim(orientations) == 3 else []
+            rows = (
+                [np.shape(v) for v in orientations.values()]
+                if isinstance(orientations, Mapping)
+                else [np.shape(orientations)[:1] + (4,)]
+                if np.ndim(orientations) == 3
+                else []
+            )
             for shp in rows:
                 if len(shp) == 2 and shp[0] > 1:
                     F = int(shp[0])
@@ -421,9 +456,17 @@ class WholeBodyIK:
         n_it = self.iterations if iterations is None else int(iterations)
         return self._iterate(L, root, tgt, w / self.scale**2, ori, post, n_it)
 
-    def solve_sequence(self, positions: Any, weights: Any = None, *, warm_start: bool = True,
-                       robust: float | None = None, chunk: int = 2048, root_positions: ArrayLike | None = None,
-                       progress: Callable[[int, int], None] | None = None) -> WholeBodyResult:
+    def solve_sequence(
+        self,
+        positions: Any,
+        weights: Any = None,
+        *,
+        warm_start: bool = True,
+        robust: float | None = None,
+        chunk: int = 2048,
+        root_positions: ArrayLike | None = None,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> WholeBodyResult:
         """Solve the frames of a sequence ``positions [F, J, 3]`` (NaN = no observation), in
         batches of ``chunk`` frames.
 
@@ -442,24 +485,36 @@ class WholeBodyIK:
         two = warm_start or robust is not None
         total = F * (2 if two else 1)
         done = 0
-        root0 = None if root_positions is None else np.broadcast_to(
-            _as_batch("root_positions", root_positions, F, (3,)), (F, 3))
+        root0 = (
+            None
+            if root_positions is None
+            else np.broadcast_to(_as_batch("root_positions", root_positions, F, (3,)), (F, 3))
+        )
 
         def run(init: Array | None, roots: Array | None, wts: Array) -> WholeBodyResult:
             nonlocal done
             parts = []
             for a in range(0, F, chunk):
                 b = min(F, a + chunk)
-                parts.append(self.solve(tgt[a:b], wts[a:b], init=None if init is None else init[a:b],
-                                        root_positions=None if roots is None else roots[a:b]))
+                parts.append(
+                    self.solve(
+                        tgt[a:b],
+                        wts[a:b],
+                        init=None if init is None else init[a:b],
+                        root_positions=None if roots is None else roots[a:b],
+                    )
+                )
                 done += b - a
                 if progress is not None:
                     progress(done, total)
-            return WholeBodyResult(np.concatenate([r.rotations for r in parts]),
-                                   np.concatenate([r.root_positions for r in parts]),
-                                   np.concatenate([r.positions for r in parts]),
-                                   np.concatenate([r.error for r in parts]),
-                                   np.concatenate([r.clamped for r in parts]), parts[0].iterations)
+            return WholeBodyResult(
+                np.concatenate([r.rotations for r in parts]),
+                np.concatenate([r.root_positions for r in parts]),
+                np.concatenate([r.positions for r in parts]),
+                np.concatenate([r.error for r in parts]),
+                np.concatenate([r.clamped for r in parts]),
+                parts[0].iterations,
+            )
 
         first = run(None, root0, w)
         if not two:
@@ -486,8 +541,9 @@ class WholeBodyIK:
         second.error = np.where(cnt > 0, np.sqrt((d2 * seen).sum(1) / np.maximum(cnt, 1)), np.nan)
         return second
 
-    def _energy(self, L: Array, gr: Array, gp: Array, tgt: Array, wp: Array, ori, post: Array
-                ) -> tuple[Array, Array, Array | None, Array]:
+    def _energy(
+        self, L: Array, gr: Array, gp: Array, tgt: Array, wp: Array, ori, post: Array
+    ) -> tuple[Array, Array, Array | None, Array]:
         """(energy [F], posture residual in world [F, J, 3], orientation residual, wr [F, J])."""
         e = tgt - gp
         E = np.einsum("fj,fj->f", wp, np.einsum("fjk,fjk->fj", e, e))
@@ -549,8 +605,24 @@ class WholeBodyIK:
                 nrm = np.where(cl[idx][..., None] & (nn > 1e-12), n / np.maximum(nn, 1e-300), 0.0)
                 dxi = np.empty((idx.size, 3 + 3 * J))
                 pi = np.zeros((idx.size, J))
-                _core.dls_normal_step(gp[idx], tgt[idx], wp[idx], ro_arr[idx], wo[idx], rp[idx], wr[idx], nrm, lam[idx],
-                                 self._chain, self._chain_len, self._off, self._first, free, dxi, pi)
+                _core.dls_normal_step(
+                    gp[idx],
+                    tgt[idx],
+                    wp[idx],
+                    ro_arr[idx],
+                    wo[idx],
+                    rp[idx],
+                    wr[idx],
+                    nrm,
+                    lam[idx],
+                    self._chain,
+                    self._chain_len,
+                    self._off,
+                    self._first,
+                    free,
+                    dxi,
+                    pi,
+                )
                 push[idx] = pi
                 omega = dxi[:, 3:].reshape(idx.size, J, 3)
                 Li = quat.normalize(quat.mul(quat.from_scaled_angle_axis(quat.inv_mul_vec(gpar[idx], omega)), L[idx]))
@@ -599,20 +671,43 @@ class WholeBodyIK:
         return WholeBodyResult(L, root, gp, err, clamped, n_it)
 
 
-def whole_body_ik(motion: Motion, targets: Mapping[str, ArrayLike], *, limits: Any = None,
-                  orientations: Mapping[str, ArrayLike] | None = None, weights: Mapping[str, float] | None = None,
-                  posture_weight: float = 1e-5, iterations: int = 30, fix_root_position: bool = False,
-                  fix_root_rotation: bool = False, clamp_passes: int = 3) -> Motion:
+def whole_body_ik(
+    motion: Motion,
+    targets: Mapping[str, ArrayLike],
+    *,
+    limits: Any = None,
+    orientations: Mapping[str, ArrayLike] | None = None,
+    weights: Mapping[str, float] | None = None,
+    posture_weight: float = 1e-5,
+    iterations: int = 30,
+    fix_root_position: bool = False,
+    fix_root_rotation: bool = False,
+    clamp_passes: int = 3,
+) -> Motion:
     """Move ``motion`` (every frame at once) so the named joints reach ``targets`` (name ->
     global position ``[F, 3]`` or ``[3]``), optionally with global ``orientations``, inside
     ``limits``; each frame starts from its own pose, which is also the low-priority posture."""
     if not targets and not orientations:
         raise IKError("no targets given")
-    ik = WholeBodyIK(motion.skeleton, limits, local_positions=motion.positions[0], posture_weight=posture_weight,
-                     iterations=iterations, fix_root_position=fix_root_position, fix_root_rotation=fix_root_rotation,
-                     rest=None, clamp_passes=clamp_passes)
-    res = ik.solve(targets, weights, orientations=orientations, init=motion.rotations,
-                   root_positions=motion.positions[:, 0], posture=motion.rotations)
+    ik = WholeBodyIK(
+        motion.skeleton,
+        limits,
+        local_positions=motion.positions[0],
+        posture_weight=posture_weight,
+        iterations=iterations,
+        fix_root_position=fix_root_position,
+        fix_root_rotation=fix_root_rotation,
+        rest=None,
+        clamp_passes=clamp_passes,
+    )
+    res = ik.solve(
+        targets,
+        weights,
+        orientations=orientations,
+        init=motion.rotations,
+        root_positions=motion.positions[:, 0],
+        posture=motion.rotations,
+    )
     out = motion.copy()
     out.rotations = res.rotations
     out.positions[:, 0] = res.root_positions

@@ -41,23 +41,68 @@ __all__ = ["load", "save", "joint_names", "BODY", "MODEL_ENV"]
 MODEL_ENV = "JOINTLIMITS_BODY_MODEL"
 
 #: The 22 SMPL body joints and their parents (shared by SMPL, SMPL-H and SMPL-X).
-BODY = ["pelvis", "left_hip", "right_hip", "spine1", "left_knee", "right_knee", "spine2", "left_ankle",
-        "right_ankle", "spine3", "left_foot", "right_foot", "neck", "left_collar", "right_collar", "head",
-        "left_shoulder", "right_shoulder", "left_elbow", "right_elbow", "left_wrist", "right_wrist"]
+BODY = [
+    "pelvis",
+    "left_hip",
+    "right_hip",
+    "spine1",
+    "left_knee",
+    "right_knee",
+    "spine2",
+    "left_ankle",
+    "right_ankle",
+    "spine3",
+    "left_foot",
+    "right_foot",
+    "neck",
+    "left_collar",
+    "right_collar",
+    "head",
+    "left_shoulder",
+    "right_shoulder",
+    "left_elbow",
+    "right_elbow",
+    "left_wrist",
+    "right_wrist",
+]
 _BODY_PARENTS = [-1, 0, 0, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 9, 9, 12, 13, 14, 16, 17, 18, 19]
 _FINGERS = ["index", "middle", "pinky", "ring", "thumb"]
 
 # A generic adult in the SMPL rest pose (T-pose, Y-up, facing +Z, metres): rest joint positions.
-_GENERIC_BODY = np.array([
-    [0.0, 0.93, 0.0], [0.07, 0.84, -0.01], [-0.07, 0.84, -0.01], [0.0, 1.04, -0.02],
-    [0.11, 0.46, 0.0], [-0.11, 0.46, 0.0], [0.0, 1.17, 0.0], [0.09, 0.06, -0.04],
-    [-0.09, 0.06, -0.04], [0.0, 1.23, 0.01], [0.12, 0.0, 0.08], [-0.12, 0.0, 0.08],
-    [0.0, 1.44, -0.02], [0.08, 1.35, -0.01], [-0.08, 1.35, -0.01], [0.0, 1.53, 0.0],
-    [0.17, 1.38, -0.02], [-0.17, 1.38, -0.02], [0.43, 1.36, -0.04], [-0.43, 1.36, -0.04],
-    [0.68, 1.37, -0.04], [-0.68, 1.37, -0.04]])
+_GENERIC_BODY = np.array(
+    [
+        [0.0, 0.93, 0.0],
+        [0.07, 0.84, -0.01],
+        [-0.07, 0.84, -0.01],
+        [0.0, 1.04, -0.02],
+        [0.11, 0.46, 0.0],
+        [-0.11, 0.46, 0.0],
+        [0.0, 1.17, 0.0],
+        [0.09, 0.06, -0.04],
+        [-0.09, 0.06, -0.04],
+        [0.0, 1.23, 0.01],
+        [0.12, 0.0, 0.08],
+        [-0.12, 0.0, 0.08],
+        [0.0, 1.44, -0.02],
+        [0.08, 1.35, -0.01],
+        [-0.08, 1.35, -0.01],
+        [0.0, 1.53, 0.0],
+        [0.17, 1.38, -0.02],
+        [-0.17, 1.38, -0.02],
+        [0.43, 1.36, -0.04],
+        [-0.43, 1.36, -0.04],
+        [0.68, 1.37, -0.04],
+        [-0.68, 1.37, -0.04],
+    ]
+)
 # finger base (x, z) on the left hand relative to the wrist, phalanx lengths (metres)
-_FINGER_BASE = {"index": (0.095, 0.025), "middle": (0.10, 0.005), "pinky": (0.08, -0.035),
-                "ring": (0.09, -0.015), "thumb": (0.03, 0.035)}
+_FINGER_BASE = {
+    "index": (0.095, 0.025),
+    "middle": (0.10, 0.005),
+    "pinky": (0.08, -0.035),
+    "ring": (0.09, -0.015),
+    "thumb": (0.03, 0.035),
+}
 _PHALANX = 0.03
 
 
@@ -117,8 +162,11 @@ def _layout(d: Mapping[str, NDArray], path: Path) -> tuple[str, NDArray[np.float
         parts = [root, np.asarray(d["pose_body"], np.float64).reshape(F, -1)]
         if parts[1].shape[1] != 63:
             raise FormatError(f"{path}: pose_body has {parts[1].shape[1]} values per frame, expected 63 (21 joints)")
-        smplx = ("pose_jaw" in keys or "pose_eye" in keys
-                 or ("surface_model_type" in keys and _str(d["surface_model_type"]) == "smplx"))
+        smplx = (
+            "pose_jaw" in keys
+            or "pose_eye" in keys
+            or ("surface_model_type" in keys and _str(d["surface_model_type"]) == "smplx")
+        )
         if smplx:
             parts.append(
                 np.asarray(d["pose_jaw"], np.float64).reshape(F, 3) if "pose_jaw" in keys else np.zeros((F, 3))
@@ -138,11 +186,14 @@ def _layout(d: Mapping[str, NDArray], path: Path) -> tuple[str, NDArray[np.float
             raise FormatError(f"{path}: poses must be [frames, values], got shape {poses.shape}")
         kind = {72: "smpl", 156: "smplh", 165: "smplx"}.get(poses.shape[1])
         if kind is None:
-            raise FormatError(f"{path}: poses has {poses.shape[1]} values per frame; expected 72 (SMPL), "
-                              f"156 (SMPL-H) or 165 (SMPL-X)")
+            raise FormatError(
+                f"{path}: poses has {poses.shape[1]} values per frame; expected 72 (SMPL), 156 (SMPL-H) or 165 (SMPL-X)"
+            )
         return kind, poses.reshape(poses.shape[0], -1, 3)
-    raise FormatError(f"{path}: not an AMASS/SMPL motion file: no 'poses' nor 'root_orient'+'pose_body' "
-                      f"(keys: {', '.join(sorted(keys)) or 'none'})")
+    raise FormatError(
+        f"{path}: not an AMASS/SMPL motion file: no 'poses' nor 'root_orient'+'pose_body' "
+        f"(keys: {', '.join(sorted(keys)) or 'none'})"
+    )
 
 
 def _rest_from_model(model: Path, n: int, betas: NDArray[np.float64] | None) -> NDArray[np.float64]:
@@ -163,8 +214,9 @@ def _rest_from_model(model: Path, n: int, betas: NDArray[np.float64] | None) -> 
     else:
         raise FormatError(f"{model}: a body model needs 'J' or 'J_regressor' and 'v_template'")
     if J.ndim != 2 or J.shape[1] != 3 or J.shape[0] < n:
-        raise FormatError(f"{model}: the body model has {J.shape[0] if J.ndim == 2 else '?'} joints; "
-                          f"this clip needs {n}")
+        raise FormatError(
+            f"{model}: the body model has {J.shape[0] if J.ndim == 2 else '?'} joints; this clip needs {n}"
+        )
     return J[:n]
 
 
@@ -187,8 +239,9 @@ def load(path: str | os.PathLike, fps: float | None = None, model: str | os.Path
         raise FormatError(f"{p}: pose values at frame {f} are not finite")
     rate = next((d[k] for k in ("mocap_framerate", "mocap_frame_rate", "frame_rate", "fps") if k in d), None)
     if rate is None:
-        warnings.warn(f"{p}: no frame rate in the file (mocap_framerate / mocap_frame_rate); assuming 120 fps",
-                      stacklevel=2)
+        warnings.warn(
+            f"{p}: no frame rate in the file (mocap_framerate / mocap_frame_rate); assuming 120 fps", stacklevel=2
+        )
         rate = 120.0
     rate = float(np.asarray(rate).reshape(-1)[0])
     if not (np.isfinite(rate) and rate > 0):
@@ -204,9 +257,12 @@ def load(path: str | os.PathLike, fps: float | None = None, model: str | os.Path
     if rest is None and model is not None:
         rest = _rest_from_model(Path(model), n, betas)
     if rest is None:
-        warnings.warn(f"{p}: no rest joint positions in the file and no body model given "
-                      f"(model= or ${MODEL_ENV}); using a generic humanoid's offsets (rotations are exact, "
-                      f"bone lengths approximate)", stacklevel=2)
+        warnings.warn(
+            f"{p}: no rest joint positions in the file and no body model given "
+            f"(model= or ${MODEL_ENV}); using a generic humanoid's offsets (rotations are exact, "
+            f"bone lengths approximate)",
+            stacklevel=2,
+        )
         rest = _generic_rest(names, parents)
     offsets = rest.copy()
     offsets[1:] = rest[1:] - rest[parents[1:]]
@@ -214,8 +270,9 @@ def load(path: str | os.PathLike, fps: float | None = None, model: str | os.Path
     rotations = quat.from_scaled_angle_axis(aa)
     positions = np.repeat(offsets[None], F, axis=0)
     positions[:, 0] = trans + rest[0]
-    channels = [list(POSITION_CHANNELS) + ["Zrotation", "Yrotation", "Xrotation"]] + \
-        [["Zrotation", "Yrotation", "Xrotation"] for _ in range(n - 1)]
+    channels = [list(POSITION_CHANNELS) + ["Zrotation", "Yrotation", "Xrotation"]] + [
+        ["Zrotation", "Yrotation", "Xrotation"] for _ in range(n - 1)
+    ]
     m = Motion(Skeleton(names, parents, offsets, channels), rotations, positions, 1.0 / rate)
     if fps is not None:
         from ..motion.resample import resample

@@ -39,8 +39,14 @@ __all__ = ["load", "save", "EXTRAS_KEY"]
 #: Key of this package's block in the glTF root ``extras``.
 EXTRAS_KEY = "jointlimits"
 
-_COMPONENTS = {5120: (np.int8, 127.0), 5121: (np.uint8, 255.0), 5122: (np.int16, 32767.0),
-               5123: (np.uint16, 65535.0), 5125: (np.uint32, None), 5126: (np.float32, None)}
+_COMPONENTS = {
+    5120: (np.int8, 127.0),
+    5121: (np.uint8, 255.0),
+    5122: (np.int16, 32767.0),
+    5123: (np.uint16, 65535.0),
+    5125: (np.uint32, None),
+    5126: (np.float32, None),
+}
 _WIDTH = {"SCALAR": 1, "VEC2": 2, "VEC3": 3, "VEC4": 4, "MAT2": 4, "MAT3": 9, "MAT4": 16}
 _ROT_ZYX = ["Zrotation", "Yrotation", "Xrotation"]
 # rotation taking a source up axis to glTF's +Y (applied to the root)
@@ -98,19 +104,32 @@ def _read_accessor(gltf: Any, bufs: list[bytes], index: int, path: Path) -> NDAr
         end = start + stride * (count - 1) + itemsize * width if count else start
         if end > (bv.byteOffset or 0) + bv.byteLength or end > len(raw):
             raise FormatError(f"{path}: accessor {index} reads past the end of its buffer")
-        arr = np.ndarray((count, width), dtype=np.dtype(dtype).newbyteorder("<"), buffer=raw, offset=start,
-                         strides=(stride, itemsize))
+        arr = np.ndarray(
+            (count, width),
+            dtype=np.dtype(dtype).newbyteorder("<"),
+            buffer=raw,
+            offset=start,
+            strides=(stride, itemsize),
+        )
         data = arr.astype(np.float64)
     if acc.sparse is not None and acc.sparse.count:
         sp = acc.sparse
         n = int(sp.count)
         ibv = gltf.bufferViews[sp.indices.bufferView]
         idt = _COMPONENTS[sp.indices.componentType][0]
-        idx = np.frombuffer(bufs[ibv.buffer], dtype=np.dtype(idt).newbyteorder("<"), count=n,
-                            offset=(ibv.byteOffset or 0) + (sp.indices.byteOffset or 0)).astype(np.int64)
+        idx = np.frombuffer(
+            bufs[ibv.buffer],
+            dtype=np.dtype(idt).newbyteorder("<"),
+            count=n,
+            offset=(ibv.byteOffset or 0) + (sp.indices.byteOffset or 0),
+        ).astype(np.int64)
         vbv = gltf.bufferViews[sp.values.bufferView]
-        vals = np.frombuffer(bufs[vbv.buffer], dtype=np.dtype(dtype).newbyteorder("<"), count=n * width,
-                             offset=(vbv.byteOffset or 0) + (sp.values.byteOffset or 0)).reshape(n, width)
+        vals = np.frombuffer(
+            bufs[vbv.buffer],
+            dtype=np.dtype(dtype).newbyteorder("<"),
+            count=n * width,
+            offset=(vbv.byteOffset or 0) + (sp.values.byteOffset or 0),
+        ).reshape(n, width)
         if idx.size and (idx.min() < 0 or idx.max() >= count):
             raise FormatError(f"{path}: sparse accessor {index} has indices out of range")
         data[idx] = vals
@@ -187,8 +206,14 @@ def _joint_nodes(gltf: Any, anim: Any, skin_index: int | None, path: Path) -> tu
     return order, np.asarray(parents, np.int64)
 
 
-def _sample(times: NDArray[np.float64], keys: NDArray[np.float64], values: NDArray[np.float64],
-            interp: str, rotation: bool, snap: float = 0.0) -> NDArray[np.float64]:
+def _sample(
+    times: NDArray[np.float64],
+    keys: NDArray[np.float64],
+    values: NDArray[np.float64],
+    interp: str,
+    rotation: bool,
+    snap: float = 0.0,
+) -> NDArray[np.float64]:
     """Values of one sampler at ``times`` (clamped to its key range); a time within ``snap``
     seconds of a key takes that key's value (key times are float32: a sample meant to fall on a
     key would otherwise blend in a sliver of the next one)."""
@@ -217,8 +242,12 @@ def _sample(times: NDArray[np.float64], keys: NDArray[np.float64], values: NDArr
         return v[i] + (v[i + 1] - v[i]) * u[:, None]
     u2, u3 = u * u, u * u * u
     h00, h10, h01, h11 = 2 * u3 - 3 * u2 + 1, u3 - 2 * u2 + u, -2 * u3 + 3 * u2, u3 - u2
-    out = (h00[:, None] * v[i] + (h10 * dt)[:, None] * b_out[i] + h01[:, None] * v[i + 1]
-           + (h11 * dt)[:, None] * a_in[i + 1])
+    out = (
+        h00[:, None] * v[i]
+        + (h10 * dt)[:, None] * b_out[i]
+        + h01[:, None] * v[i + 1]
+        + (h11 * dt)[:, None] * a_in[i + 1]
+    )
     return quat.normalize(out) if rotation else out
 
 
@@ -314,8 +343,9 @@ def load(path: str | os.PathLike, fps: float | None = None, animation: int = 0) 
     if not extras:
         _fold_ancestors(gltf, order[0], rotations, positions, offsets, p)
     names = [gltf.nodes[n].name or f"joint{k}" for k, n in enumerate(order)]
-    channels = [(list(POSITION_CHANNELS) if (j == 0 or (j, "translation") in tracks) else []) + _ROT_ZYX
-                for j in range(J)]
+    channels = [
+        (list(POSITION_CHANNELS) if (j == 0 or (j, "translation") in tracks) else []) + _ROT_ZYX for j in range(J)
+    ]
     end_sites: list[tuple[int, NDArray[np.float64]]] = []
     scale = 1.0
     if extras:
@@ -334,8 +364,7 @@ def load(path: str | os.PathLike, fps: float | None = None, animation: int = 0) 
     return Motion(sk, quat.normalize(rotations), positions / scale, 1.0 / fps)
 
 
-def _fold_ancestors(gltf: Any, root: int, rotations: NDArray, positions: NDArray, offsets: NDArray,
-                    path: Path) -> None:
+def _fold_ancestors(gltf: Any, root: int, rotations: NDArray, positions: NDArray, offsets: NDArray, path: Path) -> None:
     """Apply the transforms of the nodes above the root joint (an armature node's axis change
     or centimetre scale) to the root, and their uniform scale to every length, in place."""
     parent_of = {c: i for i, n in enumerate(gltf.nodes) for c in (n.children or [])}
@@ -344,8 +373,10 @@ def _fold_ancestors(gltf: Any, root: int, rotations: NDArray, positions: NDArray
     while n is not None:
         t, r, s = _node_trs(gltf.nodes[n])
         if np.ptp(s) > 1e-6 * max(1.0, float(np.abs(s).max())):
-            warnings.warn(f"{path}: node {gltf.nodes[n].name or n} above the skeleton has a non-uniform scale; "
-                          f"using its mean", stacklevel=3)
+            warnings.warn(
+                f"{path}: node {gltf.nodes[n].name or n} above the skeleton has a non-uniform scale; using its mean",
+                stacklevel=3,
+            )
         # parent transform (t, r, s) applied after the one gathered so far
         trans = t + float(np.mean(s)) * quat.mul_vec(r, trans)
         rot = quat.mul(r, rot)
@@ -379,8 +410,7 @@ class _Blob:
         self.data += a.tobytes()
         bv = pygltflib.BufferView(buffer=0, byteOffset=off, byteLength=a.nbytes, target=target)
         self.gltf.bufferViews.append(bv)
-        acc = pygltflib.Accessor(bufferView=len(self.gltf.bufferViews) - 1, componentType=5126, count=count,
-                                 type=kind)
+        acc = pygltflib.Accessor(bufferView=len(self.gltf.bufferViews) - 1, componentType=5126, count=count, type=kind)
         if minmax:
             flat = a.reshape(count, -1)
             acc.min = [float(x) for x in flat.min(0)]
@@ -432,8 +462,7 @@ def to_gltf(motion: Motion, metres_per_unit: float | None = None, up: str | None
     rest_r = quat.identity((J,))
     rest_r[0] = c
     for j in range(J):
-        node = pygltflib.Node(name=sk.names[j], children=list(kids.get(j, [])),
-                              translation=[float(x) for x in offs[j]])
+        node = pygltflib.Node(name=sk.names[j], children=list(kids.get(j, [])), translation=[float(x) for x in offs[j]])
         if j == 0 and up != "+y":
             node.rotation = [float(c[1]), float(c[2]), float(c[3]), float(c[0])]
         gltf.nodes.append(node)
@@ -458,11 +487,16 @@ def to_gltf(motion: Motion, metres_per_unit: float | None = None, up: str | None
     w_data = np.tile(np.array([1, 0, 0, 0], np.float32), (3, 1))
     joints_acc = _raw_accessor(gltf, blob, j_data, 5121, "VEC4", target=34962)
     weights_acc = blob.accessor(w_data, "VEC4", target=34962)
-    mesh = pygltflib.Mesh(name="marker", primitives=[pygltflib.Primitive(
-        attributes=pygltflib.Attributes(POSITION=pos_acc, JOINTS_0=joints_acc, WEIGHTS_0=weights_acc))])
+    mesh = pygltflib.Mesh(
+        name="marker",
+        primitives=[
+            pygltflib.Primitive(
+                attributes=pygltflib.Attributes(POSITION=pos_acc, JOINTS_0=joints_acc, WEIGHTS_0=weights_acc)
+            )
+        ],
+    )
     gltf.meshes.append(mesh)
-    gltf.skins.append(pygltflib.Skin(name=sk.names[0], joints=list(range(J)), inverseBindMatrices=ibm_acc,
-                                     skeleton=0))
+    gltf.skins.append(pygltflib.Skin(name=sk.names[0], joints=list(range(J)), inverseBindMatrices=ibm_acc, skeleton=0))
     gltf.nodes.append(pygltflib.Node(name="skinned_marker", mesh=0, skin=0))
     mesh_node = len(gltf.nodes) - 1
     gltf.scenes.append(pygltflib.Scene(nodes=[0, mesh_node]))
@@ -480,14 +514,23 @@ def to_gltf(motion: Motion, metres_per_unit: float | None = None, up: str | None
         for path_, values, kind in targets:
             out = blob.accessor(values, kind)
             anim.samplers.append(pygltflib.AnimationSampler(input=t_acc, output=out, interpolation="LINEAR"))
-            anim.channels.append(pygltflib.AnimationChannel(
-                sampler=len(anim.samplers) - 1, target=pygltflib.AnimationChannelTarget(node=j, path=path_)))
+            anim.channels.append(
+                pygltflib.AnimationChannel(
+                    sampler=len(anim.samplers) - 1, target=pygltflib.AnimationChannelTarget(node=j, path=path_)
+                )
+            )
     gltf.animations.append(anim)
     gltf.buffers.append(pygltflib.Buffer(byteLength=len(blob.data)))
-    gltf.extras = {EXTRAS_KEY: {
-        "metres_per_unit": s, "up": up, "frame_time": float(motion.frame_time), "skin": 0,
-        "channels": sk.channels, "end_sites": [[int(pj), [float(x) for x in o * s]] for pj, o in sk.end_sites],
-    }}
+    gltf.extras = {
+        EXTRAS_KEY: {
+            "metres_per_unit": s,
+            "up": up,
+            "frame_time": float(motion.frame_time),
+            "skin": 0,
+            "channels": sk.channels,
+            "end_sites": [[int(pj), [float(x) for x in o * s]] for pj, o in sk.end_sites],
+        }
+    }
     return gltf, bytes(blob.data)
 
 
@@ -500,13 +543,15 @@ def _raw_accessor(gltf: Any, blob: _Blob, arr: NDArray, component: int, kind: st
     raw = np.ascontiguousarray(arr).tobytes()
     blob.data += raw
     gltf.bufferViews.append(pygltflib.BufferView(buffer=0, byteOffset=off, byteLength=len(raw), target=target))
-    gltf.accessors.append(pygltflib.Accessor(bufferView=len(gltf.bufferViews) - 1, componentType=component,
-                                             count=arr.shape[0], type=kind))
+    gltf.accessors.append(
+        pygltflib.Accessor(bufferView=len(gltf.bufferViews) - 1, componentType=component, count=arr.shape[0], type=kind)
+    )
     return len(gltf.accessors) - 1
 
 
-def save(path: str | os.PathLike, motion: Motion, *, metres_per_unit: float | None = None,
-         up: str | None = None) -> None:
+def save(
+    path: str | os.PathLike, motion: Motion, *, metres_per_unit: float | None = None, up: str | None = None
+) -> None:
     """Write ``motion`` as ``.glb`` (binary) or ``.gltf`` (JSON, buffer embedded as a data URI),
     atomically. ``metres_per_unit`` and ``up`` default to :mod:`jointlimits.motion.units`' guesses."""
     p = Path(path)
@@ -524,4 +569,3 @@ def save(path: str | os.PathLike, motion: Motion, *, metres_per_unit: float | No
         text = gltf.gltf_to_json()
         with atomic_write(p) as fh:
             fh.write(text)
-

@@ -78,8 +78,10 @@ class JointPositions:
         does not have are NaN. Raises PositionsError for names the skeleton does not have."""
         unknown = [n for n in self.names if n not in skeleton.names]
         if unknown:
-            raise PositionsError(f"joints not in the skeleton: {', '.join(unknown[:8])}"
-                                 f"{' ...' if len(unknown) > 8 else ''} (skeleton joints: {', '.join(skeleton.names)})")
+            raise PositionsError(
+                f"joints not in the skeleton: {', '.join(unknown[:8])}"
+                f"{' ...' if len(unknown) > 8 else ''} (skeleton joints: {', '.join(skeleton.names)})"
+            )
         out = np.full((self.num_frames, skeleton.num_joints, 3), np.nan)
         for k, n in enumerate(self.names):
             out[:, skeleton.names.index(n)] = self.positions[:, k]
@@ -114,8 +116,9 @@ def _load_npy(p: Path, skeleton: Skeleton | None) -> JointPositions:
     return _finish(p, np.asarray(pos, np.float64), None, None, skeleton)
 
 
-def _finish(p: Path, pos: NDArray, names: list[str] | None, fps: float | None,
-            skeleton: Skeleton | None) -> JointPositions:
+def _finish(
+    p: Path, pos: NDArray, names: list[str] | None, fps: float | None, skeleton: Skeleton | None
+) -> JointPositions:
     if pos.ndim != 3 or pos.shape[2] != 3:
         raise _where(p, f"positions must be [frames, joints, 3], got shape {pos.shape}")
     if names is None:
@@ -157,7 +160,7 @@ def _load_csv(p: Path) -> JointPositions:
         raise _where(p, f"line {start + 1}: expected three columns NAME.x, NAME.y, NAME.z per joint, got {len(cols)}")
     names = []
     for k in range(0, len(cols), 3):
-        trip = cols[k:k + 3]
+        trip = cols[k : k + 3]
         base = [c.rsplit(".", 1)[0] for c in trip]
         axes = [c.rsplit(".", 1)[1].lower() if "." in c else "" for c in trip]
         if axes != ["x", "y", "z"] or len(set(base)) != 1 or not base[0]:

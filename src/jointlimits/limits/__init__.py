@@ -64,11 +64,33 @@ from .registry import SHAPES, shape_class
 from .shape import Shape
 
 __all__ = [
-    "fit_box", "fit_orientation", "fit_oriented_box", "fit_ellipsoid", "fit_kdop", "kdop_axes",
-    "project_box", "project_ellipsoid", "project_kdop", "soften", "subsample",
-    "contains_box", "contains_ellipsoid", "contains_kdop", "distance_box", "distance_ellipsoid", "distance_kdop",
-    "Shape", "Box", "OrientedBox", "Ellipsoid", "KDop", "SHAPES", "shape_class",
-    "FittedLimit", "JointLimits", "fit_shape",
+    "fit_box",
+    "fit_orientation",
+    "fit_oriented_box",
+    "fit_ellipsoid",
+    "fit_kdop",
+    "kdop_axes",
+    "project_box",
+    "project_ellipsoid",
+    "project_kdop",
+    "soften",
+    "subsample",
+    "contains_box",
+    "contains_ellipsoid",
+    "contains_kdop",
+    "distance_box",
+    "distance_ellipsoid",
+    "distance_kdop",
+    "Shape",
+    "Box",
+    "OrientedBox",
+    "Ellipsoid",
+    "KDop",
+    "SHAPES",
+    "shape_class",
+    "FittedLimit",
+    "JointLimits",
+    "fit_shape",
 ]
 
 _LAZY = {"FittedLimit": "joint", "fit_shape": "joint", "JointLimits": "model"}

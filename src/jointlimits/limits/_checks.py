@@ -15,8 +15,7 @@ def _as_float_array(x, name: str) -> np.ndarray:
     except Exception as exc:  # pragma: no cover - exotic inputs
         raise LimitsError(f"{name}: cannot convert to an array ({exc})") from exc
     if arr.dtype == object or not (
-        np.issubdtype(arr.dtype, np.floating) or np.issubdtype(arr.dtype, np.integer)
-        or arr.dtype == np.bool_
+        np.issubdtype(arr.dtype, np.floating) or np.issubdtype(arr.dtype, np.integer) or arr.dtype == np.bool_
     ):
         raise LimitsError(f"{name}: expected a real numeric array, got dtype {arr.dtype}")
     return np.asarray(arr, dtype=np.float64)
@@ -163,8 +162,14 @@ def check_soften(soften) -> tuple[float, float] | None:
         return None
     if soften is _soften_ok:  # the tuple checked last time (immutable: still valid)
         return soften
-    if type(soften) is tuple and len(soften) == 2 and type(soften[0]) is float and type(soften[1]) is float \
-            and 0.0 <= soften[0] < math.inf and 0.0 <= soften[1] <= MAX_SOFTEN_RADIUS:
+    if (
+        type(soften) is tuple
+        and len(soften) == 2
+        and type(soften[0]) is float
+        and type(soften[1]) is float
+        and 0.0 <= soften[0] < math.inf
+        and 0.0 <= soften[1] <= MAX_SOFTEN_RADIUS
+    ):
         _soften_ok = soften  # the common case, checked without conversions (a per-call cost of every projection)
         return soften
     try:

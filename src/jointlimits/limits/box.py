@@ -98,8 +98,7 @@ def project_box(points, lo, hi, position=None, rotation=None, *, always_map: boo
 
 def _project_box_aa_f32(points, lo, hi, out: np.ndarray) -> np.ndarray:
     """The axis-aligned clamp in float32 into the float32 ``out``."""
-    p = points if type(points) is np.ndarray and points.dtype == np.float32 else \
-        _points(points).astype(np.float32)
+    p = points if type(points) is np.ndarray and points.dtype == np.float32 else _points(points).astype(np.float32)
     if p.ndim == 0 or p.shape[-1] != 3:
         raise LimitsError(f"points must have shape [..., 3], got {p.shape}")
     if out.shape != p.shape or not out.flags.c_contiguous:

@@ -77,8 +77,14 @@ def soften(original, projected, falloff: float = 1.0, radius: float = 0.1, eps: 
         if not math.isfinite(val) or val < 0.0:
             raise LimitsError(f"{name} must be finite and >= 0, got {val}")
     res = np.empty(o.shape)
-    if not _core.soften(np.ascontiguousarray(o).reshape(-1, 3), np.ascontiguousarray(p).reshape(-1, 3),
-                        falloff, radius, eps, res.reshape(-1, 3)):
+    if not _core.soften(
+        np.ascontiguousarray(o).reshape(-1, 3),
+        np.ascontiguousarray(p).reshape(-1, 3),
+        falloff,
+        radius,
+        eps,
+        res.reshape(-1, 3),
+    ):
         _check_finite(o, "original")
         _check_finite(p, "projected")
     return res

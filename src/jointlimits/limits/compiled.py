@@ -26,14 +26,16 @@ def _flat(a: Any, cols: int) -> np.ndarray:
     return np.ascontiguousarray(np.zeros((0, cols)) if a is None else a, np.float64).reshape(-1)
 
 
-def core_shape(kind: str, f: Any, axes: Any = None, mins: Any = None, maxs: Any = None, G: Any = None,
-               bnd: Any = None) -> _core.CompiledShape:
+def core_shape(
+    kind: str, f: Any, axes: Any = None, mins: Any = None, maxs: Any = None, G: Any = None, bnd: Any = None
+) -> _core.CompiledShape:
     """The ``_core`` shape ``kind`` (``"box"``, ``"slabs"``, ``"ellipsoid"``, ``"ellipse"``, ``"kdop"``,
     ``"polygon"``) from limit-space arrays: ``f[16]`` = position, row-major rotation (columns are
     the axes), scale, radius; ``axes`` ``[n, 3]``, ``mins`` / ``maxs`` ``[n]``, ``G`` ``[m, 3]``,
     ``bnd`` ``[m]`` as the shape reads them (None: empty). ValueError if they do not fit it."""
-    return _core.CompiledShape(kind, _flat(f, 1), _flat(axes, 3), _flat(mins, 1), _flat(maxs, 1), _flat(G, 3),
-                               _flat(bnd, 1))
+    return _core.CompiledShape(
+        kind, _flat(f, 1), _flat(axes, 3), _flat(mins, 1), _flat(maxs, 1), _flat(G, 3), _flat(bnd, 1)
+    )
 
 
 def _finite(a: Any) -> np.ndarray:
@@ -61,7 +63,13 @@ def compiled_dict(limit: Any) -> dict[str, Any] | None:
     if packed is None:
         return None
     mode, covers, twist, a, b = packed
-    return {"version": COMPILED_VERSION, "mode": int(mode), "covers": bool(covers),
-            "reference": np.asarray(limit.reference, np.float64).tolist(),
-            "twist_axis": np.asarray(limit.twist_axis, np.float64).tolist(),
-            "twist": _finite(twist).tolist(), "a": _shape_dict(a), "b": _shape_dict(b)}
+    return {
+        "version": COMPILED_VERSION,
+        "mode": int(mode),
+        "covers": bool(covers),
+        "reference": np.asarray(limit.reference, np.float64).tolist(),
+        "twist_axis": np.asarray(limit.twist_axis, np.float64).tolist(),
+        "twist": _finite(twist).tolist(),
+        "a": _shape_dict(a),
+        "b": _shape_dict(b),
+    }

@@ -57,8 +57,13 @@ GROW = 2  # a sparse cell's window grows up to this many cells from its centre
 COARSEN = 2.0  # the conditioned fields' grid cell, in the child's own grid cells
 CONDITION_PADDING = 0.03  # radians added to the padding of the parent-conditioned fields
 #: (parent role, child roles) of the coupled pairs (roles: jointlimits.motion.naming.ROLES)
-COUPLED_ROLES = [("clavicle", ("upper_arm",)), ("upper_arm", ("forearm",)), ("thigh", ("shin",)),
-                 ("spine", ("spine", "neck")), ("neck", ("head",))]
+COUPLED_ROLES = [
+    ("clavicle", ("upper_arm",)),
+    ("upper_arm", ("forearm",)),
+    ("thigh", ("shin",)),
+    ("spine", ("spine", "neck")),
+    ("neck", ("head",)),
+]
 
 
 def humanoid_pairs(names: Sequence[str], parents: Sequence[int]) -> list[tuple[str, str]]:
@@ -66,8 +71,11 @@ def humanoid_pairs(names: Sequence[str], parents: Sequence[int]) -> list[tuple[s
     shoulder -> elbow, hip -> knee, along the spine and neck -> head (found by name). (Elbow ->
     wrist and knee -> ankle were measured and left out: on LAFAN1 their coupled limits admit no
     less than the uncoupled ones at the same held-out recall.)"""
-    return [(names[p], names[c]) for c, p in enumerate(parents)
-            if p >= 0 and any(is_role(names[p], a) and is_role(names[c], *b) for a, b in COUPLED_ROLES)]
+    return [
+        (names[p], names[c])
+        for c, p in enumerate(parents)
+        if p >= 0 and any(is_role(names[p], a) and is_role(names[c], *b) for a, b in COUPLED_ROLES)
+    ]
 
 
 def parent_cell_size(parent_points: Array) -> float:
@@ -80,22 +88,31 @@ def parent_cell_size(parent_points: Array) -> float:
     return float(min(PARENT_CELL, max(MIN_PARENT_CELL, ext / PARENT_CELLS)))
 
 
-def _window(vp: Array, c: NDArray[np.int64], porigin: Array, pcell: float, pdims: NDArray[np.int64],
-            counts: NDArray[np.int64], order: NDArray[np.int64], bounds: NDArray[np.int64], min_frames: int,
-            grow: int) -> NDArray[np.int64] | None:
+def _window(
+    vp: Array,
+    c: NDArray[np.int64],
+    porigin: Array,
+    pcell: float,
+    pdims: NDArray[np.int64],
+    counts: NDArray[np.int64],
+    order: NDArray[np.int64],
+    bounds: NDArray[np.int64],
+    min_frames: int,
+    grow: int,
+) -> NDArray[np.int64] | None:
     """Sorted frames whose parent lies within r cells of cell ``c``'s centre (per axis), for the
     smallest r <= grow that gives at least ``min_frames`` (None: none does)."""
     centre = porigin + (c + 0.5) * pcell
     lo, hi = np.maximum(c - 1, 0), np.minimum(c + 1, pdims - 1)
-    if not counts[lo[0]:hi[0] + 1, lo[1]:hi[1] + 1, lo[2]:hi[2] + 1].any():
+    if not counts[lo[0] : hi[0] + 1, lo[1] : hi[1] + 1, lo[2] : hi[2] + 1].any():
         return None  # no frame near: the parent's limit hardly reaches the cell
     for r in range(1, grow + 1):
         lo, hi = np.maximum(c - r, 0), np.minimum(c + r, pdims - 1)
-        if counts[lo[0]:hi[0] + 1, lo[1]:hi[1] + 1, lo[2]:hi[2] + 1].sum() < min_frames:
+        if counts[lo[0] : hi[0] + 1, lo[1] : hi[1] + 1, lo[2] : hi[2] + 1].sum() < min_frames:
             continue
         nb = np.stack(np.meshgrid(*[np.arange(a, b + 1) for a, b in zip(lo, hi)], indexing="ij"), -1)
         ids = np.ravel_multi_index(tuple(nb.reshape(-1, 3).T), tuple(pdims))
-        cand = np.sort(np.concatenate([order[bounds[i]:bounds[i + 1]] for i in ids]))
+        cand = np.sort(np.concatenate([order[bounds[i] : bounds[i + 1]] for i in ids]))
         near = cand[np.all(np.abs(vp[cand] - centre) < r * pcell, axis=1)]
         if len(near) >= min_frames:
             return near
@@ -114,7 +131,7 @@ def _cell_field(local: Array, shape: _Grid, radius: float, flat: bool) -> NDArra
     # g - lo is exact (0 <= lo <= g), so the sub-grid sees the same voxels and weights
     sub = grid_field(g - lo, tuple(int(x) for x in hi - lo), radius, shape.threshold, True, flat)
     F = np.zeros(shape.grid.shape, np.float32)
-    F[lo[0]:hi[0], lo[1]:hi[1], lo[2]:hi[2]] = sub
+    F[lo[0] : hi[0], lo[1] : hi[1], lo[2] : hi[2]] = sub
     return F
 
 
@@ -171,8 +188,20 @@ class _Blend:
         flat = np.ascontiguousarray(points, np.float64).reshape(-1, 3)
         out = np.empty(len(flat), np.bool_)
         ids, ws = self._rows(len(flat))
-        _core.implicit_contains(flat, s.position, s.rotation, s.origin, s.cell, s.threshold, lim._F, lim._cmax, ids, ws,
-                                float(tolerance), out)
+        _core.implicit_contains(
+            flat,
+            s.position,
+            s.rotation,
+            s.origin,
+            s.cell,
+            s.threshold,
+            lim._F,
+            lim._cmax,
+            ids,
+            ws,
+            float(tolerance),
+            out,
+        )
         return out
 
     def radius(self) -> float:
@@ -239,10 +268,21 @@ class CoupledLimit:
 
     # ------------------------------------------------------------------ fitting
     @classmethod
-    def fit(cls, parent_points: Array, child_points: Array, child_rotations_ref: Array, child_axis: Array,
-            parent_reference: Array, parent: str, padding: float = 0.05, subsample: float | None = 0.05,
-            parent_cell: float | None = None, min_frames: int | None = None, grow: int | None = None,
-            condition_padding: float | None = None) -> CoupledLimit:
+    def fit(
+        cls,
+        parent_points: Array,
+        child_points: Array,
+        child_rotations_ref: Array,
+        child_axis: Array,
+        parent_reference: Array,
+        parent: str,
+        padding: float = 0.05,
+        subsample: float | None = 0.05,
+        parent_cell: float | None = None,
+        min_frames: int | None = None,
+        grow: int | None = None,
+        condition_padding: float | None = None,
+    ) -> CoupledLimit:
         """From per-frame parent limit-space points ``[N, 3]`` (short cover) and the child's
         limit-space points ``[N, 3]`` of the same frames. ``parent_cell`` None: from the parent's
         range (:func:`parent_cell_size`); the others None: the module's ``MIN_FRAMES``, ``GROW``,
@@ -293,8 +333,9 @@ class CoupledLimit:
             counts = np.diff(bounds).reshape(tuple(pdims))
             seen: dict[bytes, int] = {}
             for c in np.ndindex(*pdims):
-                near = _window(vp, np.array(c), porigin, pcell, pdims, counts, order, bounds, int(min_frames),
-                               int(grow))
+                near = _window(
+                    vp, np.array(c), porigin, pcell, pdims, counts, order, bounds, int(min_frames), int(grow)
+                )
                 if near is None:
                     continue
                 key = near.tobytes()
@@ -304,11 +345,27 @@ class CoupledLimit:
                 cells[c] = seen[key]
         if len(fields) == 1:  # no cell has its own field: the child's own, on its own grid
             grid, fields = own, [shape.grid]
-        settings = {"padding": float(padding), "parent_cell": pcell, "min_frames": int(min_frames), "grow": int(grow),
-                    "condition_padding": float(condition_padding), "cells_with_data": int((cells > 0).sum()),
-                    "fields": len(fields) - 1}
-        return cls(base, parent, parent_reference, porigin, pcell, cells, np.stack(fields), forigin=grid.origin,
-                   fcell=grid.cell, settings=settings)
+        settings = {
+            "padding": float(padding),
+            "parent_cell": pcell,
+            "min_frames": int(min_frames),
+            "grow": int(grow),
+            "condition_padding": float(condition_padding),
+            "cells_with_data": int((cells > 0).sum()),
+            "fields": len(fields) - 1,
+        }
+        return cls(
+            base,
+            parent,
+            parent_reference,
+            porigin,
+            pcell,
+            cells,
+            np.stack(fields),
+            forigin=grid.origin,
+            fcell=grid.cell,
+            settings=settings,
+        )
 
     # ------------------------------------------------------------------ blending
     def weights(self, parent_rotations: Array) -> tuple[NDArray[np.int64], Array]:
@@ -326,12 +383,17 @@ class CoupledLimit:
             ids, ws = self.weights(parent_rotations)
             if len(ids) != n:
                 raise LimitsError(f"coupled limit: {len(ids)} parent rotations for {n} child rotations")
-        return SimpleNamespace(reference=self.base.reference, twist_axis=self.base.twist_axis, swing_twist=False,
-                               shape=_Blend(self, ids, ws))
+        return SimpleNamespace(
+            reference=self.base.reference,
+            twist_axis=self.base.twist_axis,
+            swing_twist=False,
+            shape=_Blend(self, ids, ws),
+        )
 
     # ------------------------------------------------------------------ queries
-    def project(self, rotations: Array, soften: tuple[float, float] | None = None,
-                parent: Array | None = None) -> Array:
+    def project(
+        self, rotations: Array, soften: tuple[float, float] | None = None, parent: Array | None = None
+    ) -> Array:
         """Limited child rotations ``[..., 4]`` for the parent's rotations ``parent`` ``[..., 4]``
         (the projected ones when projecting a pose; None: the child's own limit)."""
         q = np.asarray(rotations, np.float64)
@@ -347,11 +409,25 @@ class CoupledLimit:
                 raise LimitsError(f"coupled limit: {len(pf)} parent rotations for {len(flat)} child rotations")
             s = self.base.shape
             out = np.empty(len(flat), np.bool_)
-            _core.coupled_contains(np.ascontiguousarray(flat), self.base.reference, np.ascontiguousarray(pf),
-                                   self.parent_reference, self.porigin, self.pcell, self.cells, s.position, s.rotation,
-                                   self.forigin, self.fcell, s.threshold, self._F, self._cmax, float(tolerance),
-                                   bool(s.radius() > np.pi),
-                                   out)
+            _core.coupled_contains(
+                np.ascontiguousarray(flat),
+                self.base.reference,
+                np.ascontiguousarray(pf),
+                self.parent_reference,
+                self.porigin,
+                self.pcell,
+                self.cells,
+                s.position,
+                s.rotation,
+                self.forigin,
+                self.fcell,
+                s.threshold,
+                self._F,
+                self._cmax,
+                float(tolerance),
+                bool(s.radius() > np.pi),
+                out,
+            )
             return out.reshape(q.shape[:-1])
         shape = self._proxy(parent, len(flat)).shape
         v = to_limit_space(flat, self.base.reference)
@@ -370,11 +446,21 @@ class CoupledLimit:
 
     # ------------------------------------------------------------------ files
     def to_dict(self) -> dict:
-        return {"kind": self.kind, "base": self.base.to_dict(), "parent": self.parent,
-                "parent_reference": self.parent_reference.tolist(), "porigin": self.porigin.tolist(),
-                "pcell": self.pcell, "cells": self.cells.tolist(), "dims": list(self.fields.shape),
-                "encoding": ENCODING, "fields": encode_grid(self.fields), "fields_origin": self.forigin.tolist(),
-                "fields_cell": self.fcell, "settings": dict(self.settings)}
+        return {
+            "kind": self.kind,
+            "base": self.base.to_dict(),
+            "parent": self.parent,
+            "parent_reference": self.parent_reference.tolist(),
+            "porigin": self.porigin.tolist(),
+            "pcell": self.pcell,
+            "cells": self.cells.tolist(),
+            "dims": list(self.fields.shape),
+            "encoding": ENCODING,
+            "fields": encode_grid(self.fields),
+            "fields_origin": self.forigin.tolist(),
+            "fields_cell": self.fcell,
+            "settings": dict(self.settings),
+        }
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> CoupledLimit:
@@ -383,11 +469,23 @@ class CoupledLimit:
             if not (isinstance(dims, list) and len(dims) == 4):
                 raise LimitsError(f"coupled limit: dims must be [K, nx, ny, nz], got {dims!r}")
             enc = d.get("encoding", ENCODING)
-            F = decode_grid(d["fields"], dims[1:], "coupled limit fields", enc) if dims[0] == 1 else \
-                decode_grid(d["fields"], [dims[0] * dims[1], dims[2], dims[3]], "coupled limit fields", enc)
-            return cls(FittedLimit.from_dict(d["base"]), str(d["parent"]), d["parent_reference"], d["porigin"],
-                       d["pcell"], np.asarray(d["cells"], np.int64), F.reshape([int(x) for x in dims]),
-                       settings=dict(d.get("settings", {})), forigin=d.get("fields_origin"), fcell=d.get("fields_cell"))
+            F = (
+                decode_grid(d["fields"], dims[1:], "coupled limit fields", enc)
+                if dims[0] == 1
+                else decode_grid(d["fields"], [dims[0] * dims[1], dims[2], dims[3]], "coupled limit fields", enc)
+            )
+            return cls(
+                FittedLimit.from_dict(d["base"]),
+                str(d["parent"]),
+                d["parent_reference"],
+                d["porigin"],
+                d["pcell"],
+                np.asarray(d["cells"], np.int64),
+                F.reshape([int(x) for x in dims]),
+                settings=dict(d.get("settings", {})),
+                forigin=d.get("fields_origin"),
+                fcell=d.get("fields_cell"),
+            )
         except KeyError as e:
             raise LimitsError(f"corrupt coupled limit entry: missing {e}") from None
         except (TypeError, ValueError) as e:

@@ -22,8 +22,15 @@ from .joint import JointLimit, limit_from_dict
 from .rest import DEFAULT_REST_TOLERANCE
 from .schema import check_compiled, check_document, check_entry, parse_json
 
-__all__ = ["SCHEMA", "SCHEMA_VERSION", "LimitsDocument", "to_document", "from_document", "write_document",
-           "read_document"]
+__all__ = [
+    "SCHEMA",
+    "SCHEMA_VERSION",
+    "LimitsDocument",
+    "to_document",
+    "from_document",
+    "write_document",
+    "read_document",
+]
 
 SCHEMA = "jointlimits/limits"
 SCHEMA_VERSION = 1
@@ -68,8 +75,11 @@ def _read_rest(skd: Mapping[str, Any], sk: Skeleton, source: str) -> tuple[list[
         for k, v in enumerate(rows):
             if v is None:
                 continue
-            if not (isinstance(v, list) and len(v) == 3 and all(isinstance(x, (int, float)) and not isinstance(x, bool)
-                                                              for x in v)):
+            if not (
+                isinstance(v, list)
+                and len(v) == 3
+                and all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in v)
+            ):
                 raise LimitsError(f"{source}: a rest direction of joint {sk.names[j]!r} is not [x, y, z]")
             a[k] = v
             n = np.linalg.norm(a[k])
@@ -79,17 +89,27 @@ def _read_rest(skd: Mapping[str, Any], sk: Skeleton, source: str) -> tuple[list[
     return out, float(tol)
 
 
-def to_document(skeleton: Skeleton, joints: Mapping[int, JointLimit], enabled: NDArray[np.bool_],
-                settings: Mapping[str, Any], rest: list[Array], rest_tolerance: float) -> dict:
+def to_document(
+    skeleton: Skeleton,
+    joints: Mapping[int, JointLimit],
+    enabled: NDArray[np.bool_],
+    settings: Mapping[str, Any],
+    rest: list[Array],
+    rest_tolerance: float,
+) -> dict:
     """The JSON document of a set of limits."""
     sk = skeleton
     return {
-        "schema": SCHEMA, "version": SCHEMA_VERSION,
-        "skeleton": {"names": sk.names, "parents": sk.parents.tolist(), "fingerprint": sk.fingerprint(),
-                     "offsets": sk.offsets.tolist(),
-                     "rest_directions": [[None if not np.isfinite(v).all() else v.tolist() for v in r]
-                                         for r in rest],
-                     "rest_tolerance_deg": rest_tolerance},
+        "schema": SCHEMA,
+        "version": SCHEMA_VERSION,
+        "skeleton": {
+            "names": sk.names,
+            "parents": sk.parents.tolist(),
+            "fingerprint": sk.fingerprint(),
+            "offsets": sk.offsets.tolist(),
+            "rest_directions": [[None if not np.isfinite(v).all() else v.tolist() for v in r] for r in rest],
+            "rest_tolerance_deg": rest_tolerance,
+        },
         "settings": settings,
         "joints": [_joint_entry(sk.names[j], bool(enabled[j]), joints[j]) for j in sorted(joints)],
     }

@@ -107,8 +107,9 @@ def _reference_pose(ms: list[Motion], reference: Any) -> Array:
     return quat.normalize(ref)
 
 
-def relative_clouds(ms: Sequence[Motion], joint: int, reference: Array, twist_axis: Array | None = None
-                    ) -> Array | tuple[Array, Array]:
+def relative_clouds(
+    ms: Sequence[Motion], joint: int, reference: Array, twist_axis: Array | None = None
+) -> Array | tuple[Array, Array]:
     """Limit-space points of one joint over clips: relative to ``reference``, short cover at each
     clip's first frame, unrolled within (never across) clips. With ``twist_axis``: (swing, twist)."""
     qs = np.concatenate([m.rotations[:, joint] for m in ms], axis=0)
@@ -118,17 +119,29 @@ def relative_clouds(ms: Sequence[Motion], joint: int, reference: Array, twist_ax
     if twist_axis is None:
         return quat.to_scaled_angle_axis(quat.unroll(rel, ranges=ranges))
     s, t = quat.swing_twist(rel, twist_axis)
-    return (quat.to_scaled_angle_axis(quat.unroll(s, ranges=ranges)),
-            quat.to_scaled_angle_axis(quat.unroll(t, ranges=ranges)))
+    return (
+        quat.to_scaled_angle_axis(quat.unroll(s, ranges=ranges)),
+        quat.to_scaled_angle_axis(quat.unroll(t, ranges=ranges)),
+    )
 
 
-def fit_joints(motions: Motion | Iterable[Motion], shape: str = "ellipsoid", swing_twist: bool = False,
-               padding: float = 0.05, reference: Any = "mean", subsample: float | None = 0.05,
-               shapes: Mapping[str, str] | None = None, joints: Iterable[str] | None = None,
-               progress: Callable[[int, int, str], None] | None = None, coupled: bool = False,
-               pairs: Iterable[tuple[str, str]] | None = None, exclude: Iterable[str] | None = None,
-               root: bool = False, rest_tolerance: float = DEFAULT_REST_TOLERANCE, mirror: bool = False
-               ) -> FitResult:
+def fit_joints(
+    motions: Motion | Iterable[Motion],
+    shape: str = "ellipsoid",
+    swing_twist: bool = False,
+    padding: float = 0.05,
+    reference: Any = "mean",
+    subsample: float | None = 0.05,
+    shapes: Mapping[str, str] | None = None,
+    joints: Iterable[str] | None = None,
+    progress: Callable[[int, int, str], None] | None = None,
+    coupled: bool = False,
+    pairs: Iterable[tuple[str, str]] | None = None,
+    exclude: Iterable[str] | None = None,
+    root: bool = False,
+    rest_tolerance: float = DEFAULT_REST_TOLERANCE,
+    mirror: bool = False,
+) -> FitResult:
     """Fit limits for every joint with rotation channels (or the named ``joints``): what
     :meth:`JointLimits.fit <jointlimits.limits.model.JointLimits.fit>` builds its model from.
 
@@ -178,8 +191,10 @@ def fit_joints(motions: Motion | Iterable[Motion], shape: str = "ellipsoid", swi
     for k, m in enumerate(ms[1:], 1):
         bad = rest_mismatch(sk.names, rest, rest_directions(m.skeleton), checked, rest_tolerance)
         if bad:
-            raise LimitsError(f"clip {k} has another rest pose than clip 0 (bone directions differ at {bad}); "
-                              "fit clips of one rest pose")
+            raise LimitsError(
+                f"clip {k} has another rest pose than clip 0 (bone directions differ at {bad}); "
+                "fit clips of one rest pose"
+            )
     clips, frames = len(ms), int(sum(m.num_frames for m in ms))
     if mirror:
         ms = ms + _mirrored(ms)
@@ -198,8 +213,12 @@ def fit_joints(motions: Motion | Iterable[Motion], shape: str = "ellipsoid", swi
         try:
             if swing_twist:
                 ps, pt = relative_clouds(ms, j, ref[j], axes[j])
-                out[j] = FittedLimit(ref[j], axes[j], swing=fit_shape(ps, kind, padding, subsample),
-                                     twist=fit_shape(pt, kind, padding, subsample))
+                out[j] = FittedLimit(
+                    ref[j],
+                    axes[j],
+                    swing=fit_shape(ps, kind, padding, subsample),
+                    twist=fit_shape(pt, kind, padding, subsample),
+                )
             else:
                 pts = relative_clouds(ms, j, ref[j])
                 out[j] = FittedLimit(ref[j], axes[j], shape=fit_shape(pts, kind, padding, subsample))
@@ -219,14 +238,30 @@ def fit_joints(motions: Motion | Iterable[Motion], shape: str = "ellipsoid", swi
                 continue
             qp = np.concatenate([m.rotations[:, p] for m in ms], axis=0)
             try:
-                out[c] = CoupledLimit.fit(to_limit_space(qp, ref[p]), relative_clouds(ms, c, ref[c]), ref[c],
-                                          axes[c], ref[p], pn, padding, subsample)
+                out[c] = CoupledLimit.fit(
+                    to_limit_space(qp, ref[p]),
+                    relative_clouds(ms, c, ref[c]),
+                    ref[c],
+                    axes[c],
+                    ref[p],
+                    pn,
+                    padding,
+                    subsample,
+                )
             except LimitsError as e:
                 raise LimitsError(f"joint {cn!r}: {e}") from None
     if progress is not None:
         progress(len(todo), len(todo), "")
-    settings = {"shape": shape, "swing_twist": bool(swing_twist), "padding": float(padding),
-                "reference": reference if isinstance(reference, (str, int)) else "custom",
-                "subsample": subsample, "coupled": bool(coupled), "clips": clips, "frames": frames,
-                "mirror": bool(mirror), "root_joints": [sk.names[j] for j in roots]}
+    settings = {
+        "shape": shape,
+        "swing_twist": bool(swing_twist),
+        "padding": float(padding),
+        "reference": reference if isinstance(reference, (str, int)) else "custom",
+        "subsample": subsample,
+        "coupled": bool(coupled),
+        "clips": clips,
+        "frames": frames,
+        "mirror": bool(mirror),
+        "root_joints": [sk.names[j] for j in roots],
+    }
     return FitResult(sk, out, settings, rest)

@@ -78,16 +78,30 @@ def choose_cell(points: Array, subsample: float | None = 0.05) -> float:
     return float(min(max(h, lo), hi))
 
 
-def fit_field(local: Array, origin: Array, dims: tuple[int, int, int], cell: float, radius: float,
-              threshold: float = THRESHOLD, fill_holes: bool = True, flat: bool = False) -> NDArray[np.float32]:
+def fit_field(
+    local: Array,
+    origin: Array,
+    dims: tuple[int, int, int],
+    cell: float,
+    radius: float,
+    threshold: float = THRESHOLD,
+    fill_holes: bool = True,
+    flat: bool = False,
+) -> NDArray[np.float32]:
     """The metaball field of local points ``[N, 3]`` on a grid (nodes at ``origin + i * cell``):
     one ball of ``radius`` (cells) per occupied voxel, holes filled, every point inside."""
     g = (np.asarray(local, np.float64) - origin) / cell
     return grid_field(g, dims, radius, threshold, fill_holes, flat)
 
 
-def grid_field(g: Array, dims: tuple[int, int, int], radius: float, threshold: float = THRESHOLD,
-               fill_holes: bool = True, flat: bool = False) -> NDArray[np.float32]:
+def grid_field(
+    g: Array,
+    dims: tuple[int, int, int],
+    radius: float,
+    threshold: float = THRESHOLD,
+    fill_holes: bool = True,
+    flat: bool = False,
+) -> NDArray[np.float32]:
     """:func:`fit_field` of points given in grid coordinates ``[N, 3]`` (node units)."""
     from scipy import ndimage
 
@@ -135,8 +149,9 @@ def encode_grid(F: NDArray[np.float32]) -> str:
     return base64.b64encode(zlib.compress(np.ascontiguousarray(F, "<f4").tobytes(), 6)).decode("ascii")
 
 
-def decode_grid(text: Any, dims: Any, what: str = "implicit limit grid",
-                encoding: Any = ENCODING) -> NDArray[np.float32]:
+def decode_grid(
+    text: Any, dims: Any, what: str = "implicit limit grid", encoding: Any = ENCODING
+) -> NDArray[np.float32]:
     """The grid of :func:`encode_grid` (LimitsError if it is not a finite grid of ``dims``)."""
     try:
         shape = tuple(int(d) for d in dims)
@@ -158,8 +173,7 @@ def decode_grid(text: Any, dims: Any, what: str = "implicit limit grid",
         except zlib.error:
             raise LimitsError(f"{what}: the field is not valid zlib data") from None
     if len(raw) != 4 * math.prod(shape):
-        raise LimitsError(f"{what}: the field holds {len(raw) // 4} values, dims {list(shape)} need "
-                          f"{math.prod(shape)}")
+        raise LimitsError(f"{what}: the field holds {len(raw) // 4} values, dims {list(shape)} need {math.prod(shape)}")
     F = np.frombuffer(raw, "<f4").reshape(shape).astype(np.float32)
     if not np.all(np.isfinite(F)) or np.any(F < 0):
         raise LimitsError(f"{what}: the field has negative or non-finite values")
@@ -223,8 +237,9 @@ class Implicit(Shape):
             raise LimitsError("implicit limit: rotation is not orthonormal")
         F = np.asarray(self.grid if self.grid is not None else np.zeros((0, 0, 0)), np.float32)
         if F.ndim != 3 or min(F.shape) < 2 or not np.all(np.isfinite(F)):
-            raise LimitsError(f"implicit limit: the field must be a finite [nx, ny, nz] grid (each >= 2), "
-                              f"got shape {F.shape}")
+            raise LimitsError(
+                f"implicit limit: the field must be a finite [nx, ny, nz] grid (each >= 2), got shape {F.shape}"
+            )
         self.grid = np.ascontiguousarray(F)
         if not np.any(F >= self.threshold):
             raise LimitsError("implicit limit: the field is nowhere above its threshold (an empty limit)")
@@ -246,8 +261,16 @@ class Implicit(Shape):
 
     # ------------------------------------------------------------------ fitting
     @classmethod
-    def fit(cls, points, padding: float = 0.05, subsample: float | None = 0.05, cell: float | None = None,
-            radius_cells: float = RADIUS_CELLS, threshold: float = THRESHOLD, fill_holes: bool = True) -> Implicit:
+    def fit(
+        cls,
+        points,
+        padding: float = 0.05,
+        subsample: float | None = 0.05,
+        cell: float | None = None,
+        radius_cells: float = RADIUS_CELLS,
+        threshold: float = THRESHOLD,
+        fill_holes: bool = True,
+    ) -> Implicit:
         """Metaballs on the voxelised cloud ``[N, 3]``: voxel ``cell`` from the data's density
         unless given; each ball reaches ``padding`` past its voxel."""
         pts = np.asarray(points, np.float64).reshape(-1, 3)
@@ -265,9 +288,15 @@ class Implicit(Shape):
         dims = tuple(int(d) for d in np.maximum(np.ceil((hi - lo) / h).astype(int) + 1, 2))
         flat = bool(np.ptp(local[:, 2]) < 1e-9) if len(local) else False
         F = fit_field(local, lo, dims, h, radius, threshold, fill_holes, flat)
-        return cls(position=pos, rotation=rot, origin=lo, cell=h, grid=F, threshold=threshold,
-                   settings={"padding": float(padding), "radius_cells": float(radius_cells),
-                             "points": int(len(pts))})
+        return cls(
+            position=pos,
+            rotation=rot,
+            origin=lo,
+            cell=h,
+            grid=F,
+            threshold=threshold,
+            settings={"padding": float(padding), "radius_cells": float(radius_cells), "points": int(len(pts))},
+        )
 
     # ------------------------------------------------------------------ queries
     def _args(self) -> tuple:
@@ -316,9 +345,16 @@ class Implicit(Shape):
     # ------------------------------------------------------------------ swing-twist
     def swing_section(self, axis: Array) -> Implicit:
         a = np.asarray(axis, np.float64)
-        return Implicit(position=self.position, rotation=self.rotation, origin=self.origin, cell=self.cell,
-                        grid=self.grid, threshold=self.threshold, normal=a / np.linalg.norm(a),
-                        settings=self.settings)
+        return Implicit(
+            position=self.position,
+            rotation=self.rotation,
+            origin=self.origin,
+            cell=self.cell,
+            grid=self.grid,
+            threshold=self.threshold,
+            normal=a / np.linalg.norm(a),
+            settings=self.settings,
+        )
 
     def twist_interval(self, axis: Array) -> tuple[float, float]:
         a = np.asarray(axis, np.float64)
@@ -373,14 +409,30 @@ class Implicit(Shape):
 
     # ------------------------------------------------------------------ files
     def to_dict(self) -> dict:
-        return {"kind": self.kind, "position": self.position.tolist(), "rotation": self.rotation.tolist(),
-                "origin": self.origin.tolist(), "cell": self.cell, "threshold": self.threshold,
-                "normal": self.normal.tolist(), "dims": list(self.grid.shape), "encoding": ENCODING,
-                "grid": encode_grid(self.grid), "settings": dict(self.settings)}
+        return {
+            "kind": self.kind,
+            "position": self.position.tolist(),
+            "rotation": self.rotation.tolist(),
+            "origin": self.origin.tolist(),
+            "cell": self.cell,
+            "threshold": self.threshold,
+            "normal": self.normal.tolist(),
+            "dims": list(self.grid.shape),
+            "encoding": ENCODING,
+            "grid": encode_grid(self.grid),
+            "settings": dict(self.settings),
+        }
 
     @classmethod
     def _from_dict(cls, d: Mapping[str, Any]) -> Implicit:
         F = decode_grid(d["grid"], d["dims"], encoding=d.get("encoding", ENCODING))
-        return cls(position=d["position"], rotation=d["rotation"], origin=d["origin"], cell=d["cell"], grid=F,
-                   threshold=d.get("threshold", THRESHOLD), normal=d.get("normal", [0.0, 0.0, 0.0]),
-                   settings=dict(d.get("settings", {})))
+        return cls(
+            position=d["position"],
+            rotation=d["rotation"],
+            origin=d["origin"],
+            cell=d["cell"],
+            grid=F,
+            threshold=d.get("threshold", THRESHOLD),
+            normal=d.get("normal", [0.0, 0.0, 0.0]),
+            settings=dict(d.get("settings", {})),
+        )

@@ -24,8 +24,16 @@ from ._kernels.fused import compile_limit, pack_limit, step
 from .registry import joint_limit_class, shape_class
 from .shape import Shape
 
-__all__ = ["JointLimit", "FittedLimit", "fit_shape", "to_limit_space", "from_limit_space", "swing_section",
-           "twist_interval", "limit_from_dict"]
+__all__ = [
+    "JointLimit",
+    "FittedLimit",
+    "fit_shape",
+    "to_limit_space",
+    "from_limit_space",
+    "swing_section",
+    "twist_interval",
+    "limit_from_dict",
+]
 
 Array = NDArray[np.float64]
 
@@ -50,7 +58,6 @@ class JointLimit(Protocol):
         ...
 
 
-
 # --------------------------------------------------------------------------- limit space
 
 
@@ -70,7 +77,6 @@ def from_limit_space(points: Array, reference: Array) -> Array:
     out = np.empty((flat.shape[0], 4))
     _core.from_limit_space(flat, np.ascontiguousarray(reference, np.float64), out)
     return out.reshape(v.shape[:-1] + (4,))
-
 
 
 def fit_shape(points: Array, kind: str, padding: float = 0.05, subsample: float | None = 0.05) -> Shape:
@@ -169,8 +175,9 @@ class FittedLimit:
         s, t = quat.swing_twist(r, self.twist_axis)
         return quat.to_scaled_angle_axis(quat.abs(s)), quat.to_scaled_angle_axis(quat.abs(t))
 
-    def _project(self, rotations: Array, soften: tuple[float, float] | None, want_hard: bool = False
-                 ) -> tuple[Array, Array | None]:
+    def _project(
+        self, rotations: Array, soften: tuple[float, float] | None, want_hard: bool = False
+    ) -> tuple[Array, Array | None]:
         """(softened, hard) projections, each on the caller's cover."""
         if soften is not None:
             soften = check_soften(soften)
@@ -202,8 +209,12 @@ class FittedLimit:
         return quat.angle(rotations, hard)
 
     def to_dict(self) -> dict:
-        d: dict[str, Any] = {"kind": self.kind, "reference": self.reference.tolist(),
-                             "twist_axis": self.twist_axis.tolist(), "reference_quirks": self.reference_quirks}
+        d: dict[str, Any] = {
+            "kind": self.kind,
+            "reference": self.reference.tolist(),
+            "twist_axis": self.twist_axis.tolist(),
+            "reference_quirks": self.reference_quirks,
+        }
         if self.swing_twist:
             d["swing"] = self.swing.to_dict()
             d["twist"] = self.twist.to_dict()
@@ -217,8 +228,13 @@ class FittedLimit:
             quirks = bool(d.get("reference_quirks", False))
             if "shape" in d:
                 return cls(d["reference"], d["twist_axis"], shape=Shape.from_dict(d["shape"]), reference_quirks=quirks)
-            return cls(d["reference"], d["twist_axis"], swing=Shape.from_dict(d["swing"]),
-                       twist=Shape.from_dict(d["twist"]), reference_quirks=quirks)
+            return cls(
+                d["reference"],
+                d["twist_axis"],
+                swing=Shape.from_dict(d["swing"]),
+                twist=Shape.from_dict(d["twist"]),
+                reference_quirks=quirks,
+            )
         except KeyError as e:
             raise LimitsError(f"corrupt joint limit entry: missing {e}") from None
 
@@ -298,8 +314,9 @@ def _twist_clamp(limit: FittedLimit, vt: Array, covers: bool) -> tuple[Array, Ar
     return t, p
 
 
-def _project_batched(limit: FittedLimit, rotations: Array, soften: tuple[float, float] | None,
-                     want_hard: bool) -> tuple[Array, Array | None]:
+def _project_batched(
+    limit: FittedLimit, rotations: Array, soften: tuple[float, float] | None, want_hard: bool
+) -> tuple[Array, Array | None]:
     """The compiled step's math over whole batches in numpy, with the shape's own project()."""
     q = np.asarray(rotations, np.float64)
     flat = np.ascontiguousarray(q.reshape(-1, 4))
@@ -324,7 +341,7 @@ def _project_batched(limit: FittedLimit, rotations: Array, soften: tuple[float, 
             soft = quat.mul(_exp(hs), _exp(u))
         hard = quat.mul(_exp(hs), _exp(u)) if want_hard and soften is not None else soft
     outs = []
-    for a in ((soft, hard) if want_hard else (soft,)):
+    for a in (soft, hard) if want_hard else (soft,):
         o = quat.mul(limit.reference, a)
         o = np.where(np.einsum("ij,ij->i", o, flat)[:, None] < 0.0, -o, o)  # the caller's cover
         o[~moved] = flat[~moved]
@@ -347,8 +364,11 @@ def _contains_batched(limit: FittedLimit, rotations: Array, tolerance: float) ->
         inside = shape.contains(vs, tolerance) & (np.abs(p - t) <= tolerance)
     if shape.radius() > np.pi:
         v2 = _long_cover(v)
-        inside |= shape.contains(v2, tolerance) if not limit.swing_twist else \
-            shape.contains(v2, tolerance) & (np.abs(p - t) <= tolerance)
+        inside |= (
+            shape.contains(v2, tolerance)
+            if not limit.swing_twist
+            else shape.contains(v2, tolerance) & (np.abs(p - t) <= tolerance)
+        )
     return inside.reshape(q.shape[:-1])
 
 

@@ -62,10 +62,19 @@ def fit_kdop(points, position, rotation, axes, padding: float = 0.05) -> tuple[n
 
 _KDOP_DIRECTIONS = np.array(
     [
-        [1, 0, 0], [0, 1, 0], [0, 0, 1],
-        [1, 1, 1], [-1, 1, 1], [-1, -1, 1], [1, -1, 1],
-        [0, 1, 1], [0, -1, 1], [1, 0, 1], [-1, 0, 1],
-        [1, 1, 0], [-1, 1, 0],
+        [1, 0, 0],
+        [0, 1, 0],
+        [0, 0, 1],
+        [1, 1, 1],
+        [-1, 1, 1],
+        [-1, -1, 1],
+        [1, -1, 1],
+        [0, 1, 1],
+        [0, -1, 1],
+        [1, 0, 1],
+        [-1, 0, 1],
+        [1, 1, 0],
+        [-1, 1, 0],
     ],
     dtype=np.float64,
 )
@@ -140,8 +149,7 @@ def project_kdop(
     _raise_bad_point(bad, flat, shape)
     if i >= 0:
         raise LimitsError(
-            "the k-DOP slabs do not intersect (empty polytope): cannot project "
-            f"point {i} {flat[i].tolist()}"
+            f"the k-DOP slabs do not intersect (empty polytope): cannot project point {i} {flat[i].tolist()}"
         )
     return res
 
@@ -192,8 +200,9 @@ class SlabShape(ConvexShape):
         pos, rot, ax, mins, maxs = self.slabs()
         n = rot.T @ a  # the plane a.x = 0 in the shape's local frame: n.l = -a.pos
         b = -float(a @ pos)
-        return KDop(position=pos, rotation=rot, axes=np.vstack([ax, n]), mins=np.append(mins, b),
-                    maxs=np.append(maxs, b))
+        return KDop(
+            position=pos, rotation=rot, axes=np.vstack([ax, n]), mins=np.append(mins, b), maxs=np.append(maxs, b)
+        )
 
     def twist_interval(self, axis) -> tuple[float, float]:
         a = np.asarray(axis, np.float64)

@@ -31,8 +31,16 @@ from .report import violation_report
 from .rest import DEFAULT_REST_TOLERANCE, RestRetargetedLimit, rest_directions, rest_mismatch, rest_rotations
 from .shape import Shape
 
-__all__ = ["JointLimits", "JointLimit", "FittedLimit", "Shape", "SHAPES", "fit_shape", "to_limit_space",
-           "from_limit_space"]
+__all__ = [
+    "JointLimits",
+    "JointLimit",
+    "FittedLimit",
+    "Shape",
+    "SHAPES",
+    "fit_shape",
+    "to_limit_space",
+    "from_limit_space",
+]
 
 Array = NDArray[np.float64]
 
@@ -45,6 +53,7 @@ def _compiled_limit(limit: Any) -> Any:
     c = limit.compiled() if hasattr(limit, "compiled") else None
     return c if isinstance(c, _core.CompiledLimit) else None
 
+
 class JointLimits:
     """Per-joint limits of one skeleton, fitted from motion capture.
 
@@ -52,9 +61,15 @@ class JointLimits:
     and :meth:`violation` to measure, :meth:`save` / :meth:`load` to keep it.
     """
 
-    def __init__(self, skeleton: Skeleton, joints: Mapping[int, JointLimit] | None = None,
-                 enabled: Sequence[bool] | None = None, settings: Mapping[str, Any] | None = None,
-                 rest: Sequence[Array] | None = None, rest_tolerance: float = DEFAULT_REST_TOLERANCE):
+    def __init__(
+        self,
+        skeleton: Skeleton,
+        joints: Mapping[int, JointLimit] | None = None,
+        enabled: Sequence[bool] | None = None,
+        settings: Mapping[str, Any] | None = None,
+        rest: Sequence[Array] | None = None,
+        rest_tolerance: float = DEFAULT_REST_TOLERANCE,
+    ):
         self.skeleton = skeleton
         #: joint index -> limit, read-only
         self.joints: Mapping[int, JointLimit] = MappingProxyType(dict(joints or {}))
@@ -87,13 +102,24 @@ class JointLimits:
 
     # ------------------------------------------------------------------ fitting
     @classmethod
-    def fit(cls, motions: Motion | Iterable[Motion], shape: str = "ellipsoid", swing_twist: bool = False,
-            padding: float = 0.05, reference: Any = "mean", subsample: float | None = 0.05,
-            shapes: Mapping[str, str] | None = None, joints: Iterable[str] | None = None,
-            progress: Callable[[int, int, str], None] | None = None, coupled: bool = False,
-            pairs: Iterable[tuple[str, str]] | None = None, exclude: Iterable[str] | None = None,
-            root: bool = False, rest_tolerance: float = DEFAULT_REST_TOLERANCE, mirror: bool = False
-            ) -> JointLimits:
+    def fit(
+        cls,
+        motions: Motion | Iterable[Motion],
+        shape: str = "ellipsoid",
+        swing_twist: bool = False,
+        padding: float = 0.05,
+        reference: Any = "mean",
+        subsample: float | None = 0.05,
+        shapes: Mapping[str, str] | None = None,
+        joints: Iterable[str] | None = None,
+        progress: Callable[[int, int, str], None] | None = None,
+        coupled: bool = False,
+        pairs: Iterable[tuple[str, str]] | None = None,
+        exclude: Iterable[str] | None = None,
+        root: bool = False,
+        rest_tolerance: float = DEFAULT_REST_TOLERANCE,
+        mirror: bool = False,
+    ) -> JointLimits:
         """Fit limits for every joint with rotation channels (or the named ``joints``).
 
         The joints that carry the global position and heading (:func:`root_joints`) get no limit
@@ -116,8 +142,23 @@ class JointLimits:
         its right counterpart and a centre joint its own, and the mean reference is taken over
         both. The skeleton's rest offsets must be mirror images (LimitsError otherwise).
         """
-        fitted = fit_joints(motions, shape, swing_twist, padding, reference, subsample, shapes, joints, progress,
-                            coupled, pairs, exclude, root, rest_tolerance, mirror)
+        fitted = fit_joints(
+            motions,
+            shape,
+            swing_twist,
+            padding,
+            reference,
+            subsample,
+            shapes,
+            joints,
+            progress,
+            coupled,
+            pairs,
+            exclude,
+            root,
+            rest_tolerance,
+            mirror,
+        )
         return cls(fitted.skeleton, fitted.joints, settings=fitted.settings, rest=fitted.rest)
 
     # ------------------------------------------------------------------ per joint
@@ -147,8 +188,13 @@ class JointLimits:
         return self._with(enabled=on)
 
     def _with(self, **changes: Any) -> JointLimits:
-        parts = {"joints": self.joints, "enabled": self.enabled, "settings": self.settings, "rest": self.rest,
-                 "rest_tolerance": self.rest_tolerance}
+        parts = {
+            "joints": self.joints,
+            "enabled": self.enabled,
+            "settings": self.settings,
+            "rest": self.rest,
+            "rest_tolerance": self.rest_tolerance,
+        }
         parts.update(changes)
         return JointLimits(self.skeleton, **parts)
 
@@ -166,8 +212,13 @@ class JointLimits:
         """Indices of joints that have a limit and are enabled."""
         return [j for j in sorted(self.joints) if self.enabled[j]]
 
-    def select(self, joints: Iterable[str | int] | None = None, exclude: Iterable[str | int] | None = None,
-               motion: Motion | None = None, root: bool = False) -> JointLimits:
+    def select(
+        self,
+        joints: Iterable[str | int] | None = None,
+        exclude: Iterable[str | int] | None = None,
+        motion: Motion | None = None,
+        root: bool = False,
+    ) -> JointLimits:
         """These limits on fewer joints (the limit objects are shared): only ``joints`` if given,
         without ``exclude``, and unless ``root`` (or ``joints`` names them) without the joints that
         carry the global position and heading (those the fit recorded, and those of ``motion``)."""
@@ -206,8 +257,11 @@ class JointLimits:
         out: dict[int, JointLimit] = {}
         for j, lim in self.joints.items():
             pre = c[int(parents[j])] if parents[j] >= 0 else quat.identity()
-            inner, pre0, post0 = (lim.inner, lim.pre, lim.post) if isinstance(lim, RestRetargetedLimit) \
+            inner, pre0, post0 = (
+                (lim.inner, lim.pre, lim.post)
+                if isinstance(lim, RestRetargetedLimit)
                 else (lim, quat.identity(), quat.identity())
+            )
             # compose with an earlier retarget: fitted <- previous <- this skeleton
             pre_t, post_t = quat.normalize(quat.mul(pre0, pre)), quat.normalize(quat.mul(post0, c[j]))
             if quat.angle(pre_t, quat.identity()) < 1e-12 and quat.angle(post_t, quat.identity()) < 1e-12:
@@ -248,8 +302,11 @@ class JointLimits:
         core, _, rest = self._pose_core()
         out = np.empty(q.shape)
         # (other layouts are converted by the binding)
-        if not (core.project(q, False, 0.0, 0.0, out, hard) if soften is None else
-                core.project(q, True, soften[0], soften[1], out, hard)):
+        if not (
+            core.project(q, False, 0.0, 0.0, out, hard)
+            if soften is None
+            else core.project(q, True, soften[0], soften[1], out, hard)
+        ):
             raise LimitsError("rotations contain NaN or infinite values")
         if rest:
             self._project_rest(q, out, soften, rest)
@@ -263,14 +320,19 @@ class JointLimits:
             if hasattr(lim, "parent"):
                 out[..., j, :] = lim.project(q[..., j, :], soften, parent=out[..., self.skeleton.index(lim.parent), :])
             else:
-                out[..., j, :] = lim.project(q[..., j, :], soften) \
-                    if soften is not None and (isinstance(lim, FittedLimit) or getattr(lim, "softenable", False)) \
+                out[..., j, :] = (
+                    lim.project(q[..., j, :], soften)
+                    if soften is not None and (isinstance(lim, FittedLimit) or getattr(lim, "softenable", False))
                     else lim.project(q[..., j, :])
+                )
 
     def project(self, rotations: Array, soften: tuple[float, float] | None = None) -> Array:
         """Limited local rotations ``[..., J, 4]``; ``soften=(falloff, radius)`` leaves some leeway."""
-        q = rotations if type(rotations) is np.ndarray and rotations.dtype == np.float64 else \
-            np.asarray(rotations, np.float64)
+        q = (
+            rotations
+            if type(rotations) is np.ndarray and rotations.dtype == np.float64
+            else np.asarray(rotations, np.float64)
+        )
         shape = q.shape
         if len(shape) < 2 or shape[-1] != 4 or shape[-2] != len(self.skeleton.names):
             raise LimitsError(f"rotations must be [..., {self.skeleton.num_joints}, 4], got {q.shape}")
@@ -313,10 +375,16 @@ class JointLimits:
             extra = {"parent": q[..., self.skeleton.index(lim.parent), :]} if hasattr(lim, "parent") else {}
             out[..., j] = lim.violation(q[..., j, :], **extra)
 
-    def apply(self, motion: Motion, soften: tuple[float, float] | None = None,
-              smooth: Callable[[Array, Array, float], Array] | None = None,
-              joints: Iterable[str | int] | None = None, exclude: Iterable[str | int] | None = None,
-              root: bool = False, check: bool = True) -> Motion:
+    def apply(
+        self,
+        motion: Motion,
+        soften: tuple[float, float] | None = None,
+        smooth: Callable[[Array, Array, float], Array] | None = None,
+        joints: Iterable[str | int] | None = None,
+        exclude: Iterable[str | int] | None = None,
+        root: bool = False,
+        check: bool = True,
+    ) -> Motion:
         """A copy of ``motion`` with every frame limited. ``smooth(limited, original, frame_time)``,
         if given, post-processes the limited rotations ``[F, J, 4]`` (e.g.
         :func:`jointlimits.cleanup.smoothing.smooth_switches`, which removes the jumps a projection
@@ -325,23 +393,38 @@ class JointLimits:
         alone). ``check=False`` skips the skeleton check (for a caller that made it already)."""
         return self._apply(motion, soften, smooth, joints, exclude, root, check, measure=False)[0]
 
-    def apply_and_measure(self, motion: Motion, soften: tuple[float, float] | None = None,
-                          smooth: Callable[[Array, Array, float], Array] | None = None,
-                          joints: Iterable[str | int] | None = None, exclude: Iterable[str | int] | None = None,
-                          root: bool = False, check: bool = True) -> tuple[Motion, Array]:
+    def apply_and_measure(
+        self,
+        motion: Motion,
+        soften: tuple[float, float] | None = None,
+        smooth: Callable[[Array, Array, float], Array] | None = None,
+        joints: Iterable[str | int] | None = None,
+        exclude: Iterable[str | int] | None = None,
+        root: bool = False,
+        check: bool = True,
+    ) -> tuple[Motion, Array]:
         """:meth:`apply`, and the input's :meth:`violation` ``[F, J]`` (radians) from the same
         pass: the compiled joints' step writes the limited and the unsoftened rotation at once."""
         out, violation = self._apply(motion, soften, smooth, joints, exclude, root, check, measure=True)
         assert violation is not None
         return out, violation
 
-    def _apply(self, motion: Motion, soften: tuple[float, float] | None,
-               smooth: Callable[[Array, Array, float], Array] | None, joints: Iterable[str | int] | None,
-               exclude: Iterable[str | int] | None, root: bool, check: bool, measure: bool
-               ) -> tuple[Motion, Array | None]:
+    def _apply(
+        self,
+        motion: Motion,
+        soften: tuple[float, float] | None,
+        smooth: Callable[[Array, Array, float], Array] | None,
+        joints: Iterable[str | int] | None,
+        exclude: Iterable[str | int] | None,
+        root: bool,
+        check: bool,
+        measure: bool,
+    ) -> tuple[Motion, Array | None]:
         if smooth is not None and not callable(smooth):
-            raise LimitsError("apply: smooth takes a function (limited, original, frame_time) -> rotations, "
-                              "e.g. jointlimits.cleanup.smoothing.smooth_switches")
+            raise LimitsError(
+                "apply: smooth takes a function (limited, original, frame_time) -> rotations, "
+                "e.g. jointlimits.cleanup.smoothing.smooth_switches"
+            )
         lim = self.select(joints, exclude, motion, root)
         if check:
             lim.check_skeleton(motion.skeleton)
@@ -369,8 +452,9 @@ class JointLimits:
         ms = [motions] if isinstance(motions, Motion) else list(motions)
         for m in ms:
             self.check_skeleton(m.skeleton)
-        return violation_report(self.skeleton.names, self.active(), [self.violation(m.rotations) for m in ms],
-                                tolerance)
+        return violation_report(
+            self.skeleton.names, self.active(), [self.violation(m.rotations) for m in ms], tolerance
+        )
 
     # ------------------------------------------------------------------ files
     def check_skeleton(self, skeleton: Skeleton, rest: bool = True) -> None:
@@ -389,8 +473,10 @@ class JointLimits:
             checked = sorted(set(act) | {int(parents[j]) for j in act if parents[j] >= 0})
             bad = rest_mismatch(self.skeleton.names, self.rest, rest_directions(skeleton), checked, self.rest_tolerance)
             if bad:
-                raise LimitsError(f"these limits were fitted on another rest pose (bone directions differ at {bad}); "
-                                  "re-express them with retarget_rest (CLI: --retarget-rest)")
+                raise LimitsError(
+                    f"these limits were fitted on another rest pose (bone directions differ at {bad}); "
+                    "re-express them with retarget_rest (CLI: --retarget-rest)"
+                )
 
     def to_dict(self) -> dict:
         """The limits file's JSON document (see :mod:`.file`)."""
@@ -411,5 +497,7 @@ class JointLimits:
         return cls(*read_document(path))
 
     def __repr__(self) -> str:
-        return (f"JointLimits({len(self.joints)} joints of {self.skeleton.num_joints}, "
-                f"shape={self.settings.get('shape')!r}, swing_twist={self.settings.get('swing_twist')})")
+        return (
+            f"JointLimits({len(self.joints)} joints of {self.skeleton.num_joints}, "
+            f"shape={self.settings.get('shape')!r}, swing_twist={self.settings.get('swing_twist')})"
+        )

@@ -116,8 +116,13 @@ class ReachWindowLimit:
 
     kind = "reach-window"
 
-    def __init__(self, reference: ArrayLike, axis: ArrayLike, windows: Sequence[ReachWindow | dict],
-                 twist_range: tuple[float, float] | None = None) -> None:
+    def __init__(
+        self,
+        reference: ArrayLike,
+        axis: ArrayLike,
+        windows: Sequence[ReachWindow | dict],
+        twist_range: tuple[float, float] | None = None,
+    ) -> None:
         ref = np.asarray(reference, np.float64).reshape(-1)
         if ref.shape != (4,) or not np.all(np.isfinite(ref)) or abs(np.linalg.norm(ref) - 1.0) > 1e-6:
             raise LimitsError(f"reference must be a unit quaternion [4], got {reference!r}")
@@ -171,8 +176,19 @@ class ReachWindowLimit:
         self._verts = np.concatenate(verts) if verts else np.zeros((0, 2))
         self._eg = np.concatenate(gs) if gs else np.zeros((0, 3))
         self._edge_window = np.repeat(np.arange(W), np.diff(self._wvs))
-        self._core = _core.ReachLimit(self.reference, self.axis, self._tmid, self._thalf, self._wn, self._we1,
-                                      self._we2, self._wc, self._wvs, self._verts, self._eg)
+        self._core = _core.ReachLimit(
+            self.reference,
+            self.axis,
+            self._tmid,
+            self._thalf,
+            self._wn,
+            self._we1,
+            self._we2,
+            self._wc,
+            self._wvs,
+            self._verts,
+            self._eg,
+        )
 
     def __getstate__(self) -> dict:  # the core's copy is rebuilt, not pickled
         return {k: v for k, v in self.__dict__.items() if k != "_core"}
@@ -215,7 +231,7 @@ class ReachWindowLimit:
         over = d @ self._eg.T > slack  # [..., E]
         bad = np.zeros(d.shape[:-1] + (W,), bool)
         for w in range(W):  # loop over windows, vectorised over rotations
-            bad[..., w] = np.any(over[..., self._wvs[w]:self._wvs[w + 1]], axis=-1)
+            bad[..., w] = np.any(over[..., self._wvs[w] : self._wvs[w + 1]], axis=-1)
         return np.any(front & ~bad, axis=-1)
 
     def fast_accept(self, q: ArrayLike) -> NDArray[np.bool_]:
@@ -270,8 +286,13 @@ class ReachWindowLimit:
 
     # -- serialisation
     def to_dict(self) -> dict:
-        return {"kind": self.kind, "reference": self.reference.tolist(), "axis": self.axis.tolist(),
-                "windows": [w.to_dict() for w in self.windows], "twist_range": list(self.twist_range)}
+        return {
+            "kind": self.kind,
+            "reference": self.reference.tolist(),
+            "axis": self.axis.tolist(),
+            "windows": [w.to_dict() for w in self.windows],
+            "twist_range": list(self.twist_range),
+        }
 
     @classmethod
     def from_dict(cls, d: dict) -> ReachWindowLimit:
@@ -284,14 +305,24 @@ class ReachWindowLimit:
 
     def __repr__(self) -> str:
         tw = np.degrees(self.twist_range)
-        return (f"ReachWindowLimit({len(self.windows)} window(s), "
-                f"{[len(w.vertices) for w in self.windows]} vertices, twist [{tw[0]:.1f}, {tw[1]:.1f}] deg)")
+        return (
+            f"ReachWindowLimit({len(self.windows)} window(s), "
+            f"{[len(w.vertices) for w in self.windows]} vertices, twist [{tw[0]:.1f}, {tw[1]:.1f}] deg)"
+        )
 
     # -- fitting
     @classmethod
-    def fit(cls, local_rotations: ArrayLike, axis: ArrayLike, reference: ArrayLike | None = None,
-            padding: float = 0.05, max_vertices: int = 12, twist_padding: float | None = None,
-            max_windows: int = 4, min_cos: float = 0.2) -> ReachWindowLimit:
+    def fit(
+        cls,
+        local_rotations: ArrayLike,
+        axis: ArrayLike,
+        reference: ArrayLike | None = None,
+        padding: float = 0.05,
+        max_vertices: int = 12,
+        twist_padding: float | None = None,
+        max_windows: int = 4,
+        min_cos: float = 0.2,
+    ) -> ReachWindowLimit:
         """Fit windows and a twist range to observed local rotations ``[F, 4]`` of one joint.
 
         Directions ``d = r a`` are centrally projected on the plane through their mean direction,

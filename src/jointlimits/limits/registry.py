@@ -8,8 +8,16 @@ import importlib
 
 from ..errors import LimitsError
 
-__all__ = ["SHAPE_CLASSES", "SHAPES", "JOINT_LIMIT_CLASSES", "JOINT_KINDS", "shape_class", "joint_limit_class",
-           "register_shape", "shape_kinds"]
+__all__ = [
+    "SHAPE_CLASSES",
+    "SHAPES",
+    "JOINT_LIMIT_CLASSES",
+    "JOINT_KINDS",
+    "shape_class",
+    "joint_limit_class",
+    "register_shape",
+    "shape_kinds",
+]
 
 # limit-space shape kind -> "module:Class" in this package, "package.module:Class", or the class
 SHAPE_CLASSES: dict[str, str | type] = {

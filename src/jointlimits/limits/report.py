@@ -19,8 +19,9 @@ def frame_ranges(mask: NDArray[np.bool_]) -> list[list[int]]:
     return [[int(a), int(b) - 1] for a, b in zip(edges[::2], edges[1::2])]
 
 
-def violation_report(names: Sequence[str], active: Sequence[int], violations: Sequence[NDArray[np.float64]],
-                     tolerance: float = 1e-6) -> list[dict[str, Any]]:
+def violation_report(
+    names: Sequence[str], active: Sequence[int], violations: Sequence[NDArray[np.float64]], tolerance: float = 1e-6
+) -> list[dict[str, Any]]:
     """Per joint of ``active``: frames outside, fraction outside, mean and max violation (degrees)
     over every clip's violations ``[F, J]`` (radians); with one clip also its frame ranges."""
     v = np.concatenate(list(violations), axis=0)
@@ -29,7 +30,9 @@ def violation_report(names: Sequence[str], active: Sequence[int], violations: Se
         vj = v[:, j]
         out = vj > tolerance
         row: dict[str, Any] = {
-            "joint": names[j], "frames": int(vj.size), "frames_outside": int(out.sum()),
+            "joint": names[j],
+            "frames": int(vj.size),
+            "frames_outside": int(out.sum()),
             "fraction_outside": float(out.mean()) if vj.size else 0.0,
             "mean_violation_deg": float(np.degrees(vj[out].mean())) if out.any() else 0.0,
             "max_violation_deg": float(np.degrees(vj.max())) if vj.size else 0.0,

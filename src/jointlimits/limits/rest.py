@@ -28,8 +28,14 @@ from ..motion.skeleton import Skeleton
 from .joint import FittedLimit
 from .registry import joint_limit_class
 
-__all__ = ["rest_directions", "rest_differences", "rest_mismatch", "rest_rotations", "RestRetargetedLimit",
-           "DEFAULT_REST_TOLERANCE"]
+__all__ = [
+    "rest_directions",
+    "rest_differences",
+    "rest_mismatch",
+    "rest_rotations",
+    "RestRetargetedLimit",
+    "DEFAULT_REST_TOLERANCE",
+]
 
 Array = NDArray[np.float64]
 #: degrees a child bone's rest direction may differ before limits refuse a skeleton
@@ -91,8 +97,13 @@ def _align(a: Array, b: Array) -> Array:
     return quat.normalize(np.array([w, x, y, z]))
 
 
-def rest_rotations(fitted: Sequence[Array], other: Sequence[Array], joints: Iterable[int],
-                   names: Sequence[str], tolerance: float = DEFAULT_REST_TOLERANCE) -> dict[int, Array]:
+def rest_rotations(
+    fitted: Sequence[Array],
+    other: Sequence[Array],
+    joints: Iterable[int],
+    names: Sequence[str],
+    tolerance: float = DEFAULT_REST_TOLERANCE,
+) -> dict[int, Array]:
     """Per joint, ``C_j`` with ``fitted_dirs ~ C_j other_dirs``; LimitsError naming the joints where
     no single rotation brings the directions within ``tolerance`` degrees (another proportion or
     topology, not another rest orientation)."""
@@ -106,8 +117,11 @@ def rest_rotations(fitted: Sequence[Array], other: Sequence[Array], joints: Iter
                 bad.append(f"{names[j]} ({res:.1f} deg)")
         out[j] = c
     if bad:
-        raise LimitsError("the rest poses differ by more than one rotation per joint at " + ", ".join(bad[:6])
-                          + "; the limits cannot be re-expressed")
+        raise LimitsError(
+            "the rest poses differ by more than one rotation per joint at "
+            + ", ".join(bad[:6])
+            + "; the limits cannot be re-expressed"
+        )
     return out
 
 
@@ -174,12 +188,15 @@ class RestRetargetedLimit:
         return cls(joint_limit_class(inner.get("kind")).from_dict(inner), d.get("pre"), d.get("post"))
 
 
-def rest_mismatch(names: Sequence[str], fitted: Sequence[Array], other: Sequence[Array], joints: Iterable[int],
-                  tolerance: float) -> str | None:
+def rest_mismatch(
+    names: Sequence[str], fitted: Sequence[Array], other: Sequence[Array], joints: Iterable[int], tolerance: float
+) -> str | None:
     """Where ``other``'s rest directions differ from ``fitted``'s by more than ``tolerance``
     degrees at ``joints`` ("Name 12.3 deg, ..."), or None."""
     diff = rest_differences(fitted, other, joints)
     bad = sorted(((d, j) for j, d in diff.items() if d > tolerance), reverse=True)
     if not bad:
         return None
-    return ", ".join(f"{names[j]} {d:.1f} deg" for d, j in bad[:6]) + (f" and {len(bad) - 6} more" if len(bad) > 6 else "")
+    return ", ".join(f"{names[j]} {d:.1f} deg" for d, j in bad[:6]) + (
+        f" and {len(bad) - 6} more" if len(bad) > 6 else ""
+    )

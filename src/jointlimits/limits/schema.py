@@ -85,5 +85,7 @@ def check_compiled(e: Mapping[str, Any], built: Any, name: str, source: str) -> 
     from .compiled import compiled_dict
 
     if not _close(e["compiled"], compiled_dict(built)):
-        raise LimitsError(f"{source}: joint {name!r}: its 'compiled' entry does not match its limit "
-                          "(edited by hand? delete the 'compiled' entry to rebuild it on save)")
+        raise LimitsError(
+            f"{source}: joint {name!r}: its 'compiled' entry does not match its limit "
+            "(edited by hand? delete the 'compiled' entry to rebuild it on save)"
+        )

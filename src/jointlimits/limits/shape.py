@@ -132,8 +132,7 @@ class ConvexShape(Shape):
             raise LimitsError(f"{self.kind} limit frame is not finite")
 
     def to_dict(self) -> dict:
-        d: dict[str, Any] = {"kind": self.kind, "position": self.position.tolist(),
-                             "rotation": self.rotation.tolist()}
+        d: dict[str, Any] = {"kind": self.kind, "position": self.position.tolist(), "rotation": self.rotation.tolist()}
         for name in self._FIELDS:
             d[name] = getattr(self, name).tolist()
         return d

@@ -32,8 +32,15 @@ from ..errors import SkeletonError
 from . import quat
 from .skeleton import Motion, Skeleton, forward_kinematics_arrays
 
-__all__ = ["side_map", "mirror_plane", "symmetry_errors", "reflect_rotations", "reflect_vectors",
-           "mirror_motion", "DEFAULT_SYMMETRY_TOLERANCE"]
+__all__ = [
+    "side_map",
+    "mirror_plane",
+    "symmetry_errors",
+    "reflect_rotations",
+    "reflect_vectors",
+    "mirror_motion",
+    "DEFAULT_SYMMETRY_TOLERANCE",
+]
 
 #: Largest distance between a rest offset and its counterpart's mirror image, as a fraction of the
 #: skeleton's extent at rest.
@@ -77,8 +84,8 @@ def side_map(skeleton: Skeleton) -> NDArray[np.int64]:
     by_canon = {c: j for j, c in canon.items()}
     for j, c in canon.items():
         for a, b in (("left_", "right_"), ("right_", "left_")):
-            if c.startswith(a) and b + c[len(a):] in by_canon:
-                out[j] = by_canon[b + c[len(a):]]
+            if c.startswith(a) and b + c[len(a) :] in by_canon:
+                out[j] = by_canon[b + c[len(a) :]]
     for j, n in enumerate(names):
         if out[j] != j:
             continue
@@ -117,8 +124,9 @@ def _extent(skeleton: Skeleton) -> float:
     return float(np.ptp(_rest_positions(skeleton), axis=0).max()) or 1.0
 
 
-def symmetry_errors(skeleton: Skeleton, normal: ArrayLike, sides: NDArray[np.int64] | None = None
-                    ) -> NDArray[np.float64]:
+def symmetry_errors(
+    skeleton: Skeleton, normal: ArrayLike, sides: NDArray[np.int64] | None = None
+) -> NDArray[np.float64]:
     """Per joint, the distance between the mirror image of its rest offset and its counterpart's
     rest offset, in the skeleton's units (0 for the root, whose offset is its translation)."""
     s = side_map(skeleton) if sides is None else np.asarray(sides, np.int64)
@@ -141,15 +149,18 @@ def mirror_plane(skeleton: Skeleton, tolerance: float = DEFAULT_SYMMETRY_TOLERAN
     names, parents = skeleton.names, skeleton.parents
     paired = np.flatnonzero(s != np.arange(len(s)))
     if paired.size == 0:
-        raise SkeletonError("cannot mirror: no left/right joint pairs found in the joint names "
-                            f"(first joints: {', '.join(names[:6])})")
+        raise SkeletonError(
+            f"cannot mirror: no left/right joint pairs found in the joint names (first joints: {', '.join(names[:6])})"
+        )
     ps = np.where(parents >= 0, s[np.maximum(parents, 0)], -1)
     bad = np.flatnonzero(parents[s] != ps)
     if bad.size:
         j = int(bad[0])
-        raise SkeletonError(f"cannot mirror: {names[j]!r} pairs with {names[s[j]]!r}, but their parents "
-                            f"({names[parents[j]] if parents[j] >= 0 else 'none'!r}, "
-                            f"{names[parents[s[j]]] if parents[s[j]] >= 0 else 'none'!r}) are not a pair")
+        raise SkeletonError(
+            f"cannot mirror: {names[j]!r} pairs with {names[s[j]]!r}, but their parents "
+            f"({names[parents[j]] if parents[j] >= 0 else 'none'!r}, "
+            f"{names[parents[s[j]]] if parents[s[j]] >= 0 else 'none'!r}) are not a pair"
+        )
     gp = _rest_positions(skeleton)
     d = gp[paired] - gp[s[paired]]
     w, v = np.linalg.eigh(d.T @ d)
@@ -168,18 +179,23 @@ def mirror_plane(skeleton: Skeleton, tolerance: float = DEFAULT_SYMMETRY_TOLERAN
     if err[worst] > tolerance * size:
         centre = s[worst] == worst
         # a centre joint's offset is twice its distance from the plane away from its mirror image
-        what = (f"{names[worst]!r}'s rest offset leaves the mirror plane by {err[worst] / 2:.4g}" if centre else
-                f"{names[worst]!r}'s rest offset is {err[worst]:.4g}")
+        what = (
+            f"{names[worst]!r}'s rest offset leaves the mirror plane by {err[worst] / 2:.4g}"
+            if centre
+            else f"{names[worst]!r}'s rest offset is {err[worst]:.4g}"
+        )
         whom = "" if centre else f" from the mirror image of {names[s[worst]]!r}'s"
         raise SkeletonError(
             f"cannot mirror: the skeleton is not left/right symmetric at rest; {what} "
             f"({err[worst] / size:.2%} of the body){whom} (tolerance {tolerance:.2%}; mirror plane normal "
-            f"[{n[0]:.3f}, {n[1]:.3f}, {n[2]:.3f}])")
+            f"[{n[0]:.3f}, {n[1]:.3f}, {n[2]:.3f}])"
+        )
     return n
 
 
-def mirror_motion(motion: Motion, tolerance: float = DEFAULT_SYMMETRY_TOLERANCE,
-                  normal: ArrayLike | None = None) -> Motion:
+def mirror_motion(
+    motion: Motion, tolerance: float = DEFAULT_SYMMETRY_TOLERANCE, normal: ArrayLike | None = None
+) -> Motion:
     """``motion`` mirrored across the skeleton's sagittal plane, on the same skeleton.
 
     Each joint gets its counterpart's rotations conjugated by the reflection (centre joints their

@@ -33,8 +33,20 @@ from ..errors import SkeletonError
 from . import quat
 from .skeleton import Motion, Skeleton, forward_kinematics, forward_kinematics_arrays
 
-__all__ = ["CONVENTIONS", "detect", "canonical", "map_names", "check_rest_pose", "map_motion",
-           "DEFAULT_TOLERANCE_DEG", "ROLES", "role_pattern", "is_role", "find_role", "side_of"]
+__all__ = [
+    "CONVENTIONS",
+    "detect",
+    "canonical",
+    "map_names",
+    "check_rest_pose",
+    "map_motion",
+    "DEFAULT_TOLERANCE_DEG",
+    "ROLES",
+    "role_pattern",
+    "is_role",
+    "find_role",
+    "side_of",
+]
 
 #: Largest angle (degrees) between the rest bone directions of mapped joints.
 DEFAULT_TOLERANCE_DEG = 30.0
@@ -54,35 +66,134 @@ def _sides(table: dict[str, str]) -> dict[str, str]:
 
 #: convention -> {canonical name: that convention's joint name}
 CONVENTIONS: dict[str, dict[str, str]] = {
-    "smpl": {n: n for n in (
-        "pelvis", "spine1", "spine2", "spine3", "neck", "head", "jaw",
-        "left_hip", "left_knee", "left_ankle", "left_foot", "right_hip", "right_knee", "right_ankle", "right_foot",
-        "left_collar", "left_shoulder", "left_elbow", "left_wrist",
-        "right_collar", "right_shoulder", "right_elbow", "right_wrist")},
-    "lafan1": _sides({
-        "pelvis": "Hips", "spine1": "Spine", "spine2": "Spine1", "spine3": "Spine2", "neck": "Neck", "head": "Head",
-        "*_hip": "{S}UpLeg", "*_knee": "{S}Leg", "*_ankle": "{S}Foot", "*_foot": "{S}Toe",
-        "*_collar": "{S}Shoulder", "*_shoulder": "{S}Arm", "*_elbow": "{S}ForeArm", "*_wrist": "{S}Hand"}),
-    "mixamo": _sides({
-        "pelvis": "Hips", "spine1": "Spine", "spine2": "Spine1", "spine3": "Spine2", "neck": "Neck", "head": "Head",
-        "*_hip": "{S}UpLeg", "*_knee": "{S}Leg", "*_ankle": "{S}Foot", "*_foot": "{S}ToeBase",
-        "*_collar": "{S}Shoulder", "*_shoulder": "{S}Arm", "*_elbow": "{S}ForeArm", "*_wrist": "{S}Hand"}),
-    "cmu": _sides({
-        "pelvis": "Hips", "spine1": "LowerBack", "spine2": "Spine", "spine3": "Spine1", "neck": "Neck",
-        "neck2": "Neck1", "head": "Head",
-        "*_hip_joint": "{U}HipJoint", "*_hip": "{S}UpLeg", "*_knee": "{S}Leg", "*_ankle": "{S}Foot",
-        "*_foot": "{S}ToeBase", "*_collar": "{S}Shoulder", "*_shoulder": "{S}Arm", "*_elbow": "{S}ForeArm",
-        "*_wrist": "{S}Hand", "*_hand": "{S}FingerBase", "*_fingers": "{U}Fingers", "*_thumb": "{U}Thumb"}),
-    "cmu_max": _sides({
-        "pelvis": "Hips", "spine1": "lowerback", "spine2": "Chest", "spine3": "Chest2", "neck": "lowerneck",
-        "neck2": "Neck", "head": "Head",
-        "*_hip_joint": "{U}HipJoint", "*_hip": "{S}Hip", "*_knee": "{S}Knee", "*_ankle": "{S}Ankle",
-        "*_foot": "{S}Toe", "*_collar": "{S}Collar", "*_shoulder": "{S}Shoulder", "*_elbow": "{S}Elbow",
-        "*_wrist": "{S}Wrist", "*_hand": "{s}hand", "*_fingers": "{U}Fingers", "*_thumb": "{U}Thumb"}),
-    "bandai": _sides({
-        "root": "joint_Root", "pelvis": "Hips", "spine1": "Spine", "spine2": "Chest", "neck": "Neck", "head": "Head",
-        "*_hip": "UpperLeg_{U}", "*_knee": "LowerLeg_{U}", "*_ankle": "Foot_{U}", "*_foot": "Toes_{U}",
-        "*_collar": "Shoulder_{U}", "*_shoulder": "UpperArm_{U}", "*_elbow": "LowerArm_{U}", "*_wrist": "Hand_{U}"}),
+    "smpl": {
+        n: n
+        for n in (
+            "pelvis",
+            "spine1",
+            "spine2",
+            "spine3",
+            "neck",
+            "head",
+            "jaw",
+            "left_hip",
+            "left_knee",
+            "left_ankle",
+            "left_foot",
+            "right_hip",
+            "right_knee",
+            "right_ankle",
+            "right_foot",
+            "left_collar",
+            "left_shoulder",
+            "left_elbow",
+            "left_wrist",
+            "right_collar",
+            "right_shoulder",
+            "right_elbow",
+            "right_wrist",
+        )
+    },
+    "lafan1": _sides(
+        {
+            "pelvis": "Hips",
+            "spine1": "Spine",
+            "spine2": "Spine1",
+            "spine3": "Spine2",
+            "neck": "Neck",
+            "head": "Head",
+            "*_hip": "{S}UpLeg",
+            "*_knee": "{S}Leg",
+            "*_ankle": "{S}Foot",
+            "*_foot": "{S}Toe",
+            "*_collar": "{S}Shoulder",
+            "*_shoulder": "{S}Arm",
+            "*_elbow": "{S}ForeArm",
+            "*_wrist": "{S}Hand",
+        }
+    ),
+    "mixamo": _sides(
+        {
+            "pelvis": "Hips",
+            "spine1": "Spine",
+            "spine2": "Spine1",
+            "spine3": "Spine2",
+            "neck": "Neck",
+            "head": "Head",
+            "*_hip": "{S}UpLeg",
+            "*_knee": "{S}Leg",
+            "*_ankle": "{S}Foot",
+            "*_foot": "{S}ToeBase",
+            "*_collar": "{S}Shoulder",
+            "*_shoulder": "{S}Arm",
+            "*_elbow": "{S}ForeArm",
+            "*_wrist": "{S}Hand",
+        }
+    ),
+    "cmu": _sides(
+        {
+            "pelvis": "Hips",
+            "spine1": "LowerBack",
+            "spine2": "Spine",
+            "spine3": "Spine1",
+            "neck": "Neck",
+            "neck2": "Neck1",
+            "head": "Head",
+            "*_hip_joint": "{U}HipJoint",
+            "*_hip": "{S}UpLeg",
+            "*_knee": "{S}Leg",
+            "*_ankle": "{S}Foot",
+            "*_foot": "{S}ToeBase",
+            "*_collar": "{S}Shoulder",
+            "*_shoulder": "{S}Arm",
+            "*_elbow": "{S}ForeArm",
+            "*_wrist": "{S}Hand",
+            "*_hand": "{S}FingerBase",
+            "*_fingers": "{U}Fingers",
+            "*_thumb": "{U}Thumb",
+        }
+    ),
+    "cmu_max": _sides(
+        {
+            "pelvis": "Hips",
+            "spine1": "lowerback",
+            "spine2": "Chest",
+            "spine3": "Chest2",
+            "neck": "lowerneck",
+            "neck2": "Neck",
+            "head": "Head",
+            "*_hip_joint": "{U}HipJoint",
+            "*_hip": "{S}Hip",
+            "*_knee": "{S}Knee",
+            "*_ankle": "{S}Ankle",
+            "*_foot": "{S}Toe",
+            "*_collar": "{S}Collar",
+            "*_shoulder": "{S}Shoulder",
+            "*_elbow": "{S}Elbow",
+            "*_wrist": "{S}Wrist",
+            "*_hand": "{s}hand",
+            "*_fingers": "{U}Fingers",
+            "*_thumb": "{U}Thumb",
+        }
+    ),
+    "bandai": _sides(
+        {
+            "root": "joint_Root",
+            "pelvis": "Hips",
+            "spine1": "Spine",
+            "spine2": "Chest",
+            "neck": "Neck",
+            "head": "Head",
+            "*_hip": "UpperLeg_{U}",
+            "*_knee": "LowerLeg_{U}",
+            "*_ankle": "Foot_{U}",
+            "*_foot": "Toes_{U}",
+            "*_collar": "Shoulder_{U}",
+            "*_shoulder": "UpperArm_{U}",
+            "*_elbow": "LowerArm_{U}",
+            "*_wrist": "Hand_{U}",
+        }
+    ),
 }
 _PREFIX = re.compile(r"^mixamorig\d*:")
 
@@ -125,12 +236,11 @@ def role_pattern(role: str) -> re.Pattern[str]:
 
 def is_role(name: str, *roles: str, exclude: Sequence[str] = ()) -> bool:
     """Whether joint ``name`` matches any of ``roles`` and none of the roles in ``exclude``."""
-    return (any(role_pattern(r).search(name) for r in roles)
-            and not any(role_pattern(r).search(name) for r in exclude))
+    return any(role_pattern(r).search(name) for r in roles) and not any(role_pattern(r).search(name) for r in exclude)
 
 
 def side_of(name: str) -> str:
-    """"left", "right" or "" from a joint name (LeftArm, l_hand, hand_R, lFoot, ...)."""
+    """ "left", "right" or "" from a joint name (LeftArm, l_hand, hand_R, lFoot, ...)."""
     if _LEFT.search(name):
         return "left"
     if _RIGHT.search(name):
@@ -138,14 +248,16 @@ def side_of(name: str) -> str:
     return ""
 
 
-def find_role(names: Sequence[str] | Skeleton, *roles: str, exclude: Sequence[str] = (),
-              side: str | None = None) -> list[int]:
+def find_role(
+    names: Sequence[str] | Skeleton, *roles: str, exclude: Sequence[str] = (), side: str | None = None
+) -> list[int]:
     """Indices (ascending) of the joints whose names match any of ``roles`` and none of ``exclude``
     (see :data:`ROLES`); with ``side`` ("left", "right" or "" for neither) only those on that side."""
     if isinstance(names, Skeleton):
         names = names.names
-    return [j for j, n in enumerate(names)
-            if is_role(n, *roles, exclude=exclude) and (side is None or side_of(n) == side)]
+    return [
+        j for j, n in enumerate(names) if is_role(n, *roles, exclude=exclude) and (side is None or side_of(n) == side)
+    ]
 
 
 def _bare(name: str) -> str:
@@ -164,8 +276,10 @@ def detect(skeleton: Skeleton) -> str:
         if s > score:
             best, score = conv, s
     if best is None or score[0] < max(3, min(12, skeleton.num_joints // 2)):
-        raise SkeletonError(f"joint names match no known convention ({', '.join(CONVENTIONS)}); "
-                            f"first joints: {', '.join(skeleton.names[:6])}")
+        raise SkeletonError(
+            f"joint names match no known convention ({', '.join(CONVENTIONS)}); "
+            f"first joints: {', '.join(skeleton.names[:6])}"
+        )
     return best
 
 
@@ -249,14 +363,18 @@ def check_rest_pose(a: Skeleton, b: Skeleton, tolerance_deg: float = DEFAULT_TOL
     (within ``tolerance_deg``); returns the angles."""
     ang = rest_pose_angles(a, b)
     if len(ang) < 3:
-        raise SkeletonError(f"only {len(ang)} bones can be compared between the two skeletons: "
-                            f"their joint names do not map onto each other")
+        raise SkeletonError(
+            f"only {len(ang)} bones can be compared between the two skeletons: "
+            f"their joint names do not map onto each other"
+        )
     bad = {c: v for c, v in ang.items() if v > tolerance_deg}
     if bad:
         worst = ", ".join(f"{c} {v:.0f} deg" for c, v in sorted(bad.items(), key=lambda kv: -kv[1])[:8])
-        raise SkeletonError(f"rest poses differ: {len(bad)} of {len(ang)} mapped bones point more than "
-                            f"{tolerance_deg:g} deg apart at rest ({worst}); local rotations would not mean the "
-                            f"same pose")
+        raise SkeletonError(
+            f"rest poses differ: {len(bad)} of {len(ang)} mapped bones point more than "
+            f"{tolerance_deg:g} deg apart at rest ({worst}); local rotations would not mean the "
+            f"same pose"
+        )
     return ang
 
 

@@ -30,8 +30,18 @@ from ..errors import JointLimitsError, SkeletonError
 from . import quat
 from .skeleton import POSITION_CHANNELS, Motion, Skeleton
 
-__all__ = ["humanoid_skeleton", "ANATOMICAL_RANGES", "MOTION_AXES", "NEUTRAL_OFFSETS", "ROOT_RANGE",
-           "HUMANOID_JOINTS", "joint_ranges", "range_of_motion", "over_rotate", "UNITS"]
+__all__ = [
+    "humanoid_skeleton",
+    "ANATOMICAL_RANGES",
+    "MOTION_AXES",
+    "NEUTRAL_OFFSETS",
+    "ROOT_RANGE",
+    "HUMANOID_JOINTS",
+    "joint_ranges",
+    "range_of_motion",
+    "over_rotate",
+    "UNITS",
+]
 
 Array = NDArray[np.float64]
 
@@ -40,11 +50,28 @@ UNITS: dict[str, float] = {"m": 1.0, "cm": 100.0, "mm": 1000.0, "in": 1.0 / 0.02
 
 #: The built-in joints in file order (parents before children).
 HUMANOID_JOINTS: tuple[str, ...] = (
-    "Hips", "Spine", "Spine1", "Spine2", "Neck", "Head",
-    "LeftShoulder", "LeftArm", "LeftForeArm", "LeftHand",
-    "RightShoulder", "RightArm", "RightForeArm", "RightHand",
-    "LeftUpLeg", "LeftLeg", "LeftFoot", "LeftToe",
-    "RightUpLeg", "RightLeg", "RightFoot", "RightToe",
+    "Hips",
+    "Spine",
+    "Spine1",
+    "Spine2",
+    "Neck",
+    "Head",
+    "LeftShoulder",
+    "LeftArm",
+    "LeftForeArm",
+    "LeftHand",
+    "RightShoulder",
+    "RightArm",
+    "RightForeArm",
+    "RightHand",
+    "LeftUpLeg",
+    "LeftLeg",
+    "LeftFoot",
+    "LeftToe",
+    "RightUpLeg",
+    "RightLeg",
+    "RightFoot",
+    "RightToe",
 )
 
 # Segment geometry as fractions of standing height H, after the landmark heights and segment
@@ -54,25 +81,25 @@ HUMANOID_JOINTS: tuple[str, ...] = (
 # foot length 0.152 H. The spine is split into three segments between pelvis and neck base.
 # (parent, offset for the LEFT side / midline in units of H; right-side joints mirror x)
 _SEGMENTS: dict[str, tuple[str | None, tuple[float, float, float]]] = {
-    "Hips": (None, (0.0, 0.550, 0.0)),            # pelvis centre (root, absolute)
-    "Spine": ("Hips", (0.0, 0.040, 0.0)),         # lumbar: L5/S1 .. L1
-    "Spine1": ("Spine", (0.0, 0.075, 0.0)),       # lower thorax
-    "Spine2": ("Spine1", (0.0, 0.075, 0.0)),      # upper thorax (0.740 H)
-    "Neck": ("Spine2", (0.0, 0.100, 0.0)),        # neck base C7 (0.840 H)
-    "Head": ("Neck", (0.0, 0.060, 0.0)),          # atlanto-occipital joint (0.900 H)
+    "Hips": (None, (0.0, 0.550, 0.0)),  # pelvis centre (root, absolute)
+    "Spine": ("Hips", (0.0, 0.040, 0.0)),  # lumbar: L5/S1 .. L1
+    "Spine1": ("Spine", (0.0, 0.075, 0.0)),  # lower thorax
+    "Spine2": ("Spine1", (0.0, 0.075, 0.0)),  # upper thorax (0.740 H)
+    "Neck": ("Spine2", (0.0, 0.100, 0.0)),  # neck base C7 (0.840 H)
+    "Head": ("Neck", (0.0, 0.060, 0.0)),  # atlanto-occipital joint (0.900 H)
     "Shoulder": ("Spine2", (0.020, 0.050, 0.0)),  # sternoclavicular joint
-    "Arm": ("Shoulder", (0.1095, 0.028, 0.0)),    # glenohumeral joint: x = 0.259 H / 2, y = 0.818 H
-    "ForeArm": ("Arm", (0.186, 0.0, 0.0)),        # elbow
-    "Hand": ("ForeArm", (0.146, 0.0, 0.0)),       # wrist
-    "UpLeg": ("Hips", (0.055, -0.020, 0.0)),      # hip joint centre (0.530 H)
-    "Leg": ("UpLeg", (0.0, -0.245, 0.0)),         # knee (0.285 H)
-    "Foot": ("Leg", (0.0, -0.246, 0.0)),          # ankle (0.039 H)
-    "Toe": ("Foot", (0.0, -0.039, 0.110)),        # ball of the foot (metatarsophalangeal joints)
+    "Arm": ("Shoulder", (0.1095, 0.028, 0.0)),  # glenohumeral joint: x = 0.259 H / 2, y = 0.818 H
+    "ForeArm": ("Arm", (0.186, 0.0, 0.0)),  # elbow
+    "Hand": ("ForeArm", (0.146, 0.0, 0.0)),  # wrist
+    "UpLeg": ("Hips", (0.055, -0.020, 0.0)),  # hip joint centre (0.530 H)
+    "Leg": ("UpLeg", (0.0, -0.245, 0.0)),  # knee (0.285 H)
+    "Foot": ("Leg", (0.0, -0.246, 0.0)),  # ankle (0.039 H)
+    "Toe": ("Foot", (0.0, -0.039, 0.110)),  # ball of the foot (metatarsophalangeal joints)
 }
 _END_SITES: dict[str, tuple[float, float, float]] = {
-    "Head": (0.0, 0.100, 0.0),       # top of the head (1.0 H)
-    "Hand": (0.108, 0.0, 0.0),       # finger tips
-    "Toe": (0.0, 0.0, 0.045),        # toe tips (foot length 0.152 H with the heel behind the ankle)
+    "Head": (0.0, 0.100, 0.0),  # top of the head (1.0 H)
+    "Hand": (0.108, 0.0, 0.0),  # finger tips
+    "Toe": (0.0, 0.0, 0.045),  # toe tips (foot length 0.152 H with the heel behind the ankle)
 }
 
 # Active ranges of motion in degrees, measured from the neutral posture, compiled from the American
@@ -90,19 +117,46 @@ ANATOMICAL_RANGES: dict[str, dict[str, float]] = {
     "Spine2": {"flexion": 20.0, "extension": 7.0, "lateral flexion": 11.0, "rotation": 20.0},
     "Neck": {"flexion": 30.0, "extension": 35.0, "lateral flexion": 30.0, "rotation": 40.0},
     "Head": {"flexion": 20.0, "extension": 25.0, "lateral flexion": 15.0, "rotation": 40.0},
-    "Shoulder": {"elevation": 30.0, "depression": 10.0, "protraction": 15.0, "retraction": 15.0,
-                 "rotation": 20.0},  # sternoclavicular joint (clavicle)
-    "Arm": {"flexion": 180.0, "extension": 60.0, "abduction": 180.0, "adduction": 0.0,
-            "internal rotation": 70.0, "external rotation": 90.0},
-    "ForeArm": {"flexion": 150.0, "extension": 0.0, "pronation": 80.0, "supination": 80.0,
-                "varus-valgus laxity": 5.0},
-    "Hand": {"flexion": 80.0, "extension": 70.0, "radial deviation": 20.0, "ulnar deviation": 30.0,
-             "twist laxity": 5.0},
-    "UpLeg": {"flexion": 120.0, "extension": 30.0, "abduction": 45.0, "adduction": 30.0,
-              "internal rotation": 45.0, "external rotation": 45.0},
+    "Shoulder": {
+        "elevation": 30.0,
+        "depression": 10.0,
+        "protraction": 15.0,
+        "retraction": 15.0,
+        "rotation": 20.0,
+    },  # sternoclavicular joint (clavicle)
+    "Arm": {
+        "flexion": 180.0,
+        "extension": 60.0,
+        "abduction": 180.0,
+        "adduction": 0.0,
+        "internal rotation": 70.0,
+        "external rotation": 90.0,
+    },
+    "ForeArm": {"flexion": 150.0, "extension": 0.0, "pronation": 80.0, "supination": 80.0, "varus-valgus laxity": 5.0},
+    "Hand": {
+        "flexion": 80.0,
+        "extension": 70.0,
+        "radial deviation": 20.0,
+        "ulnar deviation": 30.0,
+        "twist laxity": 5.0,
+    },
+    "UpLeg": {
+        "flexion": 120.0,
+        "extension": 30.0,
+        "abduction": 45.0,
+        "adduction": 30.0,
+        "internal rotation": 45.0,
+        "external rotation": 45.0,
+    },
     "Leg": {"flexion": 135.0, "extension": 0.0, "tibial rotation": 10.0, "varus-valgus laxity": 5.0},
-    "Foot": {"dorsiflexion": 20.0, "plantarflexion": 50.0, "inversion": 35.0, "eversion": 15.0,
-             "adduction": 20.0, "abduction": 10.0},
+    "Foot": {
+        "dorsiflexion": 20.0,
+        "plantarflexion": 50.0,
+        "inversion": 35.0,
+        "eversion": 15.0,
+        "adduction": 20.0,
+        "abduction": 10.0,
+    },
     "Toe": {"extension": 70.0, "flexion": 45.0, "abduction laxity": 5.0, "twist laxity": 5.0},
 }
 
@@ -121,24 +175,72 @@ ANATOMICAL_RANGES: dict[str, dict[str, float]] = {
 #   foot, toe (bone +Z): plantarflexion / toe flexion = +X (toes down), inversion = -Z (sole
 #     turns inwards), forefoot adduction = -Y (toes turn in)
 MOTION_AXES: dict[str, dict[str, tuple[str, int, float]]] = {
-    **{j: {"flexion": ("x", 1, 1.0), "extension": ("x", -1, 1.0), "lateral flexion": ("z", 0, 1.0),
-           "rotation": ("y", 0, 1.0)} for j in ("Spine", "Spine1", "Spine2", "Neck", "Head")},
-    "Shoulder": {"elevation": ("z", 1, 1.0), "depression": ("z", -1, 1.0), "protraction": ("y", -1, 1.0),
-                 "retraction": ("y", 1, 1.0), "rotation": ("x", 0, 1.0)},
-    "Arm": {"flexion": ("y", -1, 0.5), "extension": ("y", 1, 1.0), "abduction": ("z", 1, 1.0),
-            "adduction": ("z", -1, 1.0), "internal rotation": ("x", 1, 1.0), "external rotation": ("x", -1, 1.0)},
-    "ForeArm": {"flexion": ("y", -1, 1.0), "extension": ("y", 1, 1.0), "pronation": ("x", 1, 1.0),
-                "supination": ("x", -1, 1.0), "varus-valgus laxity": ("z", 0, 1.0)},
-    "Hand": {"flexion": ("z", -1, 1.0), "extension": ("z", 1, 1.0), "radial deviation": ("y", -1, 1.0),
-             "ulnar deviation": ("y", 1, 1.0), "twist laxity": ("x", 0, 1.0)},
-    "UpLeg": {"flexion": ("x", -1, 1.0), "extension": ("x", 1, 1.0), "abduction": ("z", 1, 1.0),
-              "adduction": ("z", -1, 1.0), "internal rotation": ("y", -1, 1.0), "external rotation": ("y", 1, 1.0)},
-    "Leg": {"flexion": ("x", 1, 1.0), "extension": ("x", -1, 1.0), "tibial rotation": ("y", 0, 1.0),
-            "varus-valgus laxity": ("z", 0, 1.0)},
-    "Foot": {"dorsiflexion": ("x", -1, 1.0), "plantarflexion": ("x", 1, 1.0), "inversion": ("z", -1, 1.0),
-             "eversion": ("z", 1, 1.0), "adduction": ("y", -1, 1.0), "abduction": ("y", 1, 1.0)},
-    "Toe": {"extension": ("x", -1, 1.0), "flexion": ("x", 1, 1.0), "abduction laxity": ("y", 0, 1.0),
-            "twist laxity": ("z", 0, 1.0)},
+    **{
+        j: {
+            "flexion": ("x", 1, 1.0),
+            "extension": ("x", -1, 1.0),
+            "lateral flexion": ("z", 0, 1.0),
+            "rotation": ("y", 0, 1.0),
+        }
+        for j in ("Spine", "Spine1", "Spine2", "Neck", "Head")
+    },
+    "Shoulder": {
+        "elevation": ("z", 1, 1.0),
+        "depression": ("z", -1, 1.0),
+        "protraction": ("y", -1, 1.0),
+        "retraction": ("y", 1, 1.0),
+        "rotation": ("x", 0, 1.0),
+    },
+    "Arm": {
+        "flexion": ("y", -1, 0.5),
+        "extension": ("y", 1, 1.0),
+        "abduction": ("z", 1, 1.0),
+        "adduction": ("z", -1, 1.0),
+        "internal rotation": ("x", 1, 1.0),
+        "external rotation": ("x", -1, 1.0),
+    },
+    "ForeArm": {
+        "flexion": ("y", -1, 1.0),
+        "extension": ("y", 1, 1.0),
+        "pronation": ("x", 1, 1.0),
+        "supination": ("x", -1, 1.0),
+        "varus-valgus laxity": ("z", 0, 1.0),
+    },
+    "Hand": {
+        "flexion": ("z", -1, 1.0),
+        "extension": ("z", 1, 1.0),
+        "radial deviation": ("y", -1, 1.0),
+        "ulnar deviation": ("y", 1, 1.0),
+        "twist laxity": ("x", 0, 1.0),
+    },
+    "UpLeg": {
+        "flexion": ("x", -1, 1.0),
+        "extension": ("x", 1, 1.0),
+        "abduction": ("z", 1, 1.0),
+        "adduction": ("z", -1, 1.0),
+        "internal rotation": ("y", -1, 1.0),
+        "external rotation": ("y", 1, 1.0),
+    },
+    "Leg": {
+        "flexion": ("x", 1, 1.0),
+        "extension": ("x", -1, 1.0),
+        "tibial rotation": ("y", 0, 1.0),
+        "varus-valgus laxity": ("z", 0, 1.0),
+    },
+    "Foot": {
+        "dorsiflexion": ("x", -1, 1.0),
+        "plantarflexion": ("x", 1, 1.0),
+        "inversion": ("z", -1, 1.0),
+        "eversion": ("z", 1, 1.0),
+        "adduction": ("y", -1, 1.0),
+        "abduction": ("y", 1, 1.0),
+    },
+    "Toe": {
+        "extension": ("x", -1, 1.0),
+        "flexion": ("x", 1, 1.0),
+        "abduction laxity": ("y", 0, 1.0),
+        "twist laxity": ("z", 0, 1.0),
+    },
 }
 
 #: Skeleton angle (degrees, left side) of the anatomical neutral where it is not the rest pose.
@@ -249,8 +351,15 @@ def _check_factor(x: float, what: str) -> None:
         raise JointLimitsError(f"{what} must be a finite number >= 0, got {x!r}")
 
 
-def _smooth_unit(rng: np.random.Generator, t: Array, shape: tuple[int, ...], fmin: float, fmax: float,
-                 sharpness: float = 2.0, couple: bool = False) -> Array:
+def _smooth_unit(
+    rng: np.random.Generator,
+    t: Array,
+    shape: tuple[int, ...],
+    fmin: float,
+    fmax: float,
+    sharpness: float = 2.0,
+    couple: bool = False,
+) -> Array:
     """Smooth curves ``[F, *shape]`` spanning exactly [0, 1]: two sinusoids of incommensurate random
     frequencies per curve, pushed towards the extremes by a tanh so the ends are visited often.
 
@@ -272,8 +381,9 @@ def _smooth_unit(rng: np.random.Generator, t: Array, shape: tuple[int, ...], fmi
     return u
 
 
-def range_of_motion(skeleton: Skeleton | None = None, seconds: float = 40.0, fps: float = 30,
-                    seed: int = 0, over_rotation: float = 0.0) -> Motion:
+def range_of_motion(
+    skeleton: Skeleton | None = None, seconds: float = 40.0, fps: float = 30, seed: int = 0, over_rotation: float = 0.0
+) -> Motion:
     """A smooth procedural range-of-motion clip of the built-in humanoid (or a skeleton with its
     joint names, e.g. another height): every joint sweeps its anatomical Euler ranges
     (:func:`joint_ranges`) along Lissajous-like curves that reach both ends of every range, all
@@ -334,8 +444,7 @@ def _rest_heights(sk: Skeleton) -> Array:
     return np.concatenate([pos[:, 1], np.array([e[1] for e in ends])]) if ends else pos[:, 1]
 
 
-def over_rotate(motion: Motion, factor: float, seed: int = 0, noise: float = 0.1,
-                include_root: bool = False) -> Motion:
+def over_rotate(motion: Motion, factor: float, seed: int = 0, noise: float = 0.1, include_root: bool = False) -> Motion:
     """An over-rotated copy of ``motion``: per joint, each frame's rotation relative to the clip's
     mean pose is scaled by ``1 + factor`` in scaled-angle-axis space, plus smooth noise of about
     ``noise * factor`` radians (so ``factor=0`` returns the same rotations).

@@ -17,10 +17,32 @@ from numpy.typing import ArrayLike, NDArray
 from ..errors import QuatError
 
 __all__ = [
-    "identity", "mul", "inv", "inv_mul", "mul_inv", "mul_vec", "inv_mul_vec", "normalize", "abs",
-    "dot", "angle", "unroll", "to_scaled_angle_axis", "from_scaled_angle_axis", "log", "exp",
-    "from_angle_axis", "from_euler", "to_euler", "to_matrix", "from_matrix", "between",
-    "swing_twist", "slerp", "average", "EULER_ORDERS",
+    "identity",
+    "mul",
+    "inv",
+    "inv_mul",
+    "mul_inv",
+    "mul_vec",
+    "inv_mul_vec",
+    "normalize",
+    "abs",
+    "dot",
+    "angle",
+    "unroll",
+    "to_scaled_angle_axis",
+    "from_scaled_angle_axis",
+    "log",
+    "exp",
+    "from_angle_axis",
+    "from_euler",
+    "to_euler",
+    "to_matrix",
+    "from_matrix",
+    "between",
+    "swing_twist",
+    "slerp",
+    "average",
+    "EULER_ORDERS",
 ]
 
 # A float array of the input's precision (float64 from anything not floating). NumPy's types cannot
@@ -86,12 +108,15 @@ def mul(a: ArrayLike, b: ArrayLike) -> Array:
     a, b = _f(a), _f(b)
     aw, ax, ay, az = a[..., 0], a[..., 1], a[..., 2], a[..., 3]
     bw, bx, by, bz = b[..., 0], b[..., 1], b[..., 2], b[..., 3]
-    return np.stack([
-        aw * bw - ax * bx - ay * by - az * bz,
-        aw * bx + ax * bw + ay * bz - az * by,
-        aw * by - ax * bz + ay * bw + az * bx,
-        aw * bz + ax * by - ay * bx + az * bw,
-    ], axis=-1)
+    return np.stack(
+        [
+            aw * bw - ax * bx - ay * by - az * bz,
+            aw * bx + ax * bw + ay * bz - az * by,
+            aw * by - ax * bz + ay * bw + az * bx,
+            aw * bz + ax * by - ay * bx + az * bw,
+        ],
+        axis=-1,
+    )
 
 
 def inv(q: ArrayLike) -> Array:
@@ -333,8 +358,10 @@ def to_euler_axes(q: Array, axes: str, hint: Array | None = None, exact: NDArray
             cands.append(np.stack([e[:, 0] + 180.0, mid, e[:, 2] + 180.0], -1))
     out = cands[0]
     if hint is not None and len(cands) > 1:
+
         def dist(c: Array) -> Array:
             return np.sum(((c - hint + 180.0) % 360.0 - 180.0) ** 2, axis=-1)
+
         out = np.where((dist(cands[1]) < dist(cands[0]))[:, None], cands[1], cands[0])
     if exact is None:
         exact = np.zeros(F, bool)
@@ -364,11 +391,20 @@ def to_matrix(q: ArrayLike) -> Array:
     w, x, y, z = q[..., 0], q[..., 1], q[..., 2], q[..., 3]
     xx, yy, zz = x * x, y * y, z * z
     xy, xz, yz, wx, wy, wz = x * y, x * z, y * z, w * x, w * y, w * z
-    m = np.stack([
-        1 - 2 * (yy + zz), 2 * (xy - wz), 2 * (xz + wy),
-        2 * (xy + wz), 1 - 2 * (xx + zz), 2 * (yz - wx),
-        2 * (xz - wy), 2 * (yz + wx), 1 - 2 * (xx + yy),
-    ], axis=-1)
+    m = np.stack(
+        [
+            1 - 2 * (yy + zz),
+            2 * (xy - wz),
+            2 * (xz + wy),
+            2 * (xy + wz),
+            1 - 2 * (xx + zz),
+            2 * (yz - wx),
+            2 * (xz - wy),
+            2 * (yz + wx),
+            1 - 2 * (xx + yy),
+        ],
+        axis=-1,
+    )
     return m.reshape(q.shape[:-1] + (3, 3))
 
 

@@ -32,8 +32,13 @@ def resample(motion: Motion, fps: float) -> Motion:
     """
     times = sample_times(motion, fps)
     if motion.num_frames == 1:
-        return dataclasses.replace(motion, rotations=motion.rotations.copy(), positions=motion.positions.copy(),
-                                   frame_time=1.0 / fps, source_euler=None)
+        return dataclasses.replace(
+            motion,
+            rotations=motion.rotations.copy(),
+            positions=motion.positions.copy(),
+            frame_time=1.0 / fps,
+            source_euler=None,
+        )
     s = times / motion.frame_time
     r = np.round(s)
     s = np.where(np.abs(s - r) < 1e-6, r, s)

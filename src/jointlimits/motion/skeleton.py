@@ -56,7 +56,8 @@ class Skeleton:
         if self.parents.shape != (J,) or self.offsets.shape != (J, 3) or len(self.channels) != J:
             raise SkeletonError(
                 f"skeleton arrays disagree: {J} names, parents {self.parents.shape}, "
-                f"offsets {self.offsets.shape}, {len(self.channels)} channel lists")
+                f"offsets {self.offsets.shape}, {len(self.channels)} channel lists"
+            )
         if J == 0:
             raise SkeletonError("a skeleton needs at least one joint")
         if self.parents[0] != -1 or np.any(self.parents[1:] < 0) or np.any(self.parents[1:] >= np.arange(1, J)):
@@ -127,8 +128,13 @@ class Skeleton:
         return h.hexdigest()[:16]
 
     def copy(self) -> Skeleton:
-        return Skeleton(list(self.names), self.parents.copy(), self.offsets.copy(),
-                        [list(c) for c in self.channels], [(p, o.copy()) for p, o in self.end_sites])
+        return Skeleton(
+            list(self.names),
+            self.parents.copy(),
+            self.offsets.copy(),
+            [list(c) for c in self.channels],
+            [(p, o.copy()) for p, o in self.end_sites],
+        )
 
     def bone_directions(self, default: Sequence[float] = (1.0, 0.0, 0.0), eps: float = 1e-8) -> NDArray[np.float64]:
         """Per joint, the normalised sum of its children's offsets (End Sites included): the twist
@@ -172,8 +178,12 @@ class Motion:
     @classmethod
     def rest(cls, skeleton: Skeleton, num_frames: int = 1, frame_time: float = 1 / 30) -> Motion:
         """The rest pose (identity rotations, offsets) repeated ``num_frames`` times."""
-        return cls(skeleton, quat.identity((num_frames, skeleton.num_joints)),
-                   np.repeat(skeleton.offsets[None], num_frames, axis=0), frame_time)
+        return cls(
+            skeleton,
+            quat.identity((num_frames, skeleton.num_joints)),
+            np.repeat(skeleton.offsets[None], num_frames, axis=0),
+            frame_time,
+        )
 
     @property
     def num_frames(self) -> int:
@@ -196,8 +206,11 @@ class Motion:
 
     def with_rotations(self, rotations: NDArray[np.float64], positions: NDArray[np.float64] | None = None) -> Motion:
         """A new motion on the same skeleton with other local rotations (and positions)."""
-        return dataclasses.replace(self, rotations=np.asarray(rotations, np.float64),
-                                   positions=self.positions.copy() if positions is None else positions)
+        return dataclasses.replace(
+            self,
+            rotations=np.asarray(rotations, np.float64),
+            positions=self.positions.copy() if positions is None else positions,
+        )
 
     def frames(self, start: int | None = None, stop: int | None = None, step: int | None = None) -> Motion:
         """A sub-range of frames (like slicing; frame_time scales with step)."""
@@ -206,8 +219,14 @@ class Motion:
         if self.source_euler is not None:
             src = (self.source_euler[0][sl], self.source_euler[1][sl])
         text = self.source_text[sl] if self.source_text is not None else None
-        return dataclasses.replace(self, rotations=self.rotations[sl].copy(), positions=self.positions[sl].copy(),
-                                   frame_time=self.frame_time * (step or 1), source_euler=src, source_text=text)
+        return dataclasses.replace(
+            self,
+            rotations=self.rotations[sl].copy(),
+            positions=self.positions[sl].copy(),
+            frame_time=self.frame_time * (step or 1),
+            source_euler=src,
+            source_text=text,
+        )
 
     def __getitem__(self, item: slice) -> Motion:
         if not isinstance(item, slice):
@@ -234,8 +253,9 @@ def _levels(parents: NDArray[np.int64]) -> list[NDArray[np.int64]]:
     return [np.nonzero(depth == d)[0] for d in range(1, int(depth.max()) + 1)] if len(parents) > 1 else []
 
 
-def forward_kinematics_arrays(rotations: NDArray[np.float64], positions: NDArray[np.float64],
-                              parents: NDArray[np.int64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+def forward_kinematics_arrays(
+    rotations: NDArray[np.float64], positions: NDArray[np.float64], parents: NDArray[np.int64]
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """Global rotations and positions from local ones ``[..., J, 4]``, ``[..., J, 3]`` (parents
     listed before children): gr_j = gr_p lr_j, gp_j = gp_p + gr_p lp_j."""
     rotations = np.asarray(rotations, np.float64)
@@ -255,8 +275,11 @@ def forward_kinematics(motion: Motion) -> tuple[NDArray[np.float64], NDArray[np.
     return forward_kinematics_arrays(motion.rotations, motion.positions, motion.skeleton.parents)
 
 
-def end_site_positions(motion: Motion, global_rotations: NDArray[np.float64] | None = None,
-                       global_positions: NDArray[np.float64] | None = None) -> NDArray[np.float64]:
+def end_site_positions(
+    motion: Motion,
+    global_rotations: NDArray[np.float64] | None = None,
+    global_positions: NDArray[np.float64] | None = None,
+) -> NDArray[np.float64]:
     """Global positions ``[F, E, 3]`` of the skeleton's End Sites."""
     if global_rotations is None or global_positions is None:
         global_rotations, global_positions = forward_kinematics(motion)

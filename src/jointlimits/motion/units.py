@@ -12,8 +12,17 @@ from ..errors import JointLimitsError
 from .naming import is_role
 from .skeleton import Motion, end_site_positions, forward_kinematics
 
-__all__ = ["UnitGuess", "UP_AXES", "parse_up_axis", "up_axis_index", "up_vector", "guess_up_axis", "guess_units",
-           "body_height", "stature"]
+__all__ = [
+    "UnitGuess",
+    "UP_AXES",
+    "parse_up_axis",
+    "up_axis_index",
+    "up_vector",
+    "guess_up_axis",
+    "guess_units",
+    "body_height",
+    "stature",
+]
 
 #: The six up axes, as :func:`parse_up_axis` spells them.
 UP_AXES = ("+x", "-x", "+y", "-y", "+z", "-z")
@@ -49,6 +58,7 @@ def _head_joints(names) -> list[int]:
 
 def _foot_joints(names) -> list[int]:
     return [j for j, n in enumerate(names) if is_role(n, "foot", "toe")]
+
 
 # (name, metres per unit, typical standing height in those units)
 _UNITS = [
@@ -128,8 +138,9 @@ def stature(motion: Motion, up: str | None = None, max_frames: int = 10_000) -> 
     heads = [i for i, j in enumerate(owner) if j in head_j]
     feet = [i for i, j in enumerate(owner) if j in foot_j]
     if heads and feet:
-        ext = sign * (pts[:, heads].max(1) if sign > 0 else pts[:, heads].min(1)) \
-            - sign * (pts[:, feet].min(1) if sign > 0 else pts[:, feet].max(1))
+        ext = sign * (pts[:, heads].max(1) if sign > 0 else pts[:, heads].min(1)) - sign * (
+            pts[:, feet].min(1) if sign > 0 else pts[:, feet].max(1)
+        )
     else:
         ext = pts.max(1) - pts.min(1)
     return float(np.percentile(ext, 99))

@@ -41,22 +41,29 @@ class StudioApp:
         s.initial_camera.look_at = (0.0, 0.9, 0.0)
         s.scene.add_grid("/ground", width=8, height=8, plane="xz", cell_size=0.5)
         sk = st.skeleton
-        self.drawings = [SkeletonDrawing(s.scene, f"/clip{k}", sk, _INPUT_COLORS[k % 3], 0.008, 0.014, 0.5, False,
-                                         units=st.metres_per_unit)
-                         for k in range(len(st.inputs))]
-        self.work_drawing = SkeletonDrawing(s.scene, "/work", sk, (70, 110, 200), 0.02, 0.032,
-                                            units=st.metres_per_unit)
-        self.ghost = SkeletonDrawing(s.scene, "/ghost", sk, (255, 150, 40), 0.01, 0.018, 0.45, False,
-                                     units=st.metres_per_unit)
-        self.gizmo = s.scene.add_transform_controls("/gizmo", scale=0.25, disable_axes=True, disable_sliders=True,
-                                                    depth_test=False)
-        self.target = s.scene.add_transform_controls("/target", scale=0.2, disable_rotations=True,
-                                                     depth_test=False, visible=False)
-        self.gizmo.on_update(lambda e: (self.on_joint_gizmo(np.asarray(e.target.wxyz)),
-                                        self.update_plot(force=e.phase == "end")))
+        self.drawings = [
+            SkeletonDrawing(
+                s.scene, f"/clip{k}", sk, _INPUT_COLORS[k % 3], 0.008, 0.014, 0.5, False, units=st.metres_per_unit
+            )
+            for k in range(len(st.inputs))
+        ]
+        self.work_drawing = SkeletonDrawing(s.scene, "/work", sk, (70, 110, 200), 0.02, 0.032, units=st.metres_per_unit)
+        self.ghost = SkeletonDrawing(
+            s.scene, "/ghost", sk, (255, 150, 40), 0.01, 0.018, 0.45, False, units=st.metres_per_unit
+        )
+        self.gizmo = s.scene.add_transform_controls(
+            "/gizmo", scale=0.25, disable_axes=True, disable_sliders=True, depth_test=False
+        )
+        self.target = s.scene.add_transform_controls(
+            "/target", scale=0.2, disable_rotations=True, depth_test=False, visible=False
+        )
+        self.gizmo.on_update(
+            lambda e: (self.on_joint_gizmo(np.asarray(e.target.wxyz)), self.update_plot(force=e.phase == "end"))
+        )
         self.target.on_update(lambda e: self.on_ik_target(np.asarray(e.target.position)))
-        self.pole = s.scene.add_transform_controls("/pole", scale=0.12, disable_rotations=True,
-                                                   depth_test=False, visible=False)
+        self.pole = s.scene.add_transform_controls(
+            "/pole", scale=0.12, disable_rotations=True, depth_test=False, visible=False
+        )
         self.pole.on_update(lambda e: self.on_ik_pole(np.asarray(e.target.position)))
         self._build_gui()
         self.redraw()
@@ -110,8 +117,9 @@ class StudioApp:
         self.play_box.on_update(lambda _: setattr(st, "playing", bool(self.play_box.value)))
         self.speed.on_update(lambda _: setattr(st, "speed", float(self.speed.value)))
         self.loop_box.on_update(lambda _: setattr(st, "loop", bool(self.loop_box.value)))
-        self.inputs_box.on_update(lambda _: self._ui(lambda: [setattr(c, "visible", bool(self.inputs_box.value))
-                                                              for c in st.inputs]))
+        self.inputs_box.on_update(
+            lambda _: self._ui(lambda: [setattr(c, "visible", bool(self.inputs_box.value)) for c in st.inputs])
+        )
         self.mode.on_update(lambda _: self._ui(self._set_mode))
         self.joint.on_update(lambda _: self._ui(lambda: st.select_joint(self.joint.value)))
         self.limits_box.on_update(lambda _: self._ui(lambda: st.set_limits_on(bool(self.limits_box.value))))
@@ -230,13 +238,14 @@ class StudioApp:
                     self.pole.position = tuple(st.ik_pole * mpu)
             self.gizmo.visible = st.ik_key is None
             self.target.visible = st.ik_key is not None
-            self.pole.visible = st.ik_key is not None and st.ik_pole is not None \
-                and posing.ik_mode(st.ik_key).uses_pole
+            self.pole.visible = st.ik_key is not None and st.ik_pole is not None and posing.ik_mode(st.ik_key).uses_pole
             worst = int(np.argmax(viol))
-            self.readout.content = (f"frame {st.frame} · {st.skeleton.names[j]} outside by "
-                                    f"{np.degrees(st.limits.violation(st.raw[None])[0, j]):.1f}° (gizmo) → "
-                                    f"{np.degrees(viol[j]):.1f}° · worst {st.skeleton.names[worst]} "
-                                    f"{np.degrees(viol[worst]):.1f}°")
+            self.readout.content = (
+                f"frame {st.frame} · {st.skeleton.names[j]} outside by "
+                f"{np.degrees(st.limits.violation(st.raw[None])[0, j]):.1f}° (gizmo) → "
+                f"{np.degrees(viol[j]):.1f}° · worst {st.skeleton.names[worst]} "
+                f"{np.degrees(viol[worst]):.1f}°"
+            )
 
     def _draw_contacts(self, gp_m: np.ndarray) -> None:
         """Discs under the working clip's planted feet (after foot-lock), on the current frame."""

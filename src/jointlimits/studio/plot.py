@@ -37,8 +37,9 @@ def current_points(limit: FittedLimit, rotation: Array, centre: Array) -> Array:
     return _near(ls, centre)
 
 
-def limit_figure(limits: JointLimits, joint: int, clips: Sequence[Motion], raw: Array | None = None,
-                 limited: Array | None = None) -> Any:
+def limit_figure(
+    limits: JointLimits, joint: int, clips: Sequence[Motion], raw: Array | None = None, limited: Array | None = None
+) -> Any:
     """A plotly figure of ``joint``'s limit: cloud of ``clips`` (subsampled), surface, and the
     current raw (orange) and limited (black) rotations."""
     import plotly.graph_objects as go
@@ -48,8 +49,11 @@ def limit_figure(limits: JointLimits, joint: int, clips: Sequence[Motion], raw: 
     lim = limits.joints.get(joint)
     title = sk.names[joint]
     if not isinstance(lim, FittedLimit):
-        fig.update_layout(title={"text": f"{title}: no fitted limit", "font": {"size": 12}},
-                          margin={"l": 0, "r": 0, "t": 30, "b": 0}, height=330)
+        fig.update_layout(
+            title={"text": f"{title}: no fitted limit", "font": {"size": 12}},
+            margin={"l": 0, "r": 0, "t": 30, "b": 0},
+            height=330,
+        )
         return fig
     tot = sum(m.num_frames for m in clips)
     step = max(1, tot // MAX_POINTS)
@@ -60,33 +64,73 @@ def limit_figure(limits: JointLimits, joint: int, clips: Sequence[Motion], raw: 
         pts = np.vstack([sw[::step], tw[::step]])
         if geo["outline"].shape[0]:
             o = geo["outline"] * _DEG
-            fig.add_trace(go.Scatter3d(x=o[:, 0], y=o[:, 1], z=o[:, 2], mode="lines", name="swing limit",
-                                       line={"color": "#2ca02c", "width": 5}))
+            fig.add_trace(
+                go.Scatter3d(
+                    x=o[:, 0],
+                    y=o[:, 1],
+                    z=o[:, 2],
+                    mode="lines",
+                    name="swing limit",
+                    line={"color": "#2ca02c", "width": 5},
+                )
+            )
         lo, hi = geo["twist"]
         seg = np.outer([lo, hi], geo["axis"]) * _DEG
-        fig.add_trace(go.Scatter3d(x=seg[:, 0], y=seg[:, 1], z=seg[:, 2], mode="lines", name="twist limit",
-                                   line={"color": "#196619", "width": 8}))
+        fig.add_trace(
+            go.Scatter3d(
+                x=seg[:, 0],
+                y=seg[:, 1],
+                z=seg[:, 2],
+                mode="lines",
+                name="twist limit",
+                line={"color": "#196619", "width": 8},
+            )
+        )
     else:
         pts = relative_clouds(clips, joint, lim.reference)[::step]
         surf = limit_surface(lim.shape)
         v, t = surf["vertices"] * _DEG, surf["triangles"]
         centre = lim.shape.position
         if t.shape[0]:
-            fig.add_trace(go.Mesh3d(x=v[:, 0], y=v[:, 1], z=v[:, 2], i=t[:, 0], j=t[:, 1], k=t[:, 2],
-                                    color="#2ca02c", opacity=0.25, name=f"{lim.shape.kind} limit", showlegend=True))
+            fig.add_trace(
+                go.Mesh3d(
+                    x=v[:, 0],
+                    y=v[:, 1],
+                    z=v[:, 2],
+                    i=t[:, 0],
+                    j=t[:, 1],
+                    k=t[:, 2],
+                    color="#2ca02c",
+                    opacity=0.25,
+                    name=f"{lim.shape.kind} limit",
+                    showlegend=True,
+                )
+            )
     p = pts * _DEG
-    fig.add_trace(go.Scatter3d(x=p[:, 0], y=p[:, 1], z=p[:, 2], mode="markers", name="clips",
-                               marker={"size": 1.5, "color": "#1f77b4", "opacity": 0.5}))
+    fig.add_trace(
+        go.Scatter3d(
+            x=p[:, 0],
+            y=p[:, 1],
+            z=p[:, 2],
+            mode="markers",
+            name="clips",
+            marker={"size": 1.5, "color": "#1f77b4", "opacity": 0.5},
+        )
+    )
     for q, name, color in ((raw, "gizmo (raw)", "#ff7f0e"), (limited, "limited", "#000000")):
         if q is not None:
             c = current_points(lim, q, centre) * _DEG
-            fig.add_trace(go.Scatter3d(x=c[:, 0], y=c[:, 1], z=c[:, 2], mode="markers", name=name,
-                                       marker={"size": 6, "color": color}))
+            fig.add_trace(
+                go.Scatter3d(
+                    x=c[:, 0], y=c[:, 1], z=c[:, 2], mode="markers", name=name, marker={"size": 6, "color": color}
+                )
+            )
     kind = f"{lim.swing.kind} swing-twist" if lim.swing_twist else lim.shape.kind
-    fig.update_layout(title={"text": f"{title}: {kind} (degrees)", "font": {"size": 12}},
-                      margin={"l": 0, "r": 0, "t": 30, "b": 0}, height=330,
-                      legend={"orientation": "h", "y": -0.02, "font": {"size": 9}},
-                      scene={"aspectmode": "data", "xaxis": {"title": ""}, "yaxis": {"title": ""},
-                             "zaxis": {"title": ""}})
+    fig.update_layout(
+        title={"text": f"{title}: {kind} (degrees)", "font": {"size": 12}},
+        margin={"l": 0, "r": 0, "t": 30, "b": 0},
+        height=330,
+        legend={"orientation": "h", "y": -0.02, "font": {"size": 9}},
+        scene={"aspectmode": "data", "xaxis": {"title": ""}, "yaxis": {"title": ""}, "zaxis": {"title": ""}},
+    )
     return fig
-

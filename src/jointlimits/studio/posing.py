@@ -19,8 +19,20 @@ from ..motion import quat
 from ..motion.naming import find_role, side_of
 from ..motion.skeleton import Skeleton, forward_kinematics_arrays
 
-__all__ = ["Soften", "pose_fk", "local_from_global", "chain_limits", "limit_joint", "limit_pose",
-           "IKChain", "IKMode", "IK_MODES", "ik_mode", "available_ik_modes", "side_of"]
+__all__ = [
+    "Soften",
+    "pose_fk",
+    "local_from_global",
+    "chain_limits",
+    "limit_joint",
+    "limit_pose",
+    "IKChain",
+    "IKMode",
+    "IK_MODES",
+    "ik_mode",
+    "available_ik_modes",
+    "side_of",
+]
 
 Array = NDArray[np.float64]
 Soften = tuple[float, float] | None  # (falloff, radius) of JointLimits.project, or None (hard)
@@ -35,8 +47,9 @@ def pose_fk(skeleton: Skeleton, rotations: Array, positions: Array) -> tuple[Arr
     return gr[0], gp[0]
 
 
-def local_from_global(skeleton: Skeleton, rotations: Array, positions: Array, joint: int,
-                      global_rotation: Array) -> Array:
+def local_from_global(
+    skeleton: Skeleton, rotations: Array, positions: Array, joint: int, global_rotation: Array
+) -> Array:
     """The local rotation of ``joint`` that gives it ``global_rotation`` under its parent's
     current global rotation (from ``rotations``/``positions``)."""
     p = int(skeleton.parents[joint])
@@ -73,6 +86,7 @@ def chain_limits(limits: Any, joints: Sequence[int]) -> list[Any] | None:
 
 
 # --------------------------------------------------------------------------- joint finding
+
 
 def _find(skeleton: Skeleton, role: str, side: str = "") -> int | None:
     """The shallowest joint of ``role`` on ``side`` (not a finger, toe or end marker), or None."""
@@ -137,6 +151,7 @@ def _two_bone_chain(kind: str, side: str) -> Callable[[Skeleton], IKChain | None
             return None
         ch = _ancestors(sk, end, 2)
         return None if ch is None else IKChain(tuple(ch[:2]), ch[2])
+
     return resolve
 
 
@@ -145,6 +160,7 @@ def _ccd_arm(side: str) -> Callable[[Skeleton], IKChain | None]:
         end = _find(sk, "hand", side)
         ch = None if end is None else _ancestors(sk, end, 3)
         return None if ch is None else IKChain(tuple(ch[:3]), ch[3])
+
     return resolve
 
 
@@ -159,8 +175,17 @@ def _spine_to_head(sk: Skeleton) -> IKChain | None:
     return IKChain(tuple(joints), head) if len(joints) >= 1 else None
 
 
-def _ccd_refine(sk: Skeleton, joints: Sequence[int], end: int, rot: Array, pos: Array, target: Array,
-                lims: list[Any] | None, tolerance: float, iterations: int = 40) -> Array:
+def _ccd_refine(
+    sk: Skeleton,
+    joints: Sequence[int],
+    end: int,
+    rot: Array,
+    pos: Array,
+    target: Array,
+    lims: list[Any] | None,
+    tolerance: float,
+    iterations: int = 40,
+) -> Array:
     from ..ik import ccd
 
     p = int(sk.parents[joints[0]])
@@ -169,15 +194,32 @@ def _ccd_refine(sk: Skeleton, joints: Sequence[int], end: int, rot: Array, pos: 
         br, bp = gr[p], gp[p]
     else:
         br, bp = quat.identity(()), np.zeros(3)
-    res = ccd(br[None], bp[None], pos[list(joints) + [end]], np.asarray(target, np.float64)[None],
-              rot[list(joints)][None], lims, tolerance=tolerance, max_iterations=iterations, max_restarts=0)
+    res = ccd(
+        br[None],
+        bp[None],
+        pos[list(joints) + [end]],
+        np.asarray(target, np.float64)[None],
+        rot[list(joints)][None],
+        lims,
+        tolerance=tolerance,
+        max_iterations=iterations,
+        max_restarts=0,
+    )
     out = rot.copy()
     out[list(joints)] = res.rotations[0]
     return out
 
 
-def _solve_two_bone(sk: Skeleton, chain: IKChain, rot: Array, pos: Array, target: Array, pole: Array | None,
-                    limits: Any, tolerance: float) -> Array:
+def _solve_two_bone(
+    sk: Skeleton,
+    chain: IKChain,
+    rot: Array,
+    pos: Array,
+    target: Array,
+    pole: Array | None,
+    limits: Any,
+    tolerance: float,
+) -> Array:
     """Closed-form two-bone solve (pole optional); with limits, the two joints are projected into
     them and, where that pulls the end off the target, CCD inside the limits takes it closer."""
     from ..ik import two_bone
@@ -205,21 +247,43 @@ def _solve_two_bone(sk: Skeleton, chain: IKChain, rot: Array, pos: Array, target
     return out
 
 
-def _solve_ccd(sk: Skeleton, chain: IKChain, rot: Array, pos: Array, target: Array, pole: Array | None,
-               limits: Any, tolerance: float) -> Array:
+def _solve_ccd(
+    sk: Skeleton,
+    chain: IKChain,
+    rot: Array,
+    pos: Array,
+    target: Array,
+    pole: Array | None,
+    limits: Any,
+    tolerance: float,
+) -> Array:
     """CCD over the chain, each step projected into the joint's limit (free without limits)."""
-    return _ccd_refine(sk, chain.joints, chain.effector, rot, pos, target, chain_limits(limits, chain.joints),
-                       tolerance, iterations=60)
+    return _ccd_refine(
+        sk, chain.joints, chain.effector, rot, pos, target, chain_limits(limits, chain.joints), tolerance, iterations=60
+    )
 
 
-def _solve_look_at(sk: Skeleton, chain: IKChain, rot: Array, pos: Array, target: Array, pole: Array | None,
-                   limits: Any, tolerance: float) -> Array:
+def _solve_look_at(
+    sk: Skeleton,
+    chain: IKChain,
+    rot: Array,
+    pos: Array,
+    target: Array,
+    pole: Array | None,
+    limits: Any,
+    tolerance: float,
+) -> Array:
     """Look-at over spine to head: lower joints used up to their limits before higher ones."""
     from ..ik import look_at_chain
 
     lims = chain_limits(limits, chain.joints)
-    new = look_at_chain((rot[None], pos[None], sk), list(chain.joints), np.asarray(target, np.float64),
-                        forward=chain.forward, limits=lims)
+    new = look_at_chain(
+        (rot[None], pos[None], sk),
+        list(chain.joints),
+        np.asarray(target, np.float64),
+        forward=chain.forward,
+        limits=lims,
+    )
     return np.asarray(new)[0]
 
 
@@ -227,11 +291,20 @@ def _whole_body(side: str) -> Callable[[Skeleton], IKChain | None]:
     def resolve(sk: Skeleton) -> IKChain | None:
         end = _find(sk, "hand", side)
         return None if end is None else IKChain(tuple(range(sk.num_joints)), end)
+
     return resolve
 
 
-def _solve_whole_body(sk: Skeleton, chain: IKChain, rot: Array, pos: Array, target: Array, pole: Array | None,
-                      limits: Any, tolerance: float) -> Array:
+def _solve_whole_body(
+    sk: Skeleton,
+    chain: IKChain,
+    rot: Array,
+    pos: Array,
+    target: Array,
+    pole: Array | None,
+    limits: Any,
+    tolerance: float,
+) -> Array:
     """Whole-body damped least squares: the hand follows the target while the other hand, the
     feet and the head keep their places and the hips stay put; every joint inside the limits."""
     from ..cleanup.contacts import find_feet
@@ -246,10 +319,12 @@ def _solve_whole_body(sk: Skeleton, chain: IKChain, rot: Array, pos: Array, targ
     held.discard(chain.effector)
     targets = {sk.names[j]: gp[j] for j in sorted(held)}
     targets[sk.names[chain.effector]] = np.asarray(target, np.float64)
-    ik = WholeBodyIK(sk, limits, local_positions=pos, posture_weight=1e-5, iterations=30, fix_root_position=True,
-                     clamp_passes=3)
-    res = ik.solve(targets, {sk.names[chain.effector]: 4.0}, init=rot[None], root_positions=pos[None, 0],
-                   posture=rot[None])
+    ik = WholeBodyIK(
+        sk, limits, local_positions=pos, posture_weight=1e-5, iterations=30, fix_root_position=True, clamp_passes=3
+    )
+    res = ik.solve(
+        targets, {sk.names[chain.effector]: 4.0}, init=rot[None], root_positions=pos[None, 0], posture=rot[None]
+    )
     return np.asarray(res.rotations[0])
 
 

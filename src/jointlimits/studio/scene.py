@@ -65,8 +65,10 @@ def _sphere(subdiv: int = 8) -> tuple[Array, NDArray[np.uint32]]:
     """A small UV sphere of radius 1."""
     th = np.linspace(0, 2 * np.pi, 2 * subdiv, endpoint=False)
     ph = np.linspace(0, np.pi, subdiv + 1)[1:-1]
-    ring = np.stack([np.outer(np.sin(ph), np.cos(th)), np.outer(np.sin(ph), np.sin(th)),
-                     np.outer(np.cos(ph), np.ones_like(th))], axis=-1).reshape(-1, 3)
+    ring = np.stack(
+        [np.outer(np.sin(ph), np.cos(th)), np.outer(np.sin(ph), np.sin(th)), np.outer(np.cos(ph), np.ones_like(th))],
+        axis=-1,
+    ).reshape(-1, 3)
     v = np.vstack([[0, 0, 1], ring, [0, 0, -1]])
     na, nr = len(th), len(ph)
     f = []
@@ -96,9 +98,18 @@ def _bone_transforms(a: Array, b: Array, radius: float) -> tuple[Array, Array, A
 class SkeletonDrawing:
     """One skeleton in the scene: ``bones`` (cylinders) and ``joints`` (spheres) under ``name``."""
 
-    def __init__(self, scene: Any, name: str, skeleton: Skeleton, color: tuple[int, int, int],
-                 bone_radius: float = 0.018, joint_radius: float = 0.03, opacity: float | None = None,
-                 joints: bool = True, units: float = 1.0):
+    def __init__(
+        self,
+        scene: Any,
+        name: str,
+        skeleton: Skeleton,
+        color: tuple[int, int, int],
+        bone_radius: float = 0.018,
+        joint_radius: float = 0.03,
+        opacity: float | None = None,
+        joints: bool = True,
+        units: float = 1.0,
+    ):
         self.skeleton = skeleton
         self.units = units
         self.color = np.asarray(color, np.uint8)
@@ -110,17 +121,35 @@ class SkeletonDrawing:
         a, b = bone_segments(skeleton, gr, gp)
         rot, pos, scale = _bone_transforms(a, b, bone_radius)
         self.bones = scene.add_batched_meshes_simple(
-            f"{name}/bones", _CYL[0], _CYL[1], rot, pos, batched_scales=scale, batched_colors=self.color,
-            opacity=opacity, lod="off", cast_shadow=False, receive_shadow=False)
+            f"{name}/bones",
+            _CYL[0],
+            _CYL[1],
+            rot,
+            pos,
+            batched_scales=scale,
+            batched_colors=self.color,
+            opacity=opacity,
+            lod="off",
+            cast_shadow=False,
+            receive_shadow=False,
+        )
         self.joints = None
         if joints:
             self.joints = scene.add_batched_meshes_simple(
-                f"{name}/joints", _SPH[0], _SPH[1], quat.identity(J), gp,
-                batched_scales=np.full(J, joint_radius), batched_colors=np.tile(self.color, (J, 1)),
-                opacity=opacity, lod="off", cast_shadow=False, receive_shadow=False)
+                f"{name}/joints",
+                _SPH[0],
+                _SPH[1],
+                quat.identity(J),
+                gp,
+                batched_scales=np.full(J, joint_radius),
+                batched_colors=np.tile(self.color, (J, 1)),
+                opacity=opacity,
+                lod="off",
+                cast_shadow=False,
+                receive_shadow=False,
+            )
 
-    def update(self, gr: Array, gp: Array, joint_colors: NDArray[np.uint8] | None = None,
-               visible: bool = True) -> None:
+    def update(self, gr: Array, gp: Array, joint_colors: NDArray[np.uint8] | None = None, visible: bool = True) -> None:
         """Move the drawing to global rotations ``[J, 4]`` / positions ``[J, 3]`` (metres)."""
         self.bones.visible = visible
         if self.joints is not None:
@@ -149,9 +178,18 @@ class ContactDrawing:
     def __init__(self, scene: Any, name: str, n_feet: int, color: tuple[int, int, int] = (40, 120, 240)):
         self.n = n_feet
         self.handle = scene.add_batched_meshes_simple(
-            name, _CYL[0], _CYL[1], np.tile(quat.from_angle_axis(-np.pi / 2, [1.0, 0.0, 0.0]), (max(n_feet, 1), 1)),
-            np.zeros((max(n_feet, 1), 3)), batched_scales=np.zeros((max(n_feet, 1), 3)), batched_colors=color,
-            opacity=0.8, lod="off", cast_shadow=False, receive_shadow=False)
+            name,
+            _CYL[0],
+            _CYL[1],
+            np.tile(quat.from_angle_axis(-np.pi / 2, [1.0, 0.0, 0.0]), (max(n_feet, 1), 1)),
+            np.zeros((max(n_feet, 1), 3)),
+            batched_scales=np.zeros((max(n_feet, 1), 3)),
+            batched_colors=color,
+            opacity=0.8,
+            lod="off",
+            cast_shadow=False,
+            receive_shadow=False,
+        )
 
     def update(self, feet_positions: Array, planted: NDArray[np.bool_], ground: float) -> None:
         """Discs at the feet's horizontal places on the ground (Y up, metres) where ``planted``."""

@@ -31,8 +31,11 @@ __all__ = ["Clip", "StudioState", "SaveError", "OUTPUT_NAMES"]
 Array = NDArray[np.float64]
 
 #: Generated file names in the save folder (a free number is picked, nothing is ever replaced).
-OUTPUT_NAMES = {"clip": "studio_clip_{:03d}.bvh", "pose": "studio_pose_{:03d}.bvh",
-                "limits": "studio_limits_{:03d}.json"}
+OUTPUT_NAMES = {
+    "clip": "studio_clip_{:03d}.bvh",
+    "pose": "studio_pose_{:03d}.bvh",
+    "limits": "studio_limits_{:03d}.json",
+}
 
 
 class SaveError(Exception):
@@ -59,8 +62,14 @@ class StudioState:
     ``save_dir``: where saves go (None: saving is refused). ``inputs``: paths never written.
     """
 
-    def __init__(self, clips: Sequence[Clip], limits: JointLimits, fit_clips: Sequence[Motion] | None = None,
-                 save_dir: str | os.PathLike | None = None, inputs: Sequence[str | os.PathLike] = ()):
+    def __init__(
+        self,
+        clips: Sequence[Clip],
+        limits: JointLimits,
+        fit_clips: Sequence[Motion] | None = None,
+        save_dir: str | os.PathLike | None = None,
+        inputs: Sequence[str | os.PathLike] = (),
+    ):
         if not clips:
             raise ValueError("the studio needs at least one clip")
         sk = clips[0].motion.skeleton
@@ -242,28 +251,46 @@ class StudioState:
             lim = self.limits.joints.get(j)
             if lim is None:
                 return {}
-            pad = self.limits.settings.get("joint_padding", {}).get(self.skeleton.names[j],
-                                                                     self.limits.settings.get("padding", 0.05))
+            pad = self.limits.settings.get("joint_padding", {}).get(
+                self.skeleton.names[j], self.limits.settings.get("padding", 0.05)
+            )
             if isinstance(lim, FittedLimit):
                 shape = cast(Shape, lim.swing if lim.swing_twist else lim.shape).kind
-                return {"shape": shape, "swing_twist": lim.swing_twist, "padding": float(pad),
-                        "enabled": bool(self.limits.enabled[j])}
-            return {"shape": str(getattr(lim, "kind", type(lim).__name__)), "swing_twist": False,
-                    "padding": float(pad), "enabled": bool(self.limits.enabled[j])}
+                return {
+                    "shape": shape,
+                    "swing_twist": lim.swing_twist,
+                    "padding": float(pad),
+                    "enabled": bool(self.limits.enabled[j]),
+                }
+            return {
+                "shape": str(getattr(lim, "kind", type(lim).__name__)),
+                "swing_twist": False,
+                "padding": float(pad),
+                "enabled": bool(self.limits.enabled[j]),
+            }
 
     def shapes(self) -> tuple[str, ...]:
         """The limit shapes the model offers."""
         return SHAPES
 
-    def refit_joint(self, joint: str | int | None = None, shape: str | None = None,
-                    swing_twist: bool | None = None, padding: float | None = None) -> dict[str, Any]:
+    def refit_joint(
+        self,
+        joint: str | int | None = None,
+        shape: str | None = None,
+        swing_twist: bool | None = None,
+        padding: float | None = None,
+    ) -> dict[str, Any]:
         """Refit one joint's limit on the fitting clips with another shape / swing-twist / padding
         (JointLimits.fit restricted to that joint; same reference pose as the model)."""
         with self.lock:
             j = self.selected if joint is None else self.skeleton.index(joint)
             name = self.skeleton.names[j]
-            info = self.joint_limit_info(j) or {"shape": "ellipsoid", "swing_twist": False, "padding": 0.05,
-                                                "enabled": True}
+            info = self.joint_limit_info(j) or {
+                "shape": "ellipsoid",
+                "swing_twist": False,
+                "padding": 0.05,
+                "enabled": True,
+            }
             shape = info["shape"] if shape is None else shape
             if shape not in SHAPES:
                 raise ValueError(f"unknown shape {shape!r}; expected one of {', '.join(SHAPES)}")
@@ -275,8 +302,9 @@ class StudioState:
                 ref_pose = quat.identity(self.skeleton.num_joints)
                 ref_pose[j] = old.reference
                 ref = ref_pose
-            one = JointLimits.fit(self.fit_clips, shape=shape, swing_twist=st, padding=pad, reference=ref,
-                                  joints=[name])
+            one = JointLimits.fit(
+                self.fit_clips, shape=shape, swing_twist=st, padding=pad, reference=ref, joints=[name]
+            )
             self.limits = self.limits.with_limit(j, one.joints[j])
             self.limits.settings.setdefault("joint_padding", {})[name] = pad
             self.limits.settings.setdefault("joint_shapes", {})[name] = shape + (" swing-twist" if st else "")
@@ -296,8 +324,9 @@ class StudioState:
         """Choose an IK mode (a key of :data:`posing.IK_MODES` this skeleton supports) or None."""
         with self.lock:
             if key is not None and key not in self.ik_chains:
-                raise KeyError(f"IK mode {key!r} is not available for this skeleton; "
-                               f"available: {', '.join(self.ik_chains)}")
+                raise KeyError(
+                    f"IK mode {key!r} is not available for this skeleton; available: {', '.join(self.ik_chains)}"
+                )
             self.ik_key = key
             self._reset_ik_targets()
             return None if key is None else self.ik_chains[key]
@@ -341,8 +370,11 @@ class StudioState:
             pos = self.positions
             free = mode.solve(self.skeleton, ch, start, pos, self.ik_target, use_pole, None, self.tolerance)
             lims = self.limits if (self.ik_limits_on and self.limits_on) else None
-            limited = free if lims is None else mode.solve(self.skeleton, ch, start, pos, self.ik_target, use_pole,
-                                                           lims, self.tolerance)
+            limited = (
+                free
+                if lims is None
+                else mode.solve(self.skeleton, ch, start, pos, self.ik_target, use_pole, lims, self.tolerance)
+            )
             self._commit(limited, free)
             return limited.copy()
 
@@ -359,8 +391,9 @@ class StudioState:
     def apply_limits(self, smooth: bool = False) -> None:
         """Project every frame of the working clip into the limits (``smooth``: spring over side switches)."""
         with self.lock:
-            self.work.motion = self.limits.apply(self.work.motion, soften=self.soften,
-                                                 smooth=smooth_switches if smooth else None)
+            self.work.motion = self.limits.apply(
+                self.work.motion, soften=self.soften, smooth=smooth_switches if smooth else None
+            )
             self.history.append("apply limits")
             self.raw = self.pose.copy()
 

@@ -78,8 +78,13 @@ def _polytope(hs: Array) -> Array | None:
     d = A.shape[1]
     norms = np.linalg.norm(A, axis=1)
     # Chebyshev centre: the deepest interior point (HalfspaceIntersection needs one)
-    res = linprog(np.r_[np.zeros(d), -1.0], A_ub=np.column_stack([A, norms]), b_ub=-b,
-                  bounds=[(None, None)] * d + [(0, None)], method="highs")
+    res = linprog(
+        np.r_[np.zeros(d), -1.0],
+        A_ub=np.column_stack([A, norms]),
+        b_ub=-b,
+        bounds=[(None, None)] * d + [(0, None)],
+        method="highs",
+    )
     if not res.success or res.x[-1] <= 1e-9:
         return None
     try:
@@ -127,8 +132,14 @@ def _coupled_surfaces(coupled: Any, k: float, count: int = 3) -> list[Array]:
             break
     out = []
     for f in used:
-        cell = Implicit(position=s.position, rotation=s.rotation, origin=coupled.forigin, cell=coupled.fcell,
-                        grid=coupled.fields[f], threshold=s.threshold)
+        cell = Implicit(
+            position=s.position,
+            rotation=s.rotation,
+            origin=coupled.forigin,
+            cell=coupled.fcell,
+            grid=coupled.fields[f],
+            threshold=s.threshold,
+        )
         out.append(cell.surface(step=1)[0] * k)
     return out
 
@@ -144,8 +155,14 @@ def shape_geometry(shape: Shape) -> dict[str, Any]:
     if shape.kind == "ellipsoid":
         th = np.linspace(0.0, 2.0 * np.pi, 49)
         ph = np.linspace(0.0, np.pi, 25)
-        unit = np.stack([np.outer(np.cos(th), np.sin(ph)), np.outer(np.sin(th), np.sin(ph)),
-                         np.outer(np.ones_like(th), np.cos(ph))], axis=-1)  # [49, 25, 3]
+        unit = np.stack(
+            [
+                np.outer(np.cos(th), np.sin(ph)),
+                np.outer(np.sin(th), np.sin(ph)),
+                np.outer(np.ones_like(th), np.cos(ph)),
+            ],
+            axis=-1,
+        )  # [49, 25, 3]
         world = shape.position + (unit * shape.scale) @ shape.rotation.T
         lines = [world[i] for i in range(0, 48, 4)] + [world[:, k] for k in range(3, 24, 3)]
         return {"faces": [], "lines": lines, "points": world.reshape(-1, 3)}
@@ -193,8 +210,11 @@ def _section_outline(sec: Shape, e1: Array, e2: Array) -> Array | None:
     :func:`~jointlimits.limits.model.swing_section`) as a closed 2D outline in (e1, e2) coordinates."""
     if sec.kind == "ellipsoid":
         th = np.linspace(0.0, 2.0 * np.pi, 121)
-        pts = sec.position + np.outer(np.cos(th) * sec.scale[0], sec.rotation[:, 0]) \
+        pts = (
+            sec.position
+            + np.outer(np.cos(th) * sec.scale[0], sec.rotation[:, 0])
             + np.outer(np.sin(th) * sec.scale[1], sec.rotation[:, 1])
+        )
         return np.column_stack([pts @ e1, pts @ e2])
     if hasattr(sec, "outline"):  # an implicit limit: its iso-line in the plane
         return sec.outline(e1, e2)
@@ -205,8 +225,9 @@ def _section_outline(sec: Shape, e1: Array, e2: Array) -> Array | None:
     off = axes @ (rot.T @ pos)
     aa = np.einsum("ij,ij->i", axes, axes)
     keep = np.linalg.norm(A, axis=1) > 1e-9
-    hs = np.vstack([np.column_stack([A[keep], -(maxs * aa + off)[keep]]),
-                    np.column_stack([-A[keep], (mins * aa + off)[keep]])])
+    hs = np.vstack(
+        [np.column_stack([A[keep], -(maxs * aa + off)[keep]]), np.column_stack([-A[keep], (mins * aa + off)[keep]])]
+    )
     v = _polytope(hs)
     return None if v is None else _hull2d(v)
 
@@ -235,26 +256,47 @@ def _draw_shape_3d(ax: Any, geo: dict[str, Any], k: float, label: str) -> None:
     from mpl_toolkits.mplot3d.art3d import Poly3DCollection
 
     if geo["faces"]:
-        ax.add_collection3d(Poly3DCollection([f * k for f in geo["faces"]], facecolor=_C_LIMIT, alpha=0.08,
-                                             edgecolor="none"))
+        ax.add_collection3d(
+            Poly3DCollection([f * k for f in geo["faces"]], facecolor=_C_LIMIT, alpha=0.08, edgecolor="none")
+        )
     for i, line in enumerate(geo["lines"]):
         ax.plot(*(line * k).T, color=_C_LIMIT, lw=0.8, alpha=0.8, label=label if i == 0 else None)
 
 
-def _scatter_3d(ax: Any, pts: Array, color: str, label: str, size: float = 4.0, alpha: float = 0.6,
-                marker: str = "o") -> None:
+def _scatter_3d(
+    ax: Any, pts: Array, color: str, label: str, size: float = 4.0, alpha: float = 0.6, marker: str = "o"
+) -> None:
     if pts.size:
         p = _thin(pts)
-        ax.scatter(p[:, 0], p[:, 1], p[:, 2], s=size, c=color, alpha=alpha, depthshade=False, label=label,
-                   linewidths=0 if marker == "o" else 0.9, marker=marker)
+        ax.scatter(
+            p[:, 0],
+            p[:, 1],
+            p[:, 2],
+            s=size,
+            c=color,
+            alpha=alpha,
+            depthshade=False,
+            label=label,
+            linewidths=0 if marker == "o" else 0.9,
+            marker=marker,
+        )
 
 
-def _scatter_2d(ax: Any, pts: Array, color: str, label: str | None, size: float = 4.0, alpha: float = 0.6,
-                marker: str = "o") -> None:
+def _scatter_2d(
+    ax: Any, pts: Array, color: str, label: str | None, size: float = 4.0, alpha: float = 0.6, marker: str = "o"
+) -> None:
     if pts.size:
         p = _thin(pts)
-        ax.scatter(p[:, 0], p[:, 1], s=size, c=color, alpha=alpha, label=label,
-                   linewidths=0 if marker == "o" else 0.9, marker=marker)
+        ax.scatter(
+            p[:, 0],
+            p[:, 1],
+            s=size,
+            c=color,
+            alpha=alpha,
+            label=label,
+            linewidths=0 if marker == "o" else 0.9,
+            marker=marker,
+        )
 
 
 def _outside_label(inside: NDArray[np.bool_]) -> str:
@@ -294,8 +336,9 @@ def _clip_bounds(ms: Sequence[Motion]) -> list[int]:
     return [int(b) for b in np.cumsum([m.num_frames for m in ms])[:-1]]
 
 
-def _quat_panels(fig: Any, spec_before: Any, spec_after: Any, rel: Array, ranges: list[tuple[int, int]],
-                 bounds: list[int]) -> None:
+def _quat_panels(
+    fig: Any, spec_before: Any, spec_after: Any, rel: Array, ranges: list[tuple[int, int]], bounds: list[int]
+) -> None:
     """The seed's "before unroll" / "after unroll" plots of relative quaternion components."""
     after = quat.unroll(rel, ranges=ranges)
     flipped = np.sum(after * rel, axis=-1) < 0
@@ -303,9 +346,10 @@ def _quat_panels(fig: Any, spec_before: Any, spec_after: Any, rel: Array, ranges
     starts[[a for a, _ in ranges]] = True
     changes = int(np.sum((flipped[1:] != flipped[:-1]) & ~starts[1:]) + np.sum(flipped & starts))
     frames = np.arange(rel.shape[0])
-    for spec, data, title in ((spec_before, rel, "before unroll"),
-                              (spec_after, after, f"after unroll ({changes} cover switch"
-                                                  f"{'es' if changes != 1 else ''} removed)")):
+    for spec, data, title in (
+        (spec_before, rel, "before unroll"),
+        (spec_after, after, f"after unroll ({changes} cover switch{'es' if changes != 1 else ''} removed)"),
+    ):
         ax = fig.add_subplot(spec)
         for c, name in enumerate("wxyz"):
             ax.plot(frames, data[:, c], lw=0.9, label=name)
@@ -331,10 +375,18 @@ def _as_list(motions: Motion | Sequence[Motion]) -> list[Motion]:
 # --------------------------------------------------------------------------- figures
 
 
-def plot_joint_limit(limits: JointLimits, motions: Motion | Sequence[Motion], joint: str | int,
-                     path: str | os.PathLike, projected: Motion | None = None, *,
-                     over_rotated: Motion | None = None, degrees: bool = True,
-                     figsize: tuple[float, float] = JOINT_FIGSIZE, dpi: int = DPI) -> Path:
+def plot_joint_limit(
+    limits: JointLimits,
+    motions: Motion | Sequence[Motion],
+    joint: str | int,
+    path: str | os.PathLike,
+    projected: Motion | None = None,
+    *,
+    over_rotated: Motion | None = None,
+    degrees: bool = True,
+    figsize: tuple[float, float] = JOINT_FIGSIZE,
+    dpi: int = DPI,
+) -> Path:
     """One joint's limit, as in the seed: its limit-space point cloud over ``motions`` with the
     fitted limit surface, and the relative quaternion components before/after unrolling.
 
@@ -377,8 +429,9 @@ def plot_joint_limit(limits: JointLimits, motions: Motion | Sequence[Motion], jo
     ranges = list(zip([0] + bounds, bounds + [qs.shape[0]]))
 
     fig = _figure(figsize, dpi)
-    gs = fig.add_gridspec(2, 4, height_ratios=(1.25, 1.0), hspace=0.3, wspace=0.38,
-                          left=0.05, right=0.98, top=0.91, bottom=0.06)
+    gs = fig.add_gridspec(
+        2, 4, height_ratios=(1.25, 1.0), hspace=0.3, wspace=0.38, left=0.05, right=0.98, top=0.91, bottom=0.06
+    )
     kind = (
         f"implicit coupled to {coupled.parent}"
         if coupled is not None
@@ -420,16 +473,29 @@ def plot_joint_limit(limits: JointLimits, motions: Motion | Sequence[Motion], jo
         for col, (a, b) in enumerate(((0, 1), (0, 2), (1, 2)), start=1):
             ax = fig.add_subplot(gs[0, col])
             _scatter_2d(ax, cloud[:, [a, b]], _C_CLIP, "clip")
-            _scatter_2d(ax, cloud[~inside][:, [a, b]], _C_OUT, _outside_label(inside) if col == 1 else None,
-                        size=14.0, alpha=0.9, marker="x")
+            _scatter_2d(
+                ax,
+                cloud[~inside][:, [a, b]],
+                _C_OUT,
+                _outside_label(inside) if col == 1 else None,
+                size=14.0,
+                alpha=0.9,
+                marker="x",
+            )
             for pts, (c, lab) in zip(others, styles):
                 _scatter_2d(ax, pts[:, [a, b]], c, lab, size=4.0, alpha=0.6)
             _outline_2d(ax, _hull2d(surf[:, [a, b]]) if surf.size else None, "limit (outline)")
             for n, cs in enumerate(cell_surfaces):
                 o = _hull2d(cs[:, [a, b]]) if len(cs) else None
                 if o is not None:
-                    ax.plot(o[:, 0], o[:, 1], lw=0.9, ls="--", color=f"C{4 + n}",
-                            label=f"at parent cell {n + 1}" if col == 1 else None)
+                    ax.plot(
+                        o[:, 0],
+                        o[:, 1],
+                        lw=0.9,
+                        ls="--",
+                        color=f"C{4 + n}",
+                        label=f"at parent cell {n + 1}" if col == 1 else None,
+                    )
             ax.set_xlabel(f"{'xyz'[a]} ({unit})")
             ax.set_ylabel(f"{'xyz'[b]} ({unit})")
             ax.set_title(f"{'xyz'[a]}{'xyz'[b]} projection")
@@ -456,8 +522,7 @@ def plot_joint_limit(limits: JointLimits, motions: Motion | Sequence[Motion], jo
         for (s, _), (col, lab) in zip(ex, styles):
             _scatter_3d(ax3, s * k, col, lab, size=4.0, alpha=0.6)
         _draw_shape_3d(ax3, geo, k, "fitted swing shape")
-        ax3.plot(*np.outer([-1.0, 1.0], axis * np.abs(sw * k).max()).T, color="k", lw=1.0, ls="--",
-                 label="twist axis")
+        ax3.plot(*np.outer([-1.0, 1.0], axis * np.abs(sw * k).max()).T, color="k", lw=1.0, ls="--", label="twist axis")
         _equal_3d(ax3, [sw * k, geo["points"] * k] + [s * k for s, _ in ex])
         for setter, a in ((ax3.set_xlabel, "x"), (ax3.set_ylabel, "y"), (ax3.set_zlabel, "z")):
             setter(f"{a} ({unit})")
@@ -467,8 +532,15 @@ def plot_joint_limit(limits: JointLimits, motions: Motion | Sequence[Motion], jo
         e1, e2 = _plane_basis(axis)
         axp = fig.add_subplot(gs[0, 1])
         _scatter_2d(axp, np.column_stack([sw @ e1, sw @ e2]) * k, _C_CLIP, "clip")
-        _scatter_2d(axp, np.column_stack([sw[~inside] @ e1, sw[~inside] @ e2]) * k, _C_OUT, _outside_label(inside),
-                    size=14.0, alpha=0.9, marker="x")
+        _scatter_2d(
+            axp,
+            np.column_stack([sw[~inside] @ e1, sw[~inside] @ e2]) * k,
+            _C_OUT,
+            _outside_label(inside),
+            size=14.0,
+            alpha=0.9,
+            marker="x",
+        )
         for (s, _), (col, lab) in zip(ex, styles):
             _scatter_2d(axp, np.column_stack([s @ e1, s @ e2]) * k, col, lab, size=4.0, alpha=0.6)
         outline = _section_outline(sec, e1, e2)
@@ -506,9 +578,15 @@ def plot_joint_limit(limits: JointLimits, motions: Motion | Sequence[Motion], jo
     return _save(fig, path, dpi)
 
 
-def plot_violation_report(limits: JointLimits, motion: Motion, path: str | os.PathLike,
-                          projected: Motion | None = None, *, figsize: tuple[float, float] | None = None,
-                          dpi: int = DPI) -> Path:
+def plot_violation_report(
+    limits: JointLimits,
+    motion: Motion,
+    path: str | os.PathLike,
+    projected: Motion | None = None,
+    *,
+    figsize: tuple[float, float] | None = None,
+    dpi: int = DPI,
+) -> Path:
     """Per joint with an active limit, the fraction of ``motion``'s frames outside it and the
     largest violation in degrees, as horizontal bars sorted worst first; with ``projected`` (the
     clip after limiting) its bars are drawn beside them.
@@ -526,16 +604,14 @@ def plot_violation_report(limits: JointLimits, motion: Motion, path: str | os.Pa
     for _, m, _ in sets:
         q = m.rotations
         frac.append(1.0 - limits.contains(q)[:, joints].mean(axis=0))
-        worst.append(np.degrees(limits.violation(q)[:, joints].max(axis=0)) if m.num_frames else
-                     np.zeros(len(joints)))
+        worst.append(np.degrees(limits.violation(q)[:, joints].max(axis=0)) if m.num_frames else np.zeros(len(joints)))
     order = np.lexsort((-worst[0], -frac[0]))  # worst first: by fraction outside, then max violation
     names = [limits.skeleton.names[joints[i]] for i in order]
     n = len(joints)
     if figsize is None:
         figsize = (12.0, max(4.0, 0.3 * n + 1.8))
     fig = _figure(figsize, dpi)
-    gs = fig.add_gridspec(1, 2, wspace=0.08, left=0.13, right=0.97, top=1.0 - 1.0 / figsize[1],
-                          bottom=0.7 / figsize[1])
+    gs = fig.add_gridspec(1, 2, wspace=0.08, left=0.13, right=0.97, top=1.0 - 1.0 / figsize[1], bottom=0.7 / figsize[1])
     ax_f = fig.add_subplot(gs[0, 0])
     ax_v = fig.add_subplot(gs[0, 1], sharey=ax_f)
     y = np.arange(n)[::-1]  # worst at the top
@@ -543,8 +619,14 @@ def plot_violation_report(limits: JointLimits, motion: Motion, path: str | os.Pa
     for s, (label, m, color) in enumerate(sets):
         off = (s - (len(sets) - 1) / 2) * h
         note = ", all inside" if not np.any(frac[s] > 0) else ""
-        ax_f.barh(y - off, 100.0 * frac[s][order], height=h, color=color, alpha=0.8,
-                  label=f"{label} ({m.num_frames} frames{note})")
+        ax_f.barh(
+            y - off,
+            100.0 * frac[s][order],
+            height=h,
+            color=color,
+            alpha=0.8,
+            label=f"{label} ({m.num_frames} frames{note})",
+        )
         ax_v.barh(y - off, worst[s][order], height=h, color=color, alpha=0.8, label=label)
         for yy, v, f in zip(y - off, worst[s][order], frac[s][order]):
             if v >= 0.05:
@@ -563,8 +645,10 @@ def plot_violation_report(limits: JointLimits, motion: Motion, path: str | os.Pa
         ax.grid(axis="x", alpha=0.3)
         ax.set_ylim(-0.7, n - 0.3)
     ax_f.legend(loc="lower right", fontsize=8)
-    totals = [100.0 * (1.0 - limits.contains(m.rotations)[:, joints].all(axis=1).mean()) if m.num_frames else 0.0
-              for _, m, _ in sets]
+    totals = [
+        100.0 * (1.0 - limits.contains(m.rotations)[:, joints].all(axis=1).mean()) if m.num_frames else 0.0
+        for _, m, _ in sets
+    ]
     text = (
         f"Joint limit violations, worst first ({n} limited joints)\nframes with a joint outside: clip {totals[0]:.1f}%"
     )

@@ -50,8 +50,10 @@ def _ellipsoid_mesh(shape: Shape, n_around: int = 48, n_rings: int = 24) -> tupl
     """A UV sphere mapped onto the ellipsoid: every vertex lies on its surface."""
     th = np.linspace(0.0, 2.0 * np.pi, n_around, endpoint=False)
     ph = np.linspace(0.0, np.pi, n_rings + 1)[1:-1]  # rings between the poles
-    ring = np.stack([np.outer(np.sin(ph), np.cos(th)), np.outer(np.sin(ph), np.sin(th)),
-                     np.outer(np.cos(ph), np.ones_like(th))], axis=-1).reshape(-1, 3)
+    ring = np.stack(
+        [np.outer(np.sin(ph), np.cos(th)), np.outer(np.sin(ph), np.sin(th)), np.outer(np.cos(ph), np.ones_like(th))],
+        axis=-1,
+    ).reshape(-1, 3)
     unit = np.vstack([[0.0, 0.0, 1.0], ring, [0.0, 0.0, -1.0]])
     verts = shape.position + (unit * shape.scale) @ shape.rotation.T
     tris = []
@@ -111,8 +113,11 @@ def swing_twist_geometry(limit: FittedLimit) -> dict[str, Any]:
     sec = swing_section(limit.swing, axis)
     if sec.kind == "ellipsoid":  # a flat ellipse: its points in 3D directly (exact, no round trip)
         th = np.linspace(0.0, 2.0 * np.pi, 97)
-        outline = sec.position + np.outer(np.cos(th) * sec.scale[0], sec.rotation[:, 0]) \
+        outline = (
+            sec.position
+            + np.outer(np.cos(th) * sec.scale[0], sec.rotation[:, 0])
             + np.outer(np.sin(th) * sec.scale[1], sec.rotation[:, 1])
+        )
         outline[-1] = outline[0]
     else:
         e1, e2 = _plane_basis(axis)
@@ -125,15 +130,21 @@ def swing_twist_geometry(limit: FittedLimit) -> dict[str, Any]:
         tris = np.column_stack([np.full(n, n), np.arange(n), (np.arange(n) + 1) % n]).astype(np.int64)
     else:
         verts, tris = outline[:-1] if outline.size else np.zeros((0, 3)), np.zeros((0, 3), np.int64)
-    return {"outline": outline, "vertices": verts, "triangles": tris,
-            "twist": twist_interval(limit.twist, axis), "axis": axis.copy()}
+    return {
+        "outline": outline,
+        "vertices": verts,
+        "triangles": tris,
+        "twist": twist_interval(limit.twist, axis),
+        "axis": axis.copy(),
+    }
 
 
 # --------------------------------------------------------------------------- inputs
 
 
-def _as_clips(motions: Motion | Sequence[Motion] | None, limits: JointLimits,
-              names: Sequence[str] | None = None) -> list[Motion]:
+def _as_clips(
+    motions: Motion | Sequence[Motion] | None, limits: JointLimits, names: Sequence[str] | None = None
+) -> list[Motion]:
     if motions is None:
         return []
     ms = [motions] if isinstance(motions, Motion) else list(motions)
@@ -207,23 +218,45 @@ def _lines_xyz(lines: Sequence[Array], k: float) -> dict[str, list]:
 
 def _mesh(go: Any, verts: Array, tris: NDArray[np.int64], meta: dict, name: str, flat: bool) -> Any:
     v = verts * _DEG
-    return go.Mesh3d(x=v[:, 0], y=v[:, 1], z=v[:, 2], i=tris[:, 0], j=tris[:, 1], k=tris[:, 2],
-                     color=_C_LIMIT, opacity=0.2, flatshading=flat, hoverinfo="skip", name=name,
-                     showlegend=True, meta=meta)
+    return go.Mesh3d(
+        x=v[:, 0],
+        y=v[:, 1],
+        z=v[:, 2],
+        i=tris[:, 0],
+        j=tris[:, 1],
+        k=tris[:, 2],
+        color=_C_LIMIT,
+        opacity=0.2,
+        flatshading=flat,
+        hoverinfo="skip",
+        name=name,
+        showlegend=True,
+        meta=meta,
+    )
 
 
-def _points(go: Any, pts: Array, info: Array, clips: NDArray[np.str_], meta: dict, name: str, color: str,
-            size: float) -> Any:
+def _points(
+    go: Any, pts: Array, info: Array, clips: NDArray[np.str_], meta: dict, name: str, color: str, size: float
+) -> Any:
     """Limit-space points (radians) as markers; ``info`` rows are (clip, frame, violation deg) and
     ``clips`` the clip names (hover text). Single precision (about 1e-5 degrees here) keeps big
     pages small."""
     v = (pts * _DEG).astype(np.float32)
     return go.Scatter3d(
-        x=v[:, 0], y=v[:, 1], z=v[:, 2], mode="markers", name=name, meta=meta,
+        x=v[:, 0],
+        y=v[:, 1],
+        z=v[:, 2],
+        mode="markers",
+        name=name,
+        meta=meta,
         marker={"size": size, "color": color, "opacity": 0.85, "line": {"width": 0}},
-        customdata=info.astype(np.float32), text=[html_text(c) for c in clips[info[:, 0].astype(np.int64)]],
-        hovertemplate=("%{text}, frame %{customdata[1]}<br>violation %{customdata[2]:.2f}°"
-                       "<br>(%{x:.1f}°, %{y:.1f}°, %{z:.1f}°)<extra>" + html.escape(name) + "</extra>"))
+        customdata=info.astype(np.float32),
+        text=[html_text(c) for c in clips[info[:, 0].astype(np.int64)]],
+        hovertemplate=(
+            "%{text}, frame %{customdata[1]}<br>violation %{customdata[2]:.2f}°"
+            "<br>(%{x:.1f}°, %{y:.1f}°, %{z:.1f}°)<extra>" + html.escape(name) + "</extra>"
+        ),
+    )
 
 
 def _cube_ranges(clouds: Sequence[Array]) -> list[list[float]]:
@@ -246,8 +279,16 @@ def _kind(lim: Any) -> str:
     return lim.shape.kind
 
 
-def _joint_group(go: Any, limits: JointLimits, j: int, ms: list[Motion], shown: NDArray[np.int64],
-                 info: Array, clips: NDArray[np.str_], row: dict | None) -> tuple[list[Any], str, list[list[float]]]:
+def _joint_group(
+    go: Any,
+    limits: JointLimits,
+    j: int,
+    ms: list[Motion],
+    shown: NDArray[np.int64],
+    info: Array,
+    clips: NDArray[np.str_],
+    row: dict | None,
+) -> tuple[list[Any], str, list[list[float]]]:
     """One joint's traces, its title and its axis ranges (degrees)."""
     sk = limits.skeleton
     name = sk.names[j]
@@ -269,9 +310,18 @@ def _joint_group(go: Any, limits: JointLimits, j: int, ms: list[Motion], shown: 
         label = f"{part} " if part else ""
         for mask, role, color, size in ((~out, "inside", _C_IN, 2.5), (out, "outside", _C_OUT, 3.5)):
             if mask.any():
-                traces.append(_points(go, pts[mask], info[mask], clips,
-                                      {**meta, "role": f"{label}{role}".replace(" ", "-")},
-                                      f"{label}{role} ({int(mask.sum())})", color, size))
+                traces.append(
+                    _points(
+                        go,
+                        pts[mask],
+                        info[mask],
+                        clips,
+                        {**meta, "role": f"{label}{role}".replace(" ", "-")},
+                        f"{label}{role} ({int(mask.sum())})",
+                        color,
+                        size,
+                    )
+                )
         drawn.append(pts * _DEG)
 
     if fitted and lim.swing_twist:
@@ -292,24 +342,58 @@ def _joint_group(go: Any, limits: JointLimits, j: int, ms: list[Motion], shown: 
             add_cloud(swing_pts, out & (swing_out | neither), "swing")
             add_cloud(t[:, None] * axis, out & (twist_out | neither), "twist")
         if geo["triangles"].shape[0]:
-            traces.append(_mesh(go, geo["vertices"], geo["triangles"], {**meta, "role": "swing-section"},
-                                "swing limit (section)", flat=True))
+            traces.append(
+                _mesh(
+                    go,
+                    geo["vertices"],
+                    geo["triangles"],
+                    {**meta, "role": "swing-section"},
+                    "swing limit (section)",
+                    flat=True,
+                )
+            )
         if geo["outline"].shape[0]:
-            traces.append(go.Scatter3d(**_lines_xyz([geo["outline"]], _DEG), mode="lines", name="swing limit edge",
-                                       line={"color": _C_EDGE, "width": 4}, hoverinfo="skip", showlegend=False,
-                                       meta={**meta, "role": "swing-outline"}))
+            traces.append(
+                go.Scatter3d(
+                    **_lines_xyz([geo["outline"]], _DEG),
+                    mode="lines",
+                    name="swing limit edge",
+                    line={"color": _C_EDGE, "width": 4},
+                    hoverinfo="skip",
+                    showlegend=False,
+                    meta={**meta, "role": "swing-outline"},
+                )
+            )
             drawn.append(geo["outline"] * _DEG)
         seg = np.outer([lo, hi], axis) * _DEG
-        traces.append(go.Scatter3d(x=seg[:, 0], y=seg[:, 1], z=seg[:, 2], mode="lines+markers",
-                                   name=f"twist limit [{lo * _DEG:.1f}°, {hi * _DEG:.1f}°]",
-                                   line={"color": _C_LIMIT, "width": 9}, marker={"size": 4, "color": _C_EDGE},
-                                   hoverinfo="skip", meta={**meta, "role": "twist-interval"}))
+        traces.append(
+            go.Scatter3d(
+                x=seg[:, 0],
+                y=seg[:, 1],
+                z=seg[:, 2],
+                mode="lines+markers",
+                name=f"twist limit [{lo * _DEG:.1f}°, {hi * _DEG:.1f}°]",
+                line={"color": _C_LIMIT, "width": 9},
+                marker={"size": 4, "color": _C_EDGE},
+                hoverinfo="skip",
+                meta={**meta, "role": "twist-interval"},
+            )
+        )
         drawn.append(seg)
         reach = max(float(np.max(np.abs(np.vstack(drawn)))) if drawn else 0.0, 10.0)
         ax_line = np.outer([-1.0, 1.0], axis) * reach
-        traces.append(go.Scatter3d(x=ax_line[:, 0], y=ax_line[:, 1], z=ax_line[:, 2], mode="lines",
-                                   name="twist axis", line={"color": _C_AXIS, "width": 2, "dash": "dash"},
-                                   hoverinfo="skip", meta={**meta, "role": "twist-axis"}))
+        traces.append(
+            go.Scatter3d(
+                x=ax_line[:, 0],
+                y=ax_line[:, 1],
+                z=ax_line[:, 2],
+                mode="lines",
+                name="twist axis",
+                line={"color": _C_AXIS, "width": 2, "dash": "dash"},
+                hoverinfo="skip",
+                meta={**meta, "role": "twist-axis"},
+            )
+        )
     else:
         ref = np.asarray(getattr(lim, "reference", quat.identity()), np.float64)
         if ms:
@@ -318,13 +402,29 @@ def _joint_group(go: Any, limits: JointLimits, j: int, ms: list[Motion], shown: 
         if fitted:
             surf = limit_surface(lim.shape)
             if surf["triangles"].shape[0]:
-                traces.append(_mesh(go, surf["vertices"], surf["triangles"], {**meta, "role": "surface"},
-                                    f"{lim.shape.kind} limit", flat=lim.shape.kind != "ellipsoid"))
+                traces.append(
+                    _mesh(
+                        go,
+                        surf["vertices"],
+                        surf["triangles"],
+                        {**meta, "role": "surface"},
+                        f"{lim.shape.kind} limit",
+                        flat=lim.shape.kind != "ellipsoid",
+                    )
+                )
             if surf["lines"]:
-                traces.append(go.Scatter3d(**_lines_xyz(surf["lines"], _DEG), mode="lines",
-                                           name=f"{lim.shape.kind} limit edges",
-                                           line={"color": _C_EDGE, "width": 2}, opacity=0.6, hoverinfo="skip",
-                                           showlegend=False, meta={**meta, "role": "edges"}))
+                traces.append(
+                    go.Scatter3d(
+                        **_lines_xyz(surf["lines"], _DEG),
+                        mode="lines",
+                        name=f"{lim.shape.kind} limit edges",
+                        line={"color": _C_EDGE, "width": 2},
+                        opacity=0.6,
+                        hoverinfo="skip",
+                        showlegend=False,
+                        meta={**meta, "role": "edges"},
+                    )
+                )
             if surf["vertices"].size:
                 drawn.append(surf["vertices"] * _DEG)
             else:
@@ -332,13 +432,18 @@ def _joint_group(go: Any, limits: JointLimits, j: int, ms: list[Motion], shown: 
         else:
             note = " (surface not drawn)"
     if not traces:  # keep one (empty) trace so every joint has a group the dropdown can show
-        traces.append(go.Scatter3d(x=[], y=[], z=[], mode="markers", showlegend=False, hoverinfo="skip",
-                                   meta={**meta, "role": "empty"}))
+        traces.append(
+            go.Scatter3d(
+                x=[], y=[], z=[], mode="markers", showlegend=False, hoverinfo="skip", meta={**meta, "role": "empty"}
+            )
+        )
 
     title = f"<b>{html.escape(name)}</b>: {html.escape(_kind(lim))} limit{html.escape(note)}"
     if row is not None:
-        title += (f" · {row['frames_outside']} of {row['frames']} frames outside "
-                  f"({100.0 * row['fraction_outside']:.1f}%) · max violation {row['max_violation_deg']:.1f}°")
+        title += (
+            f" · {row['frames_outside']} of {row['frames']} frames outside "
+            f"({100.0 * row['fraction_outside']:.1f}%) · max violation {row['max_violation_deg']:.1f}°"
+        )
     return traces, title, _cube_ranges(drawn)
 
 
@@ -351,9 +456,16 @@ def _per_clip(ms: list[Motion], shown: NDArray[np.int64]) -> list[tuple[Motion, 
 # --------------------------------------------------------------------------- the page
 
 
-def write_limits_page(limits: JointLimits, motions: Motion | Sequence[Motion] | None, path: str | os.PathLike,
-                      joints: Sequence[str] | None = None, max_points: int = DEFAULT_MAX_POINTS,
-                      overwrite: bool = False, *, clip_names: Sequence[str] | None = None) -> Path:
+def write_limits_page(
+    limits: JointLimits,
+    motions: Motion | Sequence[Motion] | None,
+    path: str | os.PathLike,
+    joints: Sequence[str] | None = None,
+    max_points: int = DEFAULT_MAX_POINTS,
+    overwrite: bool = False,
+    *,
+    clip_names: Sequence[str] | None = None,
+) -> Path:
     """Write an interactive HTML page of the limits of ``joints`` (default: every joint with an
     active limit) with the rotations of ``motions`` in limit space; returns the path written.
 
@@ -419,8 +531,10 @@ def write_limits_page(limits: JointLimits, motions: Motion | Sequence[Motion] | 
 
     if ms:
         listed = names if len(names) <= 4 else names[:2] + [f"… {len(names) - 3} more"] + names[-1:]
-        sub = (f"{len(ms)} clip{'s' if len(ms) != 1 else ''} ({html.escape(', '.join(listed))}), {total} frames"
-               f"{f', {shown.size} shown' if shown.size < total else ''} · blue inside, red outside the limit")
+        sub = (
+            f"{len(ms)} clip{'s' if len(ms) != 1 else ''} ({html.escape(', '.join(listed))}), {total} frames"
+            f"{f', {shown.size} shown' if shown.size < total else ''} · blue inside, red outside the limit"
+        )
     else:
         sub = "limit surfaces only (no clip given)"
     sub += " · limit space: scaled angle axis of inv(reference)·q, degrees"
@@ -432,30 +546,84 @@ def write_limits_page(limits: JointLimits, motions: Motion | Sequence[Motion] | 
             out[f"scene.{axis}axis.range"] = r
         return out
 
-    buttons = [{"label": html_text(sk.names[j]), "method": "update",
-                "args": [{"visible": [o == g for o in owner]}, layout_for(g)]} for g, j in enumerate(picked)]
+    buttons = [
+        {
+            "label": html_text(sk.names[j]),
+            "method": "update",
+            "args": [{"visible": [o == g for o in owner]}, layout_for(g)],
+        }
+        for g, j in enumerate(picked)
+    ]
     first = layout_for(0)
     fig.update_layout(
         template="plotly_white",
         title={"text": first["title.text"], "x": 0.5, "xanchor": "center", "y": 0.97, "yanchor": "top"},
-        scene={"aspectmode": "cube",
-               **{f"{a}axis": {"title": {"text": f"{a} (deg)"}, "range": first[f"scene.{a}axis.range"],
-                               "autorange": False} for a in "xyz"}},
-        updatemenus=[{"type": "dropdown", "direction": "down", "active": 0, "showactive": True, "buttons": buttons,
-                      "x": 0.0, "xanchor": "left", "y": 1.0, "yanchor": "top", "pad": {"l": 50, "t": 4}}],
-        annotations=[{"text": "joint", "x": 0.0, "xref": "paper", "xanchor": "left", "y": 0.995, "yref": "paper",
-                      "yanchor": "top", "showarrow": False, "font": {"size": 13}},
-                     {"text": "drag to rotate · scroll to zoom · hover a point for its clip, frame and violation"
-                              " · click a legend entry to hide it",
-                      "x": 0.0, "xref": "paper", "xanchor": "left", "y": 0.0, "yref": "paper", "yanchor": "bottom",
-                      "showarrow": False, "font": {"size": 11, "color": "#666666"}}],
+        scene={
+            "aspectmode": "cube",
+            **{
+                f"{a}axis": {
+                    "title": {"text": f"{a} (deg)"},
+                    "range": first[f"scene.{a}axis.range"],
+                    "autorange": False,
+                }
+                for a in "xyz"
+            },
+        },
+        updatemenus=[
+            {
+                "type": "dropdown",
+                "direction": "down",
+                "active": 0,
+                "showactive": True,
+                "buttons": buttons,
+                "x": 0.0,
+                "xanchor": "left",
+                "y": 1.0,
+                "yanchor": "top",
+                "pad": {"l": 50, "t": 4},
+            }
+        ],
+        annotations=[
+            {
+                "text": "joint",
+                "x": 0.0,
+                "xref": "paper",
+                "xanchor": "left",
+                "y": 0.995,
+                "yref": "paper",
+                "yanchor": "top",
+                "showarrow": False,
+                "font": {"size": 13},
+            },
+            {
+                "text": "drag to rotate · scroll to zoom · hover a point for its clip, frame and violation"
+                " · click a legend entry to hide it",
+                "x": 0.0,
+                "xref": "paper",
+                "xanchor": "left",
+                "y": 0.0,
+                "yref": "paper",
+                "yanchor": "bottom",
+                "showarrow": False,
+                "font": {"size": 11, "color": "#666666"},
+            },
+        ],
         legend={"x": 1.0, "xanchor": "right", "y": 0.9, "yanchor": "top", "bgcolor": "rgba(255,255,255,0.7)"},
         margin={"l": 10, "r": 10, "t": 90, "b": 10},
         uirevision="jointlimits",
     )
-    page = pio.to_html(fig, include_plotlyjs=True, full_html=True, div_id=DIV_ID, default_height="96vh",
-                       config={"displaylogo": False, "responsive": True,
-                               "toImageButtonOptions": {"format": "png", "filename": p.stem}})
+    page = pio.to_html(
+        fig,
+        include_plotlyjs=True,
+        full_html=True,
+        div_id=DIV_ID,
+        default_height="96vh",
+        config={
+            "displaylogo": False,
+            "responsive": True,
+            "toImageButtonOptions": {"format": "png", "filename": p.stem},
+        },
+    )
     where = ", ".join(sk.names[j] for j in picked)
     head_title = f"<title>jointlimits: {html.escape(where if len(picked) <= 4 else f'{len(picked)} joints')}</title>"
     no_icon = '<link rel="icon" href="data:,">'  # no favicon request (a 404 when the page is served)
@@ -463,4 +631,3 @@ def write_limits_page(limits: JointLimits, motions: Motion | Sequence[Motion] | 
     with atomic_write(p, binary=True) as fh:
         fh.write(page.encode("utf-8"))
     return p
-

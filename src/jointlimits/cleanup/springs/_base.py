@@ -20,7 +20,7 @@ LN2 = 0.69314718056
 #: Per-frame modes of a tracking spring around a discontinuity (see :func:`tracking_modes`).
 MODE_POSITION = 0  # discontinuity frame: position target only (``*_no_velocity_acceleration``)
 MODE_VELOCITY = 1  # frame after it: position and velocity targets (``*_no_acceleration``)
-MODE_FULL = 2      # normal frame: position, velocity and acceleration targets
+MODE_FULL = 2  # normal frame: position, velocity and acceleration targets
 
 
 class SpringError(JointLimitsError, ValueError):
@@ -50,7 +50,6 @@ def _nonneg(x: ArrayLike, name: str) -> Array:
     if np.any(a < 0.0):
         raise SpringError(f"{name} must be >= 0, got min {float(np.min(a))!r}")
     return a
-
 
 
 def _result_dtype(values: Sequence[ArrayLike]) -> type:
@@ -89,8 +88,7 @@ def _flat(values: Sequence[ArrayLike], dtype: type = np.float64) -> tuple[tuple[
     return shape, flat
 
 
-def _outputs(out: Out, shape: tuple[int, ...],
-             dtype: type) -> tuple[np.ndarray, np.ndarray]:
+def _outputs(out: Out, shape: tuple[int, ...], dtype: type) -> tuple[np.ndarray, np.ndarray]:
     """(x_out, v_out): new arrays, or ``out`` checked (shape, dtype, C order, writeable, distinct)."""
     if out is None:
         return np.empty(shape, dtype), np.empty(shape, dtype)
@@ -100,8 +98,9 @@ def _outputs(out: Out, shape: tuple[int, ...],
         if not isinstance(a, np.ndarray):
             raise SpringError(f"out: {name} must be a numpy array, got {type(a).__name__}")
         if a.dtype != dtype or a.shape != shape:
-            raise SpringError(f"out: {name} must have shape {shape} and dtype {np.dtype(dtype).name}, "
-                              f"got {a.shape} {a.dtype.name}")
+            raise SpringError(
+                f"out: {name} must have shape {shape} and dtype {np.dtype(dtype).name}, got {a.shape} {a.dtype.name}"
+            )
         if not (a.flags.c_contiguous and a.flags.writeable):
             raise SpringError(f"out: {name} must be C-contiguous and writeable")
     if np.may_share_memory(out[0], out[1]):

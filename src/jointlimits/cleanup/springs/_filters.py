@@ -70,9 +70,11 @@ def tracking_target_velocity(x: ArrayLike, dt: ArrayLike, cuts: Sequence[int] | 
     return v
 
 
-def tracking_target_acceleration(x: ArrayLike, dt: ArrayLike, cuts: Sequence[int] | None = None,
-                                 per_frame_dt: bool = False) -> Array:
-    """a[i] = ((x[i] - x[i-1])/dt[i] - (x[i-1] - x[i-2])/dt[i]) / dt[i], with x[-2] = x[-1] = x[0]; 0 at cuts and the frame after.
+def tracking_target_acceleration(
+    x: ArrayLike, dt: ArrayLike, cuts: Sequence[int] | None = None, per_frame_dt: bool = False
+) -> Array:
+    """a[i] = ((x[i] - x[i-1])/dt[i] - (x[i-1] - x[i-2])/dt[i]) / dt[i], with x[-2] = x[-1] = x[0];
+    0 at cuts and the frame after.
 
     The reference divides both differences by dt[i]; ``per_frame_dt=True`` divides the older one by
     dt[i-1] instead (the consistent difference when dt varies).
@@ -103,10 +105,21 @@ def tracking_modes(num_frames: int, cuts: Sequence[int] | NDArray[np.integer] | 
     return m
 
 
-def track_errors(vt: ArrayLike, dt: ArrayLike, x_gain: ArrayLike, v_gain: ArrayLike, a_gain: ArrayLike = 1.0, *,
-                 modes: ArrayLike | None = None, adt: ArrayLike | None = None, e0: ArrayLike = 0.0,
-                 ev0: ArrayLike = 0.0, v_max: float | None = None, a_max: float | None = None,
-                 snap: float = 0.0) -> tuple[Array, Array]:
+def track_errors(
+    vt: ArrayLike,
+    dt: ArrayLike,
+    x_gain: ArrayLike,
+    v_gain: ArrayLike,
+    a_gain: ArrayLike = 1.0,
+    *,
+    modes: ArrayLike | None = None,
+    adt: ArrayLike | None = None,
+    e0: ArrayLike = 0.0,
+    ev0: ArrayLike = 0.0,
+    v_max: float | None = None,
+    a_max: float | None = None,
+    snap: float = 0.0,
+) -> tuple[Array, Array]:
     """Lerp tracking spring in error form: returns (e, ev) with x = goal + e and v = vt + ev per frame.
 
     ``vt[i] = (goal[i] - goal[i-1]) / dt[i]`` (``vt`` of frame -1 is 0) are the velocity targets and
@@ -147,19 +160,49 @@ def track_errors(vt: ArrayLike, dt: ArrayLike, x_gain: ArrayLike, v_gain: ArrayL
         raise SpringError("v_max and a_max must be > 0")
     out_e = np.empty((T, C))
     out_ev = np.empty((T, C))
-    _core.track_errors(e0a, ev0a, np.ascontiguousarray(flat), adt_flat, use_adt, np.ascontiguousarray(m),
-                       gains[0], gains[1], gains[2], np.ascontiguousarray(h), vmax, amax, float(snap), out_e, out_ev)
+    _core.track_errors(
+        e0a,
+        ev0a,
+        np.ascontiguousarray(flat),
+        adt_flat,
+        use_adt,
+        np.ascontiguousarray(m),
+        gains[0],
+        gains[1],
+        gains[2],
+        np.ascontiguousarray(h),
+        vmax,
+        amax,
+        float(snap),
+        out_e,
+        out_ev,
+    )
     return out_e.reshape(vt.shape), out_ev.reshape(vt.shape)
 
 
-def track_signal(goal: ArrayLike, dt: ArrayLike, *, method: str = "improved",
-                 x_gain: float = 0.01, v_gain: float = 0.2, a_gain: float = 1.0,
-                 x_halflife: float = 1.0, v_halflife: float = 0.05, a_halflife: float = 0.0,
-                 gain_dt: float = 1.0 / 60.0, cuts: Sequence[int] | None = None, modes: ArrayLike | None = None,
-                 v_goal: ArrayLike | None = None, a_goal: ArrayLike | None = None,
-                 v_max: float | None = None, a_max: float | None = None,
-                 x0: ArrayLike | None = None, v0: ArrayLike | None = None, approx: bool = False,
-                 snap: float = 0.0) -> tuple[Array, Array]:
+def track_signal(
+    goal: ArrayLike,
+    dt: ArrayLike,
+    *,
+    method: str = "improved",
+    x_gain: float = 0.01,
+    v_gain: float = 0.2,
+    a_gain: float = 1.0,
+    x_halflife: float = 1.0,
+    v_halflife: float = 0.05,
+    a_halflife: float = 0.0,
+    gain_dt: float = 1.0 / 60.0,
+    cuts: Sequence[int] | None = None,
+    modes: ArrayLike | None = None,
+    v_goal: ArrayLike | None = None,
+    a_goal: ArrayLike | None = None,
+    v_max: float | None = None,
+    a_max: float | None = None,
+    x0: ArrayLike | None = None,
+    v0: ArrayLike | None = None,
+    approx: bool = False,
+    snap: float = 0.0,
+) -> tuple[Array, Array]:
     """Run a tracking spring over a signal ``goal[T, ...]`` frame by frame (vectorised over channels) -> (x, v).
 
     ``method``: ``"lerp"`` (gains per frame), ``"improved"`` (half-lives) or ``"exact"`` (gains emulated at
@@ -191,23 +234,49 @@ def track_signal(goal: ArrayLike, dt: ArrayLike, *, method: str = "improved",
             xg, vg, ag = (halflife_to_gain(hl, h, approx=approx) for hl in (x_halflife, v_halflife, a_halflife))
         # error state relative to the exact finite differences of the goal (vt of frame -1 is 0)
         exact_vt = tracking_target_velocity(g, h)
-        e, ev = track_errors(exact_vt, h, xg, vg, ag, modes=m, adt=at * hb, e0=x_init - g[0], ev0=v_init,
-                             v_max=v_max, a_max=a_max, snap=snap)
+        e, ev = track_errors(
+            exact_vt,
+            h,
+            xg,
+            vg,
+            ag,
+            modes=m,
+            adt=at * hb,
+            e0=x_init - g[0],
+            ev0=v_init,
+            v_max=v_max,
+            a_max=a_max,
+            snap=snap,
+        )
         if v_goal is not None:
             # velocity targets differ from the exact differences: fold the difference into the blend
             if not np.array_equal(vt, exact_vt):
-                return _track_loop(g, vt, at, h, m, method, xg, vg, ag, x_init, v_init, v_max, a_max, gain_dt,
-                                   approx)
+                return _track_loop(g, vt, at, h, m, method, xg, vg, ag, x_init, v_init, v_max, a_max, gain_dt, approx)
         return g + e, exact_vt + ev
     if method == "exact":
-        return _track_loop(g, vt, at, h, m, method, x_gain, v_gain, a_gain, x_init, v_init, v_max, a_max, gain_dt,
-                           approx)
+        return _track_loop(
+            g, vt, at, h, m, method, x_gain, v_gain, a_gain, x_init, v_init, v_max, a_max, gain_dt, approx
+        )
     raise SpringError(f"method must be 'lerp', 'improved' or 'exact', got {method!r}")
 
 
-def _track_loop(g: Array, vt: Array, at: Array, h: Array, m: NDArray[np.int8], method: str,
-                xg: ArrayLike, vg: ArrayLike, ag: ArrayLike, x: Array, v: Array, v_max: float | None,
-                a_max: float | None, gain_dt: float, approx: bool) -> tuple[Array, Array]:
+def _track_loop(
+    g: Array,
+    vt: Array,
+    at: Array,
+    h: Array,
+    m: NDArray[np.int8],
+    method: str,
+    xg: ArrayLike,
+    vg: ArrayLike,
+    ag: ArrayLike,
+    x: Array,
+    v: Array,
+    v_max: float | None,
+    a_max: float | None,
+    gain_dt: float,
+    approx: bool,
+) -> tuple[Array, Array]:
     # Plain frame loop on the absolute state (vectorised over channels).
     T = g.shape[0]
     xs, vs = np.empty_like(g), np.empty_like(g)
@@ -220,14 +289,17 @@ def _track_loop(g: Array, vt: Array, at: Array, h: Array, m: NDArray[np.int8], m
     for i in range(T):
         if method == "exact":
             if m[i] == MODE_FULL:
-                x, v = tracking_spring_update_exact(x, v, g[i], vt[i], at[i], xg[i], vg[i], ag[i], h[i], gain_dt,
-                                                    approx=approx)
+                x, v = tracking_spring_update_exact(
+                    x, v, g[i], vt[i], at[i], xg[i], vg[i], ag[i], h[i], gain_dt, approx=approx
+                )
             elif m[i] == MODE_VELOCITY:
-                x, v = tracking_spring_update_no_acceleration_exact(x, v, g[i], vt[i], xg[i], vg[i], h[i], gain_dt,
-                                                                    approx=approx)
+                x, v = tracking_spring_update_no_acceleration_exact(
+                    x, v, g[i], vt[i], xg[i], vg[i], h[i], gain_dt, approx=approx
+                )
             else:
-                x, v = tracking_spring_update_no_velocity_acceleration_exact(x, v, g[i], xg[i], h[i], gain_dt,
-                                                                             approx=approx)
+                x, v = tracking_spring_update_no_velocity_acceleration_exact(
+                    x, v, g[i], xg[i], h[i], gain_dt, approx=approx
+                )
         else:
             if m[i] == MODE_FULL:
                 x, v = tracking_spring_update(x, v, g[i], vt[i], at[i], xg[i], vg[i], ag[i], h[i])

@@ -96,8 +96,9 @@ def gain_to_halflife(gain: ArrayLike, dt: ArrayLike) -> Array:
         return np.where(g >= 1.0, 0.0, -math.log(2.0) * _dt(dt) / np.log1p(-np.minimum(g, 1.0 - 1e-300)))
 
 
-def damper_exact(x: ArrayLike, g: ArrayLike, halflife: ArrayLike, dt: ArrayLike, eps: float = 1e-5,
-                 approx: bool = False) -> Array:
+def damper_exact(
+    x: ArrayLike, g: ArrayLike, halflife: ArrayLike, dt: ArrayLike, eps: float = 1e-5, approx: bool = False
+) -> Array:
     """x + (g - x) (1 - exp(-ln2 dt / (halflife + eps))): exponential decay toward g with a half-life."""
     x, g = _arr(x, "x"), _arr(g, "g")
     return lerp(x, g, halflife_to_gain(halflife, dt, eps, approx))
@@ -107,10 +108,19 @@ def damper_exact(x: ArrayLike, g: ArrayLike, halflife: ArrayLike, dt: ArrayLike,
 # exact spring-damper
 
 
-def spring_damper_exact(x: ArrayLike, v: ArrayLike, x_goal: ArrayLike, v_goal: ArrayLike,
-                        stiffness: ArrayLike, damping: ArrayLike, dt: ArrayLike, eps: float = 1e-5,
-                        approx: bool = False, *, out: Out = None
-                        ) -> tuple[Array, Array]:
+def spring_damper_exact(
+    x: ArrayLike,
+    v: ArrayLike,
+    x_goal: ArrayLike,
+    v_goal: ArrayLike,
+    stiffness: ArrayLike,
+    damping: ArrayLike,
+    dt: ArrayLike,
+    eps: float = 1e-5,
+    approx: bool = False,
+    *,
+    out: Out = None,
+) -> tuple[Array, Array]:
     """Closed-form step of x'' = stiffness (x_goal - x) + damping (v_goal - v) over dt -> (x, v).
 
     Under-, critically and over-damped elements are selected per element. With ``approx=False``
@@ -125,8 +135,15 @@ def spring_damper_exact(x: ArrayLike, v: ArrayLike, x_goal: ArrayLike, v_goal: A
     xo, vo = _outputs(out, shape, dtype)
     kernel = _core.spring_damper_exact_f32 if dtype is np.float32 else _core.spring_damper_exact
     if not kernel(*flat, bool(approx), float(eps), xo.reshape(-1), vo.reshape(-1)):
-        raise _invalid(list(zip(("x", "v", "x_goal", "v_goal", "stiffness", "damping", "dt"), values,
-                                ("finite",) * 4 + ("nonneg", "nonneg", "positive"))))
+        raise _invalid(
+            list(
+                zip(
+                    ("x", "v", "x_goal", "v_goal", "stiffness", "damping", "dt"),
+                    values,
+                    ("finite",) * 4 + ("nonneg", "nonneg", "positive"),
+                )
+            )
+        )
     return xo, vo
 
 

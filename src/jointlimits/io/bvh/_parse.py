@@ -272,8 +272,9 @@ def _parse_rows(block: bytes, first_line: int, first_frame: int, n_ch: int, path
         data = _parse_block(lines[:stop], first_line, n_ch, path)
     except BVHError as e:
         if first_frame:
-            raise BVHError(_FRAME_IN_MSG.sub(lambda m: f"on frame {int(m.group(1)) + first_frame}", e.reason),
-                           e.line, path) from None
+            raise BVHError(
+                _FRAME_IN_MSG.sub(lambda m: f"on frame {int(m.group(1)) + first_frame}", e.reason), e.line, path
+            ) from None
         raise
     if bad is not None:
         raw = block.split(b"\n")[stop]

@@ -77,14 +77,25 @@ class _MotionBuilder:
 
     def motion(self, frame_time: float, source: BVHSource | None = None) -> Motion:
         euler = None if source is None else _LazyEuler(source)
-        return Motion(self.skeleton, self.rotations, self.positions, frame_time,
-                      # the two stand in for the [F, J, 4] and [F, J, 3] arrays Motion takes
-                      source_euler=None if euler is None else (_EulerRotations(self.orders, euler), euler),  # type: ignore[arg-type]
-                      source_text=source)
+        return Motion(
+            self.skeleton,
+            self.rotations,
+            self.positions,
+            frame_time,
+            # the two stand in for the [F, J, 4] and [F, J, 3] arrays Motion takes
+            source_euler=None if euler is None else (_EulerRotations(self.orders, euler), euler),  # type: ignore[arg-type]
+            source_text=source,
+        )
 
 
-def _read(fh: IO[bytes], size: int, path: str | None, data: bytes | None = None,
-          stat: tuple[int, int] | None = None, source_path: str | None = None) -> Motion:
+def _read(
+    fh: IO[bytes],
+    size: int,
+    path: str | None,
+    data: bytes | None = None,
+    stat: tuple[int, int] | None = None,
+    source_path: str | None = None,
+) -> Motion:
     lines, n_head = _read_header(fh, path)
     motion_end = fh.tell()
     tk = _Tokens(lines, path)
@@ -113,8 +124,9 @@ def _read(fh: IO[bytes], size: int, path: str | None, data: bytes | None = None,
     if not (math.isfinite(frame_time) and frame_time > 0):
         raise BVHError(f"Frame Time must be positive and finite, found {tv!r}", ln, path)
     if frame_time < MIN_FRAME_TIME:
-        raise BVHError(f"Frame Time {tv} is below {MIN_FRAME_TIME:g} s (more than a million frames per second)",
-                       ln, path)
+        raise BVHError(
+            f"Frame Time {tv} is below {MIN_FRAME_TIME:g} s (more than a million frames per second)", ln, path
+        )
     n_ch = sum(len(c) for c in skeleton.channels)
     first_line = ln + 1
     remaining = max(0, size - fh.tell()) if size >= 0 else 0
@@ -143,7 +155,7 @@ def _read(fh: IO[bytes], size: int, path: str | None, data: bytes | None = None,
             if cut < 0:
                 carry = block
                 continue
-            block, carry = block[:cut + 1], block[cut + 1:]
+            block, carry = block[: cut + 1], block[cut + 1 :]
         if block:
             if n_ch == 0:
                 nz = [k for k, l in enumerate(block.split(b"\n")) if l.strip()]
@@ -168,8 +180,11 @@ def _read(fh: IO[bytes], size: int, path: str | None, data: bytes | None = None,
         if not chunk:
             break
     if held != n_frames:
-        raise BVHError(f"header says Frames: {n_frames} but the file holds {held} frames "
-                       "(truncated or extra rows)", max(1, line_no - 1), path)
+        raise BVHError(
+            f"header says Frames: {n_frames} but the file holds {held} frames (truncated or extra rows)",
+            max(1, line_no - 1),
+            path,
+        )
     source = None
     row_ranges = np.concatenate(rows) if rows else np.zeros((0, 2), np.int64)
     if row_ranges.shape[0]:
@@ -177,8 +192,22 @@ def _read(fh: IO[bytes], size: int, path: str | None, data: bytes | None = None,
     if row_ranges.shape[0] == builder.n == n_frames and (source_path is not None or data is not None):
         eol = b"\r\n" if _crlf_header(data, source_path) else b"\n"
         tail = int(row_ranges[-1, 1]) if n_frames else data_start
-        source = BVHSource(None if data is not None else source_path, stat, data, data_start, motion_end, row_ranges, tail,
-                           eol, decimals or 0, skeleton.copy(), n_frames, frame_time, ft_token, builder.hashes[:n_frames])
+        source = BVHSource(
+            None if data is not None else source_path,
+            stat,
+            data,
+            data_start,
+            motion_end,
+            row_ranges,
+            tail,
+            eol,
+            decimals or 0,
+            skeleton.copy(),
+            n_frames,
+            frame_time,
+            ft_token,
+            builder.hashes[:n_frames],
+        )
     return builder.motion(frame_time, source)
 
 
@@ -194,7 +223,7 @@ def _crlf_header(data: bytes | None, path: str | None) -> bool:
         except OSError:
             return False
     i = head.find(b"\n")
-    return i > 0 and head[i - 1:i] == b"\r"
+    return i > 0 and head[i - 1 : i] == b"\r"
 
 
 def loads(text: str, path: str | None = None) -> Motion:

@@ -48,7 +48,7 @@ class _EulerRotations:
             out = np.zeros((self._euler.shape[0], 4))
             out[:, 0] = 1.0
             return out
-        return quat.from_euler_axes(self._euler[:, j:j + 1, :len(axes)], axes, degrees=True)[:, 0]
+        return quat.from_euler_axes(self._euler[:, j : j + 1, : len(axes)], axes, degrees=True)[:, 0]
 
     def __array__(self, dtype=None, copy=None) -> NDArray[np.float64]:
         out = np.empty(self.shape)
@@ -70,8 +70,12 @@ class _EulerRotations:
     __hash__ = None  # type: ignore[assignment]
 
 
-_H = (np.uint64(0x9E3779B97F4A7C15), np.uint64(0xC2B2AE3D27D4EB4F), np.uint64(0x165667B19E3779F9),
-      np.uint64(0x27D4EB2F165667C5))
+_H = (
+    np.uint64(0x9E3779B97F4A7C15),
+    np.uint64(0xC2B2AE3D27D4EB4F),
+    np.uint64(0x165667B19E3779F9),
+    np.uint64(0x27D4EB2F165667C5),
+)
 
 
 def _qhash(q: NDArray[np.float64]) -> NDArray[np.uint64]:
@@ -129,16 +133,33 @@ class BVHSource:
     row's byte range (``rows[F, 2]``, line ending included), the bytes after the last row, the
     line ending, the usual number of decimals and the parsed skeleton, frame count and frame time."""
 
-    def __init__(self, path: str | None, stat: tuple[int, int] | None, data: bytes | None, header_end: int,
-                 motion_end: int, rows: NDArray[np.int64], tail_start: int, eol: bytes, decimals: int,
-                 skeleton: Skeleton, n_frames: int, frame_time: float, frame_time_token: bytes,
-                 hashes: NDArray[np.uint64]):
+    def __init__(
+        self,
+        path: str | None,
+        stat: tuple[int, int] | None,
+        data: bytes | None,
+        header_end: int,
+        motion_end: int,
+        rows: NDArray[np.int64],
+        tail_start: int,
+        eol: bytes,
+        decimals: int,
+        skeleton: Skeleton,
+        n_frames: int,
+        frame_time: float,
+        frame_time_token: bytes,
+        hashes: NDArray[np.uint64],
+    ):
         self.path, self.stat, self.data = path, stat, data
         self.hashes = hashes  # [F, J]: _qhash of each rotation as loaded
         self.header_end, self.motion_end, self.rows, self.tail_start = header_end, motion_end, rows, tail_start
         self.eol, self.decimals = eol, decimals
-        self.skeleton, self.n_frames, self.frame_time, self.frame_time_token = (skeleton, n_frames, frame_time,
-                                                                              frame_time_token)
+        self.skeleton, self.n_frames, self.frame_time, self.frame_time_token = (
+            skeleton,
+            n_frames,
+            frame_time,
+            frame_time_token,
+        )
 
     def __len__(self) -> int:
         return int(self.rows.shape[0])
@@ -156,9 +177,14 @@ class BVHSource:
 
     def whole(self) -> bool:
         """Whether the rows are all the source's rows, in order."""
-        return len(self) == self.n_frames and (len(self) == 0 or (
-            self.rows[0, 0] == self.header_end and self.rows[-1, 1] == self.tail_start
-            and bool(np.all(self.rows[1:, 0] >= self.rows[:-1, 1]))))
+        return len(self) == self.n_frames and (
+            len(self) == 0
+            or (
+                self.rows[0, 0] == self.header_end
+                and self.rows[-1, 1] == self.tail_start
+                and bool(np.all(self.rows[1:, 0] >= self.rows[:-1, 1]))
+            )
+        )
 
     def read(self) -> bytes | None:
         """The source's bytes, or None if its file is gone or changed since it was loaded."""
@@ -182,7 +208,7 @@ class BVHSource:
         n_ch = sum(len(c) for c in self.skeleton.channels)
         out = np.empty((len(self), n_ch))
         for a in range(0, len(self), _ROWS_PER_WRITE):
-            rows = self.rows[a:a + _ROWS_PER_WRITE]
+            rows = self.rows[a : a + _ROWS_PER_WRITE]
             chunk, _, _ = _row_bytes(raw, rows)
             try:
                 v = _parse_rows(chunk if chunk.endswith(b"\n") else chunk + b"\n", 1, 0, n_ch, None)
@@ -190,15 +216,16 @@ class BVHSource:
                 return None
             if v.shape != (rows.shape[0], n_ch):
                 return None
-            out[a:a + rows.shape[0]] = v
+            out[a : a + rows.shape[0]] = v
         return out
 
     def euler(self) -> NDArray[np.float64]:
         """``[F, J, 3]`` Euler angles of the rows as read (BVHError if the source changed)."""
         v = self.values()
         if v is None:
-            raise BVHError("changed or removed since the clip was loaded: its original values are gone", None,
-                           self.path)
+            raise BVHError(
+                "changed or removed since the clip was loaded: its original values are gone", None, self.path
+            )
         out = np.zeros((len(self), self.skeleton.num_joints, 3))
         col = 0
         for j, chans in enumerate(self.skeleton.channels):
@@ -212,10 +239,14 @@ class BVHSource:
 
     def same_skeleton(self, sk: Skeleton) -> bool:
         a = self.skeleton
-        return (a.names == sk.names and np.array_equal(a.parents, sk.parents) and np.array_equal(a.offsets, sk.offsets)
-                and [list(c) for c in a.channels] == [list(c) for c in sk.channels]
-                and len(a.end_sites) == len(sk.end_sites)
-                and all(p == q and np.array_equal(o, u) for (p, o), (q, u) in zip(a.end_sites, sk.end_sites)))
+        return (
+            a.names == sk.names
+            and np.array_equal(a.parents, sk.parents)
+            and np.array_equal(a.offsets, sk.offsets)
+            and [list(c) for c in a.channels] == [list(c) for c in sk.channels]
+            and len(a.end_sites) == len(sk.end_sites)
+            and all(p == q and np.array_equal(o, u) for (p, o), (q, u) in zip(a.end_sites, sk.end_sites))
+        )
 
 
 def _row_bytes(raw: bytes, rows: NDArray[np.int64]) -> tuple[bytes, NDArray[np.int64], NDArray[np.int64]]:
@@ -224,7 +255,7 @@ def _row_bytes(raw: bytes, rows: NDArray[np.int64]) -> tuple[bytes, NDArray[np.i
     if rows.shape[0] and bool(np.all(rows[1:, 0] >= rows[:-1, 1])):
         a = int(rows[0, 0])
         ends = rows[:, 1] - a
-        return raw[a:int(rows[-1, 1])], np.concatenate([[0], ends[:-1]]).astype(np.int64), ends.astype(np.int64)
-    parts = [raw[int(x):int(y)] for x, y in rows]
+        return raw[a : int(rows[-1, 1])], np.concatenate([[0], ends[:-1]]).astype(np.int64), ends.astype(np.int64)
+    parts = [raw[int(x) : int(y)] for x, y in rows]
     ends = np.cumsum([len(q) for q in parts]).astype(np.int64) if parts else np.zeros(0, np.int64)
     return b"".join(parts), np.concatenate([[0], ends[:-1]]).astype(np.int64), ends

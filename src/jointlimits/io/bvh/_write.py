@@ -28,8 +28,10 @@ def _check_fixed_positions(motion: Motion) -> None:
         if missing:
             dev = np.abs(motion.positions[:, j, missing] - sk.offsets[j, missing])
             if dev.size and np.max(dev) > 1e-9 * max(1.0, float(np.max(np.abs(sk.offsets[j])))):
-                raise BVHError(f"joint {sk.names[j]!r} moves along axes without position channels; "
-                               "add position channels to the skeleton to save it")
+                raise BVHError(
+                    f"joint {sk.names[j]!r} moves along axes without position channels; "
+                    "add position channels to the skeleton to save it"
+                )
 
 
 def _text_source(motion: Motion) -> BVHSource | None:
@@ -57,12 +59,19 @@ def _channel_data(motion: Motion) -> tuple[NDArray[np.float64], NDArray[np.float
     raw = text.read() if text is not None else None
     old = text.values(raw) if text is not None and raw is not None else None
     src = motion.source_euler
-    if src is not None and (old is not None or src[0].shape != motion.rotations.shape
-                            or isinstance(src[1], _LazyEuler) and src[1]._cache is None):
+    if src is not None and (
+        old is not None
+        or src[0].shape != motion.rotations.shape
+        or isinstance(src[1], _LazyEuler)
+        and src[1]._cache is None
+    ):
         src = None  # the text's own values serve (or the text is gone: nothing to read them from)
     if old is not None and text is not None and np.array_equal(_qhash(motion.rotations), text.hashes):
-        pos_cols = [(c, j, POSITION_CHANNELS.index(ch)) for c, (j, ch) in
-                    enumerate((j, ch) for j, chans in enumerate(sk.channels) for ch in chans) if ch in POSITION_CHANNELS]
+        pos_cols = [
+            (c, j, POSITION_CHANNELS.index(ch))
+            for c, (j, ch) in enumerate((j, ch) for j, chans in enumerate(sk.channels) for ch in chans)
+            if ch in POSITION_CHANNELS
+        ]
         if all(np.array_equal(old[:, c], motion.positions[:, j, k]) for c, j, k in pos_cols):
             _check_fixed_positions(motion)
             return old, old, raw  # nothing changed since loading
@@ -74,8 +83,10 @@ def _channel_data(motion: Motion) -> tuple[NDArray[np.float64], NDArray[np.float
         if missing_pos:
             dev = np.abs(motion.positions[:, j, missing_pos] - sk.offsets[j, missing_pos])
             if dev.size and np.max(dev) > 1e-9 * max(1.0, float(np.max(np.abs(sk.offsets[j])))):
-                raise BVHError(f"joint {sk.names[j]!r} moves along axes without position channels; "
-                               "add position channels to the skeleton to save it")
+                raise BVHError(
+                    f"joint {sk.names[j]!r} moves along axes without position channels; "
+                    "add position channels to the skeleton to save it"
+                )
         rot = None
         if axes:
             q = motion.rotations[:, j]
@@ -121,8 +132,9 @@ def _format_rows(data: NDArray[np.float64], decimals: int = 0, eol: bytes = b"\n
     return out[:n].tobytes()
 
 
-def _merge_rows(data: NDArray[np.float64], old: NDArray[np.float64], rows: NDArray[np.int64], raw: bytes,
-                decimals: int, eol: bytes) -> bytes | None:
+def _merge_rows(
+    data: NDArray[np.float64], old: NDArray[np.float64], rows: NDArray[np.int64], raw: bytes, decimals: int, eol: bytes
+) -> bytes | None:
     """The source rows ``rows`` (byte ranges of ``raw``, holding the values ``old``) with the values
     that differ in ``data`` replaced, everything else copied byte for byte; None if a row does not
     hold its values."""
@@ -135,8 +147,17 @@ def _merge_rows(data: NDArray[np.float64], old: NDArray[np.float64], rows: NDArr
         return chunk
     flat = np.ascontiguousarray(data).reshape(-1)
     out = np.empty(len(chunk) + n * len(eol) + int(flat.size - same.sum()) * 64 + 1, np.uint8)
-    k = _core.merge_rows(chunk, np.ascontiguousarray(starts, np.int64), np.ascontiguousarray(ends, np.int64),
-                         n_ch, np.ascontiguousarray(same).reshape(-1), flat, int(decimals), eol, out)
+    k = _core.merge_rows(
+        chunk,
+        np.ascontiguousarray(starts, np.int64),
+        np.ascontiguousarray(ends, np.int64),
+        n_ch,
+        np.ascontiguousarray(same).reshape(-1),
+        flat,
+        int(decimals),
+        eol,
+        out,
+    )
     return None if k < 0 else out[:k].tobytes()
 
 
@@ -179,16 +200,21 @@ def _header(motion: Motion, src: BVHSource | None, raw: bytes | None) -> bytes:
     F = motion.num_frames
     if src is not None and raw is not None and src.same_skeleton(sk):
         if F == src.n_frames and motion.frame_time == src.frame_time:
-            return raw[:src.header_end]
+            return raw[: src.header_end]
         ft = src.frame_time_token if motion.frame_time == src.frame_time else _fmt(motion.frame_time).encode()
-        return raw[:src.motion_end] + b"Frames: %d" % F + src.eol + b"Frame Time: " + ft + src.eol
+        return raw[: src.motion_end] + b"Frames: %d" % F + src.eol + b"Frame Time: " + ft + src.eol
     eol = (src.eol if src is not None else b"\n").decode()
     lines = _hierarchy_lines(sk) + ["MOTION", f"Frames: {F}", f"Frame Time: {_fmt(motion.frame_time)}"]
     return (eol.join(lines) + eol).encode("utf-8", "surrogateescape")
 
 
-def _write(fh: IO[bytes], motion: Motion, data: NDArray[np.float64] | None = None,
-           old: NDArray[np.float64] | None = None, raw: bytes | None = None) -> None:
+def _write(
+    fh: IO[bytes],
+    motion: Motion,
+    data: NDArray[np.float64] | None = None,
+    old: NDArray[np.float64] | None = None,
+    raw: bytes | None = None,
+) -> None:
     if data is None:
         data, old, raw = _channel_data(motion)
     src = _text_source(motion)
@@ -200,18 +226,20 @@ def _write(fh: IO[bytes], motion: Motion, data: NDArray[np.float64] | None = Non
     fh.write(_header(motion, src, raw))
     F = data.shape[0]
     for a in range(0, F, _ROWS_PER_WRITE):
-        block = data[a:a + _ROWS_PER_WRITE]
+        block = data[a : a + _ROWS_PER_WRITE]
         text = None
         if src_rows is not None and block.shape[1]:
             assert old is not None and raw is not None  # src_rows is set only with raw, raw only with old
-            text = _merge_rows(block, old[a:a + _ROWS_PER_WRITE], src_rows[a:a + _ROWS_PER_WRITE], raw, decimals, eol)
+            text = _merge_rows(
+                block, old[a : a + _ROWS_PER_WRITE], src_rows[a : a + _ROWS_PER_WRITE], raw, decimals, eol
+            )
         if text is None:
             text = _format_rows(block, decimals, eol)
         if a + _ROWS_PER_WRITE < F and text and not text.endswith(b"\n"):
             text += eol
         fh.write(text)
     if src is not None and raw is not None and src.whole():
-        fh.write(raw[src.tail_start:])
+        fh.write(raw[src.tail_start :])
 
 
 def dumps(motion: Motion) -> str:

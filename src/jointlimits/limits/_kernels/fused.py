@@ -52,19 +52,34 @@ def pack_limit(limit: Any) -> tuple[int, bool, tuple[float, float], Any, Any]:
     # swing points lie in the plane perpendicular to the twist axis and twist points on the axis,
     # so each part is limited by its section: the composed rotation then decomposes back into
     # the same parts (projection is idempotent)
-    return (1, True, limit.twist.twist_interval(limit.twist_axis),
-            pack_swing_section(limit.swing, limit.twist_axis), EMPTY_SHAPE)
+    return (
+        1,
+        True,
+        limit.twist.twist_interval(limit.twist_axis),
+        pack_swing_section(limit.swing, limit.twist_axis),
+        EMPTY_SHAPE,
+    )
 
 
-def compile_limit(ref: np.ndarray, axis: np.ndarray, mode: int, covers: bool, a: Any, b: Any,
-                  twist: tuple[float, float]) -> _core.CompiledLimit:
+def compile_limit(
+    ref: np.ndarray, axis: np.ndarray, mode: int, covers: bool, a: Any, b: Any, twist: tuple[float, float]
+) -> _core.CompiledLimit:
     """The C++ limit of compiled shapes a, b (built once per limit, reused by every call)."""
-    return _core.CompiledLimit(int(mode), bool(covers), float(twist[0]), float(twist[1]),
-                               np.ascontiguousarray(ref, np.float64), np.ascontiguousarray(axis, np.float64), a, b)
+    return _core.CompiledLimit(
+        int(mode),
+        bool(covers),
+        float(twist[0]),
+        float(twist[1]),
+        np.ascontiguousarray(ref, np.float64),
+        np.ascontiguousarray(axis, np.float64),
+        a,
+        b,
+    )
 
 
-def step(packed: _core.CompiledLimit, q: np.ndarray, soften: tuple[float, float] | None,
-         want_hard: bool = False) -> tuple[np.ndarray, np.ndarray | None]:
+def step(
+    packed: _core.CompiledLimit, q: np.ndarray, soften: tuple[float, float] | None, want_hard: bool = False
+) -> tuple[np.ndarray, np.ndarray | None]:
     """(softened, hard) limited rotations ``[..., 4]`` of a compiled limit (hard is None unless
     ``want_hard``); ``soften`` already checked."""
     flat = np.ascontiguousarray(q, np.float64).reshape(-1, 4)
@@ -78,9 +93,18 @@ def step(packed: _core.CompiledLimit, q: np.ndarray, soften: tuple[float, float]
     return out.reshape(shape), (hard.reshape(shape) if want_hard else None)
 
 
-def project_fitted(q: np.ndarray, ref: np.ndarray, axis: np.ndarray, mode: int, covers: bool,
-                   soften: tuple[float, float] | None, a: tuple, b: tuple, twist: tuple[float, float],
-                   want_hard: bool = False) -> tuple[np.ndarray, np.ndarray | None]:
+def project_fitted(
+    q: np.ndarray,
+    ref: np.ndarray,
+    axis: np.ndarray,
+    mode: int,
+    covers: bool,
+    soften: tuple[float, float] | None,
+    a: tuple,
+    b: tuple,
+    twist: tuple[float, float],
+    want_hard: bool = False,
+) -> tuple[np.ndarray, np.ndarray | None]:
     """(softened, hard) limited rotations ``[..., 4]`` for one joint's compiled shapes (hard is None
     unless ``want_hard``). Builds the limit on every call: hold a :func:`compile_limit` to project often."""
     q = np.asarray(q, np.float64)
