@@ -14,7 +14,8 @@ from jointlimits.limits import Shape
 from jointlimits.limits.implicit import THRESHOLD, Implicit, fit_field
 from jointlimits.limits.joint import FittedLimit
 from jointlimits.motion import quat
-from jointlimits.motion.skeleton import Motion, Skeleton
+
+from conftest import two_joint_limits
 
 RNG = np.random.default_rng(7)
 
@@ -91,16 +92,7 @@ def test_projection_of_far_points_is_finite_and_near_the_surface(blob):
     assert np.all(f < 2.0 * blob.threshold)  # on the boundary, not deep inside
 
 
-def _limits(shape: str, swing_twist: bool, **kw) -> tuple[JointLimits, np.ndarray]:
-    sk = Skeleton(["root", "a", "b"], np.array([-1, 0, 1]), np.array([[0, 0, 0], [0, 1.0, 0], [0, 1.0, 0]]))
-    n = 600
-    t = np.linspace(0, 6 * np.pi, n)
-    v = np.zeros((n, 3, 3))
-    v[:, 1] = np.column_stack([0.6 * np.sin(t), 0.3 * np.cos(1.3 * t), 0.2 * np.sin(0.7 * t)])
-    v[:, 2] = np.column_stack([0.5 * np.sin(t + 0.3), 0.1 * np.sin(2.1 * t), 0.3 * (1 + np.cos(t))])
-    rot = quat.from_scaled_angle_axis(v)
-    m = Motion(sk, rot, np.zeros((n, 3, 3)), 1 / 30)
-    return JointLimits.fit(m, shape=shape, swing_twist=swing_twist, **kw), rot
+_limits = two_joint_limits
 
 
 @pytest.mark.parametrize("swing_twist", [False, True])

@@ -142,29 +142,10 @@ def fit_joints(
     rest_tolerance: float = DEFAULT_REST_TOLERANCE,
     mirror: bool = False,
 ) -> FitResult:
-    """Fit limits for every joint with rotation channels (or the named ``joints``): what
-    :meth:`JointLimits.fit <jointlimits.limits.model.JointLimits.fit>` builds its model from.
-
-    The joints that carry the global position and heading (:func:`root_joints`) get no limit
-    unless ``root`` is true or ``joints`` names them; ``exclude`` names joints to leave out.
-    Every clip must have the first clip's rest pose (child bone directions within
-    ``rest_tolerance`` degrees at the fitted joints and their parents).
-
-    With ``coupled`` (``shape="implicit"``, no swing-twist) the child of each (parent,
-    child) pair gets a limit conditioned on its parent's rotation (``CoupledLimit``):
-    ``pairs`` names them, by default the humanoid pairs found by joint name (clavicle ->
-    shoulder, shoulder -> elbow, hip -> knee, along the spine, neck -> head).
-
-    ``shape`` is one of ``box``, ``oriented-box``, ``ellipsoid``, ``kdop``; ``shapes`` overrides
-    it per joint name (also ``"reach-window"`` for a swing window plus twist range).
-    ``reference`` is ``"mean"`` (eigen-mean of all frames), ``"first"``, a frame index of the
-    first clip, a Motion (its first frame) or a ``[J, 4]`` array.
-
-    With ``mirror`` every clip is also fitted mirrored across the skeleton's sagittal plane
-    (:func:`jointlimits.motion.mirror.mirror_motion`): a left joint learns the mirrored rotations of
-    its right counterpart and a centre joint its own, and the mean reference is taken over
-    both. The skeleton's rest offsets must be mirror images (LimitsError otherwise).
-    """
+    """The parts of a :class:`~jointlimits.limits.model.JointLimits` fitted to ``motions``: the
+    skeleton, a limit per fitted joint, the settings and the rest directions. The arguments are
+    those of :meth:`JointLimits.fit <jointlimits.limits.model.JointLimits.fit>`, which documents
+    them."""
     if shape not in shape_kinds():
         raise LimitsError(f"unknown limit shape {shape!r}; expected one of {', '.join(shape_kinds())}")
     if not (np.isfinite(padding) and padding >= 0):
