@@ -56,7 +56,7 @@ inline void fk_chain(const Quat& br, const Vec3& bp, const double* off, const do
 inline void project_joint(double* L, int64_t k, const ChainLimits& lim) {
     double* q = L + 4 * k;
     if (lim.fitted[k] != nullptr) {
-        limit_step(*lim.fitted[k], q, 1, false, 0.0, 0.0, q, nullptr);
+        limit_step_rows(*lim.fitted[k], q, 1, false, 0.0, 0.0, q, nullptr);  // (limit_step on one row)
     } else if (lim.reach[k] != nullptr) {
         Quat o;
         lim.reach[k]->project(load4(q), 1e-9, o);

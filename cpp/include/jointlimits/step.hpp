@@ -273,9 +273,11 @@ JL_INLINE void limit_step_chunk(const CompiledLimit& L, const S& shape, const do
 /// Limited rotations q [n, 4] -> out [n, 4] (softened when soft_on) and, if hard != nullptr, the
 /// unsoftened result. Rotations the projection leaves in place are copied through unchanged;
 /// results are on the caller's cover. q, out and hard may be strided by `stride` doubles per row.
-/// SA, SB: the types of L.a and L.b (sa, sb).
-template <class SA, class SB>
-inline void limit_step_rows_of(const CompiledLimit& L, const SA& sa, const SB& sb, const double* q, std::size_t n,
+/// SA: the type of L.a (sa). L.b (the quirks mode's twist shape) is dispatched per row: that mode
+/// is the reference's reproduction, and one instantiation per pair of shapes would multiply the
+/// compile time of every file that includes the step by the number of shapes.
+template <class SA>
+inline void limit_step_rows_of(const CompiledLimit& L, const SA& sa, const double* q, std::size_t n,
                                bool soft_on, double falloff, double radius, double* out, double* hard,
                                std::size_t stride) {
     using detail::store;
@@ -326,7 +328,7 @@ inline void limit_step_rows_of(const CompiledLimit& L, const SA& sa, const SB& s
                 }
             } else {
                 const Vec3 u = lim_log2(tw);
-                const Vec3 g = sb.project(u);
+                const Vec3 g = std::visit([&](const auto& sb) { return sb.project(u); }, L.b);
                 const Vec3 k = soft_on ? detail::soften3(u, g, falloff, radius) : g;
                 inside = h.x == v.x && h.y == v.y && h.z == v.z && g.x == k.x && g.y == k.y && g.z == k.z &&
                          std::abs(g.x - u.x) + std::abs(g.y - u.y) + std::abs(g.z - u.z) <=
@@ -357,9 +359,8 @@ inline void limit_step_rows_of(const CompiledLimit& L, const SA& sa, const SB& s
 /// limit_step_rows_of for the shapes L holds (one dispatch per call).
 inline void limit_step_rows(const CompiledLimit& L, const double* q, std::size_t n, bool soft_on, double falloff,
                             double radius, double* out, double* hard, std::size_t stride = 4) {
-    std::visit([&](const auto& sa, const auto& sb) {
-        limit_step_rows_of(L, sa, sb, q, n, soft_on, falloff, radius, out, hard, stride);
-    }, L.a, L.b);
+    std::visit([&](const auto& sa) { limit_step_rows_of(L, sa, q, n, soft_on, falloff, radius, out, hard, stride); },
+               L.a);
 }
 
 /// limit_step for modes 0 and 1 with L.a of type S (shape), in vectorised chunks.
