@@ -135,3 +135,13 @@ def test_the_pose_pass_writes_the_unsoftened_result_beside_the_limited(limits):
         core.project(q, True, 1.0, 0.1, soft, soft)
     with pytest.raises(ValueError, match="size of q"):
         core.project(q, True, 1.0, 0.1, soft, np.empty((1, J, 4)))
+
+
+def test_apply_refuses_a_smoother_that_is_not_a_function(limits):
+    with pytest.raises(LimitsError, match="smooth takes a function"):
+        limits.apply(_motion(5, 1), smooth=True)  # the former boolean
+
+
+def test_enabled_flags_need_one_per_joint(limits):
+    with pytest.raises(LimitsError, match="one flag per joint"):
+        JointLimits(_skeleton(), dict(limits.joints), enabled=[True, False])
