@@ -123,6 +123,18 @@ def fit_limits(
         bar.close()
 
 
+def _coupled_pairs(lim) -> list[tuple[str, str]]:
+    """The (parent, child) joints whose child limit is conditioned on its parent, in joint order."""
+    from ..limits.coupled import CoupledLimit
+
+    sk = lim.skeleton
+    return [
+        (sk.names[int(sk.parents[j])], sk.names[j])
+        for j in sorted(lim.joints)
+        if isinstance(lim.joints[j], CoupledLimit)
+    ]
+
+
 @click.command("fit")
 @click.argument("clips", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option("-o", "--output", type=click.Path(path_type=Path), required=True, help="Limits file to write (JSON).")
@@ -133,7 +145,7 @@ def fit_limits(
     "--reference",
     default="mean",
     show_default=True,
-    help="Reference pose: mean, first, a frame index of the first clip, or a BVH file (its first frame).",
+    help="Reference pose: mean, first, a frame index of the first clip, or a motion file (its first frame).",
 )
 @click.option(
     "--subsample",
@@ -155,7 +167,7 @@ def fit_limits(
     "--pair",
     multiple=True,
     metavar="PARENT=CHILD",
-    help="A coupled pair (repeatable; default: the humanoid pairs found by joint name).",
+    help="A coupled pair (repeatable; default: the humanoid pairs found from the skeleton's topology).",
 )
 @click.option(
     "--mirror",
@@ -186,8 +198,9 @@ def fit_command(
     quiet: bool,
     as_json: bool,
 ) -> None:
-    """Fit joint limits to one or more BVH clips of the same skeleton and rest pose. The joints
-    carrying the global position and heading get no limit unless --root or --joints names them."""
+    """Fit joint limits to one or more clips (any supported motion format: .bvh, .glb/.gltf, .npz)
+    of the same skeleton and rest pose. The joints carrying the global position and heading get
+    no limit unless --root or --joints names them. With --coupled it prints the pairs it coupled."""
     check_output_path(output, list(clips), force)
     if (coupled or pair) and (shape != "implicit" or swing_twist):
         raise BadInput("--coupled and --pair need --shape implicit (without --swing-twist)")
@@ -218,10 +231,13 @@ def fit_command(
     frames = sum(m.num_frames for m in ms)
     names = [lim.skeleton.names[j] for j in sorted(lim.joints)]
     left = [n for n in lim.settings.get("root_joints", []) if n not in names]
+    used = _coupled_pairs(lim)
     emit(
         f"fitted {len(lim.joints)} joints ({shape}{', swing-twist' if swing_twist else ''}"
         f"{', coupled' if coupled or pair else ''}{', mirrored' if mirror else ''}) "
-        f"on {len(ms)} clip(s), {frames} frames -> {output}" + (f" (left alone: {', '.join(left)})" if left else ""),
+        f"on {len(ms)} clip(s), {frames} frames -> {output}"
+        + (f" (left alone: {', '.join(left)})" if left else "")
+        + (f"\ncoupled pairs ({len(used)}): {', '.join(f'{a} -> {b}' for a, b in used)}" if coupled or pair else ""),
         {
             "output": str(output),
             "clips": [str(c) for c in clips],
@@ -232,6 +248,7 @@ def fit_command(
             "mirror": mirror,
             "joints": names,
             "root_joints_left_alone": left,
+            "pairs": [list(ab) for ab in used],
         },
         quiet,
         as_json,
