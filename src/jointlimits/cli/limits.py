@@ -258,7 +258,13 @@ def fit_command(
 @click.command("apply")
 @click.argument("limits_file", metavar="LIMITS.json", type=click.Path(path_type=Path))
 @click.argument("clip", type=click.Path(path_type=Path))
-@click.option("-o", "--output", type=click.Path(path_type=Path), required=True, help="BVH file to write.")
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(path_type=Path),
+    required=True,
+    help="Motion file to write (any supported format: .bvh, .glb, .gltf).",
+)
 @click.option(
     "--soften",
     nargs=2,
@@ -292,8 +298,9 @@ def apply_command(
     quiet: bool,
     as_json: bool,
 ) -> None:
-    """Project every frame of CLIP into the limits and write the result. The joints carrying the
-    global position and heading are left alone unless --root or --joints names them."""
+    """Project every frame of CLIP (any supported motion format) into the limits and write the
+    result. The joints carrying the global position and heading are left alone unless --root or
+    --joints names them."""
     from .. import io as motion_io
     from ..cleanup.smoothing import smooth_switches
     from ..limits.model import JointLimits
@@ -325,6 +332,12 @@ def _ranges_text(ranges: list[list[int]], most: int = 4) -> str:
     return ", ".join(parts) + (f" (+{len(ranges) - most} more)" if len(ranges) > most else "")
 
 
+def _fraction(x: float) -> str:
+    """A fraction with 3 decimals, or 2 significant digits where those would read 0.000 (one
+    frame out of thousands is not none)."""
+    return f"{x:.3f}" if x == 0 or x >= 0.0005 else f"{x:.2g}"
+
+
 def _report_table(rows: list[dict]) -> str:
     ranges = any("frame_ranges" in r for r in rows)
     lines = [
@@ -333,7 +346,7 @@ def _report_table(rows: list[dict]) -> str:
     ]
     for r in sorted(rows, key=lambda r: -r["fraction_outside"]):
         lines.append(
-            f"{r['joint']:<20} {r['frames_outside']:>8d} {r['fraction_outside']:>9.3f} "
+            f"{r['joint']:<20} {r['frames_outside']:>8d} {_fraction(r['fraction_outside']):>9} "
             f"{r['mean_violation_deg']:>9.2f} {r['max_violation_deg']:>9.2f}"
             + (f"  {_ranges_text(r.get('frame_ranges', []))}" if ranges else "")
         )
@@ -418,9 +431,10 @@ def plot_command(
     quiet: bool,
     as_json: bool,
 ) -> None:
-    """Plot a joint: ``plot LIMITS.json CLIP`` draws its point cloud in limit space with the limit
-    surface and the quaternions before/after unrolling; ``plot CLIP --after OUT.bvh`` draws the
-    joint's rotation before/after filtering. Frames outside the limit are marked."""
+    """Plot a joint. With LIMITS.json and CLIP: its point cloud in limit space with the limit
+    surface, and the quaternions before/after unrolling. With CLIP and --after OUT (a filtered
+    or limited version of it): the joint's rotation before/after. Frames outside the limit are
+    marked."""
     from .. import io as motion_io
 
     check_output_path(output, [*inputs, after], force, suffixes=(".png",), what="figure")
@@ -460,6 +474,13 @@ DEMO_FILES = (
     "violations.png",
     "limits.html",
 )
+
+
+def worst_joints(violation: Any, joints: Any, n: int = 3) -> list[int]:
+    """The ``n`` joints (of ``joints``) with the largest violation ``[F, J]`` in any frame. (A mean
+    over all frames favours joints with a small range that are often a little out, such as toes.)"""
+    worst = np.asarray(violation).max(axis=0) if len(violation) else np.zeros(np.shape(violation)[1])
+    return sorted(joints, key=lambda j: (-worst[j], j))[:n]
 
 
 def run_demo(
@@ -532,8 +553,7 @@ def run_demo(
     files["report_text"] = str(out_dir / "report.txt")
     files["violations_png"] = str(plot_violation_report(lim, wild, out_dir / "violations.png", projected=limited))
     # figures for the three joints the over-rotation pushed furthest out
-    mean_violation = wild_violation.mean(axis=0)
-    worst = [motion.skeleton.names[j] for j in sorted(lim.active(), key=lambda j: -mean_violation[j])[:3]]
+    worst = [motion.skeleton.names[j] for j in worst_joints(wild_violation, lim.active())]
     for name in worst:
         p = out_dir / f"joint_{safe_filename(name)}.png"  # names come from the clip: never a path
         plot_joint_limit(lim, motion, name, p, projected=limited, over_rotated=wild)

@@ -29,7 +29,7 @@ __all__ = ["recover_command"]
     "limits_path",
     type=click.Path(path_type=Path),
     default=None,
-    help="Joint limits JSON (from `jointlimits fit`); without it the recovery is unconstrained.",
+    help="Joint limits JSON (from jointlimits fit); without it the recovery is unconstrained.",
 )
 @click.option("-o", "--output", "out", type=click.Path(path_type=Path), required=True, help="Output BVH file.")
 @click.option(
