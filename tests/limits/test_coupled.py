@@ -439,3 +439,48 @@ def test_only_an_implicit_child_limit_can_be_coupled(flip):
     for base in (kdop.joint("b"), object()):
         with pytest.raises(LimitsError, match="needs an implicit"):
             CoupledLimit(base, "p", IDENTITY, lim.porigin, lim.pcell, lim.cells, lim.fields)
+
+
+def test_humanoid_pairs_from_the_topology_whatever_the_names():
+    """Bandai Namco's names (UpperArm_L, LowerLeg_R) and made-up ones: the pairs come from the
+    skeleton's shape (pelvis with three limbs, a chest with two arms and a neck)."""
+    from jointlimits.limits.coupled import humanoid_pairs
+    from jointlimits.motion.skeleton import Skeleton
+
+    def body(n: dict[str, str]) -> Skeleton:
+        parts = [
+            ("root", None, (0, 0, 0)),
+            ("pelvis", "root", (0, 90, 0)),
+            ("s1", "pelvis", (0, 10, 0)),
+            ("s2", "s1", (0, 10, 0)),
+            ("neck", "s2", (0, 15, 0)),
+            ("head", "neck", (0, 8, 0)),
+        ]
+        for sd, x in (("L", 1), ("R", -1)):
+            parts += [
+                (f"cla_{sd}", "s2", (x * 3, 12, 0)),
+                (f"up_{sd}", f"cla_{sd}", (x * 14, 0, 0)),
+                (f"lo_{sd}", f"up_{sd}", (x * 28, 0, 0)),
+                (f"hd_{sd}", f"lo_{sd}", (x * 25, 0, 0)),
+                (f"th_{sd}", "pelvis", (x * 9, 0, 0)),
+                (f"sh_{sd}", f"th_{sd}", (0, -42, 0)),
+                (f"ft_{sd}", f"sh_{sd}", (0, -42, 0)),
+            ]
+        names = [n.get(p[0], p[0]) for p in parts]
+        return Skeleton(names, [-1] + [names.index(n.get(p[1], p[1])) for p in parts[1:]], [p[2] for p in parts])
+
+    sk = body({})
+    pairs = set(humanoid_pairs(sk))
+    assert pairs == {
+        ("s1", "s2"),
+        ("s2", "neck"),
+        ("neck", "head"),
+        ("cla_L", "up_L"),
+        ("up_L", "lo_L"),
+        ("th_L", "sh_L"),
+        ("cla_R", "up_R"),
+        ("up_R", "lo_R"),
+        ("th_R", "sh_R"),
+    }
+    bandai = body({"lo_L": "LowerArm_L", "lo_R": "LowerArm_R", "sh_L": "LowerLeg_L", "sh_R": "LowerLeg_R"})
+    assert ("up_L", "LowerArm_L") in humanoid_pairs(bandai) and ("th_R", "LowerLeg_R") in humanoid_pairs(bandai)

@@ -237,3 +237,63 @@ def test_unknown_role_is_an_error():
 
     with pytest.raises(SkeletonError, match="unknown body-part role"):
         find_role(["Hips"], "tail")
+
+
+# one clip per skeleton of ../shared (8 conventions; Adelaide has two skeletons)
+SKELETONS = [
+    "lafan1/push1_subject2.bvh",
+    "bandai_namco/dataset-1_walk-back_normal_001.bvh",
+    "cmu_cgspeed_mb/cmu_12_01_walk.bvh",
+    "cmu_cgspeed_max/131_01.bvh",
+    "cmu_secondlife/60_05_scaled.bvh",
+    "sfu/0005_Jogging001.bvh",
+    "perfume/A_test.bvh",
+    "adelaide/louise.bvh",
+    "adelaide/milad.bvh",
+]
+
+
+def _skeleton(name: str) -> Skeleton:
+    """The skeleton of a shared clip (its header and first frame only)."""
+    with open(MOCAP / name, "rb") as fh:
+        head = b""
+        while b"Frame Time" not in head:
+            head += fh.readline()
+        head += fh.readline()
+    text = head.decode().replace("\r\n", "\n")
+    text = text[: text.index("Frames:")] + "Frames: 1\n" + text[text.index("Frame Time") :]
+    return bvh.loads(text).skeleton
+
+
+@needs_shared
+@pytest.mark.parametrize("name", SKELETONS)
+def test_body_roles_from_the_topology_on_every_shared_convention(name):
+    sk = _skeleton(name)
+    roles = naming.body_roles(sk)
+    assert roles is not None
+    for side in ("left", "right"):
+        for role in ("clavicle", "upper_arm", "forearm", "hand", "thigh", "shin", "foot"):
+            hits = naming.find_role(sk, role, side=side)
+            assert len(hits) == 1, (role, side, [sk.names[j] for j in hits])
+        # one limb: each part is the parent of the next
+        ch = [naming.find_role(sk, r, side=side)[0] for r in ("clavicle", "upper_arm", "forearm", "hand")]
+        assert all(sk.parents[b] == a for a, b in zip(ch, ch[1:]))
+        ch = [naming.find_role(sk, r, side=side)[0] for r in ("thigh", "shin", "foot")]
+        assert all(sk.parents[b] == a for a, b in zip(ch, ch[1:]))
+    assert len(naming.find_role(sk, "head")) == 1 and naming.find_role(sk, "spine")
+    from jointlimits.limits.coupled import humanoid_pairs
+
+    assert len(humanoid_pairs(sk)) >= 8
+
+
+def test_sides_need_a_capital_after_a_one_letter_prefix():
+    from jointlimits.motion.naming import side_of
+
+    assert [side_of(n) for n in ("lowerneck", "LHipJoint", "lCollar", "rShldr", "rhand", "Shoulder_L")] == [
+        "",
+        "left",
+        "left",
+        "right",
+        "",
+        "left",
+    ]

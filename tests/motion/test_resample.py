@@ -99,3 +99,69 @@ def test_real_clip_120_to_30_and_back_keeps_shape():
     err = quat.angle(back.rotations[:n], m.rotations[:n])
     assert np.median(err) < np.radians(2.0)
     assert down.fps == 30.0 and abs(down.duration - m.duration) < 2 * down.frame_time
+
+
+def _cut(src, dst, n: int):
+    """The first n frames of a shared clip, byte for byte (header, line endings, number style)."""
+    raw = src.read_bytes()
+    head, rest = raw.split(b"Frames:", 1)
+    count_line, rest = rest.split(b"\n", 1)
+    ft_line, rest = rest.split(b"\n", 1)
+    rows = rest.splitlines(keepends=True)[:n]
+    eol = b"\r\n" if count_line.endswith(b"\r") else b"\n"
+    dst.write_bytes(head + b"Frames: %d" % n + eol + ft_line + b"\n" + b"".join(rows))
+    return dst
+
+
+# rounded frame times (0.033333, 0.0083333, 0.008333), CRLF and LF, several conventions
+REAL = [
+    "lafan1/walk4_subject1.bvh",
+    "cmu_cgspeed_mb/01_01.bvh",
+    "sfu/0005_Jogging001.bvh",
+    "bandai_namco/dataset-1_bow_normal_001.bvh",
+]
+
+
+@needs_shared
+@pytest.mark.parametrize("name", REAL)
+def test_real_clip_at_its_own_rate_is_the_same_file_and_half_rate_every_second_frame(tmp_path, name):
+    src = _cut(MOCAP / name, tmp_path / "in.bvh", 121)
+    m = bvh.load(src)
+    fps = round(m.fps)
+    assert fps in (30, 120) and m.fps != fps  # the frame time is written rounded
+    bvh.save(tmp_path / "same.bvh", resample(m, fps), round_new=True)
+    assert (tmp_path / "same.bvh").read_bytes() == src.read_bytes()
+    bvh.save(tmp_path / "half.bvh", resample(m, fps / 2), round_new=True)
+    raw, half = src.read_bytes(), (tmp_path / "half.bvh").read_bytes()
+    head_rows = raw.split(b"Frame Time:")[1].splitlines(keepends=True)
+    rows = head_rows[1:]
+    rows_half = half.split(b"Frame Time:")[1].splitlines(keepends=True)
+    assert rows_half[1:] == rows[::2] and len(rows_half) - 1 == 61
+    # the frame time in the file's style: as many decimals, the half rate when read back
+    tok, tok_half = head_rows[0].split()[0], rows_half[0].split()[0]
+    assert len(tok_half.split(b".")[1]) == len(tok.split(b".")[1]) and round(1 / float(tok_half)) == fps // 2
+    assert rows_half[0].endswith(b"\r\n") == head_rows[0].endswith(b"\r\n")
+    assert half.split(b"MOTION")[0] == raw.split(b"MOTION")[0]  # the hierarchy's own bytes
+
+
+@needs_shared
+def test_interpolated_clip_keeps_crlf_and_the_files_decimals(tmp_path):
+    src = _cut(MOCAP / "lafan1/walk4_subject1.bvh", tmp_path / "in.bvh", 61)
+    res = CliRunner().invoke(main, ["resample", str(src), "--fps", "24", "-o", str(tmp_path / "out.bvh")])
+    assert res.exit_code == 0, res.output
+    assert "61 frames at 30 fps -> 49 frames at 24 fps" in res.output
+    out = (tmp_path / "out.bvh").read_bytes()
+    assert out.count(b"\n") == out.count(b"\r\n") and b"Frame Time: 0.041667\r\n" in out
+    values = out.split(b"Frame Time:")[1].split()[1:]
+    assert {len(v.split(b".")[1]) for v in values} == {6}  # the file's style: 6 decimals
+    back = bvh.load(tmp_path / "out.bvh")
+    ref = resample(bvh.load(src), 24)
+    assert back.num_frames == 49 and rot_err(back.rotations, ref.rotations) < 1e-6
+
+
+def test_nominal_rate_of_rounded_frame_times():
+    from jointlimits.motion.resample import nominal_fps
+
+    assert nominal_fps(1 / 0.033333) == 30.0 and nominal_fps(1 / 0.0083333) == 120.0
+    assert nominal_fps(1 / 0.008333) == 120.0 and nominal_fps(1 / 0.008) == 125.0
+    assert nominal_fps(29.97) == 29.97 and nominal_fps(0.5) == 0.5

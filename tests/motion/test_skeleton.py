@@ -200,17 +200,6 @@ def test_slices_are_copies_with_the_step_in_the_frame_time():
         m[3]
 
 
-STEPPED_SOURCE_BUG = pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "bug in io/bvh.py _row_bytes: the file rows of a stepped slice are in file order but not adjacent, and are "
-        "read as the one byte range from the first to the last, skipped rows included; the row count then disagrees, "
-        "so the source angles raise 'changed or removed since the clip was loaded' and a save writes the rotations "
-        "(-5.402899999999999) instead of the file's tokens (-5.4029)"
-    ),
-)
-
-
 def _rows(path) -> list[str]:
     lines = path.read_text().splitlines()
     return lines[next(i for i, line in enumerate(lines) if line.startswith("Frame Time")) + 1 :]
@@ -221,8 +210,8 @@ def _rows(path) -> list[str]:
     [
         slice(3, 9),
         slice(None, -2),
-        pytest.param(slice(3, 9, 2), marks=STEPPED_SOURCE_BUG),
-        pytest.param(slice(None, None, 2), marks=STEPPED_SOURCE_BUG),
+        slice(3, 9, 2),
+        slice(None, None, 2),
     ],
 )
 def test_slicing_a_loaded_clip_slices_its_source_angles_and_tokens(tmp_path, sl):

@@ -56,12 +56,13 @@ _HEIGHT_UNITS = ("metres", "body")
 
 # --------------------------------------------------------------------------- feet and toes
 def find_feet(skeleton: Skeleton) -> list[int]:
-    """Indices of the foot (ankle) joints: names of the ``foot`` role that are not toes, end
-    markers or fingers (:func:`jointlimits.motion.naming.find_role`), with at least two ancestors so
-    that UpLeg -> Leg -> Foot exists; ordered left before right (then by index)."""
+    """Indices of the foot (ankle) joints: joints of the ``foot`` role that are not toes, end
+    markers or fingers (:func:`jointlimits.motion.naming.find_role`: from the skeleton's topology,
+    else its names), with at least two ancestors so that UpLeg -> Leg -> Foot exists; ordered left
+    before right (then by index)."""
     out = [
         j
-        for j in find_role(skeleton.names, "foot", exclude=("toe", "end", "finger"))
+        for j in find_role(skeleton, "foot", exclude=("toe", "end", "finger"))
         if skeleton.parents[j] >= 0 and skeleton.parents[skeleton.parents[j]] >= 0
     ]
     return sorted(out, key=lambda j: (0 if side_of(skeleton.names[j]) == "left" else 1, j))
@@ -69,7 +70,7 @@ def find_feet(skeleton: Skeleton) -> list[int]:
 
 def find_toes(skeleton: Skeleton, feet: Sequence[int]) -> list[int | None]:
     """Per foot joint, its toe (ball) joint: the first child of the ``toe`` role, else None."""
-    toes = set(find_role(skeleton.names, "toe"))
+    toes = set(find_role(skeleton, "toe"))
     out: list[int | None] = []
     for j in feet:
         kids = [c for c in skeleton.children(j) if c in toes]

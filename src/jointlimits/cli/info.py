@@ -17,8 +17,9 @@ __all__ = ["info_command"]
 @json_option
 @friendly_errors
 def info_command(clip: Path, quiet: bool, as_json: bool) -> None:
-    """Print a BVH clip's joints, channels, frames, fps, duration, units, up axis and body height
-    (the standing height over the whole clip: head above the lowest foot point)."""
+    """Print a clip's joints, channels, frames, fps, duration, units, up axis and body height
+    (the standing height over the whole clip: head above the lowest foot point). CLIP is any
+    supported motion format (.bvh, .glb/.gltf, AMASS .npz)."""
     from .. import io as motion_io
     from ..motion.units import guess_units, guess_up_axis, stature
 

@@ -123,6 +123,18 @@ def fit_limits(
         bar.close()
 
 
+def _coupled_pairs(lim) -> list[tuple[str, str]]:
+    """The (parent, child) joints whose child limit is conditioned on its parent, in joint order."""
+    from ..limits.coupled import CoupledLimit
+
+    sk = lim.skeleton
+    return [
+        (sk.names[int(sk.parents[j])], sk.names[j])
+        for j in sorted(lim.joints)
+        if isinstance(lim.joints[j], CoupledLimit)
+    ]
+
+
 @click.command("fit")
 @click.argument("clips", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option("-o", "--output", type=click.Path(path_type=Path), required=True, help="Limits file to write (JSON).")
@@ -133,7 +145,7 @@ def fit_limits(
     "--reference",
     default="mean",
     show_default=True,
-    help="Reference pose: mean, first, a frame index of the first clip, or a BVH file (its first frame).",
+    help="Reference pose: mean, first, a frame index of the first clip, or a motion file (its first frame).",
 )
 @click.option(
     "--subsample",
@@ -155,7 +167,7 @@ def fit_limits(
     "--pair",
     multiple=True,
     metavar="PARENT=CHILD",
-    help="A coupled pair (repeatable; default: the humanoid pairs found by joint name).",
+    help="A coupled pair (repeatable; default: the humanoid pairs found from the skeleton's topology).",
 )
 @click.option(
     "--mirror",
@@ -186,8 +198,9 @@ def fit_command(
     quiet: bool,
     as_json: bool,
 ) -> None:
-    """Fit joint limits to one or more BVH clips of the same skeleton and rest pose. The joints
-    carrying the global position and heading get no limit unless --root or --joints names them."""
+    """Fit joint limits to one or more clips (any supported motion format: .bvh, .glb/.gltf, .npz)
+    of the same skeleton and rest pose. The joints carrying the global position and heading get
+    no limit unless --root or --joints names them. With --coupled it prints the pairs it coupled."""
     check_output_path(output, list(clips), force)
     if (coupled or pair) and (shape != "implicit" or swing_twist):
         raise BadInput("--coupled and --pair need --shape implicit (without --swing-twist)")
@@ -218,10 +231,13 @@ def fit_command(
     frames = sum(m.num_frames for m in ms)
     names = [lim.skeleton.names[j] for j in sorted(lim.joints)]
     left = [n for n in lim.settings.get("root_joints", []) if n not in names]
+    used = _coupled_pairs(lim)
     emit(
         f"fitted {len(lim.joints)} joints ({shape}{', swing-twist' if swing_twist else ''}"
         f"{', coupled' if coupled or pair else ''}{', mirrored' if mirror else ''}) "
-        f"on {len(ms)} clip(s), {frames} frames -> {output}" + (f" (left alone: {', '.join(left)})" if left else ""),
+        f"on {len(ms)} clip(s), {frames} frames -> {output}"
+        + (f" (left alone: {', '.join(left)})" if left else "")
+        + (f"\ncoupled pairs ({len(used)}): {', '.join(f'{a} -> {b}' for a, b in used)}" if coupled or pair else ""),
         {
             "output": str(output),
             "clips": [str(c) for c in clips],
@@ -232,6 +248,7 @@ def fit_command(
             "mirror": mirror,
             "joints": names,
             "root_joints_left_alone": left,
+            "pairs": [list(ab) for ab in used],
         },
         quiet,
         as_json,
@@ -241,7 +258,13 @@ def fit_command(
 @click.command("apply")
 @click.argument("limits_file", metavar="LIMITS.json", type=click.Path(path_type=Path))
 @click.argument("clip", type=click.Path(path_type=Path))
-@click.option("-o", "--output", type=click.Path(path_type=Path), required=True, help="BVH file to write.")
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(path_type=Path),
+    required=True,
+    help="Motion file to write (any supported format: .bvh, .glb, .gltf).",
+)
 @click.option(
     "--soften",
     nargs=2,
@@ -275,8 +298,9 @@ def apply_command(
     quiet: bool,
     as_json: bool,
 ) -> None:
-    """Project every frame of CLIP into the limits and write the result. The joints carrying the
-    global position and heading are left alone unless --root or --joints names them."""
+    """Project every frame of CLIP (any supported motion format) into the limits and write the
+    result. The joints carrying the global position and heading are left alone unless --root or
+    --joints names them."""
     from .. import io as motion_io
     from ..cleanup.smoothing import smooth_switches
     from ..limits.model import JointLimits
@@ -308,6 +332,12 @@ def _ranges_text(ranges: list[list[int]], most: int = 4) -> str:
     return ", ".join(parts) + (f" (+{len(ranges) - most} more)" if len(ranges) > most else "")
 
 
+def _fraction(x: float) -> str:
+    """A fraction with 3 decimals, or 2 significant digits where those would read 0.000 (one
+    frame out of thousands is not none)."""
+    return f"{x:.3f}" if x == 0 or x >= 0.0005 else f"{x:.2g}"
+
+
 def _report_table(rows: list[dict]) -> str:
     ranges = any("frame_ranges" in r for r in rows)
     lines = [
@@ -316,7 +346,7 @@ def _report_table(rows: list[dict]) -> str:
     ]
     for r in sorted(rows, key=lambda r: -r["fraction_outside"]):
         lines.append(
-            f"{r['joint']:<20} {r['frames_outside']:>8d} {r['fraction_outside']:>9.3f} "
+            f"{r['joint']:<20} {r['frames_outside']:>8d} {_fraction(r['fraction_outside']):>9} "
             f"{r['mean_violation_deg']:>9.2f} {r['max_violation_deg']:>9.2f}"
             + (f"  {_ranges_text(r.get('frame_ranges', []))}" if ranges else "")
         )
@@ -401,9 +431,10 @@ def plot_command(
     quiet: bool,
     as_json: bool,
 ) -> None:
-    """Plot a joint: ``plot LIMITS.json CLIP`` draws its point cloud in limit space with the limit
-    surface and the quaternions before/after unrolling; ``plot CLIP --after OUT.bvh`` draws the
-    joint's rotation before/after filtering. Frames outside the limit are marked."""
+    """Plot a joint. With LIMITS.json and CLIP: its point cloud in limit space with the limit
+    surface, and the quaternions before/after unrolling. With CLIP and --after OUT (a filtered
+    or limited version of it): the joint's rotation before/after. Frames outside the limit are
+    marked."""
     from .. import io as motion_io
 
     check_output_path(output, [*inputs, after], force, suffixes=(".png",), what="figure")
@@ -443,6 +474,13 @@ DEMO_FILES = (
     "violations.png",
     "limits.html",
 )
+
+
+def worst_joints(violation: Any, joints: Any, n: int = 3) -> list[int]:
+    """The ``n`` joints (of ``joints``) with the largest violation ``[F, J]`` in any frame. (A mean
+    over all frames favours joints with a small range that are often a little out, such as toes.)"""
+    worst = np.asarray(violation).max(axis=0) if len(violation) else np.zeros(np.shape(violation)[1])
+    return sorted(joints, key=lambda j: (-worst[j], j))[:n]
 
 
 def run_demo(
@@ -515,8 +553,7 @@ def run_demo(
     files["report_text"] = str(out_dir / "report.txt")
     files["violations_png"] = str(plot_violation_report(lim, wild, out_dir / "violations.png", projected=limited))
     # figures for the three joints the over-rotation pushed furthest out
-    mean_violation = wild_violation.mean(axis=0)
-    worst = [motion.skeleton.names[j] for j in sorted(lim.active(), key=lambda j: -mean_violation[j])[:3]]
+    worst = [motion.skeleton.names[j] for j in worst_joints(wild_violation, lim.active())]
     for name in worst:
         p = out_dir / f"joint_{safe_filename(name)}.png"  # names come from the clip: never a path
         plot_joint_limit(lim, motion, name, p, projected=limited, over_rotated=wild)

@@ -29,7 +29,7 @@ __all__ = ["recover_command"]
     "limits_path",
     type=click.Path(path_type=Path),
     default=None,
-    help="Joint limits JSON (from `jointlimits fit`); without it the recovery is unconstrained.",
+    help="Joint limits JSON (from jointlimits fit); without it the recovery is unconstrained.",
 )
 @click.option("-o", "--output", "out", type=click.Path(path_type=Path), required=True, help="Output BVH file.")
 @click.option(
@@ -109,6 +109,9 @@ def recover_command(
     finally:
         bar.close()
     bvh.save(out, motion)
+    truth = _rotation_error(positions, rig.skeleton, motion)
+    if truth is not None:
+        rep.extra["rotation_error_deg"], rep.extra["rotation_error_inner_deg"] = truth
     if as_json:
         d = rep.to_dict()
         d.update(
@@ -140,4 +143,29 @@ def recover_command(
             f"{rep.frames_outside_after} frames"
         )
     else:
-        click.echo("  no limits given: unconstrained recovery")
+        click.echo(
+            f"  no limits given: unconstrained recovery, unobserved twists from the {rep.extra['posture_prior']}"
+        )
+    if truth is not None:
+        click.echo(
+            f"  local rotations against {positions.name}'s own: mean {truth[0]:.1f} deg "
+            f"(joints with a child {truth[1]:.1f} deg)"
+        )
+
+
+def _rotation_error(positions: Path, skeleton, motion) -> tuple[float, float] | None:
+    """Mean angle (degrees) between the recovered local rotations and those of POSITIONS when it
+    is a BVH of the same joints and frames (all joints; joints with a child), else None."""
+    import numpy as np
+
+    from ..io import bvh
+    from ..motion import quat
+
+    if positions.suffix.lower() != ".bvh":
+        return None
+    src = bvh.load(positions)
+    if src.skeleton.names != skeleton.names or src.num_frames != motion.num_frames:
+        return None
+    ang = np.degrees(quat.angle(motion.rotations, src.rotations))
+    inner = [j for j in range(skeleton.num_joints) if skeleton.children(j)]
+    return float(ang.mean()), float(ang[:, inner].mean())

@@ -24,17 +24,26 @@ __all__ = ["resample_command", "rename_command"]
 @json_option
 @friendly_errors
 def resample_command(clip: Path, fps: float, output: Path, force: bool, quiet: bool, as_json: bool) -> None:
-    """Resample CLIP to FPS frames per second (slerp for rotations, linear for positions)."""
+    """Resample CLIP to FPS frames per second (slerp for rotations, linear for positions).
+
+    A rounded frame time (0.033333) is read as the rate it rounds (30). The clip's own rate writes
+    the same file; a whole divisor of it (15 on a 30 fps clip) picks every k-th frame. A BVH
+    output keeps the input's line endings and number style.
+    """
     from .. import io as motion_io
-    from ..motion.resample import resample
+    from ..motion.resample import nominal_fps, resample
 
     check_output_path(output, [clip], force)
     m = motion_io.load(clip)
     out = resample(m, fps)
-    motion_io.save(output, out)
+    # interpolated values are written to the file's decimals, not to every digit of a double
+    motion_io.save(
+        output, out, **({"round_new": True} if motion_io.FORMATS.get(output.suffix.lower()) == "bvh" else {})
+    )
+    fps_in, fps_out = nominal_fps(m.fps), nominal_fps(out.fps)
     emit(
-        f"{m.num_frames} frames at {m.fps:g} fps -> {out.num_frames} frames at {out.fps:g} fps -> {output}",
-        {"output": str(output), "frames_in": m.num_frames, "fps_in": m.fps, "frames": out.num_frames, "fps": out.fps},
+        f"{m.num_frames} frames at {fps_in:g} fps -> {out.num_frames} frames at {fps_out:g} fps -> {output}",
+        {"output": str(output), "frames_in": m.num_frames, "fps_in": fps_in, "frames": out.num_frames, "fps": fps_out},
         quiet,
         as_json,
     )

@@ -140,8 +140,11 @@ def recover(
     positions give the bone offsets and whose frame time is the default. ``limits``: a
     JointLimits model (or any object with ``project`` / ``contains`` on ``[F, J, 4]``) or None.
     Frames with no observation at all are interpolated from their neighbours.
-    ``rest``: the posture ``[J, 4]`` the weak pull goes to (default: the limits' reference
-    rotations, else the skeleton's rest pose). ``smooth``: half-life (s) of the zero-lag damper
+    ``rest``: the posture ``[J, 4]`` the weak pull goes to, which decides the twist of bones
+    that positions do not observe (default: the limits' reference rotations; without limits,
+    the mean posture of ``skeleton`` when it is a Motion, e.g. the rig's BVH, else the
+    skeleton's rest pose, which for rigs drawn with bones along one local axis (LAFAN1) is no
+    human posture: twists then go far wrong). ``smooth``: half-life (s) of the zero-lag damper
     applied to the positions first. ``robust``: down-weight outliers in the second pass (by
     their distance against twice the median residual of the first). Returns the motion and
     a :class:`RecoveryReport`.
@@ -176,6 +179,11 @@ def recover(
     if smooth is not None:
         p = smooth_positions(p, ft, smooth)
     p = np.where(seen[..., None], p, np.nan)
+    posture = "given" if rest is not None else "limits reference" if limits is not None else "skeleton rest"
+    if rest is None and limits is None and isinstance(skeleton, Motion) and skeleton.num_frames:
+        # the rig's mean posture: a human posture to take unobserved twists from
+        rest = quat.normalize(quat.average(skeleton.rotations, axis=0))
+        posture = "rig mean posture"
     ik = WholeBodyIK(sk, limits, local_positions=local, rest=rest, iterations=iterations)
     free = WholeBodyIK(sk, None, local_positions=local, rest=ik.rest)
     # "before": the closed-form guess without limits (what a limit-free fit gives at once)
@@ -216,6 +224,7 @@ def recover(
             "robust_scale": first_scale,
             "warm_start": bool(warm_start),
             "smooth_halflife": smooth,
+            "posture_prior": posture,
         },
     )
     return motion, rep

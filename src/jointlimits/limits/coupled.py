@@ -31,7 +31,8 @@ from numpy.typing import NDArray
 from .._native import _core
 from ..errors import LimitsError
 from ..motion import quat
-from ..motion.naming import is_role
+from ..motion.naming import find_role
+from ..motion.skeleton import Skeleton
 from ._checks import check_soften
 from .implicit import (
     ENCODING,
@@ -66,15 +67,27 @@ COUPLED_ROLES = [
 ]
 
 
-def humanoid_pairs(names: Sequence[str], parents: Sequence[int]) -> list[tuple[str, str]]:
-    """(parent, child) joint pairs of a humanoid whose limits are coupled: clavicle -> shoulder,
-    shoulder -> elbow, hip -> knee, along the spine and neck -> head (found by name). (Elbow ->
-    wrist and knee -> ankle were measured and left out: on LAFAN1 their coupled limits admit no
-    less than the uncoupled ones at the same held-out recall.)"""
+def humanoid_pairs(skeleton: Skeleton | Sequence[str], parents: Sequence[int] | None = None) -> list[tuple[str, str]]:
+    """(parent, child) joint pairs of a humanoid whose limits are coupled (:data:`COUPLED_ROLES`):
+    clavicle -> upper arm, upper arm -> forearm, thigh -> shin, along the spine, spine -> neck
+    and neck -> head, with the body-part roles read from the skeleton's topology
+    (:func:`jointlimits.motion.naming.body_roles`; from the names when it shows no body, or when
+    given names and parents). (Forearm -> hand and shin -> foot were measured and left out: on
+    LAFAN1 their coupled limits admit no less than the uncoupled ones at the same held-out
+    recall.)"""
+    if not isinstance(skeleton, Skeleton):
+        if parents is None:
+            raise LimitsError("humanoid_pairs: give a Skeleton, or joint names and parents")
+        skeleton = Skeleton(list(skeleton), list(parents), np.zeros((len(skeleton), 3)))
+    names, P = skeleton.names, skeleton.parents
+    roles: dict[str, set[int]] = {}
+    for a, b in COUPLED_ROLES:
+        for r in (a, *b):
+            roles.setdefault(r, set(find_role(skeleton, r)))
     return [
         (names[p], names[c])
-        for c, p in enumerate(parents)
-        if p >= 0 and any(is_role(names[p], a) and is_role(names[c], *b) for a, b in COUPLED_ROLES)
+        for c, p in enumerate(int(x) for x in P)
+        if p >= 0 and any(p in roles[a] and any(c in roles[r] for r in b) for a, b in COUPLED_ROLES)
     ]
 
 

@@ -210,7 +210,7 @@ def fit_joints(
             raise LimitsError("coupled limits need shape='implicit' without swing-twist")
         from .coupled import CoupledLimit, humanoid_pairs
 
-        found = humanoid_pairs(sk.names, sk.parents) if pairs is None else list(pairs)
+        found = humanoid_pairs(sk) if pairs is None else list(pairs)
         for pn, cn in found:
             p, c = sk.index(pn), sk.index(cn)
             if sk.parents[c] != p:

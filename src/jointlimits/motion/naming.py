@@ -45,6 +45,7 @@ __all__ = [
     "role_pattern",
     "is_role",
     "find_role",
+    "body_roles",
     "side_of",
 ]
 
@@ -222,8 +223,9 @@ ROLES: dict[str, str] = {
 }
 _ROLE_RE = {k: re.compile(v, re.I) for k, v in ROLES.items()}
 
-_LEFT = re.compile(r"(^left|^l[_.\-]|^l(?=[A-Z])|[_.\-]l$|left)", re.I)
-_RIGHT = re.compile(r"(^right|^r[_.\-]|^r(?=[A-Z])|[_.\-]r$|right)", re.I)
+# a one-letter prefix counts only before a capital (lHand, LHipJoint; not lowerneck)
+_LEFT = re.compile(r"((?i:^left|^l[_.\-]|[_.\-]l$|left)|^[lL](?=[A-Z]))")
+_RIGHT = re.compile(r"((?i:^right|^r[_.\-]|[_.\-]r$|right)|^[rR](?=[A-Z]))")
 
 
 def role_pattern(role: str) -> re.Pattern[str]:
@@ -251,13 +253,160 @@ def side_of(name: str) -> str:
 def find_role(
     names: Sequence[str] | Skeleton, *roles: str, exclude: Sequence[str] = (), side: str | None = None
 ) -> list[int]:
-    """Indices (ascending) of the joints whose names match any of ``roles`` and none of ``exclude``
-    (see :data:`ROLES`); with ``side`` ("left", "right" or "" for neither) only those on that side."""
+    """Indices (ascending) of the joints that play any of ``roles`` and none of ``exclude``; with
+    ``side`` ("left", "right" or "" for neither) only those on that side.
+
+    Given a :class:`Skeleton` whose topology shows a body (:func:`body_roles`), the roles and sides
+    are the topology's (``end`` markers still by name); given names, or a skeleton without a
+    body (a single limb, a prop), they come from the names (:data:`ROLES`, :func:`side_of`).
+    """
+    for r in (*roles, *exclude):
+        role_pattern(r)  # unknown roles raise
     if isinstance(names, Skeleton):
+        body = body_roles(names)
+        if body is not None:
+            out = []
+            for j, ((role, sd), n) in enumerate(zip(body, names.names)):
+                have = {role} | ({"end"} if role_pattern("end").search(n) else set())
+                if have & set(roles) and not have & set(exclude) and (side is None or sd == side):
+                    out.append(j)
+            return out
         names = names.names
     return [
         j for j, n in enumerate(names) if is_role(n, *roles, exclude=exclude) and (side is None or side_of(n) == side)
     ]
+
+
+# anchors that place a limb chain's joints when the names show them (else bone lengths do)
+_KNEE = re.compile(r"(knee|shin|calf|lowerleg|(?<!up)(?<!upper)leg)", re.I)
+_ELBOW = re.compile(r"(forearm|lowerarm|elbow)", re.I)
+_HEAD = re.compile(r"head", re.I)
+
+
+def _chain(kids: list[list[int]], height: list[int], j: int) -> list[int]:
+    """From ``j`` down the child with the longest line of descendants (ties: the first)."""
+    out = [j]
+    while kids[out[-1]]:
+        out.append(max(kids[out[-1]], key=lambda c: (height[c], -c)))
+    return out
+
+
+def _chain_side(names: Sequence[str], chain: Sequence[int]) -> str:
+    for j in chain:
+        s = side_of(names[j])
+        if s:
+            return s
+    return ""
+
+
+def body_roles(skeleton: Skeleton) -> list[tuple[str, str]] | None:
+    """Per joint, its body-part role and side (``("forearm", "left")``; ``("", "")`` for a joint
+    that plays none, e.g. a ground-level root or a hip joint between pelvis and thigh), read from
+    the topology; None when the skeleton shows no body.
+
+    The pelvis is the first joint (from the root) with three or more limbs below it; the largest
+    is the spine, which runs to the first joint where it branches (the chest), and the others are
+    the legs. The chest's children with a side are the arms, the other one the neck. Along a leg
+    the thigh and shin are the joints before and at the first knee-like name (knee, shin, calf,
+    LowerLeg, a Leg that is not an UpLeg), else the two consecutive joints with the longest
+    bones; then foot and toe. Along an arm the forearm is the first elbow-like name (ForeArm,
+    LowerArm, Elbow), else the third joint of four or more (second of three); the joint before is
+    the upper arm, the one before that the clavicle, the one after the hand, and everything
+    below the hand are fingers. Spine joints run from below the pelvis to the chest; on the neck
+    line the head is the first joint named head (else the last that is not an end marker), the
+    joints before it are the neck. Sides come from the names along each limb (:func:`side_of`):
+    without them, arms and legs are told by the size of their lines, with no side.
+    """
+    J = skeleton.num_joints
+    P = [int(p) for p in skeleton.parents]
+    names = skeleton.names
+    kids: list[list[int]] = [[] for _ in range(J)]
+    for j, p in enumerate(P):
+        if p >= 0:
+            kids[p].append(j)
+    height = [0] * J  # joints below along the longest line
+    size = [1] * J
+    depth = skeleton.depth()
+    for j in sorted(range(J), key=lambda k: -depth[k]):
+        if P[j] >= 0:
+            height[P[j]] = max(height[P[j]], height[j] + 1)
+            size[P[j]] += size[j]
+    bone = np.zeros(J)  # length of each joint's bone: to its child along the chain (or End Site)
+    for p, o in skeleton.end_sites:
+        bone[p] = max(bone[p], float(np.linalg.norm(o)))
+    for j in range(J):
+        if kids[j]:
+            c = max(kids[j], key=lambda c: (height[c], -c))
+            bone[j] = float(np.linalg.norm(skeleton.offsets[c]))
+    order = [j for j in range(J) if P[j] < 0]
+    pelvis = None
+    for j in order:  # breadth first
+        if sum(1 for c in kids[j] if height[c] >= 1) >= 3:
+            pelvis = j
+            break
+        order.extend(kids[j])
+    if pelvis is None:
+        return None
+    limbs = sorted((c for c in kids[pelvis] if height[c] >= 1), key=lambda c: (-size[c], c))
+    spine_root, rest = limbs[0], limbs[1:]
+    legs = [c for c in rest if _chain_side(names, _chain(kids, height, c))]
+    if len(legs) < 2:
+        legs = rest[:2]
+    out: list[tuple[str, str]] = [("", "")] * J
+
+    def put(j: int, role: str, side: str) -> None:
+        out[j] = (role, side)
+
+    for leg in legs:
+        ch = _chain(kids, height, leg)
+        sd = _chain_side(names, ch)
+        k = next((i for i, j in enumerate(ch) if i >= 1 and _KNEE.search(names[j])), None)
+        if k is None:
+            if len(ch) < 2:
+                continue
+            k = 1 + int(np.argmax([bone[ch[i]] + bone[ch[i + 1]] for i in range(len(ch) - 1)]))
+        for i, role in ((k - 1, "thigh"), (k, "shin"), (k + 1, "foot"), (k + 2, "toe")):
+            if 0 <= i < len(ch):
+                put(ch[i], role, sd)
+    # the spine: single joints up to the first branch (the chest)
+    chest = spine_root
+    put(chest, "spine", "")
+    while len(kids[chest]) == 1:
+        chest = kids[chest][0]
+        put(chest, "spine", "")
+    branches = [c for c in kids[chest]]
+    arms = [c for c in branches if side_of(names[c]) and height[c] >= 2]
+    if len(arms) < 2:
+        arms = sorted(branches, key=lambda c: (-height[c], c))[:2] if len(branches) >= 3 else []
+    necks = [c for c in branches if c not in arms]
+    for arm in arms:
+        ch = _chain(kids, height, arm)
+        sd = _chain_side(names, ch)
+        k = next((i for i, j in enumerate(ch) if i >= 1 and _ELBOW.search(names[j])), None)
+        if k is None:
+            k = 2 if len(ch) >= 4 else 1
+        for i, role in ((k - 2, "clavicle"), (k - 1, "upper_arm"), (k, "forearm"), (k + 1, "hand")):
+            if 0 <= i < len(ch):
+                put(ch[i], role, sd)
+        if k + 1 < len(ch):
+            hand = ch[k + 1]
+            stack = list(kids[hand])
+            while stack:
+                f = stack.pop()
+                put(f, "finger", sd)
+                stack.extend(kids[f])
+    if necks:
+        neck = max(necks, key=lambda c: (height[c], -c))
+        ch = _chain(kids, height, neck)
+        h = next((i for i, j in enumerate(ch) if _HEAD.search(names[j])), None)
+        if h is None:
+            h = len(ch) - 1
+            while h > 0 and role_pattern("end").search(names[ch[h]]) and not kids[ch[h]]:
+                h -= 1
+        for i in range(h):
+            put(ch[i], "neck", "")
+        put(ch[h], "head", "")
+    return out
 
 
 def _bare(name: str) -> str:
@@ -311,9 +460,16 @@ def map_names(skeleton: Skeleton, to: str, source: str | None = None) -> Skeleto
 
 
 def _pairs(a: Skeleton, b: Skeleton) -> dict[str, tuple[int, int]]:
+    """Canonical name -> (joint of a, joint of b); then joints of the same name that neither
+    convention table knows (a clip mapped onto its own skeleton keeps its thumbs)."""
     ca, cb = canonical(a), canonical(b)
     ib = {c: j for j, c in cb.items()}
-    return {c: (j, ib[c]) for j, c in ca.items() if c in ib}
+    out = {c: (j, ib[c]) for j, c in ca.items() if c in ib}
+    used_a, used_b = set(ca), set(cb)
+    for j, n in enumerate(a.names):
+        if j not in used_a and n in b.names and b.index(n) not in used_b and n not in out:
+            out[n] = (j, b.index(n))
+    return out
 
 
 def _rest_global(sk: Skeleton) -> NDArray[np.float64]:
@@ -382,7 +538,9 @@ def map_motion(motion: Motion, target: Skeleton, tolerance_deg: float = DEFAULT_
     """``motion`` re-expressed on ``target``'s joints (names, parents, offsets): each target
     joint's local rotation is the source's rotation from the joint mapped to its parent to the
     joint mapped to it; unmapped target joints keep the identity (with a warning). The root's
-    translation is scaled by the ratio of the skeletons' sizes at rest."""
+    translation is scaled by the ratio of the skeletons' sizes at rest. A target without End
+    Sites (the skeleton of a limits file) gets the clip's, scaled alike, on the leaf joints
+    mapped to the joints that carry them."""
     src = motion.skeleton
     check_rest_pose(src, target, tolerance_deg)
     pairs = _pairs(target, src)
@@ -409,7 +567,14 @@ def map_motion(motion: Motion, target: Skeleton, tolerance_deg: float = DEFAULT_
             rot[:, jt] = gr[:, js]
             above = int(target.parents[jt])
             pos[:, jt] = gp[:, js] * k - (rest_t[above] if above >= 0 else 0.0)
-    return Motion(target.copy(), rot, pos, motion.frame_time)
+    out = target.copy()
+    if not out.end_sites and src.end_sites:
+        s2t = {js: jt for jt, js in t2s.items()}
+        leaves = set(range(J)) - {int(p) for p in out.parents if p >= 0}
+        ends = [(s2t[p], np.asarray(o, float) * k) for p, o in src.end_sites if s2t.get(p) in leaves]
+        if ends:
+            out = Skeleton(out.names, out.parents, out.offsets, out.channels, ends)
+    return Motion(out, rot, pos, motion.frame_time)
 
 
 def rename_motion(motion: Motion, to: str, source: str | None = None) -> Motion:

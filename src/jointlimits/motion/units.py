@@ -9,8 +9,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import JointLimitsError
-from .naming import is_role
-from .skeleton import Motion, end_site_positions, forward_kinematics
+from .naming import find_role
+from .skeleton import Motion, Skeleton, end_site_positions, forward_kinematics
 
 __all__ = [
     "UnitGuess",
@@ -52,12 +52,12 @@ def up_vector(up: str) -> np.ndarray:
     return v
 
 
-def _head_joints(names) -> list[int]:
-    return [j for j, n in enumerate(names) if is_role(n, "head")]
+def _head_joints(skeleton: Skeleton) -> list[int]:
+    return find_role(skeleton, "head")
 
 
-def _foot_joints(names) -> list[int]:
-    return [j for j, n in enumerate(names) if is_role(n, "foot", "toe")]
+def _foot_joints(skeleton: Skeleton) -> list[int]:
+    return find_role(skeleton, "foot", "toe")
 
 
 # (name, metres per unit, typical standing height in those units)
@@ -84,8 +84,7 @@ def guess_up_axis(motion: Motion) -> str:
     """'+y', '-z', ...: the mean direction from the feet to the head (by joint names), or the axis
     along which the body extends most when names do not tell."""
     _, gp = forward_kinematics(motion.frames(0, min(motion.num_frames, 200)))
-    names = motion.skeleton.names
-    heads, feet = _head_joints(names), _foot_joints(names)
+    heads, feet = _head_joints(motion.skeleton), _foot_joints(motion.skeleton)
     if heads and feet:
         d = np.mean(gp[:, heads].mean(1) - gp[:, feet].mean(1), axis=0)
     else:
@@ -134,7 +133,7 @@ def stature(motion: Motion, up: str | None = None, max_frames: int = 10_000) -> 
     ends = [p for p, _ in sk.end_sites]
     pts = np.concatenate([gp, end_site_positions(sub, gr, gp)], axis=1)[..., k]
     owner = list(range(sk.num_joints)) + ends  # the joint each point belongs to
-    head_j, foot_j = set(_head_joints(sk.names)), set(_foot_joints(sk.names))
+    head_j, foot_j = set(_head_joints(sk)), set(_foot_joints(sk))
     heads = [i for i, j in enumerate(owner) if j in head_j]
     feet = [i for i, j in enumerate(owner) if j in foot_j]
     if heads and feet:

@@ -91,7 +91,7 @@ def chain_limits(limits: Any, joints: Sequence[int]) -> list[Any] | None:
 def _find(skeleton: Skeleton, role: str, side: str = "") -> int | None:
     """The shallowest joint of ``role`` on ``side`` (not a finger, toe or end marker), or None."""
     depth = skeleton.depth()
-    hits = find_role(skeleton.names, role, exclude=("end", "finger", "toe"), side=side)
+    hits = find_role(skeleton, role, exclude=("end", "finger", "toe"), side=side)
     return min(hits, key=lambda j: (depth[j], j)) if hits else None
 
 

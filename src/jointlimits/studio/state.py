@@ -122,11 +122,12 @@ class StudioState:
         return [n for j, n in enumerate(self.skeleton.names) if self.skeleton.rotation_order(j)]
 
     def _default_joint(self) -> int:
+        from ..motion.naming import find_role
+
         sk = self.skeleton
-        for pat in ("LeftArm", "leftarm", "left_arm", "lshoulder", "LeftShoulder"):
-            for j, n in enumerate(sk.names):
-                if n.lower() == pat.lower():
-                    return j
+        arm = find_role(sk, "upper_arm", side="left")  # the left upper arm, whatever its name
+        if arm:
+            return arm[0]
         act = self.limits.active()
         return act[0] if act else (1 if sk.num_joints > 1 else 0)
 

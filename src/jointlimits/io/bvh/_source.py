@@ -251,11 +251,20 @@ class BVHSource:
 
 def _row_bytes(raw: bytes, rows: NDArray[np.int64]) -> tuple[bytes, NDArray[np.int64], NDArray[np.int64]]:
     """The bytes of some source rows and each row's (start, end) in them: one slice when the
-    rows are in file order (blank lines between rows go with the next row), else joined."""
-    if rows.shape[0] and bool(np.all(rows[1:, 0] >= rows[:-1, 1])):
+    rows follow each other in the file (blank lines between rows go with the next row), else
+    joined (a stepped slice skips rows: those must not come along)."""
+    if rows.shape[0] and _consecutive(raw, rows):
         a = int(rows[0, 0])
         ends = rows[:, 1] - a
         return raw[a : int(rows[-1, 1])], np.concatenate([[0], ends[:-1]]).astype(np.int64), ends.astype(np.int64)
     parts = [raw[int(x) : int(y)] for x, y in rows]
     ends = np.cumsum([len(q) for q in parts]).astype(np.int64) if parts else np.zeros(0, np.int64)
     return b"".join(parts), np.concatenate([[0], ends[:-1]]).astype(np.int64), ends
+
+
+def _consecutive(raw: bytes, rows: NDArray[np.int64]) -> bool:
+    """Whether each row starts where the one before ends, or after only blank space."""
+    gap = rows[1:, 0] - rows[:-1, 1]
+    if bool(np.any(gap < 0)):
+        return False
+    return all(not raw[int(rows[k, 1]) : int(rows[k + 1, 0])].strip() for k in np.flatnonzero(gap))

@@ -193,18 +193,34 @@ def _hierarchy_lines(sk: Skeleton) -> list[str]:
     return out
 
 
+def _frame_time_token(frame_time: float, src: BVHSource | None) -> bytes:
+    """A frame time in the source's style: its token if unchanged, else with the token's number
+    of decimals (more only where the rate would not read back within 5e-5 relative)."""
+    if src is None:
+        return _fmt(frame_time).encode()
+    if frame_time == src.frame_time:
+        return src.frame_time_token
+    tok = src.frame_time_token.decode("latin-1")
+    if "e" in tok.lower() or not (0 < frame_time < 1e6):
+        return _fmt(frame_time).encode()
+    d = len(tok.split(".", 1)[1]) if "." in tok else 0
+    while d < 17 and abs(float(f"{frame_time:.{d}f}") - frame_time) > 5e-5 * frame_time:
+        d += 1
+    return f"{frame_time:.{d}f}".encode()
+
+
 def _header(motion: Motion, src: BVHSource | None, raw: bytes | None) -> bytes:
     """The header: the source's own bytes where its hierarchy (and frame count and time) are
-    unchanged, else written anew with the source's line ending."""
+    unchanged, else written anew with the source's line ending and frame time style."""
     sk = motion.skeleton
     F = motion.num_frames
+    ft = _frame_time_token(motion.frame_time, src)
     if src is not None and raw is not None and src.same_skeleton(sk):
         if F == src.n_frames and motion.frame_time == src.frame_time:
             return raw[: src.header_end]
-        ft = src.frame_time_token if motion.frame_time == src.frame_time else _fmt(motion.frame_time).encode()
         return raw[: src.motion_end] + b"Frames: %d" % F + src.eol + b"Frame Time: " + ft + src.eol
     eol = (src.eol if src is not None else b"\n").decode()
-    lines = _hierarchy_lines(sk) + ["MOTION", f"Frames: {F}", f"Frame Time: {_fmt(motion.frame_time)}"]
+    lines = _hierarchy_lines(sk) + ["MOTION", f"Frames: {F}", f"Frame Time: {ft.decode()}"]
     return (eol.join(lines) + eol).encode("utf-8", "surrogateescape")
 
 
@@ -214,6 +230,7 @@ def _write(
     data: NDArray[np.float64] | None = None,
     old: NDArray[np.float64] | None = None,
     raw: bytes | None = None,
+    round_new: bool = False,
 ) -> None:
     if data is None:
         data, old, raw = _channel_data(motion)
@@ -221,9 +238,17 @@ def _write(
     if old is None:
         raw = None
     src_rows = src.rows if src is not None and raw is not None else None
-    eol = src.eol if src is not None else b"\n"
-    decimals = src.decimals if src is not None else 0
-    fh.write(_header(motion, src, raw))
+    # a source whose rows are not the motion's frames (e.g. resampled) still gives its style
+    style = motion.source_text if isinstance(motion.source_text, BVHSource) else None
+    eol = style.eol if style is not None else b"\n"
+    decimals = style.decimals if style is not None else 0
+    if round_new and decimals > 0:
+        r = np.round(data, decimals)
+        data = r if old is None else np.where(old == data, data, r)
+    head_raw = raw
+    if src is None and style is not None and style.same_skeleton(motion.skeleton):
+        head_raw = style.read()
+    fh.write(_header(motion, style, head_raw))
     F = data.shape[0]
     for a in range(0, F, _ROWS_PER_WRITE):
         block = data[a : a + _ROWS_PER_WRITE]
@@ -242,22 +267,25 @@ def _write(
         fh.write(raw[src.tail_start :])
 
 
-def dumps(motion: Motion) -> str:
-    """BVH text for a motion (same hierarchy and channel layout as its skeleton)."""
+def dumps(motion: Motion, *, round_new: bool = False) -> str:
+    """BVH text for a motion (same hierarchy and channel layout as its skeleton; see :func:`save`)."""
     buf = io.BytesIO()
-    _write(buf, motion)
+    _write(buf, motion, round_new=round_new)
     return buf.getvalue().decode("utf-8", "surrogateescape")
 
 
-def save(path: str | os.PathLike, motion: Motion, *, overwrite: bool = True) -> None:
+def save(path: str | os.PathLike, motion: Motion, *, overwrite: bool = True, round_new: bool = False) -> None:
     """Write ``motion`` to ``path`` atomically (temporary file in the same folder, then rename).
 
     With ``overwrite=False`` an existing file is never replaced. Nothing is written if the motion
-    cannot be represented (NaN values, moving joints without position channels).
+    cannot be represented (NaN values, moving joints without position channels). With
+    ``round_new``, values that are not the source file's own are rounded to the file's usual
+    number of decimals (for new frames, e.g. interpolated ones, whose further digits carry
+    nothing); by default every value reads back exactly.
     """
     p = Path(path)
     if not overwrite and p.exists():
         raise BVHError("file exists (not overwriting it)", None, str(p))
     data, old, raw = _channel_data(motion)  # raises before a file is opened if the motion cannot be written
     with atomic_write(p, binary=True) as fh:
-        _write(fh, motion, data, old, raw)
+        _write(fh, motion, data, old, raw, round_new)
