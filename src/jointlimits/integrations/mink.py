@@ -1,0 +1,533 @@
+"""Fitted joint limits as a mink limit, and retargeting a clip onto an exported MJCF humanoid.
+
+:class:`FittedLimits` has the interface of mink's ``ConfigurationLimit``: each step it returns
+linear inequalities ``G dq <= h`` on the tangent-space displacement ``dq`` (``nv``) that
+``mink.solve_ik`` adds to its QP. Per limited joint (a ball joint or three hinges of the MJCF
+that ``jointlimits export --to mujoco`` / ``mujoco-ball`` wrote, matched by body name) the limit
+gives rows ``s_k(q)`` in limit space, each ``<= 0`` inside (a polytope's faces, an ellipsoid's or
+an implicit field's first-order distance, a swing-twist limit's swing rows and twist interval);
+their gradient is taken in the joint's tangent space (the body's rotation relative to its parent,
+``q exp(w)``, ``w`` in the body frame) and mapped through the joint's columns of the configuration
+velocity: ``grad_w(s_k)^T R^T J_rel dq <= gain (-margin - s_k)``. ``gain`` and ``margin`` act as
+mink's ``gain`` and ``min_distance_from_limits`` (radians, in limit space). A coupled child's rows
+use its parent's current rotation.
+
+The rows' tangent gradients are central differences of the limit's own functions over the seven
+rotations ``q exp(+-eps e_i)`` (one batched call per joint), so every shape family, cover and
+swing-twist decomposition is differentiated the same way.
+
+https://kevinzakka.github.io/mink/ (Limit, ConfigurationLimit, solve_ik)
+https://mujoco.readthedocs.io/en/stable/APIreference/APItypes.html#mjdata (cdof, xquat, xmat)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from .._native import _core
+from .._optional import require
+from ..errors import JointLimitsError
+from ..limits.coupled import CoupledLimit
+from ..limits.ellipsoid import Ellipsoid
+from ..limits.implicit import Implicit
+from ..limits.joint import FittedLimit, to_limit_space
+from ..limits.kdop import SlabShape
+from ..limits.model import JointLimits
+from ..limits.shape import Shape
+from ..motion import quat
+from ..motion.skeleton import Motion, Skeleton, forward_kinematics
+from ..motion.units import guess_up_axis, up_vector
+
+mink = require("mink", "mink", "the mink integration")
+mujoco = require("mujoco", "mink", "the mink integration")
+
+__all__ = [
+    "FittedLimits",
+    "IntegrationError",
+    "local_rotations",
+    "RetargetSettings",
+    "RetargetResult",
+    "retarget",
+]
+
+Array = NDArray[np.float64]
+
+EPS = 1e-6  # central-difference step of the tangent gradients (radians)
+
+
+class IntegrationError(JointLimitsError, ValueError):
+    """A limit or model that the integration cannot use (no matching body, unsupported limit)."""
+
+
+# --------------------------------------------------------------------------- rows per limit
+
+
+def _slab_rows(shape: SlabShape) -> Callable[[Array], Array]:
+    pos, rot, ax, mins, maxs = shape.slabs()
+    m = np.asarray(ax, np.float64) @ np.asarray(rot, np.float64).T  # slab directions in limit space
+    off = m @ np.asarray(pos, np.float64)
+    hi_ok, lo_ok = np.isfinite(maxs), np.isfinite(mins)
+    mh, bh = m[hi_ok], np.asarray(maxs)[hi_ok] + off[hi_ok]
+    ml, bl = m[lo_ok], np.asarray(mins)[lo_ok] + off[lo_ok]
+    M = np.vstack([mh, -ml])
+    b = np.concatenate([bh, -bl])
+    n = np.linalg.norm(M, axis=1)
+    M, b = M / n[:, None], b / n
+
+    def rows(v: Array) -> Array:
+        return v @ M.T - b
+
+    return rows
+
+
+def _ellipsoid_rows(shape: Ellipsoid) -> Callable[[Array], Array]:
+    keep = np.asarray(shape.scale) > 1e-12  # a swing section's ellipse has a zero third semi-axis
+    R = np.asarray(shape.rotation, np.float64)[:, keep]
+    c = np.asarray(shape.position, np.float64)
+    sc = np.asarray(shape.scale, np.float64)[keep]
+    smin = float(sc.min())
+
+    def rows(v: Array) -> Array:
+        u = ((v - c) @ R) / sc
+        nu = np.linalg.norm(u, axis=1)
+        ng = np.linalg.norm(u / sc, axis=1)
+        if nu[0] >= 0.5:  # first-order distance to the surface |u| = 1 (unit gradient on it)
+            return ((nu - 1.0) * nu / np.maximum(ng, 1e-300))[:, None]
+        # deep inside: a smooth stand-in (|u| has a kink at the centre), at least half smin away
+        return (0.5 * smin * (nu * nu - 1.0))[:, None]
+
+    return rows
+
+
+def _field_rows(
+    field_fn: Callable[[Array], Array], project: Callable[[Array], Array], threshold: float
+) -> Callable[[Array], Array]:
+    """An implicit field's first-order distance ``(threshold - F) / |grad F|`` near and inside the
+    surface; far outside (a vanishing field) the distance to the projection instead."""
+
+    def rows(v: Array) -> Array:
+        fv = field_fn(v)
+        F, g = fv[:, 0], np.linalg.norm(fv[:, 1:], axis=1)
+        if F[0] >= 0.5 * threshold and g[0] > 1e-9:
+            return ((threshold - F) / np.maximum(g, 1e-12))[:, None]
+        return np.linalg.norm(v - project(v), axis=1)[:, None]
+
+    return rows
+
+
+def _curvature(shape: Any) -> float:
+    """An upper estimate of the largest curvature (1/radians) of a shape's surface in limit space,
+    for the step bound of :class:`FittedLimits` (the log map bends even flat faces a little)."""
+    if isinstance(shape, Ellipsoid):
+        sc = np.asarray(shape.scale, np.float64)
+        sc = sc[sc > 1e-12]
+        return float(sc.max() / sc.min() ** 2)
+    if isinstance(shape, Implicit):
+        return 1.0 / float(shape.cell)
+    if isinstance(shape, CoupledLimit):
+        return 1.0 / float(shape.fcell)
+    return 1.0 / np.pi
+
+
+def _limit_curvature(limit: Any) -> float:
+    if isinstance(limit, CoupledLimit):
+        return _curvature(limit)
+    if limit.swing_twist:
+        return max(_curvature(limit.swing), 1.0 / np.pi)
+    return _curvature(limit.shape)
+
+
+def _shape_rows(shape: Shape) -> Callable[[Array], Array]:
+    if isinstance(shape, SlabShape):
+        return _slab_rows(shape)
+    if isinstance(shape, Ellipsoid):
+        return _ellipsoid_rows(shape)
+    if isinstance(shape, Implicit):
+        return _field_rows(lambda v: shape.value(v).reshape(-1, 4), shape.project, shape.threshold)
+    raise IntegrationError(f"no mink rows for a {getattr(shape, 'kind', type(shape).__name__)!r} shape")
+
+
+@dataclass
+class _Joint:
+    """One limited joint: its MJCF body, parent body, dofs, and its rows function of local
+    rotations ``[N, 4]`` (and the parent's local rotation for a coupled child)."""
+
+    name: str
+    body: int
+    parent_body: int
+    dofs: NDArray[np.int64]
+    rows: Callable[[Array, Array | None], Array]
+    coupled_parent: int | None = None  # the body whose local rotation conditions the limit
+    index: int = 0  # the joint's index in the limits' skeleton
+    step: float = np.inf  # the largest tangent step per QP solve near the limit (radians)
+
+
+def _limit_rows(limit: Any) -> Callable[[Array, Array | None], Array]:
+    """Rows ``[N, K]`` (``<= 0`` inside) of local rotations ``[N, 4]`` for one joint's limit."""
+    if isinstance(limit, CoupledLimit):
+        base = limit.base
+        s = limit.frame
+        threshold = float(s.threshold)
+
+        def coupled(q: Array, parent: Array | None) -> Array:
+            n = len(q)
+            ids, ws = limit.weights(np.repeat(np.asarray(parent).reshape(1, 4), n, axis=0))
+            v = to_limit_space(q, base.reference)
+            blend = limit._proxy(np.repeat(np.asarray(parent).reshape(1, 4), n, axis=0), n).shape
+
+            def field_fn(p: Array) -> Array:
+                out = np.empty((len(p), 4))
+                # the blended field of the parent's cell (the limit's own arrays, as its project does)
+                _core.implicit_field(
+                    np.ascontiguousarray(p),
+                    s.position,
+                    s.rotation,
+                    s.origin,
+                    s.cell,
+                    limit._F,
+                    limit._cmax,
+                    ids,
+                    ws,
+                    out,
+                )
+                return out
+
+            return _field_rows(field_fn, blend.project, threshold)(v)
+
+        return coupled
+    if not isinstance(limit, FittedLimit):
+        raise IntegrationError(f"no mink rows for a {getattr(limit, 'kind', type(limit).__name__)!r} limit")
+    if not limit.swing_twist:
+        shape_rows = _shape_rows(limit.shape)
+        ref = limit.reference
+
+        def plain(q: Array, parent: Array | None) -> Array:
+            return shape_rows(to_limit_space(q, ref))
+
+        return plain
+    swing, twist = limit.swing, limit.twist
+    section = swing if isinstance(swing, SlabShape) else swing.swing_section(limit.twist_axis)
+    swing_rows = _shape_rows(section)
+    tlo, thi = twist.twist_interval(limit.twist_axis)
+    axis = limit.twist_axis
+
+    def st(q: Array, parent: Array | None) -> Array:
+        vs, vt = limit.limit_space(q)
+        t = vt @ axis
+        cols = [swing_rows(vs)]
+        if np.isfinite(thi):
+            cols.append((t - thi)[:, None])
+        if np.isfinite(tlo):
+            cols.append((tlo - t)[:, None])
+        return np.concatenate(cols, axis=1)
+
+    return st
+
+
+def _perturbations(eps: float = EPS) -> Array:
+    """The identity and ``exp(+-eps e_i)`` as quaternions ``[7, 4]`` (right factors)."""
+    v = np.zeros((7, 3))
+    for i in range(3):
+        v[1 + i, i], v[4 + i, i] = eps, -eps
+    return quat.from_scaled_angle_axis(v)
+
+
+# --------------------------------------------------------------------------- the mink limit
+
+
+def _body_id(model: Any, name: str) -> int:
+    return int(mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_BODY, name))
+
+
+class FittedLimits(mink.Limit):
+    """Fitted joint limits (:class:`~jointlimits.limits.model.JointLimits`) as a mink limit on the
+    MJCF model ``model`` that ``jointlimits export --to mujoco`` or ``mujoco-ball`` wrote for the
+    same skeleton (bodies are matched to joints by name).
+
+    ``gain`` in (0, 1] and ``min_distance_from_limits`` (radians in limit space, positive keeps
+    the pose that far inside) work as in mink's ``ConfigurationLimit``; a row enters the QP when
+    the pose is within ``detection_distance`` of its face (None: always).
+
+    The rows are first-order: a step along a curved face (an ellipsoid's, an implicit surface's)
+    leaves it by about ``curvature * step**2 / 2``. With a positive margin, a joint within three
+    steps of its limit therefore also gets a trust region, ``|w_i| <= sqrt(2 margin / curvature)``
+    per solve and axis, over sqrt(3) (or ``max_step``), so that this second-order part stays within the margin (mink's
+    own ball-joint limit asks for a velocity limit for the same reason)."""
+
+    def __init__(
+        self,
+        model: Any,
+        limits: JointLimits,
+        gain: float = 0.95,
+        min_distance_from_limits: float = 0.0,
+        detection_distance: float | None = 0.5,
+        max_step: float | None = None,
+    ):
+        if not 0.0 < gain <= 1.0:
+            raise IntegrationError(f"{type(self).__name__} gain must be in the range (0, 1], got {gain}")
+        self.model = model
+        self.limits = limits
+        self.gain = float(gain)
+        self.margin = float(min_distance_from_limits)
+        self.detection = None if detection_distance is None else float(detection_distance)
+        sk = limits.skeleton
+        self.joints: list[_Joint] = []
+        for j in limits.active():
+            name = sk.names[j]
+            b = _body_id(model, name)
+            if b < 0:
+                raise IntegrationError(f"joint {name!r} of the limits has no body of that name in the MJCF model")
+            dofs = np.arange(model.body_dofadr[b], model.body_dofadr[b] + model.body_dofnum[b])
+            types = {
+                int(model.jnt_type[k]) for k in range(model.body_jntadr[b], model.body_jntadr[b] + model.body_jntnum[b])
+            }
+            if len(dofs) == 0 or not types <= {int(mujoco.mjtJoint.mjJNT_BALL), int(mujoco.mjtJoint.mjJNT_HINGE)}:
+                raise IntegrationError(
+                    f"body {name!r} must move by a ball joint or hinges (as the mujoco export writes) to take its limit"
+                )
+            lim = limits.joints[j]
+            cp = None
+            if isinstance(lim, CoupledLimit):
+                cp = _body_id(model, lim.parent)
+                if cp < 0:
+                    raise IntegrationError(
+                        f"coupled joint {name!r}: its parent {lim.parent!r} has no body in the MJCF model"
+                    )
+            if max_step is not None:
+                step = float(max_step)
+            elif self.margin > 0:
+                step = float(np.sqrt(2.0 * self.margin / _limit_curvature(lim) / 3.0))  # per axis: |w| <= sqrt(3) step
+            else:
+                step = np.inf
+            self.joints.append(_Joint(name, b, int(model.body_parentid[b]), dofs, _limit_rows(lim), cp, j, step))
+        self._E = _perturbations()
+
+    # ------------------------------------------------------------------ evaluation
+    def _local(self, data: Any, body: int) -> Array:
+        p = int(self.model.body_parentid[body])
+        return quat.inv_mul(data.xquat[p], data.xquat[body])
+
+    def joint_rows(self, data: Any, joint: _Joint) -> tuple[Array, Array]:
+        """(rows ``s [K]``, tangent gradients ``[K, 3]``) of one joint at the pose in ``data``."""
+        q = self._local(data, joint.body)
+        parent = None if joint.coupled_parent is None else self._local(data, joint.coupled_parent)
+        Q = quat.mul(q[None], self._E)
+        S = joint.rows(Q, parent)
+        g = (S[1:4] - S[4:7]) / (2.0 * EPS)
+        return S[0], g.T
+
+    def signed_distance(self, configuration: Any) -> dict[str, Array]:
+        """Per joint name, its rows ``s_k`` (``<= 0`` inside; radians in limit space)."""
+        data = configuration.data
+        return {jt.name: jt.rows(self._local(data, jt.body)[None], self._parent(data, jt))[0] for jt in self.joints}
+
+    def _parent(self, data: Any, jt: _Joint) -> Array | None:
+        return None if jt.coupled_parent is None else self._local(data, jt.coupled_parent)
+
+    def compute_qp_inequalities(self, configuration: Any, dt: float) -> Any:
+        r"""Rows ``G dq <= h``: for each limit row, ``grad^T R^T J_rel dq <= gain (-margin - s)``."""
+        del dt  # position-level, as mink's ConfigurationLimit
+        data = configuration.data
+        nv = self.model.nv
+        Gs, hs = [], []
+        for jt in self.joints:
+            s, g = self.joint_rows(data, jt)
+            keep = np.ones(len(s), bool) if self.detection is None else s > -self.detection - self.margin
+            if not keep.any():
+                continue
+            s, g = s[keep], g[keep]
+            R = data.xmat[jt.body].reshape(3, 3)
+            # the body's angular velocity relative to its parent, in its own frame, per own dof
+            J = R.T @ data.cdof[jt.dofs, :3].T
+            G = np.zeros((len(s), nv))
+            G[:, jt.dofs] = g @ J
+            Gs.append(G)
+            hs.append(self.gain * (-self.margin - s))
+            if np.isfinite(jt.step) and s.max() > -3.0 * jt.step - self.margin:
+                T = np.zeros((6, nv))
+                T[:3, jt.dofs], T[3:, jt.dofs] = J, -J
+                Gs.append(T)
+                # never tighter than the way back in that the rows ask for (the QP stays feasible)
+                need = np.max(-hs[-1] / np.maximum(np.abs(g).sum(1), 1e-12))
+                hs.append(np.full(6, max(jt.step, 1.01 * need)))
+        if not Gs:
+            return mink.Constraint()
+        return mink.Constraint(G=np.vstack(Gs), h=np.concatenate(hs))
+
+
+# --------------------------------------------------------------------------- qpos <-> local rotations
+
+
+def local_rotations(model: Any, qpos: Array, skeleton: Skeleton) -> Array:
+    """Local rotations ``[F, J, 4]`` of ``skeleton``'s joints for qpos ``[F, nq]`` of the MJCF
+    ``model`` (bodies named after the joints; the root's is its free joint's world rotation, so
+    the caller turns it back to the file's up axis). Joints without a body are identity."""
+    qp = np.atleast_2d(np.asarray(qpos, np.float64))
+    F = qp.shape[0]
+    out = quat.identity((F, skeleton.num_joints))
+    for j, name in enumerate(skeleton.names):
+        b = _body_id(model, name)
+        if b < 0:
+            continue
+        q = np.broadcast_to(np.asarray(model.body_quat[b], np.float64), (F, 4)).copy()
+        for k in range(model.body_jntadr[b], model.body_jntadr[b] + model.body_jntnum[b]):
+            a = int(model.jnt_qposadr[k])
+            t = int(model.jnt_type[k])
+            if t == mujoco.mjtJoint.mjJNT_FREE:
+                q = qp[:, a + 3 : a + 7].copy()
+            elif t == mujoco.mjtJoint.mjJNT_BALL:
+                q = quat.mul(q, qp[:, a : a + 4])
+            elif t == mujoco.mjtJoint.mjJNT_HINGE:
+                q = quat.mul(q, quat.from_angle_axis(qp[:, a], np.asarray(model.jnt_axis[k], np.float64)))
+        out[:, j] = quat.normalize(q)
+    return out
+
+
+# --------------------------------------------------------------------------- retargeting
+
+
+@dataclass
+class RetargetSettings:
+    """Tasks and weights of :func:`retarget` (costs as mink's FrameTask costs)."""
+
+    root_cost: float = 1.0
+    end_effector_cost: float = 1.0
+    end_effector_orientation_cost: float = 0.1
+    joint_cost: float = 0.3
+    posture_cost: float = 1e-3
+    damping: float = 1e-3
+    iterations: int = 3
+    first_iterations: int = 30
+    solver: str = "daqp"
+    end_effectors: tuple[str, ...] = ("Head", "LeftHand", "RightHand", "LeftFoot", "RightFoot", "LeftToe", "RightToe")
+
+
+@dataclass
+class RetargetResult:
+    """Solved qpos ``[F, nq]``, the motion on the model's skeleton, the targets ``[F, B, 3]``
+    (world, metres) of the tracked bodies and the solve's CPU seconds."""
+
+    qpos: Array
+    motion: Motion
+    bodies: list[str]
+    targets: Array
+    end_effectors: list[int]
+    seconds: float
+
+
+def _world_frame(source: Motion, model: Any) -> tuple[Array, float]:
+    """(up rotation to MuJoCo's z-up, metres per file unit) from the source clip and the model's
+    bone lengths (the median ratio over bones, so another subject's clip scales to the body)."""
+    up_quat = quat.between(up_vector(guess_up_axis(source)), np.array([0.0, 0.0, 1.0]))
+    sk = source.skeleton
+    ratios = []
+    for j in range(1, sk.num_joints):
+        b = _body_id(model, sk.names[j])
+        n = float(np.linalg.norm(sk.offsets[j]))
+        if b >= 0 and n > 1e-9:
+            ratios.append(float(np.linalg.norm(model.body_pos[b])) / n)
+    if not ratios:
+        raise IntegrationError("the clip's joints have no bodies of the same names in the MJCF model")
+    return up_quat, float(np.median(ratios))
+
+
+def retarget(
+    source: Motion,
+    model: Any,
+    skeleton: Skeleton,
+    limits: Sequence[Any] = (),
+    settings: RetargetSettings | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> RetargetResult:
+    """Retarget ``source`` onto the MJCF ``model`` (bodies named as ``skeleton``'s joints) with mink:
+    per frame a root frame task (position and orientation), end-effector frame tasks, position
+    tasks on every other joint and a light posture task, solved ``iterations`` times (warm start
+    from the previous frame) under ``limits`` (mink limits, e.g. :class:`FittedLimits` or
+    ``mink.ConfigurationLimit``). The result's motion is on ``skeleton`` with the source's units."""
+    st = settings or RetargetSettings()
+    import time
+
+    up_quat, mpu = _world_frame(source, model)
+    gr, gp = forward_kinematics(source)
+    names = [n for n in source.skeleton.names if _body_id(model, n) >= 0]
+    if source.skeleton.names[0] not in names:
+        raise IntegrationError(f"the MJCF model has no body {source.skeleton.names[0]!r} for the clip's root")
+    src_idx = [source.skeleton.index(n) for n in names]
+    targets = quat.mul_vec(up_quat, gp[:, src_idx] * mpu)
+    target_rot = quat.mul(up_quat, gr[:, src_idx])
+    ee = [k for k, n in enumerate(names) if n in st.end_effectors]
+    config = mink.Configuration(model)
+    tasks: list[Any] = []
+    frame_tasks = []
+    for k, n in enumerate(names):
+        if k == 0:
+            t = mink.FrameTask(n, "body", position_cost=st.root_cost, orientation_cost=st.root_cost)
+        elif k in ee:
+            t = mink.FrameTask(
+                n, "body", position_cost=st.end_effector_cost, orientation_cost=st.end_effector_orientation_cost
+            )
+        else:
+            t = mink.FrameTask(n, "body", position_cost=st.joint_cost, orientation_cost=0.0)
+        frame_tasks.append(t)
+    tasks += frame_tasks
+    posture = mink.PostureTask(model, cost=st.posture_cost)
+    tasks.append(posture)
+    F = source.num_frames
+    qpos = np.empty((F, model.nq))
+    q = model.qpos0.copy()
+    free = [k for k in range(model.njnt) if model.jnt_type[k] == mujoco.mjtJoint.mjJNT_FREE]
+    if free:
+        a = int(model.jnt_qposadr[free[0]])
+        q[a : a + 3] = targets[0, 0]
+        q[a + 3 : a + 7] = target_rot[0, 0]
+    config.update(q)
+    lim = list(limits)
+    t0 = time.process_time()
+    for f in range(F):
+        for k, t in enumerate(frame_tasks):
+            t.set_target(mink.SE3.from_rotation_and_translation(mink.SO3(target_rot[f, k]), targets[f, k]))
+        posture.set_target(config.q)
+        for _ in range(st.first_iterations if f == 0 else st.iterations):
+            vel = mink.solve_ik(config, tasks, 1.0, st.solver, damping=st.damping, limits=lim)
+            config.integrate_inplace(vel, 1.0)
+        qpos[f] = config.q
+        if progress is not None:
+            progress(f + 1, F)
+    seconds = time.process_time() - t0
+    motion = qpos_to_motion(model, qpos, skeleton, up_quat, mpu, source.frame_time)
+    return RetargetResult(qpos, motion, names, targets, ee, seconds)
+
+
+def qpos_to_motion(
+    model: Any, qpos: Array, skeleton: Skeleton, up_quat: Array, mpu: float, frame_time: float
+) -> Motion:
+    """The motion on ``skeleton`` (file units, the file's up axis) of qpos ``[F, nq]``."""
+    rot = local_rotations(model, qpos, skeleton)
+    rot[:, 0] = quat.inv_mul(up_quat, rot[:, 0])
+    pos = np.repeat(skeleton.offsets[None], len(qpos), axis=0).astype(np.float64)
+    free = [k for k in range(model.njnt) if model.jnt_type[k] == mujoco.mjtJoint.mjJNT_FREE]
+    if free:
+        a = int(model.jnt_qposadr[free[0]])
+        pos[:, 0] = quat.inv_mul_vec(up_quat, qpos[:, a : a + 3]) / mpu
+    return Motion(skeleton, rot, pos, frame_time)
+
+
+def tracking_errors(model: Any, result: RetargetResult) -> tuple[float, float]:
+    """Mean end-effector and mean joint position errors (metres) of a retargeted result against
+    its targets (forward kinematics of the solved qpos)."""
+    data = mujoco.MjData(model)
+    ids = [_body_id(model, n) for n in result.bodies]
+    pos = np.empty(result.targets.shape)
+    for f, q in enumerate(result.qpos):
+        data.qpos[:] = q
+        mujoco.mj_kinematics(model, data)
+        pos[f] = data.xpos[ids]
+    err = np.linalg.norm(pos - result.targets, axis=-1)
+    ee = result.end_effectors
+    others = [k for k in range(len(ids)) if k not in ee and k != 0]
+    return float(err[:, ee].mean()) if ee else 0.0, float(err[:, others].mean()) if others else 0.0
