@@ -531,3 +531,63 @@ def tracking_errors(model: Any, result: RetargetResult) -> tuple[float, float]:
     ee = result.end_effectors
     others = [k for k in range(len(ids)) if k not in ee and k != 0]
     return float(err[:, ee].mean()) if ee else 0.0, float(err[:, others].mean()) if others else 0.0
+
+
+def load_model(path: str | Any) -> Any:
+    """The ``mujoco.MjModel`` of an MJCF file (IntegrationError, one line, if MuJoCo rejects it)."""
+    try:
+        return mujoco.MjModel.from_xml_path(str(path))
+    except ValueError as e:
+        raise IntegrationError(f"{path}: not an MJCF model MuJoCo loads ({str(e).splitlines()[0]})") from None
+
+
+@dataclass
+class Run:
+    """One retargeting run: the model, the result, joint-frames outside the fitted limits, mean
+    end-effector and joint-position errors (metres) and frames per CPU second."""
+
+    model: Any
+    result: RetargetResult
+    outside: int
+    ee_error: float
+    joint_error: float
+    fps: float
+
+
+#: the three runs of the example and the benchmark
+RUNS = ("none", "box", "fitted")
+
+
+def make_limits(model: Any, mode: str, limits: JointLimits, margin: float = 0.01, gain: float = 0.95) -> list[Any]:
+    """The mink limits of a run: ``none``, ``box`` (mink's ConfigurationLimit from the MJCF's
+    ranges) or ``fitted`` (:class:`FittedLimits`)."""
+    if mode == "none":
+        return []
+    if mode == "box":
+        return [mink.ConfigurationLimit(model, gain=gain)]
+    if mode == "fitted":
+        return [FittedLimits(model, limits, gain=gain, min_distance_from_limits=margin)]
+    raise IntegrationError(f"unknown limits mode {mode!r}; expected one of {', '.join(RUNS)}")
+
+
+def run_one(
+    source: Motion,
+    model: Any,
+    limits: JointLimits,
+    mode: str,
+    settings: RetargetSettings | None = None,
+    margin: float = 0.01,
+) -> Run:
+    """Retarget ``source`` under one kind of limits and measure it against the fitted limits."""
+    res = retarget(source, model, limits.skeleton, make_limits(model, mode, limits, margin), settings)
+    outside = int((~limits.contains(res.motion.rotations)).sum())
+    ee, jp = tracking_errors(model, res)
+    return Run(model, res, outside, ee, jp, source.num_frames / max(res.seconds, 1e-9))
+
+
+def run_three(
+    source: Motion, mjcf: str | Any, limits: JointLimits, settings: RetargetSettings | None = None
+) -> dict[str, Run]:
+    """The three runs (:data:`RUNS`) with the same tasks and weights."""
+    model = load_model(mjcf)
+    return {mode: run_one(source, model, limits, mode, settings) for mode in RUNS}

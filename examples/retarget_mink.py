@@ -1,0 +1,90 @@
+"""Retarget a LAFAN1 clip onto the exported MuJoCo humanoid with mink: no limits, mink's box
+limits from the export, and the fitted limits through jointlimits.integrations.mink.
+
+Limits are fitted on LAFAN1 subject-1 clips, ``export --to mujoco`` writes the MJCF humanoid,
+and a subject-2 clip (not used in the fit) is retargeted: a root frame task, end-effector
+frame tasks and position tasks on every other joint. Each run writes a BVH and, where MuJoCo's
+offscreen renderer starts (``MUJOCO_GL=egl``, or ``osmesa`` with Debian's libosmesa6), a PNG
+strip of a few frames. It prints, per run, the joint-frames outside the fitted limits, the mean
+end-effector and joint-position errors and the solve's frames per CPU second.
+
+    python examples/retarget_mink.py OUT_DIR [--frames 300] [--quick]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+os.environ.setdefault("MUJOCO_GL", "egl")  # before mujoco is imported
+
+import numpy as np
+
+from jointlimits.export import export_limits
+from jointlimits.io import load, save
+from jointlimits.limits.model import JointLimits
+
+MOCAP = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "mocap" / "lafan1"
+TRAIN = ["walk4_subject1", "dance1_subject1", "multipleActions1_subject1", "obstacles1_subject1"]
+SOURCE = "push1_subject2"
+
+
+def render_strip(model, qpos: np.ndarray, path: Path, frames: int = 5, size: int = 240) -> str:
+    """A PNG of ``frames`` poses side by side (MuJoCo's offscreen renderer); what happened."""
+    try:
+        import matplotlib.pyplot as plt
+        import mujoco
+
+        r = mujoco.Renderer(model, size, size)
+        data = mujoco.MjData(model)
+        cam = mujoco.MjvCamera()
+        tiles = []
+        for f in np.linspace(0, len(qpos) - 1, frames).astype(int):
+            data.qpos[:] = qpos[f]
+            mujoco.mj_forward(model, data)
+            cam.lookat[:] = data.xpos[1]
+            cam.distance, cam.azimuth, cam.elevation = 3.0, 90.0, -10.0
+            r.update_scene(data, cam)
+            tiles.append(r.render())
+        r.close()
+        plt.imsave(path, np.concatenate(tiles, axis=1))
+        return f"wrote {path}"
+    except Exception as e:  # no OpenGL platform here: the BVH is still written
+        return f"no PNG ({os.environ.get('MUJOCO_GL')}: {type(e).__name__}: {str(e).splitlines()[0][:80]})"
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("out", type=Path, nargs="?", default=Path("retarget_out"))
+    ap.add_argument("--frames", type=int, default=300, help="frames of the source clip to retarget")
+    ap.add_argument("--start", type=int, default=1000, help="first frame of the source clip")
+    ap.add_argument("--quick", action="store_true", help="fit on 300 frames of one clip, no PNG (the test's run)")
+    ap.add_argument("--mocap", type=Path, default=MOCAP, help="the LAFAN1 folder")
+    a = ap.parse_args(argv)
+    from jointlimits.integrations.mink import run_three
+
+    a.out.mkdir(parents=True, exist_ok=True)
+    train_names = TRAIN[:1] if a.quick else TRAIN
+    train = [load(a.mocap / f"{n}.bvh") for n in train_names]
+    if a.quick:
+        train = [m.frames(0, 300) for m in train]
+    limits = JointLimits.fit(train, shape="ellipsoid")
+    limits.save(a.out / "limits.json")
+    ex = export_limits(limits, "mujoco", clips=train, variants=("covering",))
+    xml = a.out / "humanoid.xml"
+    xml.write_text(ex.mjcf("covering"))
+    source = load(a.mocap / f"{SOURCE}.bvh").frames(a.start, a.start + a.frames)
+    print(f"fitted on {', '.join(train_names)}; retargeting {SOURCE} frames {a.start}-{a.start + source.num_frames}")
+    runs = run_three(source, xml, limits)
+    print(f"{'run':<8} {'outside':>8} {'ee mm':>8} {'joint mm':>9} {'frames/s':>9}")
+    for name, r in runs.items():
+        save(a.out / f"{name}.bvh", r.result.motion)
+        note = "" if a.quick else "  " + render_strip(r.model, r.result.qpos, a.out / f"{name}.png")
+        print(f"{name:<8} {r.outside:>8d} {1000 * r.ee_error:>8.2f} {1000 * r.joint_error:>9.2f} {r.fps:>9.1f}{note}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
