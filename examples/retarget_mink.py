@@ -63,7 +63,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--quick", action="store_true", help="fit on 300 frames of one clip, no PNG (the test's run)")
     ap.add_argument("--mocap", type=Path, default=MOCAP, help="the LAFAN1 folder")
     a = ap.parse_args(argv)
-    from jointlimits.integrations.mink import run_three
+    from jointlimits.integrations.mink import RetargetSettings, run_three
 
     a.out.mkdir(parents=True, exist_ok=True)
     train_names = TRAIN[:1] if a.quick else TRAIN
@@ -77,7 +77,8 @@ def main(argv: list[str] | None = None) -> int:
     xml.write_text(ex.mjcf("covering"))
     source = load(a.mocap / f"{SOURCE}.bvh").frames(a.start, a.start + a.frames)
     print(f"fitted on {', '.join(train_names)}; retargeting {SOURCE} frames {a.start}-{a.start + source.num_frames}")
-    runs = run_three(source, xml, limits)
+    settings = RetargetSettings(first_iterations=10) if a.quick else None
+    runs = run_three(source, xml, limits, settings)
     print(f"{'run':<8} {'outside':>8} {'ee mm':>8} {'joint mm':>9} {'frames/s':>9}")
     for name, r in runs.items():
         save(a.out / f"{name}.bvh", r.result.motion)

@@ -254,10 +254,12 @@ class FittedLimits(mink.Limit):
     the pose is within ``detection_distance`` of its face (None: always).
 
     The rows are first-order: a step along a curved face (an ellipsoid's, an implicit surface's)
-    leaves it by about ``curvature * step**2 / 2``. With a positive margin, a joint within three
-    steps of its limit therefore also gets a trust region, ``|w_i| <= sqrt(2 margin / curvature)``
-    per solve and axis, over sqrt(3) (or ``max_step``), so that this second-order part stays within the margin (mink's
-    own ball-joint limit asks for a velocity limit for the same reason)."""
+    leaves it by about ``curvature * step**2 / 2``, and a long step can jump a face it did not
+    see. With a positive margin each joint therefore also gets a trust region on its tangent step,
+    per axis ``|w_i| <= step + d / (2 sqrt(3))``: ``d`` the distance to the margin band (a shorter step
+    cannot cross a face) and ``step = sqrt(2 margin / curvature / 3)`` (or ``max_step``), which
+    keeps the second-order part within the margin (mink's own ball-joint limit asks for a
+    velocity limit for the same reason)."""
 
     def __init__(
         self,
@@ -337,24 +339,27 @@ class FittedLimits(mink.Limit):
         Gs, hs = [], []
         for jt in self.joints:
             s, g = self.joint_rows(data, jt)
-            keep = np.ones(len(s), bool) if self.detection is None else s > -self.detection - self.margin
-            if not keep.any():
-                continue
-            s, g = s[keep], g[keep]
             R = data.xmat[jt.body].reshape(3, 3)
             # the body's angular velocity relative to its parent, in its own frame, per own dof
             J = R.T @ data.cdof[jt.dofs, :3].T
-            G = np.zeros((len(s), nv))
-            G[:, jt.dofs] = g @ J
-            Gs.append(G)
-            hs.append(self.gain * (-self.margin - s))
-            if np.isfinite(jt.step) and s.max() > -3.0 * jt.step - self.margin:
-                T = np.zeros((6, nv))
-                T[:3, jt.dofs], T[3:, jt.dofs] = J, -J
-                Gs.append(T)
-                # never tighter than the way back in that the rows ask for (the QP stays feasible)
-                need = np.max(-hs[-1] / np.maximum(np.abs(g).sum(1), 1e-12))
-                hs.append(np.full(6, max(jt.step, 1.01 * need)))
+            keep = np.ones(len(s), bool) if self.detection is None else s > -self.detection - self.margin
+            h = self.gain * (-self.margin - s[keep])
+            if keep.any():
+                G = np.zeros((int(keep.sum()), nv))
+                G[:, jt.dofs] = g[keep] @ J
+                Gs.append(G)
+                hs.append(h)
+            if np.isfinite(jt.step):
+                # a step shorter than the distance to the margin band cannot cross a face; past
+                # that, the step bound keeps the rows' second-order error within the margin
+                b = jt.step + 0.5 * max(0.0, -float(s.max()) - self.margin) / np.sqrt(3.0)
+                if keep.any():  # never tighter than the way back in that the rows ask for
+                    b = max(b, 1.01 * float(np.max(-h / np.maximum(np.abs(g[keep]).sum(1), 1e-12))))
+                if b < 1.0:
+                    T = np.zeros((6, nv))
+                    T[:3, jt.dofs], T[3:, jt.dofs] = J, -J
+                    Gs.append(T)
+                    hs.append(np.full(6, b))
         if not Gs:
             return mink.Constraint()
         return mink.Constraint(G=np.vstack(Gs), h=np.concatenate(hs))
