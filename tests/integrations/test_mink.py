@@ -6,10 +6,10 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
+
 from conftest import MOCAP, ROOT, needs_shared
 
 mink = pytest.importorskip("mink")
