@@ -42,7 +42,13 @@ __all__ = ["retarget_command"]
     show_default=True,
     help="Radians kept inside the fitted limits (as mink's min_distance_from_limits).",
 )
-@click.option("--gain", type=click.FloatRange(0.0, 1.0, min_open=True), default=0.95, show_default=True)
+@click.option(
+    "--gain",
+    type=click.FloatRange(0.0, 1.0, min_open=True),
+    default=0.95,
+    show_default=True,
+    help="Share of the distance to a limit a solve may close (as mink's ConfigurationLimit gain).",
+)
 @click.option("--iterations", type=click.IntRange(1, 100), default=3, show_default=True, help="QP solves per frame.")
 @click.option("--start", type=click.IntRange(0), default=0, show_default=True, help="First frame of SOURCE.")
 @click.option("--frames", type=click.IntRange(1), default=None, help="Frames to retarget (default: to the end).")

@@ -229,6 +229,21 @@ def _limit_rows(limit: Any) -> Callable[[Array, Array | None], Array]:
     return st
 
 
+def _qmul(a: Array, b: Array) -> Array:
+    """Hamilton products of broadcast quaternion arrays (w, x, y, z), without normalising."""
+    aw, ax, ay, az = np.moveaxis(a, -1, 0)
+    bw, bx, by, bz = np.moveaxis(b, -1, 0)
+    return np.stack(
+        [
+            aw * bw - ax * bx - ay * by - az * bz,
+            aw * bx + ax * bw + ay * bz - az * by,
+            aw * by - ax * bz + ay * bw + az * bx,
+            aw * bz + ax * by - ay * bx + az * bw,
+        ],
+        axis=-1,
+    )
+
+
 def _perturbations(eps: float = EPS) -> Array:
     """The identity and ``exp(+-eps e_i)`` as quaternions ``[7, 4]`` (right factors)."""
     v = np.zeros((7, 3))
@@ -309,17 +324,26 @@ class FittedLimits(mink.Limit):
             self.joints.append(_Joint(name, b, int(model.body_parentid[b]), dofs, _limit_rows(lim), cp, j, step))
         self._E = _perturbations()
 
+        self._bodies = np.array([jt.body for jt in self.joints], np.int64)
+        self._parents = np.array([jt.parent_body for jt in self.joints], np.int64)
+
     # ------------------------------------------------------------------ evaluation
     def _local(self, data: Any, body: int) -> Array:
         p = int(self.model.body_parentid[body])
         return quat.inv_mul(data.xquat[p], data.xquat[body])
 
-    def joint_rows(self, data: Any, joint: _Joint) -> tuple[Array, Array]:
+    def _perturbed(self, data: Any) -> Array:
+        """Every limited joint's local rotation and its six perturbations, ``[n, 7, 4]`` (one
+        batched product: ``conj(parent) body``, then ``q exp(+-eps e_i)``)."""
+        a, b = data.xquat[self._parents], data.xquat[self._bodies]
+        q = _qmul(a * np.array([1.0, -1.0, -1.0, -1.0]), b)
+        return _qmul(q[:, None, :], self._E[None])
+
+    def joint_rows(self, data: Any, joint: _Joint, Q: Array | None = None) -> tuple[Array, Array]:
         """(rows ``s [K]``, tangent gradients ``[K, 3]``) of one joint at the pose in ``data``."""
-        q = self._local(data, joint.body)
-        parent = None if joint.coupled_parent is None else self._local(data, joint.coupled_parent)
-        Q = quat.mul(q[None], self._E)
-        S = joint.rows(Q, parent)
+        if Q is None:
+            Q = quat.mul(self._local(data, joint.body)[None], self._E)
+        S = joint.rows(Q, self._parent(data, joint))
         g = (S[1:4] - S[4:7]) / (2.0 * EPS)
         return S[0], g.T
 
@@ -337,8 +361,9 @@ class FittedLimits(mink.Limit):
         data = configuration.data
         nv = self.model.nv
         Gs, hs = [], []
-        for jt in self.joints:
-            s, g = self.joint_rows(data, jt)
+        Q = self._perturbed(data)
+        for i, jt in enumerate(self.joints):
+            s, g = self.joint_rows(data, jt, Q[i])
             R = data.xmat[jt.body].reshape(3, 3)
             # the body's angular velocity relative to its parent, in its own frame, per own dof
             J = R.T @ data.cdof[jt.dofs, :3].T
