@@ -183,3 +183,16 @@ def test_retarget_command(body, tmp_path):
     assert not (tmp_path / "b.bvh").exists()
     r = _cli("retarget", tmp_path / "missing.bvh", "--mjcf", xml, "--limits", lj, "-o", tmp_path / "c.bvh")
     assert r.exit_code == 2 and r.output.startswith("error:")
+
+
+def test_tangent_rows_are_the_limits_rows(body):
+    from jointlimits.integrations.mink import tangent_rows
+
+    m, lim, ex, model, _, _ = body
+    fl = FittedLimits(model, lim)
+    cfg = mink.Configuration(model)
+    cfg.update(ex.qpos(model, m.rotations[[40]], m.positions[[40], 0])[0])
+    jt = fl.joints[3]
+    s, g = tangent_rows(lim.joint(jt.name), m.rotations[40, jt.index])
+    s2, g2 = fl.joint_rows(cfg.data, jt)
+    assert np.allclose(s, s2, atol=1e-9) and np.allclose(g, g2, atol=1e-5)

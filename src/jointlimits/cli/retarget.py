@@ -38,9 +38,16 @@ __all__ = ["retarget_command"]
 @click.option(
     "--margin",
     type=click.FloatRange(0.0, 1.0),
-    default=0.01,
+    default=0.005,
     show_default=True,
     help="Radians kept inside the fitted limits (as mink's min_distance_from_limits).",
+)
+@click.option(
+    "--max-step",
+    type=click.FloatRange(0.0),
+    default=0.2,
+    show_default=True,
+    help="Largest tangent step of a limited joint per solve near its limit (radians; 0: from the limit's curvature).",
 )
 @click.option(
     "--gain",
@@ -63,6 +70,7 @@ def retarget_command(
     output: Path,
     mode: str,
     margin: float,
+    max_step: float,
     gain: float,
     iterations: int,
     start: int,
@@ -94,7 +102,7 @@ def retarget_command(
         raise BadInput(f"{source}: --start {start} is past its {m.num_frames} frames")
     m = m.frames(start, None if frames is None else start + frames)
     model = load_model(mjcf)
-    lims = make_limits(model, mode, limits, margin, gain)
+    lims = make_limits(model, mode, limits, margin, gain, max_step or None)
     bar = progress_bar(m.num_frames, "retarget", "frame", disable=quiet or as_json)
 
     def progress(k: int, n: int) -> None:

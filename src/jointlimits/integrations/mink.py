@@ -49,6 +49,7 @@ mujoco = require("mujoco", "mink", "the mink integration")
 __all__ = [
     "FittedLimits",
     "IntegrationError",
+    "tangent_rows",
     "local_rotations",
     "RetargetSettings",
     "RetargetResult",
@@ -130,14 +131,14 @@ def _curvature(shape: Any) -> float:
     if isinstance(shape, Implicit):
         return 1.0 / float(shape.cell)
     if isinstance(shape, CoupledLimit):
-        return 1.0 / float(shape.fcell)
+        return 1.0 / float(shape.fcell or shape.base_shape.cell)
     return 1.0 / np.pi
 
 
 def _limit_curvature(limit: Any) -> float:
     if isinstance(limit, CoupledLimit):
         return _curvature(limit)
-    if limit.swing_twist:
+    if limit.shape is None:
         return max(_curvature(limit.swing), 1.0 / np.pi)
     return _curvature(limit.shape)
 
@@ -165,6 +166,7 @@ class _Joint:
     coupled_parent: int | None = None  # the body whose local rotation conditions the limit
     index: int = 0  # the joint's index in the limits' skeleton
     step: float = np.inf  # the largest tangent step per QP solve near the limit (radians)
+    safe_step: float = np.inf  # the step bound from the limit's curvature and the margin
 
 
 def _limit_rows(limit: Any) -> Callable[[Array, Array | None], Array]:
@@ -202,7 +204,7 @@ def _limit_rows(limit: Any) -> Callable[[Array, Array | None], Array]:
         return coupled
     if not isinstance(limit, FittedLimit):
         raise IntegrationError(f"no mink rows for a {getattr(limit, 'kind', type(limit).__name__)!r} limit")
-    if not limit.swing_twist:
+    if limit.shape is not None:
         shape_rows = _shape_rows(limit.shape)
         ref = limit.reference
 
@@ -211,6 +213,7 @@ def _limit_rows(limit: Any) -> Callable[[Array, Array | None], Array]:
 
         return plain
     swing, twist = limit.swing, limit.twist
+    assert swing is not None and twist is not None  # a FittedLimit has a shape or both parts
     section = swing if isinstance(swing, SlabShape) else swing.swing_section(limit.twist_axis)
     swing_rows = _shape_rows(section)
     tlo, thi = twist.twist_interval(limit.twist_axis)
@@ -252,6 +255,17 @@ def _perturbations(eps: float = EPS) -> Array:
     return quat.from_scaled_angle_axis(v)
 
 
+def tangent_rows(limit: Any, rotation: Array, parent: Array | None = None) -> tuple[Array, Array]:
+    """A joint limit's rows at one local rotation ``[4]``, for any solver: ``(s [K], grad [K, 3])``
+    with ``s <= 0`` inside (radians in limit space) and ``grad`` the gradient with respect to a
+    rotation vector ``w`` applied on the right, ``q exp(w)`` (the body frame). A step is then
+    limited by ``grad @ w <= gain * (-margin - s)``; ``parent`` is a coupled child's parent's
+    local rotation. (Rebuilds the rows each call; :class:`FittedLimits` keeps them.)"""
+    q = quat.mul(np.asarray(rotation, np.float64).reshape(1, 4), _perturbations())
+    S = _limit_rows(limit)(q, None if parent is None else np.asarray(parent, np.float64).reshape(4))
+    return S[0], ((S[1:4] - S[4:7]) / (2.0 * EPS)).T
+
+
 # --------------------------------------------------------------------------- the mink limit
 
 
@@ -259,7 +273,49 @@ def _body_id(model: Any, name: str) -> int:
     return int(mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_BODY, name))
 
 
-class FittedLimits(mink.Limit):
+class _EllipsoidBatch:
+    """The plain ellipsoid limits of several joints, their rows evaluated in one pass (the same
+    functions as :func:`_ellipsoid_rows` after :func:`to_limit_space`, one row per joint)."""
+
+    def __init__(self, limits: Sequence[FittedLimit]):
+        sign = np.array([1.0, -1.0, -1.0, -1.0])
+        self.ref_conj = np.stack([np.asarray(lim.reference, np.float64) * sign for lim in limits])
+        shapes = [lim.shape for lim in limits]
+        self.c = np.stack([np.asarray(sh.position, np.float64) for sh in shapes])
+        self.R = np.stack([np.asarray(sh.rotation, np.float64) for sh in shapes])
+        self.sc = np.stack([np.asarray(sh.scale, np.float64) for sh in shapes])
+        self.smin = self.sc.min(axis=1)
+
+    def rows(self, Q: Array) -> Array:
+        """Rows ``[n, m]`` of local rotations ``[n, m, 4]`` (joint i's rotations in row i)."""
+        r = _qmul(self.ref_conj[:, None, :], Q)
+        r = np.where(r[..., :1] < 0.0, -r, r)
+        xyz = r[..., 1:]
+        n = np.sqrt(np.einsum("...i,...i->...", xyz, xyz))
+        big = n > 1e-8
+        k = np.where(big, 2.0 * np.arctan2(n, r[..., 0]) / np.where(big, n, 1.0), 2.0)
+        v = xyz * k[..., None]
+        u = np.einsum("nmi,nij->nmj", v - self.c[:, None], self.R) / self.sc[:, None]
+        nu = np.sqrt(np.einsum("...i,...i->...", u, u))
+        w = u / self.sc[:, None]
+        ng = np.sqrt(np.einsum("...i,...i->...", w, w))
+        far = nu[:, :1] >= 0.5  # the branch of each joint's unperturbed rotation, as _ellipsoid_rows
+        return np.where(far, (nu - 1.0) * nu / np.maximum(ng, 1e-300), 0.5 * self.smin[:, None] * (nu * nu - 1.0))
+
+
+def _batchable(lim: Any, dofs: NDArray[np.int64]) -> bool:
+    return (
+        isinstance(lim, FittedLimit)
+        and isinstance(lim.shape, Ellipsoid)
+        and bool(np.all(np.asarray(lim.shape.scale) > 1e-12))
+        and len(dofs) == 3
+    )
+
+
+_Limit: Any = mink.Limit  # mink is imported at run time (the optional extra)
+
+
+class FittedLimits(_Limit):
     """Fitted joint limits (:class:`~jointlimits.limits.model.JointLimits`) as a mink limit on the
     MJCF model ``model`` that ``jointlimits export --to mujoco`` or ``mujoco-ball`` wrote for the
     same skeleton (bodies are matched to joints by name).
@@ -315,29 +371,36 @@ class FittedLimits(mink.Limit):
                     raise IntegrationError(
                         f"coupled joint {name!r}: its parent {lim.parent!r} has no body in the MJCF model"
                     )
-            if max_step is not None:
-                step = float(max_step)
-            elif self.margin > 0:
-                step = float(np.sqrt(2.0 * self.margin / _limit_curvature(lim) / 3.0))  # per axis: |w| <= sqrt(3) step
-            else:
-                step = np.inf
-            self.joints.append(_Joint(name, b, int(model.body_parentid[b]), dofs, _limit_rows(lim), cp, j, step))
+            # per axis: |w| <= sqrt(3) step
+            safe = float(np.sqrt(2.0 * self.margin / _limit_curvature(lim) / 3.0)) if self.margin > 0 else np.inf
+            step = float(max_step) if max_step is not None else safe
+            self.joints.append(_Joint(name, b, int(model.body_parentid[b]), dofs, _limit_rows(lim), cp, j, step, safe))
         self._E = _perturbations()
 
+        #: use the curvature step bound whatever ``max_step`` says (a retargeting loop's settling solves)
+        self.safe = False
         self._bodies = np.array([jt.body for jt in self.joints], np.int64)
         self._parents = np.array([jt.parent_body for jt in self.joints], np.int64)
+        # plain ellipsoids (the default fit) in one batch; other limits joint by joint
+        batch = [i for i, jt in enumerate(self.joints) if _batchable(limits.joints[jt.index], jt.dofs)]
+        self._batch = np.array(batch, np.int64)
+        self._single = [i for i in range(len(self.joints)) if i not in set(batch)]
+        self._ell = _EllipsoidBatch([limits.joints[self.joints[i].index] for i in batch]) if batch else None
+        self._batch_dofs = np.array([self.joints[i].dofs for i in batch], np.int64).reshape(len(batch), 3)
+        self._steps = np.array([jt.step for jt in self.joints])
+        self._safe_steps = np.array([jt.safe_step for jt in self.joints])
 
     # ------------------------------------------------------------------ evaluation
     def _local(self, data: Any, body: int) -> Array:
         p = int(self.model.body_parentid[body])
         return quat.inv_mul(data.xquat[p], data.xquat[body])
 
-    def _perturbed(self, data: Any) -> Array:
+    def _perturbed(self, data: Any, perturb: bool = True) -> Array:
         """Every limited joint's local rotation and its six perturbations, ``[n, 7, 4]`` (one
         batched product: ``conj(parent) body``, then ``q exp(+-eps e_i)``)."""
         a, b = data.xquat[self._parents], data.xquat[self._bodies]
         q = _qmul(a * np.array([1.0, -1.0, -1.0, -1.0]), b)
-        return _qmul(q[:, None, :], self._E[None])
+        return _qmul(q[:, None, :], self._E[None]) if perturb else q[:, None, :]
 
     def joint_rows(self, data: Any, joint: _Joint, Q: Array | None = None) -> tuple[Array, Array]:
         """(rows ``s [K]``, tangent gradients ``[K, 3]``) of one joint at the pose in ``data``."""
@@ -347,47 +410,129 @@ class FittedLimits(mink.Limit):
         g = (S[1:4] - S[4:7]) / (2.0 * EPS)
         return S[0], g.T
 
+    def _rows_and_gradients(self, data: Any, perturb: bool = True) -> tuple[list[Array], list[Array]]:
+        """Per joint (in order), its rows ``s [K]`` and tangent gradients ``[K, 3]`` (None
+        without ``perturb``)."""
+        Q = self._perturbed(data) if perturb else self._perturbed(data, perturb=False)
+        n = len(self.joints)
+        ss: list[Any] = [None] * n
+        gs: list[Any] = [None] * n
+        if self._ell is not None:
+            S = self._ell.rows(Q[self._batch])
+            G = (S[:, 1:4] - S[:, 4:7]) / (2.0 * EPS) if perturb else None
+            for k, i in enumerate(self._batch):
+                ss[i] = S[k, :1]
+                if G is not None:
+                    gs[i] = G[k][None]
+        for i in self._single:
+            jt = self.joints[i]
+            S = jt.rows(Q[i], self._parent(data, jt))
+            ss[i] = S[0]
+            if perturb:
+                gs[i] = ((S[1:4] - S[4:7]) / (2.0 * EPS)).T
+        return ss, gs
+
     def signed_distance(self, configuration: Any) -> dict[str, Array]:
         """Per joint name, its rows ``s_k`` (``<= 0`` inside; radians in limit space)."""
-        data = configuration.data
-        return {jt.name: jt.rows(self._local(data, jt.body)[None], self._parent(data, jt))[0] for jt in self.joints}
+        ss, _ = self._rows_and_gradients(configuration.data, perturb=False)
+        return {jt.name: s for jt, s in zip(self.joints, ss)}
+
+    def outside(self, configuration: Any) -> bool:
+        """Whether any joint is past one of its rows (outside the fitted limits)."""
+        ss, _ = self._rows_and_gradients(configuration.data, perturb=False)
+        return any(float(s.max()) > 0.0 for s in ss)
 
     def _parent(self, data: Any, jt: _Joint) -> Array | None:
         return None if jt.coupled_parent is None else self._local(data, jt.coupled_parent)
 
+    def _bounds(self, s: Array, h: Array, g1: Array, keep: NDArray[np.bool_], step: Array) -> Array:
+        """Per joint, the per-axis step bound (see the class): ``s``, ``h`` ``[n]`` the joint's
+        largest row and the least ``h`` over its kept rows, ``g1`` that row's |grad|_1."""
+        # a step shorter than the distance to the margin band cannot cross a face; past that, the
+        # step bound keeps the rows' second-order error within the margin
+        b = step + 0.5 * np.maximum(0.0, -s - self.margin) / np.sqrt(3.0)
+        # never tighter than the way back in that the rows ask for (the QP stays feasible)
+        return np.where(keep, np.maximum(b, 1.01 * (-h) / np.maximum(g1, 1e-12)), b)
+
     def compute_qp_inequalities(self, configuration: Any, dt: float) -> Any:
-        r"""Rows ``G dq <= h``: for each limit row, ``grad^T R^T J_rel dq <= gain (-margin - s)``."""
+        r"""Rows ``G dq <= h``: for each limit row, ``grad^T R^T J_rel dq <= gain (-margin - s)``
+        (in the joints' order); then the step bounds (see the class)."""
         del dt  # position-level, as mink's ConfigurationLimit
         data = configuration.data
         nv = self.model.nv
-        Gs, hs = [], []
         Q = self._perturbed(data)
-        for i, jt in enumerate(self.joints):
-            s, g = self.joint_rows(data, jt, Q[i])
-            R = data.xmat[jt.body].reshape(3, 3)
-            # the body's angular velocity relative to its parent, in its own frame, per own dof
-            J = R.T @ data.cdof[jt.dofs, :3].T
-            keep = np.ones(len(s), bool) if self.detection is None else s > -self.detection - self.margin
-            h = self.gain * (-self.margin - s[keep])
-            if keep.any():
-                G = np.zeros((int(keep.sum()), nv))
-                G[:, jt.dofs] = g[keep] @ J
-                Gs.append(G)
-                hs.append(h)
-            if np.isfinite(jt.step):
-                # a step shorter than the distance to the margin band cannot cross a face; past
-                # that, the step bound keeps the rows' second-order error within the margin
-                b = jt.step + 0.5 * max(0.0, -float(s.max()) - self.margin) / np.sqrt(3.0)
-                if keep.any():  # never tighter than the way back in that the rows ask for
-                    b = max(b, 1.01 * float(np.max(-h / np.maximum(np.abs(g[keep]).sum(1), 1e-12))))
-                if b < 1.0:
-                    T = np.zeros((6, nv))
-                    T[:3, jt.dofs], T[3:, jt.dofs] = J, -J
-                    Gs.append(T)
-                    hs.append(np.full(6, b))
-        if not Gs:
+        steps = self._safe_steps if self.safe else self._steps
+        det = np.inf if self.detection is None else self.detection + self.margin
+        Gs, hs, owner, Ts, bs = [], [], [], [], []
+        if self._ell is not None:  # one row per joint: the whole batch at once
+            ib = self._batch
+            S = self._ell.rows(Q[ib])
+            sb = S[:, 0]
+            gb = (S[:, 1:4] - S[:, 4:7]) / (2.0 * EPS)
+            # the bodies' angular velocities relative to their parents, in their own frames, per own dof
+            R = data.xmat[self._bodies[ib]].reshape(-1, 3, 3)
+            J = np.einsum("nji,ndj->nid", R, data.cdof[self._batch_dofs, :3])
+            a = np.einsum("ni,nid->nd", gb, J)
+            keep = sb > -det
+            h = self.gain * (-self.margin - sb)
+            G = np.zeros((len(ib), nv))
+            G[np.arange(len(ib))[:, None], self._batch_dofs] = a
+            Gs.append(G[keep])
+            hs.append(h[keep])
+            owner.append(ib[keep])
+            st = steps[ib]
+            fin = np.isfinite(st)
+            if fin.any():
+                b = self._bounds(sb, h, np.abs(gb).sum(1), keep, np.where(fin, st, 0.0))
+                sel = fin & (b < 1.0)
+                if sel.any():
+                    n = int(sel.sum())
+                    T = np.zeros((n, 6, nv))
+                    rows = np.arange(n)[:, None, None]
+                    dofs = self._batch_dofs[sel][:, None, :]
+                    T[rows, np.arange(3)[None, :, None], dofs] = J[sel]
+                    T[rows, np.arange(3, 6)[None, :, None], dofs] = -J[sel]
+                    Ts.append(T.reshape(6 * n, nv))
+                    bs.append(np.repeat(b[sel], 6))
+        for i in self._single:
+            jt = self.joints[i]
+            S1 = jt.rows(Q[i], self._parent(data, jt))
+            s, g = S1[0], ((S1[1:4] - S1[4:7]) / (2.0 * EPS)).T
+            R1 = data.xmat[jt.body].reshape(3, 3)
+            J1 = R1.T @ data.cdof[jt.dofs, :3].T
+            keep1 = s > -det
+            h1 = self.gain * (-self.margin - s)
+            if keep1.any():
+                G1 = np.zeros((int(keep1.sum()), nv))
+                G1[:, jt.dofs] = g[keep1] @ J1
+                Gs.append(G1)
+                hs.append(h1[keep1])
+                owner.append(np.full(len(G1), i))
+            if np.isfinite(steps[i]):
+                k = int(np.argmin(np.where(keep1, h1, np.inf))) if keep1.any() else 0
+                b1 = float(
+                    self._bounds(
+                        np.array([s.max()]),
+                        np.array([h1[k]]),
+                        np.array([np.abs(g[k]).sum()]),
+                        np.array([bool(keep1.any())]),
+                        np.array([steps[i]]),
+                    )[0]
+                )
+                if b1 < 1.0:
+                    T1 = np.zeros((6, nv))
+                    T1[:3, jt.dofs], T1[3:, jt.dofs] = J1, -J1
+                    Ts.append(T1)
+                    bs.append(np.full(6, b1))
+        G = np.vstack(Gs) if Gs else np.zeros((0, nv))
+        h = np.concatenate(hs) if hs else np.zeros(0)
+        order = np.argsort(np.concatenate(owner), kind="stable") if owner else np.zeros(0, np.int64)
+        G, h = G[order], h[order]
+        if Ts:
+            G, h = np.vstack([G, *Ts]), np.concatenate([h, *bs])
+        if len(h) == 0:
             return mink.Constraint()
-        return mink.Constraint(G=np.vstack(Gs), h=np.concatenate(hs))
+        return mink.Constraint(G=G, h=h)
 
 
 # --------------------------------------------------------------------------- qpos <-> local rotations
@@ -433,6 +578,7 @@ class RetargetSettings:
     damping: float = 1e-3
     iterations: int = 3
     first_iterations: int = 30
+    settle: int = 5  # extra solves, each with FittedLimits' curvature step bound, while a joint is outside
     solver: str = "daqp"
     end_effectors: tuple[str, ...] = ("Head", "LeftHand", "RightHand", "LeftFoot", "RightFoot", "LeftToe", "RightToe")
 
@@ -517,6 +663,7 @@ def retarget(
         q[a + 3 : a + 7] = target_rot[0, 0]
     config.update(q)
     lim = list(limits)
+    fitted = [x for x in lim if isinstance(x, FittedLimits)]
     t0 = time.process_time()
     for f in range(F):
         for k, t in enumerate(frame_tasks):
@@ -525,6 +672,16 @@ def retarget(
         for _ in range(st.first_iterations if f == 0 else st.iterations):
             vel = mink.solve_ik(config, tasks, 1.0, st.solver, damping=st.damping, limits=lim)
             config.integrate_inplace(vel, 1.0)
+        # a long last step may end a little past a curved face: settle with the curvature bound
+        for _ in range(st.settle):
+            if not any(fl.outside(config) for fl in fitted):
+                break
+            for fl in fitted:
+                fl.safe = True
+            vel = mink.solve_ik(config, tasks, 1.0, st.solver, damping=st.damping, limits=lim)
+            config.integrate_inplace(vel, 1.0)
+            for fl in fitted:
+                fl.safe = False
         qpos[f] = config.q
         if progress is not None:
             progress(f + 1, F)
@@ -588,15 +745,28 @@ class Run:
 RUNS = ("none", "box", "fitted")
 
 
-def make_limits(model: Any, mode: str, limits: JointLimits, margin: float = 0.01, gain: float = 0.95) -> list[Any]:
+#: retargeting's margin (radians) and step bound: mocap-driven targets move little per solve, so a
+#: 0.2 rad bound tracks as closely as no bound while still stopping jumps across a face
+RETARGET_MARGIN = 0.005
+RETARGET_MAX_STEP = 0.2
+
+
+def make_limits(
+    model: Any,
+    mode: str,
+    limits: JointLimits,
+    margin: float = RETARGET_MARGIN,
+    gain: float = 0.95,
+    max_step: float | None = RETARGET_MAX_STEP,
+) -> list[Any]:
     """The mink limits of a run: ``none``, ``box`` (mink's ConfigurationLimit from the MJCF's
-    ranges) or ``fitted`` (:class:`FittedLimits`)."""
+    ranges) or ``fitted`` (:class:`FittedLimits`; ``max_step`` None: the curvature bound)."""
     if mode == "none":
         return []
     if mode == "box":
         return [mink.ConfigurationLimit(model, gain=gain)]
     if mode == "fitted":
-        return [FittedLimits(model, limits, gain=gain, min_distance_from_limits=margin)]
+        return [FittedLimits(model, limits, gain=gain, min_distance_from_limits=margin, max_step=max_step)]
     raise IntegrationError(f"unknown limits mode {mode!r}; expected one of {', '.join(RUNS)}")
 
 
@@ -606,7 +776,7 @@ def run_one(
     limits: JointLimits,
     mode: str,
     settings: RetargetSettings | None = None,
-    margin: float = 0.01,
+    margin: float = RETARGET_MARGIN,
 ) -> Run:
     """Retarget ``source`` under one kind of limits and measure it against the fitted limits."""
     res = retarget(source, model, limits.skeleton, make_limits(model, mode, limits, margin), settings)
