@@ -277,10 +277,10 @@ class _EllipsoidBatch:
     """The plain ellipsoid limits of several joints, their rows evaluated in one pass (the same
     functions as :func:`_ellipsoid_rows` after :func:`to_limit_space`, one row per joint)."""
 
-    def __init__(self, limits: Sequence[FittedLimit]):
+    def __init__(self, limits: Sequence[Any]):
         sign = np.array([1.0, -1.0, -1.0, -1.0])
         self.ref_conj = np.stack([np.asarray(lim.reference, np.float64) * sign for lim in limits])
-        shapes = [lim.shape for lim in limits]
+        shapes: list[Any] = [lim.shape for lim in limits]
         self.c = np.stack([np.asarray(sh.position, np.float64) for sh in shapes])
         self.R = np.stack([np.asarray(sh.rotation, np.float64) for sh in shapes])
         self.sc = np.stack([np.asarray(sh.scale, np.float64) for sh in shapes])
