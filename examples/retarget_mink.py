@@ -19,6 +19,9 @@ import sys
 from pathlib import Path
 
 os.environ.setdefault("MUJOCO_GL", "egl")  # before mujoco is imported
+os.environ.setdefault("OMP_NUM_THREADS", "1")  # frames per CPU-s of one thread, as the benchmarks
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+os.environ.setdefault("MKL_NUM_THREADS", "1")
 
 import numpy as np
 
@@ -83,7 +86,7 @@ def main(argv: list[str] | None = None) -> int:
     for name, r in runs.items():
         save(a.out / f"{name}.bvh", r.result.motion)
         note = "" if a.quick else "  " + render_strip(r.model, r.result.qpos, a.out / f"{name}.png")
-        print(f"{name:<8} {r.outside:>8d} {1000 * r.ee_error:>8.2f} {1000 * r.joint_error:>9.2f} {r.fps:>9.1f}{note}")
+        print(f"{name:<8} {r.outside:>8d} {1000 * r.ee_error:>8.3f} {1000 * r.joint_error:>9.3f} {r.fps:>9.1f}{note}")
     return 0
 
 
