@@ -35,16 +35,21 @@ SOURCE = "push1_subject2"
 
 
 def render_strip(model, qpos: np.ndarray, path: Path, frames: int = 5, size: int = 240) -> str:
-    """A PNG of ``frames`` poses side by side (MuJoCo's offscreen renderer); what happened."""
-    try:
-        import matplotlib.pyplot as plt
-        import mujoco
+    """A PNG of ``frames`` poses side by side by MuJoCo's offscreen renderer or, where no OpenGL
+    platform starts, as stick figures from MuJoCo's kinematics (matplotlib); what was done."""
+    import matplotlib
 
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import mujoco
+
+    data = mujoco.MjData(model)
+    picks = np.linspace(0, len(qpos) - 1, frames).astype(int)
+    try:
         r = mujoco.Renderer(model, size, size)
-        data = mujoco.MjData(model)
         cam = mujoco.MjvCamera()
         tiles = []
-        for f in np.linspace(0, len(qpos) - 1, frames).astype(int):
+        for f in picks:
             data.qpos[:] = qpos[f]
             mujoco.mj_forward(model, data)
             cam.lookat[:] = data.xpos[1]
@@ -53,9 +58,22 @@ def render_strip(model, qpos: np.ndarray, path: Path, frames: int = 5, size: int
             tiles.append(r.render())
         r.close()
         plt.imsave(path, np.concatenate(tiles, axis=1))
-        return f"wrote {path}"
-    except Exception as e:  # no OpenGL platform here: the BVH is still written
-        return f"no PNG ({os.environ.get('MUJOCO_GL')}: {type(e).__name__}: {str(e).splitlines()[0][:80]})"
+        return f"wrote {path} (MUJOCO_GL={os.environ.get('MUJOCO_GL')})"
+    except Exception as e:  # no OpenGL platform here: draw the bones instead
+        why = f"{type(e).__name__}: {str(e).splitlines()[0][:60]}" if str(e) else type(e).__name__
+    fig, axes = plt.subplots(1, frames, figsize=(2 * frames, 2.6))
+    for ax, f in zip(axes, picks):
+        data.qpos[:] = qpos[f]
+        mujoco.mj_kinematics(model, data)
+        for b in range(2, model.nbody):
+            p, c = data.xpos[model.body_parentid[b]], data.xpos[b]
+            ax.plot([p[0], c[0]], [p[2], c[2]], "-o", color="tab:brown", ms=2, lw=2)
+        ax.set_aspect("equal")
+        ax.set_axis_off()
+        ax.set_title(f"frame {f}", fontsize=8)
+    fig.savefig(path, dpi=80)
+    plt.close(fig)
+    return f"wrote {path} (stick figures; no offscreen renderer: {why})"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -66,9 +84,21 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--quick", action="store_true", help="fit on 300 frames of one clip, no PNG (the test's run)")
     ap.add_argument("--mocap", type=Path, default=MOCAP, help="the LAFAN1 folder")
     a = ap.parse_args(argv)
+    import matplotlib
+
+    matplotlib.use("Agg")
     from jointlimits.integrations.mink import RetargetSettings, run_three
 
     a.out.mkdir(parents=True, exist_ok=True)
+    if not (a.mocap / f"{SOURCE}.bvh").is_file():  # the shared clips live beside the repository
+        import matplotlib.pyplot as plt
+
+        msg = f"the LAFAN1 clips are not at {a.mocap} (see ../shared/data/mocap)"
+        fig = plt.figure(figsize=(6, 1))
+        fig.text(0.02, 0.5, msg, fontsize=8)
+        fig.savefig(a.out / "missing_data.png")
+        print(msg)
+        return 0
     train_names = TRAIN[:1] if a.quick else TRAIN
     train = [load(a.mocap / f"{n}.bvh") for n in train_names]
     if a.quick:

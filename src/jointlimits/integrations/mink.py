@@ -13,8 +13,9 @@ mink's ``gain`` and ``min_distance_from_limits`` (radians, in limit space). A co
 use its parent's current rotation.
 
 The rows' tangent gradients are central differences of the limit's own functions over the seven
-rotations ``q exp(+-eps e_i)`` (one batched call per joint), so every shape family, cover and
-swing-twist decomposition is differentiated the same way.
+rotations ``q exp(+-eps e_i)`` (one batched evaluation for all plain ellipsoid limits, one call
+per joint for the others), so every shape family, cover and swing-twist decomposition is
+differentiated the same way.
 
 https://kevinzakka.github.io/mink/ (Limit, ConfigurationLimit, solve_ik)
 https://mujoco.readthedocs.io/en/stable/APIreference/APItypes.html#mjdata (cdof, xquat, xmat)
@@ -54,6 +55,14 @@ __all__ = [
     "RetargetSettings",
     "RetargetResult",
     "retarget",
+    "qpos_to_motion",
+    "tracking_errors",
+    "load_model",
+    "make_limits",
+    "Run",
+    "RUNS",
+    "run_one",
+    "run_three",
 ]
 
 Array = NDArray[np.float64]
