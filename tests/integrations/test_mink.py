@@ -196,3 +196,28 @@ def test_tangent_rows_are_the_limits_rows(body):
     s, g = tangent_rows(lim.joint(jt.name), m.rotations[40, jt.index])
     s2, g2 = fl.joint_rows(cfg.data, jt)
     assert np.allclose(s, s2, atol=1e-9) and np.allclose(g, g2, atol=1e-5)
+
+
+def test_ball_joint_model_rows_and_round_trip():
+    """The ``mujoco-ball`` body (one ball joint per joint): local rotations round-trip and the
+    rows' derivative matches the distance's (a k-DOP limit: linear rows, exact to rounding)."""
+    m = load(CLIP).frames(0, 120)
+    lim = JointLimits.fit(m, shape="kdop")
+    ex = export_limits(lim, "mujoco-ball", clips=[m], variants=("covering",))
+    model = mujoco.MjModel.from_xml_string(ex.mjcf("covering"))
+    qp = ex.qpos(model, m.rotations[::40], m.positions[::40, 0])
+    rot = local_rotations(model, qp, lim.skeleton)
+    assert np.allclose(np.abs(np.sum(rot[:, 1:] * m.rotations[::40, 1:], -1)), 1.0, atol=1e-12)
+    fl = FittedLimits(model, lim, detection_distance=None)
+    cfg = mink.Configuration(model)
+    cfg.update(qp[1])
+    C = fl.compute_qp_inequalities(cfg, 0.01)
+    s0 = fl.signed_distance(cfg)
+    dq = np.r_[np.zeros(6), np.random.default_rng(0).normal(0, 1e-6, model.nv - 6)]
+    q2 = qp[1].copy()
+    mujoco.mj_integratePos(model, q2, dq, 1.0)
+    cfg.update(q2)
+    s1 = fl.signed_distance(cfg)
+    ds = np.concatenate([s1[k] - s0[k] for k in s0])
+    assert np.abs(ds).max() > 1e-7
+    assert np.allclose(C.G @ dq, ds, rtol=0, atol=1e-10)
