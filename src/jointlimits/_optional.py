@@ -14,6 +14,8 @@ EXTRAS = {
     "studio": ("viser", "viser"),
     "gltf": ("pygltflib", "pygltflib"),
     "implicit-draw": ("skimage", "scikit-image"),
+    "usd": ("pxr", "usd-core"),
+    "blender": ("bpy", "bpy"),
 }
 
 
