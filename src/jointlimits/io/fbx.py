@@ -95,7 +95,7 @@ def _missing() -> MissingExtraError:
     )
 
 
-def _run(op: str, src: Path, dst: Path, exe: str) -> None:
+def _run(op: str, src: Path, dst: Path, exe: str, label: Path) -> None:
     if Path(exe).name.lower().startswith("blender"):
         cmd = [exe, "-b", "--factory-startup", "--python-exit-code", "3", "--python", str(_SCRIPT), "--", op]
     else:
@@ -104,9 +104,8 @@ def _run(op: str, src: Path, dst: Path, exe: str) -> None:
     if res.returncode != 0:
         lines = [ln for ln in res.stderr.splitlines() if ln.strip()]
         why = lines[-1] if lines else f"exit status {res.returncode}"
-        raise FormatError(
-            f"{src if op == 'read' else dst}: Blender's FBX {'importer' if op == 'read' else 'exporter'} failed ({why})"
-        )
+        what = "importer" if op == "read" else "exporter"
+        raise FormatError(f"{label}: Blender's FBX {what} failed ({why})")
 
 
 def _read_arrays(path: Path, blender: str | os.PathLike | None) -> dict[str, Any]:
@@ -122,7 +121,7 @@ def _read_arrays(path: Path, blender: str | os.PathLike | None) -> dict[str, Any
         raise _missing()
     with tempfile.TemporaryDirectory(prefix="jl-fbx-") as tmp:
         out = Path(tmp) / "arrays.npz"
-        _run("read", path, out, exe)
+        _run("read", path, out, exe, path)
         with np.load(out, allow_pickle=False) as z:
             data: dict[str, Any] = {k: z[k] for k in z.files}
     data["names"] = json.loads(str(data["names"]))
@@ -278,7 +277,7 @@ def save(
             src = Path(tmp) / "arrays.npz"
             arrays: dict[str, Any] = {k: (json.dumps(v) if k == "names" else v) for k, v in data.items()}
             np.savez(src, **arrays)
-            _run("write", src, out, exe)
+            _run("write", src, out, exe, p)
         payload = out.read_bytes()
     with atomic_write(p, binary=True) as fh:
         fh.write(payload)
