@@ -22,14 +22,15 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["read_fbx", "write_fbx", "armature_arrays", "key_action", "build_armature", "reset"]
+__all__ = ["read_fbx", "write_fbx", "armature_arrays", "key_action", "use_action", "build_armature", "reset"]
 
 
 def reset() -> None:
-    """An empty scene (factory settings, no add-ons' state)."""
+    """An empty scene (the factory startup file, emptied). Preferences and enabled add-ons are
+    kept. It replaces the open file: for bpy used as a module, not inside an artist's session."""
     import bpy
 
-    bpy.ops.wm.read_factory_settings(use_empty=True)
+    bpy.ops.wm.read_homefile(use_empty=True, use_factory_startup=True)
 
 
 def _order(bones: Any) -> list[int]:
@@ -204,8 +205,8 @@ def key_action(
     """Key a new action on ``obj`` so that the bones ``names`` take the BVH-style global pose
     ``global_pose`` ``[F, J, 4, 4]`` (armature space; identity rotations = the rest pose) at frames
     ``frame_start + f``: pose bone j's ``matrix`` is ``global_pose[f, j]`` times its rest rotation.
-    Keys every frame (rotation quaternion and location of every bone), neighbouring quaternions
-    on one cover, linear interpolation."""
+    Keys every frame (rotation, in each pose bone's own rotation mode, and location of every
+    bone), neighbouring quaternions on one cover, linear interpolation."""
     import bpy
 
     bones = [obj.data.bones[n] for n in names]
@@ -231,7 +232,8 @@ def key_action(
     action = bpy.data.actions.new(action_name)
     frames = frame_start + np.arange(F, dtype=np.float64)
     for j, n in enumerate(names):
-        for path, values in (("rotation_quaternion", q[:, j]), ("location", loc[:, j])):
+        mode = obj.pose.bones[n].rotation_mode
+        for path, values in (_rotation_channel(q[:, j], mode), ("location", loc[:, j])):
             for i in range(values.shape[1]):
                 fc = action.fcurves.new(f'pose.bones["{n}"].{path}', index=i, action_group=n)
                 fc.keyframe_points.add(F)
@@ -239,11 +241,38 @@ def key_action(
                 for kp in fc.keyframe_points:
                     kp.interpolation = "LINEAR"
                 fc.update()
-    # assigned once it has curves, so Blender 4.4+ binds its (legacy) slot to the object
-    obj.animation_data.action = action
-    if getattr(obj.animation_data, "action_slot", True) is None and len(action.slots):
-        obj.animation_data.action_slot = action.slots[0]
+    use_action(obj, action)  # once it has curves, so Blender 4.4+ binds its (legacy) slot
     return action
+
+
+def _rotation_channel(q: np.ndarray, mode: str) -> tuple[str, np.ndarray]:
+    """(data path, values ``[F, k]``) of basis rotations ``q`` ``[F, 4]`` in a pose bone's own
+    rotation mode (Euler orders continuous from frame to frame, as Blender's ``compat``)."""
+    if mode == "QUATERNION":
+        return "rotation_quaternion", q
+    from mathutils import Euler, Quaternion
+
+    if mode == "AXIS_ANGLE":
+        out = np.zeros((q.shape[0], 4))
+        for f in range(q.shape[0]):
+            axis, angle = Quaternion([float(x) for x in q[f]]).to_axis_angle()
+            out[f] = [angle, *axis]
+        return "rotation_axis_angle", out
+    out = np.zeros((q.shape[0], 3))
+    prev = Euler((0.0, 0.0, 0.0), mode)
+    for f in range(q.shape[0]):
+        prev = Quaternion([float(x) for x in q[f]]).to_euler(mode, prev)
+        out[f] = prev[:]
+    return "rotation_euler", out
+
+
+def use_action(obj: Any, action: Any) -> None:
+    """Make ``action`` the armature's current action (and, Blender 4.4+, bind its first slot)."""
+    if obj.animation_data is None:
+        obj.animation_data_create()
+    obj.animation_data.action = action
+    if action is not None and getattr(obj.animation_data, "action_slot", True) is None and len(action.slots):
+        obj.animation_data.action_slot = action.slots[0]
 
 
 def write_fbx(path: str, data: dict[str, Any]) -> None:

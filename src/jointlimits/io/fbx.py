@@ -19,7 +19,8 @@ action's frames (Blender's evaluation of every pose bone at every frame of the a
 become the motion. Joint frames are the armature's axes at rest (the rest pose is the identity
 pose, as in BVH and in Blender's BVH exporter): a joint's local rotation is
 ``R_b L R_b^-1`` for a bone with rest rotation ``R_b`` and pose basis ``L``, whatever the rig's bone
-orientations (Mixamo, MotionBuilder, Blender's own). Offsets are the rest heads' differences, in
+orientations (Mixamo, MotionBuilder, Blender's own); leaf bones named ``*_end`` (the length
+markers Blender's exporter and Mixamo add) become End Sites. Offsets are the rest heads' differences, in
 the file's armature space (the armature object's transform, which holds the FBX axis and unit
 conversion, is not applied). Writing: one bone per joint (head at the joint, tail toward its
 children), every frame keyed, baked with no key reduction, the channel layout, End Sites and
@@ -175,6 +176,19 @@ def motion_from_arrays(data: dict[str, Any], path: str | Path = "<blender>") -> 
     for j in range(J):
         if not any(c in POSITION_CHANNELS for c in channels[j]):
             positions[:, j] = offsets[j]
+    if not extras:  # leaf bones exporters add to mark a bone's length (Blender's "_end", Mixamo's "_End")
+        has_child = np.zeros(J, bool)
+        has_child[parents[parents >= 0]] = True
+        leaf = [j for j in range(1, J) if not has_child[j] and names[j].lower().endswith("_end")]
+        if leaf:
+            keep = np.array([j for j in range(J) if j not in set(leaf)])
+            slot = -np.ones(J, np.int64)
+            slot[keep] = np.arange(keep.size)
+            end_sites = [(int(slot[parents[j]]), offsets[j].copy()) for j in leaf]
+            names = [names[j] for j in keep]
+            parents = np.where(parents[keep] >= 0, slot[np.maximum(parents[keep], 0)], -1)
+            offsets, channels = offsets[keep], [channels[j] for j in keep]
+            rotations, positions = rotations[:, keep], positions[:, keep]
     sk = Skeleton(names, parents, offsets, channels, end_sites)
     return Motion(sk, quat.normalize(rotations), positions, frame_time)
 

@@ -1,0 +1,1 @@
+"""jointlimits inside other applications: :mod:`.blender` (what the Blender add-on calls)."""
