@@ -175,7 +175,7 @@ def render_violations(
     for k, b in enumerate(bones):
         head, tail = np.array(b.head_local), np.array(b.tail_local)
         x, z = np.array(b.x_axis), np.array(b.z_axis)
-        w = 0.12 * float(np.linalg.norm(tail - head))
+        w = 0.2 * float(np.linalg.norm(tail - head))
         mid = head + 0.15 * (tail - head)
         base = len(verts)
         verts += [head, mid + w * x, mid + w * z, mid - w * x, mid - w * z, tail]
@@ -195,7 +195,9 @@ def render_violations(
         mat = bpy.data.materials.new(f"jl_{b.name}")
         mat.use_nodes = True
         rgb = _violation_colour(v[b.name], full)
-        mat.node_tree.nodes["Principled BSDF"].inputs["Base Color"].default_value = (*map(float, rgb), 1.0)
+        bsdf = mat.node_tree.nodes["Principled BSDF"]
+        bsdf.inputs["Base Color"].default_value = (*map(float, rgb), 1.0)
+        bsdf.inputs["Roughness"].default_value = 0.6
         mesh.materials.append(mat)
     mesh.polygons.foreach_set("material_index", mat_of_face)
     mod = body.modifiers.new("armature", "ARMATURE")
@@ -211,19 +213,19 @@ def render_violations(
     cam_data.ortho_scale = 1.25 * extent
     cam = bpy.data.objects.new("jl_camera", cam_data)
     scene.collection.objects.link(cam)
-    d = np.array([1.0, -1.6, 0.45])
+    d = np.array([0.35, -1.0, 0.2])
     cam.location = tuple(centre + 3 * extent * d / np.linalg.norm(d))
     from mathutils import Vector
 
     cam.rotation_euler = (Vector(tuple(centre)) - cam.location).to_track_quat("-Z", "Y").to_euler()
     scene.camera = cam
     sun = bpy.data.objects.new("jl_sun", bpy.data.lights.new("jl_sun", "SUN"))
-    sun.data.energy = 3.0
+    sun.data.energy = 4.0
     sun.rotation_euler = (0.6, 0.2, 0.8)
     scene.collection.objects.link(sun)
     if scene.world is None:
         scene.world = bpy.data.worlds.new("jl_world")
-    scene.world.color = (0.9, 0.9, 0.92)
+    scene.world.color = (0.05, 0.05, 0.06)
     scene.render.engine = "CYCLES"
     scene.cycles.device = "CPU"
     scene.cycles.samples = samples
