@@ -5,7 +5,8 @@ module on PyPI, 4.5 for Python 3.11, the ``[blender]`` extra) runs it without a 
 numpy<2 and exists for one Python version, so it often cannot live in the caller's environment:
 
 - **in-process** when ``import bpy`` works here (inside Blender, or a Python 3.11 environment
-  with the extra): the scene is reset to factory settings for each file;
+  with the extra) and no ``blender=`` is given: the open file is replaced by an empty scene for
+  each file (bpy as a module; inside an artist's Blender use its FBX importer);
 - **in a subprocess** otherwise, when ``JOINTLIMITS_BLENDER_PYTHON`` (or ``blender_python=``)
   names a Python that has bpy, or a ``blender`` executable: it runs
   :mod:`jointlimits.io._blender` (bpy and numpy only, nothing else of this package) on the file
@@ -110,7 +111,7 @@ def _run(op: str, src: Path, dst: Path, exe: str, label: Path) -> None:
 
 
 def _read_arrays(path: Path, blender: str | os.PathLike | None) -> dict[str, Any]:
-    exe = blender_python(blender)
+    exe = None if blender is None and in_process() else blender_python(blender)
     if exe is None and in_process():
         from . import _blender
 
@@ -275,7 +276,7 @@ def save(
     if p.suffix.lower() != ".fbx":
         raise FormatError(f"{p}: an FBX file name ends in .fbx")
     data = arrays_from_motion(motion, metres_per_unit, up)
-    exe = blender_python(blender)
+    exe = None if blender is None and in_process() else blender_python(blender)
     if exe is None and not in_process():
         raise _missing()
     with tempfile.TemporaryDirectory(prefix="jl-fbx-") as tmp:
