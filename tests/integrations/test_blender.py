@@ -25,6 +25,7 @@ from conftest import MOCAP, ROOT, needs_shared
 
 BPY = os.environ.get(fbx.ENV, "")
 pytestmark = [
+    pytest.mark.xdist_group("bpy"),  # one worker, one bpy session
     needs_shared,
     pytest.mark.skipif(
         not BPY, reason=f"{fbx.ENV} is not set: the FBX and Blender add-on tests need a Python with bpy (.ci/run)"
