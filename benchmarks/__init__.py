@@ -34,4 +34,5 @@ BENCHMARKS = (
     "recover",
     "quality",
     "retarget",
+    "fbx",
 )

@@ -70,6 +70,7 @@ def _without(extra: str, args: list[str], cwd: Path) -> str:
         ("studio", ["studio", "--port", "1"]),
         ("gltf", ["info", "clip.glb"]),
         ("implicit-draw", ["demo", "--shape", "implicit", "--out", "d", "-q"]),
+        ("usd", ["info", "clip.usda"]),
     ],
 )
 def test_missing_extra_is_one_line_naming_it(extra: str, args: list[str], tmp_path: Path):

@@ -15,6 +15,8 @@ EXTRAS = {
     "gltf": ("pygltflib", "pygltflib"),
     "implicit-draw": ("skimage", "scikit-image"),
     "mink": ("mink", "mink"),
+    "usd": ("pxr", "usd-core"),
+    "blender": ("bpy", "bpy"),
 }
 
 

@@ -130,6 +130,14 @@ def engine_admits(engine: str, p: dict, r: np.ndarray, tol: float = 1e-9) -> np.
             ax[..., 0] ** 2 / deg(p["Swing2LimitDegrees"]) ** 2 + ax[..., 1] ** 2 / deg(p["Swing1LimitDegrees"]) ** 2
         )
         return (theta <= lim2 + tol) & (np.abs(tau) <= deg(p["TwistLimitDegrees"]) + tol)
+    if engine == "usd":  # PhysicsLimitAPI rotX twist pair, rotY/rotZ symmetric: PhysX's D6 cone (degrees)
+        a1, a2 = 4 * np.arctan2(s[..., 2], 1 + s[..., 0]), 4 * np.arctan2(s[..., 3], 1 + s[..., 0])
+        sw = (a1 / deg(p["limit:rotY"]["high"])) ** 2 + (a2 / deg(p["limit:rotZ"]["high"])) ** 2 <= 1 + tol
+        return sw & (tau >= deg(p["limit:rotX"]["low"]) - tol) & (tau <= deg(p["limit:rotX"]["high"]) + tol)
+    if engine == "usd-spherical":  # cone 0 from X toward Y (about z), cone 1 toward Z (about y); twist free
+        a1, a2 = 4 * np.arctan2(s[..., 2], 1 + s[..., 0]), 4 * np.arctan2(s[..., 3], 1 + s[..., 0])
+        ay, az = deg(p["physics:coneAngle1Limit"]), deg(p["physics:coneAngle0Limit"])
+        return (a1 / max(ay, 1e-12)) ** 2 + (a2 / max(az, 1e-12)) ** 2 <= 1 + tol
     if engine == "mujoco-ball":  # the rotation angle within [0, range]
         ang = 2 * np.arctan2(np.linalg.norm(r[..., 1:], axis=-1), np.abs(r[..., 0]))
         return ang <= p["ball"]["range"][1] + tol

@@ -270,7 +270,7 @@ def test_errors_name_the_problem(tmp_path):
     with pytest.raises(FormatError, match="missing.bin"):
         gltf.load(p)
     with pytest.raises(JointLimitsError, match="unknown motion file type"):
-        motion_io.load(tmp_path / "clip.fbx")
+        motion_io.load(tmp_path / "clip.c3d")
 
 
 # --------------------------------------------------------------------------- real clips

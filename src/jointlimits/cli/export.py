@@ -40,12 +40,25 @@ class _Greedy(click.Option):
             opt.process = process
 
 
+_USD = (".usda", ".usd", ".usdc")
+
+
 def _outputs(output: Path, engine: str, variants: tuple[str, ...]) -> tuple[Path, dict[str, Path]]:
-    """(JSON path, {variant: MJCF path}) from ``-o``."""
+    """(JSON path, {variant: MJCF or USD path}) from ``-o``."""
     suffix = output.suffix.lower()
     mj = engine.startswith("mujoco")
+    usd = engine.startswith("usd")
+    if usd and suffix in (".json", *_USD):
+        js = output if suffix == ".json" else output.with_suffix(".json")
+        base = output.with_suffix(suffix if suffix in _USD else ".usda")
+        if len(variants) == 1:
+            return js, {variants[0]: base}
+        return js, {v: base.with_name(f"{base.stem}-{v}{base.suffix}") for v in variants}
     if suffix not in (".json", ".xml") or (suffix == ".xml" and not mj):
-        raise BadInput(f"{output}: give a .json path" + (" (or .xml for the MJCF model)" if mj else ""))
+        raise BadInput(
+            f"{output}: give a .json path"
+            + (" (or .xml for the MJCF model)" if mj else " (or .usda/.usd/.usdc for the stage)" if usd else "")
+        )
     js = output if suffix == ".json" else output.with_suffix(".json")
     xml: dict[str, Path] = {}
     if mj:
@@ -88,7 +101,8 @@ def _outputs(output: Path, engine: str, variants: tuple[str, ...]) -> tuple[Path
     "--output",
     type=click.Path(path_type=Path),
     required=True,
-    help="JSON file to write (mujoco: also OUT.xml, or OUT-<variant>.xml for both variants; an .xml path works too).",
+    help="JSON file to write (mujoco: also OUT.xml, or OUT-<variant>.xml for both variants; an .xml path works too; "
+    "usd/usd-spherical: also the stage OUT.usda, or OUT-<variant>.usda; a .usda/.usd/.usdc path works too).",
 )
 @click.option(
     "--samples",
@@ -170,12 +184,19 @@ def export_command(
     doc["limits"] = str(limits_file)
     doc["clips"] = [str(p) for p in clips]
     doc["holdout"] = [str(p) for p in holdout]
-    texts = {v: ex.mjcf(v) for v in xml}
+    usd = engine.startswith("usd")
+    stages = {v: ex.usd_stage(v) for v in xml} if usd else {}
+    texts = {} if usd else {v: ex.mjcf(v) for v in xml}
     doc["files"] = {v: str(p) for v, p in xml.items()}
     text = json.dumps(doc, indent=1)
     with atomic_write(js) as fh:
         fh.write(text)
     for v, p in xml.items():
+        if usd:
+            from ..io.usd import write_stage
+
+            write_stage(p, stages[v])
+            continue
         with atomic_write(p) as fh:
             fh.write(texts[v])
     emit(

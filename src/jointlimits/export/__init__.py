@@ -40,6 +40,8 @@ ENGINES = {
     "godot": "godot:Godot",
     "unity": "unity:Unity",
     "unreal": "unreal:Unreal",
+    "usd": "usd:UsdD6",
+    "usd-spherical": "usd:UsdSpherical",
 }
 VARIANTS = ("conservative", "covering")
 SCHEMA = "jointlimits/engine-export"
@@ -148,6 +150,14 @@ class Export:
             hinges,
             model_name=f"jointlimits_{variant}",
         )
+
+    def usd_stage(self, variant: str):
+        """The ``variant``'s UsdPhysics articulation as an in-memory ``Usd.Stage`` (USD exports only)."""
+        from .usd import articulation_stage
+
+        if not self.engine.name.startswith("usd"):
+            raise ExportError("a USD physics stage is written by the usd exports only")
+        return articulation_stage(self, variant)
 
     def qpos(self, model, rotations: np.ndarray, root_positions: np.ndarray) -> np.ndarray:
         """qpos ``[F, nq]`` of the loaded MJCF model for local rotations ``[F, J, 4]``."""

@@ -21,6 +21,10 @@ FORMATS: dict[str, str] = {
     ".gltf": "gltf",
     ".glb": "gltf",
     ".npz": "amass",
+    ".usd": "usd",
+    ".usda": "usd",
+    ".usdc": "usd",
+    ".fbx": "fbx",
 }
 
 
