@@ -260,3 +260,8 @@ def merge_rows(src: bytes, starts: Annotated[NDArray[numpy.int64], dict(order='C
     """
     Source rows with their changed tokens replaced (same == 0) into out; the bytes written, or -1.
     """
+
+def parse_rows(src: bytes, n_ch: int, out: Annotated[NDArray[numpy.float64], dict(order='C', device='cpu')], ranges: Annotated[NDArray[numpy.int64], dict(order='C', device='cpu')]) -> int:
+    """
+    Rows of n_ch plain decimals (blank lines skipped) into out [rows, n_ch] and their byte ranges into ranges [rows, 2]; the rows parsed, or -1 at anything else (the checked path reports it).
+    """
