@@ -139,17 +139,16 @@ def _np_from_euler(e):  # intrinsic x, then y, then z
     )
 
 
-def _np_to_euler(q):  # intrinsic xyz: the rotation matrix's closed form
-    w, x, y, z = np.moveaxis(q, -1, 0)
-    s = np.clip(2 * (x * z + w * y), -1.0, 1.0)
-    return np.stack(
-        [
-            np.arctan2(2 * (w * x - y * z), 1 - 2 * (x * x + y * y)),
-            np.arcsin(s),
-            np.arctan2(2 * (w * z - x * y), 1 - 2 * (y * y + z * z)),
-        ],
-        -1,
-    )
+def _np_to_euler(q):  # intrinsic xyz, the quaternion method scipy uses (third angle 0 at gimbal lock)
+    w, x, y, z = np.moveaxis(q / np.linalg.norm(q, axis=-1, keepdims=True), -1, 0)
+    a, b, c, d = w - y, z - x, y + w, -x - z  # axes reversed (z, y, x), sign -1
+    mid = 2 * np.arctan2(np.hypot(c, d), np.hypot(a, b))
+    hs, hd = np.arctan2(b, a), np.arctan2(d, c)
+    lock0, lockpi = np.abs(mid) <= 1e-7, np.abs(mid - np.pi) <= 1e-7
+    free = ~(lock0 | lockpi)
+    first = np.where(free, hs + hd, np.where(lock0, 2 * hs, 2 * hd))
+    out = np.stack([-first, mid - np.pi / 2, np.where(free, hs - hd, 0.0)], -1)
+    return np.where(out > np.pi, out - 2 * np.pi, np.where(out < -np.pi, out + 2 * np.pi, out))
 
 
 def _np_normalize(q):

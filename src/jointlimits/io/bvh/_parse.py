@@ -268,14 +268,13 @@ def _parse_plain(block: bytes, n_ch: int) -> tuple[NDArray[np.float64], NDArray[
     """The compiled one-pass parse of a block of rows: ``([rows, n_ch]`` values, ``[rows, 2]`` byte
     ranges of the non-blank lines), or None if the block holds anything but plain finite decimals
     in rows of ``n_ch`` (the checked path then finds and reports it)."""
-    cap = len(block) // (2 * n_ch) + 1  # a row of n_ch values takes at least 2 n_ch bytes
+    cap = block.count(b"\n") + 1  # rows are lines: at most one more than the line endings
     values = np.empty((cap, n_ch))
     ranges = np.empty((cap, 2), np.int64)
     n = _core.parse_rows(block, n_ch, values, ranges)
     if n < 0:
         return None
-    # the unused capacity is handed back to the allocator (a view would keep all of it)
-    return (values[:n].copy() if 2 * n < cap else values[:n]), ranges[:n].copy()
+    return values[:n], ranges[:n]
 
 
 def _parse_rows_ranges(
