@@ -246,7 +246,7 @@ def apply_memory(quick: bool, tmpdir: Path) -> list[dict]:
     cli = [sys.executable, "-m", "jointlimits"]
     lim = tmpdir / "limits.json"
     subprocess.run([*cli, "fit", str(other), "-o", str(lim), "-q"], env=env, check=True)
-    proc = subprocess.Popen([*cli, "apply", str(lim), str(big), "-o", str(tmpdir / "out.bvh"), "-q"], env=env)
+    proc = subprocess.Popen([*cli, "apply", str(lim), str(big), "-o", str(tmpdir / "applied.bvh"), "-q"], env=env)
     _, status, usage = os.wait4(proc.pid, 0)
     proc.returncode = os.waitstatus_to_exitcode(status)
     if proc.returncode:

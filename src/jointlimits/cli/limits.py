@@ -287,16 +287,18 @@ def apply_command(
     lim = limits_for_clip(JointLimits.load(limits_file), m, joints, exclude, root, retarget_rest)
     # (limits_for_clip checked the skeleton; one pass limits the clip and measures the input)
     out, v = lim.apply_and_measure(m, soften=soften, smooth=smooth_switches if smooth else None, root=True, check=False)
+    n_frames, names = m.num_frames, m.skeleton.names
+    del m  # the input's arrays are not needed to write the output (its text source stays with out)
     motion_io.save(output, out)
     changed = int(np.any(v > 1e-6, axis=1).sum())
     emit(
-        f"limited {changed}/{m.num_frames} frames (max violation {np.degrees(v.max()):.1f} deg) -> {output}",
+        f"limited {changed}/{n_frames} frames (max violation {np.degrees(v.max()):.1f} deg) -> {output}",
         {
             "output": str(output),
-            "frames": m.num_frames,
+            "frames": n_frames,
             "frames_limited": changed,
             "max_violation_deg": float(np.degrees(v.max())),
-            "joints": [m.skeleton.names[j] for j in lim.active()],
+            "joints": [names[j] for j in lim.active()],
         },
         quiet,
         as_json,

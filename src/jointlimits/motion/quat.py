@@ -325,9 +325,10 @@ def from_euler_axes(angles: ArrayLike, axes: str, degrees: bool = False) -> Arra
     (a BVH joint's rotation channels: one to three, repeats allowed)."""
     a = _f(angles)
     if len(axes) == 3 and len(set(axes)) == 3 and _f64(a) and a.shape[-1:] == (3,):
-        out = np.empty(a.shape[:-1] + (4,))
-        _core.q_from_euler3(_c(a), *(_AXIS_INDEX[ch] for ch in axes), bool(degrees), out)
-        return out
+        res = np.empty(a.shape[:-1] + (4,))
+        i, j, k = (_AXIS_INDEX[ch] for ch in axes)
+        _core.q_from_euler3(_c(a), i, j, k, bool(degrees), res)
+        return res
     half = (np.deg2rad(a) if degrees else a) * 0.5
     c, s = np.cos(half), np.sin(half)
     if len(axes) == 3 and len(set(axes)) == 3:
@@ -364,8 +365,8 @@ def to_euler(q: ArrayLike, order: str = "xyz", degrees: bool = False) -> Array:
     q = _f(q)
     if _f64(q) and q.shape[-1:] == (4,):
         out = np.empty(q.shape[:-1] + (3,))
-        n = _core.q_to_euler(_c(q), *(_AXIS_INDEX[ch] for ch in o), 180.0 / np.pi if degrees else 1.0, out)
-        if n == out.size // 3:
+        i, j, k = (_AXIS_INDEX[ch] for ch in o)
+        if _core.q_to_euler(_c(q), i, j, k, 180.0 / np.pi if degrees else 1.0, out) == out.size // 3:
             return out
         # a bad row (reported below) or a norm outside the safe range (the scaled path)
     flat = q.reshape(-1, 4)

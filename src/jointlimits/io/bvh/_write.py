@@ -54,7 +54,8 @@ def _channel_data(motion: Motion) -> tuple[NDArray[np.float64], NDArray[np.float
     sk = motion.skeleton
     F = motion.num_frames
     motion.check_finite()
-    cols: list[NDArray[np.float64]] = []
+    n_ch = sum(len(c) for c in sk.channels)
+    data = np.empty((F, n_ch))  # filled column by column (no list of columns stacked at the end)
     text = _text_source(motion)
     raw = text.read() if text is not None else None
     old = text.values(raw) if text is not None and raw is not None else None
@@ -106,14 +107,14 @@ def _channel_data(motion: Motion) -> tuple[NDArray[np.float64], NDArray[np.float
             else:
                 rot = quat.to_euler_axes(quat.normalize(q), axes, hint, exact)
         k = 0
-        for c in chans:
+        for i, c in enumerate(chans):
             if c in POSITION_CHANNELS:
-                cols.append(motion.positions[:, j, POSITION_CHANNELS.index(c)])
+                data[:, col + i] = motion.positions[:, j, POSITION_CHANNELS.index(c)]
             else:
-                cols.append(rot[:, k])  # type: ignore[index]  # set where chans has rotations
+                data[:, col + i] = rot[:, k]  # type: ignore[index]  # set where chans has rotations
                 k += 1
         col += len(chans)
-    return (np.stack(cols, axis=-1) if cols else np.zeros((F, 0))), old, raw
+    return data, old, raw
 
 
 def _fmt(x: float) -> str:
