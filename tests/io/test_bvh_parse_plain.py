@@ -78,3 +78,29 @@ def test_round_trip_of_every_convention_is_byte_identical(tmp_path):
         raw = sorted(d.glob("*.bvh"))[0].read_bytes()
         m = bvh.loads(raw.decode("latin-1"))
         assert bvh.dumps(m).encode("latin-1") == raw, d.name
+
+
+def test_random_decimals_are_correctly_rounded():
+    rng = np.random.default_rng(5)
+    toks = []
+    for _ in range(3000):
+        whole = str(rng.integers(0, 10 ** int(rng.integers(1, 12))))
+        frac = "".join(rng.choice(list("0123456789"), int(rng.integers(0, 24))))
+        sign = rng.choice(["", "-", "+"])
+        form = rng.integers(0, 4)
+        tok = sign + (
+            whole + "." + frac
+            if form == 0
+            else whole
+            if form == 1
+            else "." + (frac or "5")
+            if form == 2
+            else whole + "."
+        )
+        if rng.random() < 0.1:
+            tok += f"e{int(rng.integers(-30, 30))}"
+        toks.append(tok)
+    block = ("\n".join(" ".join(toks[i : i + 3]) for i in range(0, len(toks), 3)) + "\n").encode()
+    fast = _parse_plain(block, 3)
+    assert fast is not None
+    assert fast[0].reshape(-1).tobytes() == np.array([float(t) for t in toks]).tobytes()
