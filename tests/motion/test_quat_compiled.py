@@ -76,7 +76,18 @@ def test_compiled_equals_numpy(op, numpy_results):
 
 
 def test_the_exact_ops_keep_numpys_bits(numpy_results):
-    for op in ("mul", "inv", "inv_mul", "mul_vec", "to_matrix", "from_matrix", "normalize", "from_euler"):
+    exact = (
+        "mul",
+        "inv",
+        "inv_mul",
+        "mul_vec",
+        "to_matrix",
+        "from_matrix",
+        "normalize",
+        "from_euler",
+        "from_euler degrees",
+    )
+    for op in exact:
         assert OPS[op]().tobytes() == numpy_results[op].tobytes(), op
 
 
