@@ -387,12 +387,21 @@ def to_euler(q: ArrayLike, order: str = "xyz", degrees: bool = False) -> Array:
     return e.reshape(q.shape[:-1] + (3,)).astype(q.dtype, copy=False)
 
 
-def to_euler_axes(q: Array, axes: str, hint: Array | None = None, exact: NDArray[np.bool_] | None = None) -> Array:
+def to_euler_axes(
+    q: Array,
+    axes: str,
+    hint: Array | None = None,
+    exact: NDArray[np.bool_] | None = None,
+    carry: dict[str, Any] | None = None,
+) -> Array:
     """Angles (degrees, ``[F, len(axes)]``) whose product (:func:`from_euler_axes`) is q ``[F, 4]``.
 
     Rows where ``exact`` is set are the ``hint`` rows themselves. Elsewhere the Euler twin nearest
     the hint (modulo 360) is chosen (the principal one without a hint) and runs of such rows are
     unwrapped so that they continue from the row before without 360-degree jumps.
+
+    ``carry`` (from :func:`euler_carry`, updated here) continues the unwrapping from the previous
+    call: consecutive blocks of rows then give exactly the angles of one call on all of them.
     """
     n = len(axes)
     F = q.shape[0]
@@ -427,16 +436,32 @@ def to_euler_axes(q: Array, axes: str, hint: Array | None = None, exact: NDArray
     if hint is not None:
         d -= 360.0 * np.round(d / 360.0)
         d = np.where(exact[:, None], 0.0, d)
-    if F > 1:
+    if F > 1 or carry is not None:
         corr = np.zeros_like(d)
         corr[1:] = -360.0 * np.round(np.diff(d, axis=0) / 360.0)
+        if carry is not None and carry["prev"] is not None and F:
+            corr[0] = -360.0 * np.round((d[0] - carry["prev"]) / 360.0)
         corr[exact] = 0.0
         cs = np.cumsum(corr, axis=0)
+        if carry is not None:
+            cs = cs + carry["cs"]  # multiples of 360: the same sums in any order
         last = np.maximum.accumulate(np.where(exact, np.arange(F), -1))
-        base = np.where((last >= 0)[:, None], cs[np.maximum(last, 0)], 0.0)
+        base = np.where((last >= 0)[:, None], cs[np.maximum(last, 0)], 0.0 if carry is None else carry["base"])
+        if carry is not None and F:
+            carry.update(prev=d[-1].copy(), cs=cs[-1].copy(), base=base[-1].copy())
         d = np.where(exact[:, None], d, d + cs - base)
     out = ref + d
     return out if hint is None else np.where(exact[:, None], hint, out)
+
+
+def euler_carry(n: int) -> dict[str, Any]:
+    """The unwrapping state of :func:`to_euler_axes` before a first row, for ``n`` angles."""
+    return {"prev": None, "cs": np.zeros(n), "base": np.zeros(n)}
+
+
+def euler_carry_exact(carry: dict[str, Any]) -> None:
+    """Update ``carry`` past a block whose rows are all exact (:func:`to_euler_axes` not called)."""
+    carry.update(prev=np.zeros_like(carry["cs"]), base=carry["cs"].copy())
 
 
 def to_matrix(q: ArrayLike) -> Array:
