@@ -3,6 +3,8 @@ other dtypes and shapes, is the reference) within 1e-12, and scipy's where scipy
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 from scipy.spatial.transform import Rotation as R
@@ -76,17 +78,11 @@ def test_compiled_equals_numpy(op, numpy_results):
 
 
 def test_the_exact_ops_keep_numpys_bits(numpy_results):
-    exact = (
-        "mul",
-        "inv",
-        "inv_mul",
-        "mul_vec",
-        "to_matrix",
-        "from_matrix",
-        "normalize",
-        "from_euler",
-        "from_euler degrees",
-    )
+    exact = ["mul", "inv", "inv_mul", "mul_vec", "to_matrix", "from_matrix", "normalize"]
+    x = E.reshape(-1)
+    if all(np.sin(x) == [math.sin(v) for v in x]) and all(np.cos(x) == [math.cos(v) for v in x]):
+        # numpy's sin and cos are the C library's here (the kernel calls those): same bits too
+        exact += ["from_euler", "from_euler degrees"]
     for op in exact:
         assert OPS[op]().tobytes() == numpy_results[op].tobytes(), op
 
