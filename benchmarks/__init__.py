@@ -35,4 +35,5 @@ BENCHMARKS = (
     "quality",
     "retarget",
     "fbx",
+    "quat",
 )

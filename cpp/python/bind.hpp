@@ -54,5 +54,6 @@ void bind_reach(nb::module_& m);     // reach windows (bind_reach.cpp)
 void bind_springs(nb::module_& m);   // springs and tracking (bind_springs.cpp)
 void bind_ik(nb::module_& m);        // two-bone, CCD, whole-body IK (bind_ik.cpp)
 void bind_io(nb::module_& m);        // BVH number parsing and writing (bind_io.cpp)
+void bind_quat(nb::module_& m);      // batched quaternion ops (bind_quat.cpp)
 
 }  // namespace jlbind

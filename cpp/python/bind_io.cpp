@@ -49,6 +49,21 @@ void bind_io(nb::module_& m) {
         nb::arg("src"), nb::arg("starts"), nb::arg("ends"), nb::arg("n_ch"), nb::arg("same"), nb::arg("data"),
         nb::arg("min_dec"), nb::arg("eol"), nb::arg("out").noconvert(),
         "Source rows with their changed tokens replaced (same == 0) into out; the bytes written, or -1.");
+    m.def(
+        "parse_rows",
+        [](nb::bytes src, int64_t n_ch, nb::ndarray<double, nb::c_contig, nb::device::cpu> out,
+           nb::ndarray<int64_t, nb::c_contig, nb::device::cpu> ranges) {
+            if (n_ch <= 0) throw std::invalid_argument("_core: n_ch must be > 0");
+            const std::size_t max_rows = out.size() / static_cast<std::size_t>(n_ch);
+            if (ranges.size() < 2 * max_rows) throw std::invalid_argument("_core: ranges too small");
+            const char* s = src.c_str();
+            const std::size_t n = src.size();
+            nb::gil_scoped_release nogil;
+            return jointlimits::parse_rows(s, n, static_cast<std::size_t>(n_ch), out.data(), ranges.data(), max_rows);
+        },
+        nb::arg("src"), nb::arg("n_ch"), nb::arg("out").noconvert(), nb::arg("ranges").noconvert(),
+        "Rows of n_ch plain decimals (blank lines skipped) into out [rows, n_ch] and their byte ranges "
+        "into ranges [rows, 2]; the rows parsed, or -1 at anything else (the checked path reports it).");
 }
 
 }  // namespace jlbind

@@ -11,4 +11,5 @@ NB_MODULE(_core, m) {
     jlbind::bind_springs(m);
     jlbind::bind_ik(m);
     jlbind::bind_io(m);
+    jlbind::bind_quat(m);
 }

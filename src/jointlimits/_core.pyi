@@ -260,3 +260,51 @@ def merge_rows(src: bytes, starts: Annotated[NDArray[numpy.int64], dict(order='C
     """
     Source rows with their changed tokens replaced (same == 0) into out; the bytes written, or -1.
     """
+
+def parse_rows(src: bytes, n_ch: int, out: Annotated[NDArray[numpy.float64], dict(order='C', device='cpu')], ranges: Annotated[NDArray[numpy.int64], dict(order='C', device='cpu')]) -> int:
+    """
+    Rows of n_ch plain decimals (blank lines skipped) into out [rows, n_ch] and their byte ranges into ranges [rows, 2]; the rows parsed, or -1 at anything else (the checked path reports it).
+    """
+
+def q_mul(a: Annotated[NDArray[numpy.float64], dict(order='C', device='cpu', writable=False)], b: Annotated[NDArray[numpy.float64], dict(order='C', device='cpu', writable=False)], out: Annotated[NDArray[numpy.float64], dict(order='C', device='cpu')]) -> None:
+    """Hamilton products a b of [n, 4] rows into out."""
+
+def q_inv(q: Annotated[NDArray[numpy.float64], dict(order='C', device='cpu', writable=False)], out: Annotated[NDArray[numpy.float64], dict(order='C', device='cpu')]) -> None:
+    """Conjugates (w, -x, -y, -z) of [n, 4] rows into out."""
+
+def q_mul_vec(q: Annotated[NDArray[numpy.float64], dict(order='C', device='cpu', writable=False)], v: Annotated[NDArray[numpy.float64], dict(order='C', device='cpu', writable=False)], out: Annotated[NDArray[numpy.float64], dict(order='C', device='cpu')]) -> None:
+    """Vectors [n, 3] rotated by [n, 4] rows into out."""
+
+def q_to_matrix(q: Annotated[NDArray[numpy.float64], dict(order='C', device='cpu', writable=False)], out: Annotated[NDArray[numpy.float64], dict(order='C', device='cpu')]) -> None:
+    """Rotation matrices [n, 3, 3] of [n, 4] rows into out."""
+
+def q_from_matrix(m: Annotated[NDArray[numpy.float64], dict(order='C', device='cpu', writable=False)], out: Annotated[NDArray[numpy.float64], dict(order='C', device='cpu')]) -> bool:
+    """
+    Unit quaternions (w >= 0) of [n, 3, 3] matrices into out; False if a norm left the safe range.
+    """
+
+def q_normalize(q: Annotated[NDArray[numpy.float64], dict(order='C', device='cpu', writable=False)], out: Annotated[NDArray[numpy.float64], dict(order='C', device='cpu')]) -> bool:
+    """q / |q| of [n, 4] rows into out; False if a norm left the safe range."""
+
+def q_log2(q: Annotated[NDArray[numpy.float64], dict(order='C', device='cpu', writable=False)], eps: float, scale: float, out: Annotated[NDArray[numpy.float64], dict(order='C', device='cpu')]) -> bool:
+    """
+    Scaled angle axis 2 log(q) times scale of [n, 4] rows into out; False if a norm is too large.
+    """
+
+def q_exp2(v: Annotated[NDArray[numpy.float64], dict(order='C', device='cpu', writable=False)], pre: float, out: Annotated[NDArray[numpy.float64], dict(order='C', device='cpu')]) -> bool:
+    """
+    exp(pre v / 2) of [n, 3] rows into out; False if a norm left the safe range.
+    """
+
+def q_slerp(a: Annotated[NDArray[numpy.float64], dict(order='C', device='cpu', writable=False)], b: Annotated[NDArray[numpy.float64], dict(order='C', device='cpu', writable=False)], t: Annotated[NDArray[numpy.float64], dict(order='C', device='cpu', writable=False)], out: Annotated[NDArray[numpy.float64], dict(order='C', device='cpu')]) -> bool:
+    """
+    Shortest-path slerp of [n, 4] rows at t (one or n values) into out; False if a norm left the safe range.
+    """
+
+def q_from_euler3(angles: Annotated[NDArray[numpy.float64], dict(order='C', device='cpu', writable=False)], i: int, j: int, k: int, degrees: bool, out: Annotated[NDArray[numpy.float64], dict(order='C', device='cpu')]) -> None:
+    """Products R_i(a0) R_j(a1) R_k(a2) of [n, 3] angle rows into out."""
+
+def q_to_euler(q: Annotated[NDArray[numpy.float64], dict(order='C', device='cpu', writable=False)], i: int, j: int, k: int, scale: float, out: Annotated[NDArray[numpy.float64], dict(order='C', device='cpu')]) -> int:
+    """
+    Intrinsic Euler angles (times scale) of [n, 4] rows into out; the first non-finite or zero row (n if none), or -2 if a norm left the safe range.
+    """

@@ -90,4 +90,76 @@ inline int64_t merge_rows(const char* src, const int64_t* starts, const int64_t*
     return p - out;
 }
 
+/// [+-]digits[.digits] with at most 19 digits, a value below 2^53 and at most 22 decimals: the
+/// exact integer divided by an exact power of ten, so correctly rounded (Clinger's fast path),
+/// the sign kept (-0.000 is -0). Returns the end, or nullptr for anything else (exponents, long
+/// values), which std::from_chars then reads.
+inline const char* plain_decimal(const char* p, const char* end, double& out) {
+    static constexpr double kPow10[23] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
+                                          1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+    const bool neg = p < end && *p == '-';
+    if (p < end && (*p == '-' || *p == '+')) ++p;
+    uint64_t m = 0;
+    int digits = 0, decimals = 0;
+    for (; p < end && static_cast<unsigned>(*p - '0') < 10u; ++p, ++digits) m = m * 10 + static_cast<unsigned>(*p - '0');
+    if (p < end && *p == '.') {
+        for (++p; p < end && static_cast<unsigned>(*p - '0') < 10u; ++p, ++digits, ++decimals)
+            m = m * 10 + static_cast<unsigned>(*p - '0');
+    }
+    if (digits == 0 || digits > 19 || decimals > 22 || m > (uint64_t(1) << 53)) return nullptr;
+    if (p < end && (*p == 'e' || *p == 'E')) return nullptr;
+    const double v = static_cast<double>(m) / kPow10[decimals];
+    out = neg ? -v : v;
+    return p;
+}
+
+/// Parse rows of n_ch ASCII numbers from s[0, n): lines end at '\n', lines holding only ' ', '\t'
+/// and '\r' are skipped, values are separated by those bytes. Writes the values of row r to
+/// out[r n_ch, (r + 1) n_ch) and its byte range (line ending included) to ranges[2 r], ranges[2 r + 1];
+/// at most max_rows rows. Returns the rows parsed, or -1 at anything but plain finite decimals
+/// ([+-]digits[.digits][e[+-]digits]) in rows of exactly n_ch values: the caller then takes its
+/// checked (slow) path, which reports the error. Correctly rounded (std::from_chars).
+inline int64_t parse_rows(const char* s, std::size_t n, std::size_t n_ch, double* out, int64_t* ranges,
+                          std::size_t max_rows) {
+    const char* p = s;
+    const char* const end = s + n;
+    std::size_t r = 0;
+    while (p < end) {
+        const char* line = p;
+        std::size_t c = 0;
+        double* row = out + r * n_ch;
+        for (;;) {
+            while (p < end && (*p == ' ' || *p == '\t' || *p == '\r')) ++p;
+            if (p == end || *p == '\n') break;
+            if (c == n_ch || r == max_rows) return -1;
+            double v;
+            const char* fast = plain_decimal(p, end, v);
+            if (fast) {
+                p = fast;
+            } else {
+                const char* t = p;
+                if (*t == '+') {
+                    ++t;
+                    if (t == end || *t == '-' || *t == '+') return -1;
+                }
+                const auto res = std::from_chars(t, end, v, std::chars_format::general);
+                if (res.ec != std::errc() || !std::isfinite(v)) return -1;
+                p = res.ptr;
+            }
+            // a value ends at a separator or the line's end (from_chars stops before "1.5x", "1e")
+            if (p < end && !(*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n')) return -1;
+            row[c++] = v;
+        }
+        const char* stop = p < end ? p + 1 : end;  // past the '\n'
+        if (c != 0) {
+            if (c != n_ch) return -1;
+            ranges[2 * r] = line - s;
+            ranges[2 * r + 1] = stop - s;
+            ++r;
+        }
+        p = stop;
+    }
+    return static_cast<int64_t>(r);
+}
+
 }  // namespace jointlimits

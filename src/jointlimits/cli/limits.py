@@ -310,17 +310,35 @@ def apply_command(
     _require_frames(m, clip)
     lim = limits_for_clip(JointLimits.load(limits_file), m, joints, exclude, root, retarget_rest)
     # (limits_for_clip checked the skeleton; one pass limits the clip and measures the input)
-    out, v = lim.apply_and_measure(m, soften=soften, smooth=smooth_switches if smooth else None, root=True, check=False)
-    motion_io.save(output, out)
-    changed = int(np.any(v > 1e-6, axis=1).sum())
+    n_frames, names = m.num_frames, m.skeleton.names
+    stats: list[tuple[int, float]] = []  # per block of frames: frames limited, largest violation
+
+    def limit(block):
+        out, v = lim.apply_and_measure(block, soften=soften, root=True, check=False)
+        stats.append((int(np.any(v > 1e-6, axis=1).sum()), float(v.max())))
+        return out
+
+    bvh = motion_io.format_for(output)
+    # a BVH clip written back as BVH goes block by block (its memory: the clip plus one block);
+    # smoothing runs along the whole clip
+    if smooth or not hasattr(bvh, "save_blocks") or not bvh.save_blocks(output, m, limit):
+        stats.clear()
+        out, v = lim.apply_and_measure(
+            m, soften=soften, smooth=smooth_switches if smooth else None, root=True, check=False
+        )
+        del m  # the input's arrays are not needed to write the output (its text source stays with out)
+        motion_io.save(output, out)
+        stats.append((int(np.any(v > 1e-6, axis=1).sum()), float(v.max())))
+    changed = sum(c for c, _ in stats)
+    worst = max(x for _, x in stats)
     emit(
-        f"limited {changed}/{m.num_frames} frames (max violation {np.degrees(v.max()):.1f} deg) -> {output}",
+        f"limited {changed}/{n_frames} frames (max violation {np.degrees(worst):.1f} deg) -> {output}",
         {
             "output": str(output),
-            "frames": m.num_frames,
+            "frames": n_frames,
             "frames_limited": changed,
-            "max_violation_deg": float(np.degrees(v.max())),
-            "joints": [m.skeleton.names[j] for j in lim.active()],
+            "max_violation_deg": float(np.degrees(worst)),
+            "joints": [names[j] for j in lim.active()],
         },
         quiet,
         as_json,

@@ -71,11 +71,15 @@ def root_joints(motions: Motion | Iterable[Motion], tolerance: float = 1e-9) -> 
     sk = ms[0].skeleton
     still = np.ones(sk.num_joints, bool)
     moves = np.zeros(sk.num_joints, bool)
+    B = 8192  # frames at a time: a whole clip's temporaries would be several copies of it
     for m in ms:
-        if m.num_frames:
-            still &= np.all(quat.angle(m.rotations, m.rotations[:1]) <= tolerance, axis=0)
-            scale = max(float(np.abs(m.positions).max(initial=0.0)), 1.0)
-            moves |= np.any(np.abs(m.positions - m.positions[:1]) > 1e-9 * scale, axis=(0, 2))
+        F = m.num_frames
+        if F:
+            q0, p0 = m.rotations[:1], m.positions[:1]
+            scale = max(max(float(np.abs(m.positions[a : a + B]).max(initial=0.0)) for a in range(0, F, B)), 1.0)
+            for a in range(0, F, B):
+                still &= np.all(quat.angle(m.rotations[a : a + B], q0) <= tolerance, axis=0)
+                moves |= np.any(np.abs(m.positions[a : a + B] - p0) > 1e-9 * scale, axis=(0, 2))
     out: list[int] = []
     for j in range(sk.num_joints):
         p = sk.parents[j]

@@ -48,6 +48,10 @@ Array = NDArray[np.float64]
 # --------------------------------------------------------------------------- the model
 
 
+#: frames per block where a whole clip's temporaries would cost several copies of it
+_ANGLE_BLOCK = 8192
+
+
 def _compiled_limit(limit: Any) -> Any:
     """The ``_core.CompiledLimit`` a joint's limit projects poses with (None: its own project())."""
     c = limit.compiled() if hasattr(limit, "compiled") else None
@@ -438,10 +442,15 @@ class JointLimits:
             _, fast, rest = lim._pose_core()
             violation = np.zeros(q.shape[:-1])
             if fast:
-                violation[..., fast] = quat.angle(q[..., fast, :], hard[..., fast, :])
+                # by blocks of frames: for a whole clip the angle's temporaries (gathered joints,
+                # products, norms) would be several [F, J, 4] arrays at once
+                step = _ANGLE_BLOCK if q.ndim == 3 else max(1, q.shape[0])
+                for a in range(0, q.shape[0], step):
+                    violation[a : a + step, ..., fast] = quat.angle(
+                        q[a : a + step, ..., fast, :], hard[a : a + step, ..., fast, :]
+                    )
             lim._violation_rest(q, rest, violation)
-        out = motion.copy()
-        out.rotations = limited
+        out = motion.with_rotations(limited)  # (a copy of the rotations would be dropped at once)
         if smooth is not None:
             out.rotations = smooth(out.rotations, motion.rotations, motion.frame_time)
         return out, violation

@@ -14,6 +14,7 @@ from typing import Any, cast
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from .._native import _core
 from ..errors import QuatError
 
 __all__ = [
@@ -95,6 +96,14 @@ def _f(x: ArrayLike) -> Array:
     return a
 
 
+def _f64(*xs: Array) -> bool:
+    """Whether the compiled kernels take these arrays (float64; other precisions stay in numpy)."""
+    return all(x.dtype == np.float64 for x in xs)
+
+
+_c = np.ascontiguousarray
+
+
 def identity(shape: Sequence[int] | int = (), dtype=np.float64) -> Array:
     """Identity rotations (1, 0, 0, 0) of the given leading shape."""
     shape = (shape,) if isinstance(shape, int) else tuple(shape)
@@ -106,6 +115,10 @@ def identity(shape: Sequence[int] | int = (), dtype=np.float64) -> Array:
 def mul(a: ArrayLike, b: ArrayLike) -> Array:
     """Hamilton product a*b (rotation b, then a)."""
     a, b = _f(a), _f(b)
+    if _f64(a, b) and a.shape == b.shape and a.shape[-1:] == (4,):
+        out = np.empty(a.shape)
+        _core.q_mul(_c(a), _c(b), out)
+        return out
     aw, ax, ay, az = a[..., 0], a[..., 1], a[..., 2], a[..., 3]
     bw, bx, by, bz = b[..., 0], b[..., 1], b[..., 2], b[..., 3]
     return np.stack(
@@ -122,6 +135,10 @@ def mul(a: ArrayLike, b: ArrayLike) -> Array:
 def inv(q: ArrayLike) -> Array:
     """Inverse of a unit quaternion: the conjugate (w, -x, -y, -z)."""
     q = _f(q)
+    if _f64(q) and q.shape[-1:] == (4,):
+        out = np.empty(q.shape)
+        _core.q_inv(_c(q), out)
+        return out
     return q * np.array([1.0, -1.0, -1.0, -1.0], dtype=q.dtype)
 
 
@@ -138,6 +155,10 @@ def mul_inv(a: ArrayLike, b: ArrayLike) -> Array:
 def mul_vec(q: ArrayLike, v: ArrayLike) -> Array:
     """Rotate vectors v by q: q v q^-1 = v + 2w(u x v) + 2u x (u x v)."""
     q, v = _f(q), _f(v)
+    if _f64(q, v) and q.shape[-1:] == (4,) and v.shape[-1:] == (3,) and q.shape[:-1] == v.shape[:-1]:
+        out = np.empty(v.shape)
+        _core.q_mul_vec(_c(q), _c(v), out)
+        return out
     u = q[..., 1:]
     t = 2.0 * np.cross(u, v)
     return v + q[..., :1] * t + np.cross(u, t)
@@ -151,6 +172,10 @@ def inv_mul_vec(q: ArrayLike, v: ArrayLike) -> Array:
 def normalize(q: ArrayLike, eps: float = 0.0) -> Array:
     """q / |q|; zero quaternions become the identity instead of NaN."""
     q = _f(q)
+    if _f64(q) and q.shape[-1:] == (4,) and eps < _SAFE_LO:
+        out = np.empty(q.shape)
+        if _core.q_normalize(_c(q), out):
+            return out
     n = _plain_norm(q, True)
     if _plain_ok(n) and eps < _SAFE_LO:
         return q / n
@@ -231,6 +256,10 @@ def unroll(q: ArrayLike, axis: int = 0, ranges: Sequence[tuple[int, int]] | None
 def to_scaled_angle_axis(q: ArrayLike, eps: float = 1e-8) -> Array:
     """Scaled angle axis angle*axis = 2 log(q); no cover is chosen (w < 0 gives angles > pi)."""
     q = _f(q)
+    if _f64(q) and q.shape[-1:] == (4,):
+        out = np.empty(q.shape[:-1] + (3,))
+        if _core.q_log2(_c(q), float(eps), 1.0, out):
+            return out
     v = q[..., 1:]
     n = _norm(v, keepdims=True)
     half = np.arctan2(n, q[..., :1])
@@ -241,6 +270,10 @@ def to_scaled_angle_axis(q: ArrayLike, eps: float = 1e-8) -> Array:
 def from_scaled_angle_axis(v: ArrayLike) -> Array:
     """Unit quaternion exp(v/2) of a scaled angle axis vector v = angle*axis."""
     v = _f(v)
+    if _f64(v) and v.shape[-1:] == (3,):
+        out = np.empty(v.shape[:-1] + (4,))
+        if _core.q_exp2(_c(v), 1.0, out):
+            return out
     h = 0.5 * v
     a = _norm(h, keepdims=True)
     # sin(a)/a; sinc's own pi*(a/pi) drifts from a for huge angles, breaking the unit length
@@ -251,12 +284,22 @@ def from_scaled_angle_axis(v: ArrayLike) -> Array:
 
 def log(q: ArrayLike, eps: float = 1e-8) -> Array:
     """Quaternion logarithm (half-angle * axis) of a unit quaternion."""
+    q = _f(q)
+    if _f64(q) and q.shape[-1:] == (4,):
+        out = np.empty(q.shape[:-1] + (3,))
+        if _core.q_log2(_c(q), float(eps), 0.5, out):
+            return out
     return 0.5 * to_scaled_angle_axis(q, eps)
 
 
 def exp(v: ArrayLike) -> Array:
     """Quaternion exponential of a pure-vector v (half-angle * axis)."""
-    return from_scaled_angle_axis(2.0 * _f(v))
+    v = _f(v)
+    if _f64(v) and v.shape[-1:] == (3,):
+        out = np.empty(v.shape[:-1] + (4,))
+        if _core.q_exp2(_c(v), 2.0, out):
+            return out
+    return from_scaled_angle_axis(2.0 * v)
 
 
 def from_angle_axis(angle_: ArrayLike, axis: ArrayLike) -> Array:
@@ -281,6 +324,11 @@ def from_euler_axes(angles: ArrayLike, axes: str, degrees: bool = False) -> Arra
     """Product R_axes[0](a0) R_axes[1](a1) ... for any sequence of axes ``[..., len(axes)]``
     (a BVH joint's rotation channels: one to three, repeats allowed)."""
     a = _f(angles)
+    if len(axes) == 3 and len(set(axes)) == 3 and _f64(a) and a.shape[-1:] == (3,):
+        res = np.empty(a.shape[:-1] + (4,))
+        i, j, k = (_AXIS_INDEX[ch] for ch in axes)
+        _core.q_from_euler3(_c(a), i, j, k, bool(degrees), res)
+        return res
     half = (np.deg2rad(a) if degrees else a) * 0.5
     c, s = np.cos(half), np.sin(half)
     if len(axes) == 3 and len(set(axes)) == 3:
@@ -315,6 +363,12 @@ def to_euler(q: ArrayLike, order: str = "xyz", degrees: bool = False) -> Array:
 
     o = _check_order(order)
     q = _f(q)
+    if _f64(q) and q.shape[-1:] == (4,):
+        out = np.empty(q.shape[:-1] + (3,))
+        i, j, k = (_AXIS_INDEX[ch] for ch in o)
+        if _core.q_to_euler(_c(q), i, j, k, 180.0 / np.pi if degrees else 1.0, out) == out.size // 3:
+            return out
+        # a bad row (reported below) or a norm outside the safe range (the scaled path)
     flat = q.reshape(-1, 4)
     if flat.shape[0] == 0:
         return np.zeros(q.shape[:-1] + (3,), dtype=q.dtype)
@@ -333,12 +387,21 @@ def to_euler(q: ArrayLike, order: str = "xyz", degrees: bool = False) -> Array:
     return e.reshape(q.shape[:-1] + (3,)).astype(q.dtype, copy=False)
 
 
-def to_euler_axes(q: Array, axes: str, hint: Array | None = None, exact: NDArray[np.bool_] | None = None) -> Array:
+def to_euler_axes(
+    q: Array,
+    axes: str,
+    hint: Array | None = None,
+    exact: NDArray[np.bool_] | None = None,
+    carry: dict[str, Any] | None = None,
+) -> Array:
     """Angles (degrees, ``[F, len(axes)]``) whose product (:func:`from_euler_axes`) is q ``[F, 4]``.
 
     Rows where ``exact`` is set are the ``hint`` rows themselves. Elsewhere the Euler twin nearest
     the hint (modulo 360) is chosen (the principal one without a hint) and runs of such rows are
     unwrapped so that they continue from the row before without 360-degree jumps.
+
+    ``carry`` (from :func:`euler_carry`, updated here) continues the unwrapping from the previous
+    call: consecutive blocks of rows then give exactly the angles of one call on all of them.
     """
     n = len(axes)
     F = q.shape[0]
@@ -373,21 +436,41 @@ def to_euler_axes(q: Array, axes: str, hint: Array | None = None, exact: NDArray
     if hint is not None:
         d -= 360.0 * np.round(d / 360.0)
         d = np.where(exact[:, None], 0.0, d)
-    if F > 1:
+    if F > 1 or carry is not None:
         corr = np.zeros_like(d)
         corr[1:] = -360.0 * np.round(np.diff(d, axis=0) / 360.0)
+        if carry is not None and carry["prev"] is not None and F:
+            corr[0] = -360.0 * np.round((d[0] - carry["prev"]) / 360.0)
         corr[exact] = 0.0
         cs = np.cumsum(corr, axis=0)
+        if carry is not None:
+            cs = cs + carry["cs"]  # multiples of 360: the same sums in any order
         last = np.maximum.accumulate(np.where(exact, np.arange(F), -1))
-        base = np.where((last >= 0)[:, None], cs[np.maximum(last, 0)], 0.0)
+        base = np.where((last >= 0)[:, None], cs[np.maximum(last, 0)], 0.0 if carry is None else carry["base"])
+        if carry is not None and F:
+            carry.update(prev=d[-1].copy(), cs=cs[-1].copy(), base=base[-1].copy())
         d = np.where(exact[:, None], d, d + cs - base)
     out = ref + d
     return out if hint is None else np.where(exact[:, None], hint, out)
 
 
+def euler_carry(n: int) -> dict[str, Any]:
+    """The unwrapping state of :func:`to_euler_axes` before a first row, for ``n`` angles."""
+    return {"prev": None, "cs": np.zeros(n), "base": np.zeros(n)}
+
+
+def euler_carry_exact(carry: dict[str, Any]) -> None:
+    """Update ``carry`` past a block whose rows are all exact (:func:`to_euler_axes` not called)."""
+    carry.update(prev=np.zeros_like(carry["cs"]), base=carry["cs"].copy())
+
+
 def to_matrix(q: ArrayLike) -> Array:
     """Rotation matrices [..., 3, 3] (columns are the rotated basis vectors)."""
     q = _f(q)
+    if _f64(q) and q.shape[-1:] == (4,):
+        out = np.empty(q.shape[:-1] + (3, 3))
+        _core.q_to_matrix(_c(q), out)
+        return out
     w, x, y, z = q[..., 0], q[..., 1], q[..., 2], q[..., 3]
     xx, yy, zz = x * x, y * y, z * z
     xy, xz, yz, wx, wy, wz = x * y, x * z, y * z, w * x, w * y, w * z
@@ -411,6 +494,10 @@ def to_matrix(q: ArrayLike) -> Array:
 def from_matrix(m: ArrayLike) -> Array:
     """Rotation matrices [..., 3, 3] -> unit quaternions with w >= 0 (Shepperd's method)."""
     m = _f(m)
+    if _f64(m) and m.shape[-2:] == (3, 3):
+        out = np.empty(m.shape[:-2] + (4,))
+        if _core.q_from_matrix(_c(m), out):
+            return out
     m00, m11, m22 = m[..., 0, 0], m[..., 1, 1], m[..., 2, 2]
     tr = m00 + m11 + m22
     cand = np.stack(
@@ -504,6 +591,10 @@ def slerp(a: ArrayLike, b: ArrayLike, t: ArrayLike) -> Array:
     """Shortest-path spherical interpolation from a (t=0) to b (t=1)."""
     a, b = _f(a), _f(b)
     t = _f(t)
+    if _f64(a, b, t) and a.shape == b.shape and a.shape[-1:] == (4,) and t.shape in ((), a.shape[:-1]):
+        out = np.empty(a.shape)
+        if _core.q_slerp(_c(a), _c(b), _c(t).reshape(-1), out):
+            return out
     d = inv_mul(a, b)
     d = abs(d)
     return mul(

@@ -26,6 +26,6 @@ from ...motion.skeleton import Motion, Skeleton  # noqa: F401
 from ._parse import CHANNEL_NAMES, MIN_FRAME_TIME  # noqa: F401
 from ._read import load, loads
 from ._source import BVHSource
-from ._write import _format_rows, channel_data, dumps, save  # noqa: F401
+from ._write import _format_rows, channel_data, dumps, save, save_blocks  # noqa: F401
 
-__all__ = ["load", "loads", "save", "dumps", "channel_data", "CHANNEL_NAMES", "BVHSource"]
+__all__ = ["load", "loads", "save", "save_blocks", "dumps", "channel_data", "CHANNEL_NAMES", "BVHSource"]

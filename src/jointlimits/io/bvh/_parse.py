@@ -12,6 +12,7 @@ from typing import IO
 import numpy as np
 from numpy.typing import NDArray
 
+from ..._native import _core
 from ...errors import BVHError
 from ...motion.skeleton import POSITION_CHANNELS, ROTATION_CHANNELS, Skeleton
 
@@ -263,8 +264,34 @@ def _strict_error(line: str, lineno: int, frame: int, n_ch: int, path: str | Non
 _FRAME_IN_MSG = re.compile(r"on frame (\d+)")
 
 
+def _parse_plain(block: bytes, n_ch: int) -> tuple[NDArray[np.float64], NDArray[np.int64]] | None:
+    """The compiled one-pass parse of a block of rows: ``([rows, n_ch]`` values, ``[rows, 2]`` byte
+    ranges of the non-blank lines), or None if the block holds anything but plain finite decimals
+    in rows of ``n_ch`` (the checked path then finds and reports it)."""
+    cap = block.count(b"\n") + 1  # rows are lines: at most one more than the line endings
+    values = np.empty((cap, n_ch))
+    ranges = np.empty((cap, 2), np.int64)
+    n = _core.parse_rows(block, n_ch, values, ranges)
+    if n < 0:
+        return None
+    return values[:n], ranges[:n]
+
+
+def _parse_rows_ranges(
+    block: bytes, first_line: int, first_frame: int, n_ch: int, path: str | None
+) -> tuple[NDArray[np.float64], NDArray[np.int64]]:
+    """:func:`_parse_rows` and :func:`_row_ranges` of a block, in one compiled pass when it is plain."""
+    fast = _parse_plain(block, n_ch) if n_ch > 0 else None
+    if fast is not None:
+        return fast
+    return _parse_rows(block, first_line, first_frame, n_ch, path), _row_ranges(block)
+
+
 def _parse_rows(block: bytes, first_line: int, first_frame: int, n_ch: int, path: str | None) -> NDArray[np.float64]:
     """Check a block of rows for stray bytes, then parse it; errors give the file's line and frame."""
+    fast = _parse_plain(block, n_ch) if n_ch > 0 else None
+    if fast is not None:
+        return fast[0]
     lines = block.decode("latin-1").split("\n")
     bad = _first_bad_byte(block)
     stop = len(lines) if bad is None else block.count(b"\n", 0, bad)

@@ -24,9 +24,8 @@ from ._parse import (
     _header_value,
     _next_nonblank,
     _parse_hierarchy,
-    _parse_rows,
+    _parse_rows_ranges,
     _read_header,
-    _row_ranges,
     _Tokens,
 )
 from ._source import BVHSource, _EulerRotations, _LazyEuler, _qhash
@@ -164,12 +163,11 @@ def _read(
             elif held >= n_frames:
                 held += sum(1 for l in block.split(b"\n") if l.strip())
             else:
-                values = _parse_rows(block, line_no, held, n_ch, path)
+                values, ranges = _parse_rows_ranges(block, line_no, held, n_ch, path)
                 take = min(values.shape[0], n_frames - held)
                 if take > capacity - builder.n:
                     take = capacity - builder.n
                 builder.add(values[:take])
-                ranges = _row_ranges(block)
                 if ranges.shape[0] == values.shape[0]:
                     rows.append(ranges[:take] + block_at)
                 if decimals is None:

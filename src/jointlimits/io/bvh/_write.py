@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import IO
 
@@ -49,12 +50,17 @@ def channel_data(motion: Motion) -> NDArray[np.float64]:
     return _channel_data(motion)[0]
 
 
-def _channel_data(motion: Motion) -> tuple[NDArray[np.float64], NDArray[np.float64] | None, bytes | None]:
-    """(channel values, the source rows' values or None, the source's bytes or None)."""
+def _channel_data(
+    motion: Motion, carry: dict[int, dict] | None = None
+) -> tuple[NDArray[np.float64], NDArray[np.float64] | None, bytes | None]:
+    """(channel values, the source rows' values or None, the source's bytes or None); ``carry``
+    (per joint, see :func:`~jointlimits.motion.quat.to_euler_axes`) continues the Euler
+    unwrapping of the previous block of frames."""
     sk = motion.skeleton
     F = motion.num_frames
     motion.check_finite()
-    cols: list[NDArray[np.float64]] = []
+    n_ch = sum(len(c) for c in sk.channels)
+    data = np.empty((F, n_ch))  # filled column by column (no list of columns stacked at the end)
     text = _text_source(motion)
     raw = text.read() if text is not None else None
     old = text.values(raw) if text is not None and raw is not None else None
@@ -101,19 +107,22 @@ def _channel_data(motion: Motion) -> tuple[NDArray[np.float64], NDArray[np.float
                 hint = src[1][:, j, :n].copy()
                 src_q = src[0].joint(j) if isinstance(src[0], _EulerRotations) else src[0][:, j]
                 exact = np.all(src_q == q, axis=-1)
+            state = None if carry is None else carry.setdefault(j, quat.euler_carry(n))
             if exact is not None and exact.all():
                 rot = hint
+                if state is not None:
+                    quat.euler_carry_exact(state)
             else:
-                rot = quat.to_euler_axes(quat.normalize(q), axes, hint, exact)
+                rot = quat.to_euler_axes(quat.normalize(q), axes, hint, exact, state)
         k = 0
-        for c in chans:
+        for i, c in enumerate(chans):
             if c in POSITION_CHANNELS:
-                cols.append(motion.positions[:, j, POSITION_CHANNELS.index(c)])
+                data[:, col + i] = motion.positions[:, j, POSITION_CHANNELS.index(c)]
             else:
-                cols.append(rot[:, k])  # type: ignore[index]  # set where chans has rotations
+                data[:, col + i] = rot[:, k]  # type: ignore[index]  # set where chans has rotations
                 k += 1
         col += len(chans)
-    return (np.stack(cols, axis=-1) if cols else np.zeros((F, 0))), old, raw
+    return data, old, raw
 
 
 def _fmt(x: float) -> str:
@@ -249,6 +258,24 @@ def _write(
     if src is None and style is not None and style.same_skeleton(motion.skeleton):
         head_raw = style.read()
     fh.write(_header(motion, style, head_raw))
+    _write_rows(fh, data, old, src_rows, raw, decimals, eol, data.shape[0])
+    if src is not None and raw is not None and src.whole():
+        fh.write(raw[src.tail_start :])
+
+
+def _write_rows(
+    fh: IO[bytes],
+    data: NDArray[np.float64],
+    old: NDArray[np.float64] | None,
+    src_rows: NDArray[np.int64] | None,
+    raw: bytes | None,
+    decimals: int,
+    eol: bytes,
+    total: int,
+    first: int = 0,
+) -> None:
+    """The frame rows ``first ..`` of a clip of ``total`` frames (``first`` a multiple of
+    ``_ROWS_PER_WRITE``): source rows with changed values replaced, or formatted anew."""
     F = data.shape[0]
     for a in range(0, F, _ROWS_PER_WRITE):
         block = data[a : a + _ROWS_PER_WRITE]
@@ -260,11 +287,9 @@ def _write(
             )
         if text is None:
             text = _format_rows(block, decimals, eol)
-        if a + _ROWS_PER_WRITE < F and text and not text.endswith(b"\n"):
+        if first + a + _ROWS_PER_WRITE < total and text and not text.endswith(b"\n"):
             text += eol
         fh.write(text)
-    if src is not None and raw is not None and src.whole():
-        fh.write(raw[src.tail_start :])
 
 
 def dumps(motion: Motion, *, round_new: bool = False) -> str:
@@ -289,3 +314,92 @@ def save(path: str | os.PathLike, motion: Motion, *, overwrite: bool = True, rou
     data, old, raw = _channel_data(motion)  # raises before a file is opened if the motion cannot be written
     with atomic_write(p, binary=True) as fh:
         _write(fh, motion, data, old, raw, round_new)
+
+
+#: frames per block of :func:`save_blocks` (a multiple of _ROWS_PER_WRITE)
+_BLOCK_FRAMES = _ROWS_PER_WRITE
+
+
+class _NotBlockwise(Exception):
+    """save_blocks cannot write this clip block by block (the caller saves it whole)."""
+
+
+def save_blocks(
+    path: str | os.PathLike,
+    motion: Motion,
+    transform: Callable[[Motion], Motion],
+    *,
+    overwrite: bool = True,
+    block_frames: int = _BLOCK_FRAMES,
+) -> bool:
+    """Write ``transform`` of each block of ``block_frames`` frames of ``motion`` to ``path``:
+    byte for byte the file :func:`save` writes for the whole transformed clip, holding one block's
+    arrays and text at a time (atomically, like :func:`save`).
+
+    ``motion`` is a clip loaded from a BVH file that has not changed since, ``transform`` a
+    per-frame map (frame ``i`` of its result depends on frame ``i`` of its input alone) that keeps
+    the skeleton, the frame time and the clip's source. Returns False, writing nothing, for any
+    other clip or transform (then save the whole transformed clip).
+    """
+    src = motion.source_text
+    F = motion.num_frames
+    if (
+        not isinstance(src, BVHSource)
+        or src.path is None
+        or F == 0
+        or not src.whole()
+        or block_frames <= 0
+        or block_frames % _ROWS_PER_WRITE
+    ):
+        return False
+    p = Path(path)
+    if not overwrite and p.exists():
+        raise BVHError("file exists (not overwriting it)", None, str(p))
+    try:
+        fh_src = open(src.path, "rb")
+    except OSError:
+        return False
+    carry: dict[int, dict] = {}
+    try:
+        with fh_src:
+            st = os.fstat(fh_src.fileno())
+            if (st.st_size, st.st_mtime_ns) != src.stat:
+                return False
+
+            def read(a: int, b: int) -> bytes:
+                fh_src.seek(a)
+                return fh_src.read(b - a)
+
+            with atomic_write(p, binary=True) as fh:
+                fh.write(read(0, src.header_end))
+                for a in range(0, F, block_frames):
+                    sub = motion.frames(a, a + block_frames)
+                    out = transform(sub)
+                    if (
+                        out.num_frames != sub.num_frames
+                        or out.frame_time != motion.frame_time
+                        or out.source_text is not sub.source_text
+                        or not src.same_skeleton(out.skeleton)
+                    ):
+                        raise _NotBlockwise
+                    rows = sub.source_text.rows
+                    lo = int(rows[0, 0])
+                    # the block's own bytes stand for the file, its rows counted from their start
+                    local = BVHSource.__new__(BVHSource)
+                    local.__dict__.update(sub.source_text.__dict__)
+                    local.path, local.stat, local.rows = None, None, rows - lo
+                    local.data = read(lo, int(rows[-1, 1]))
+                    out.source_text = local
+                    data, old, raw = _channel_data(out, carry)
+                    if old is None:
+                        raise _NotBlockwise
+                    if old is data:  # nothing changed in the block: every rotation is its own
+                        for j, chans in enumerate(out.skeleton.channels):
+                            n = sum(c in ROTATION_CHANNELS for c in chans)
+                            if n:
+                                quat.euler_carry_exact(carry.setdefault(j, quat.euler_carry(n)))
+                    _write_rows(fh, data, old, local.rows, raw, src.decimals, src.eol, F, a)
+                fh.write(read(src.tail_start, st.st_size))
+    except _NotBlockwise:
+        return False
+    return True
