@@ -79,12 +79,14 @@ def _check_outputs(out: Path, plot_path: Path | None, inputs: list[Path], force:
         check_output_path(plot_path, inputs, force, suffixes=(".png",), what="--plot figure")
 
 
-def _pick_joint(motion: Motion, joint: str | None, changed: np.ndarray) -> str:
+def _pick_joint(motion: Motion, joint: str | None, after: Motion) -> str:
     if joint is not None:
         motion.skeleton.index(joint)
         return joint
-    # the joint whose rotation the filter changed the most
-    d = np.abs(changed).reshape(changed.shape[0], changed.shape[1], -1).max(axis=(0, 2))
+    from ..motion import quat
+
+    # the joint whose rotation the command turned the most (either cover)
+    d = quat.angle(quat.normalize(motion.rotations), quat.normalize(after.rotations)).max(axis=0, initial=0.0)
     return motion.skeleton.names[int(np.argmax(d))]
 
 
@@ -184,7 +186,7 @@ def filter_command(
     changed = np.count_nonzero(rot_changed.any(axis=1) | np.any(res.positions != m.positions, axis=(1, 2)))
     joints_changed = [m.skeleton.names[j] for j in np.nonzero(rot_changed.any(axis=0))[0]]
     if plot_path is not None:
-        name = _pick_joint(m, joint, res.rotations - m.rotations)
+        name = _pick_joint(m, joint, res)
         plot_channel_before_after(m, res, name, plot_path, cuts=all_cuts, title="filter (pop repair)")
     emit(
         (f"detected {len(found)} discontinuities: {found}\n" if detect else "")
@@ -273,7 +275,7 @@ def splice_command(
     join = a.num_frames if at is None else at
     if plot_path is not None:
         raw = splice(a, b, at=at, smooth=False, align=align) if smooth else res
-        name = _pick_joint(raw, joint, res.rotations - raw.rotations)
+        name = _pick_joint(raw, joint, res)
         lo = max(0, join - 30)
         hi = min(res.num_frames, join + int(round(4 * max(halflife, 0.25) / res.frame_time)) + 30)
         plot_channel_before_after(raw, res, name, plot_path, frames=(lo, hi), cuts=[join], title="splice smoothing")

@@ -250,7 +250,19 @@ def fit_command(
     default=None,
     help="Soften the projection (tanh falloff, extra radius in radians).",
 )
-@click.option("--smooth", is_flag=True, help="Remove pops where a projection switches sides (tracking spring).")
+@click.option(
+    "--smooth",
+    is_flag=True,
+    help="Remove pops where a projection switches sides (tracking spring); the result stays inside the limits.",
+)
+@click.option(
+    "--plot",
+    "plot_path",
+    type=click.Path(path_type=Path, dir_okay=False),
+    default=None,
+    help="Also write a before/after PNG of the joint the limits changed most (or --plot-joint).",
+)
+@click.option("--plot-joint", default=None, help="Joint to plot (default: the one changed most).")
 @joint_selection
 @click.option(
     "--retarget-rest",
@@ -267,6 +279,8 @@ def apply_command(
     output: Path,
     soften: tuple[float, float] | None,
     smooth: bool,
+    plot_path: Path | None,
+    plot_joint: str | None,
     joints: tuple[str, ...],
     exclude: tuple[str, ...],
     root: bool,
@@ -280,14 +294,23 @@ def apply_command(
     from .. import io as motion_io
     from ..cleanup.smoothing import smooth_switches
     from ..limits.model import JointLimits
+    from .filters import _check_outputs, _pick_joint
 
-    check_output_path(output, [clip, limits_file], force)
+    _check_outputs(output, plot_path, [clip, limits_file], force)
     m = motion_io.load(clip)
     _require_frames(m, clip)
+    if plot_path is not None and plot_joint is not None:
+        m.skeleton.index(plot_joint)  # an unknown joint fails before anything is written
     lim = limits_for_clip(JointLimits.load(limits_file), m, joints, exclude, root, retarget_rest)
     # (limits_for_clip checked the skeleton; one pass limits the clip and measures the input)
     out, v = lim.apply_and_measure(m, soften=soften, smooth=smooth_switches if smooth else None, root=True, check=False)
     motion_io.save(output, out)
+    if plot_path is not None:
+        from ..viz.plots import plot_before_after
+
+        name = _pick_joint(m, plot_joint, out)
+        what = "apply (joint limits" + (", smoothed)" if smooth else ")")
+        plot_before_after(m, out, name, plot_path, changed_by=what)
     changed = int(np.any(v > 1e-6, axis=1).sum())
     emit(
         f"limited {changed}/{m.num_frames} frames (max violation {np.degrees(v.max()):.1f} deg) -> {output}",

@@ -456,17 +456,12 @@ class JointLimits:
         does at that joint within 0.25 s (plus ``margin_degrees``), the joint walks toward it at
         that speed instead, every frame inside (a projection that switches sides adds no jump).
         Joint-frames inside and not walking are returned bit for bit."""
-        from scipy.ndimage import maximum_filter1d
+        from ..motion.steps import local_step_bound, walk
 
         q = np.array(rotations, np.float64)
         if q.ndim != 3 or q.shape[1:] != (self.skeleton.num_joints, 4) or q.shape[0] == 0:
             return q
-        q0 = quat.normalize(np.asarray(original, np.float64))
-        F = q.shape[0]
-        steps = np.zeros(q0.shape[:2])
-        steps[1:] = quat.angle(q0[1:], q0[:-1])
-        w = max(1, int(round(0.25 / frame_time)))
-        allow = maximum_filter1d(steps, size=2 * w + 1, axis=0, mode="nearest") + np.radians(margin_degrees)
+        allow = local_step_bound(original, frame_time, 0.25, margin_degrees)
         for j in self._order():
             lim = self.joints[j]
             coupled = hasattr(lim, "parent")
@@ -477,37 +472,12 @@ class JointLimits:
             if not inside.all():
                 out_ = ~inside
                 cand[out_] = lim.project(q[out_, j], **({"parent": par[out_]} if coupled else {}))  # type: ignore[index]
-            step = np.zeros(F)
-            step[1:] = quat.angle(cand[1:], cand[:-1])
-            if not np.any(step > allow[:, j] + 1e-12):
-                q[:, j] = cand
-                continue
-            res = cand.copy()
-            chasing = False
-            for t in range(1, F):
-                a = float(quat.angle(cand[t], res[t - 1]))
-                if a <= allow[t, j]:
-                    if chasing:
-                        res[t] = cand[t]
-                        chasing = False
-                    continue
-                chasing = True
-                frac = allow[t, j] / a
-                pt = {"parent": par[t : t + 1]} if coupled else {}  # type: ignore[index]
-                x = res[t - 1 : t]
-                for _ in range(6):
-                    y = quat.slerp(res[t - 1 : t], cand[t : t + 1], frac)
-                    if not lim.contains(y, 1e-7, **pt)[0]:
-                        y = lim.project(y, **pt)
-                    if float(quat.angle(y[0], res[t - 1])) <= allow[t, j]:
-                        x = y
-                        break
-                    frac *= 0.5
-                else:
-                    if not lim.contains(x, 1e-7, **pt)[0]:
-                        x = lim.project(x, **pt)
-                res[t] = np.where(np.dot(x[0], q[t, j]) < 0.0, -x[0], x[0])
-            q[:, j] = res
+
+            def keep(y: Array, t: int, lim: Any = lim, par: Array | None = par) -> Array:
+                pt = {"parent": par[t : t + 1]} if par is not None else {}
+                return y if lim.contains(y, 1e-7, **pt)[0] else lim.project(y, **pt)
+
+            q[:, j] = walk(cand, allow[:, j], keep)
         return q
 
     def report(self, motions: Motion | Iterable[Motion], tolerance: float = 1e-6) -> list[dict[str, Any]]:
