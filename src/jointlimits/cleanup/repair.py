@@ -15,10 +15,11 @@ channel, its cuts are repaired in one of two ways:
   seconds (smoothstep), so nothing changes farther than ``blend`` after a cut; a jump on the first
   or last two frames instead extrapolates those frames from the motion next to them.
 
-With ``keep_planted`` a foot whose leg chain (an ancestor's rotation or the root's position) was
-changed on frames where its heel or toe is planted in the input (low and slow,
-:func:`jointlimits.cleanup.contacts.detect_contacts`) is put back with two-bone leg IK (hip and
-knee) and its global orientation, blended in and out over a few frames.
+With ``keep_planted``, where a repair changed a foot's leg chain (an ancestor's rotation or
+position) over a run of frames and the heel or toe is planted in the input (low and slow,
+:func:`jointlimits.cleanup.contacts.detect_contacts`) on the unchanged frames either side, the
+ankle is put back on the line between its places on those two frames (and the foot's global
+rotation on the arc between), by two-bone IK of the hip and knee.
 """
 
 from __future__ import annotations
@@ -307,76 +308,84 @@ def repair_pops(
     return out, rep
 
 
-def _keep_planted(before: Motion, after: Motion, blend: int = 4) -> tuple[Motion, list[str]]:
-    """Feet planted in ``before`` whose leg chain ``after`` changed on those frames, put back."""
+def _keep_planted(before: Motion, after: Motion, tolerance_cm: float = 0.5) -> tuple[Motion, list[str]]:
+    """Feet planted in ``before`` on both sides of a run of frames where ``after`` changed their leg
+    chain: within the run the ankle is put back on the line between its places on the unchanged
+    frames either side (a held foot stays held; the input's own, possibly popped, foot places are
+    not used), and the foot's global rotation likewise, by two-bone IK of the hip and knee."""
+    from ..motion.skeleton import forward_kinematics
+    from ..motion.units import guess_units
     from .contacts import detect_contacts, find_feet, find_toes
-    from .footlock import _smoothstep
 
     sk = before.skeleton
     feet = find_feet(sk)
     if not feet:
         return after, []
-    changed_rot = np.any(after.rotations != before.rotations, axis=-1)  # [F, J]
-    changed_pos = np.any(after.positions != before.positions, axis=-1)
-    if not (changed_rot.any() or changed_pos.any()):
+    changed = np.any(after.rotations != before.rotations, axis=-1) | np.any(
+        after.positions != before.positions, axis=-1
+    )
+    if not changed.any():
         return after, []
     toes = find_toes(sk, feet)
-    planted = detect_contacts(before, feet)
+    down = detect_contacts(before, feet)
     tpl = [t for t in toes if t is not None]
-    toe_planted = detect_contacts(before, tpl) if tpl else np.zeros((before.num_frames, 0), bool)
+    if tpl:
+        tdown = detect_contacts(before, tpl)
+        for i, t in enumerate(toes):
+            if t is not None:
+                down[:, i] |= tdown[:, tpl.index(t)]
     F = before.num_frames
+    tol = tolerance_cm / 100.0 / guess_units(before).metres_per_unit
+    g_rot, g_pos = forward_kinematics(after)
     targets = []
-    for i, (f, t) in enumerate(zip(feet, toes)):
+    for i, f in enumerate(feet):
         chain = []
         j = f
         while j >= 0:
             chain.append(j)
             j = int(sk.parents[j])
-        moved = changed_rot[:, chain].any(axis=1) | changed_pos[:, chain].any(axis=1)
-        down = planted[:, i].copy()
-        if t is not None:
-            down |= toe_planted[:, tpl.index(t)]
-        need = moved & down
-        if not need.any():
-            continue
-        w = need.astype(float)
-        ramp = _smoothstep(np.arange(1, blend + 1) / (blend + 1.0))
-        for s in np.nonzero(need)[0]:
-            lo, hi = max(0, s - blend), min(F, s + blend + 1)
-            for g in range(lo, hi):
-                d = abs(g - s)
-                if d:
-                    w[g] = max(w[g], float(ramp[blend - d]))
-        targets.append((i, f, t, w))
+        moved = changed[:, chain].any(axis=1).astype(np.int8)
+        edges = np.diff(np.concatenate([[0], moved, [0]]))
+        pos_t = np.full((F, 3), np.nan)
+        rot_t = np.zeros((F, 4))
+        for a, b in zip(np.nonzero(edges == 1)[0], np.nonzero(edges == -1)[0]):
+            if a == 0 or b >= F or not (down[a - 1, i] and down[b, i]):
+                continue
+            s_ = ((np.arange(a, b) - (a - 1)) / (b - (a - 1)))[:, None]
+            line = g_pos[a - 1, f] + s_ * (g_pos[b, f] - g_pos[a - 1, f])
+            if np.linalg.norm(g_pos[a:b, f] - line, axis=-1).max() <= tol:
+                continue
+            pos_t[a:b] = line
+            rot_t[a:b] = quat.slerp(
+                np.broadcast_to(g_rot[a - 1, f], (b - a, 4)), np.broadcast_to(g_rot[b, f], (b - a, 4)), s_[:, 0]
+            )
+        if np.isfinite(pos_t[:, 0]).any():
+            targets.append((f, pos_t, rot_t))
     if not targets:
         return after, []
-    return _pin_feet(before, after, targets), [sk.names[f] for _, f, _, _ in targets]
+    return _pin_feet(after, targets), [sk.names[f] for f, _, _ in targets]
 
 
-def _pin_feet(before: Motion, after: Motion, targets: list) -> Motion:
-    """Hip, knee and foot rotations of each listed leg so that the ankle reaches
-    ``lerp(after's, before's, w)`` and the foot turns toward ``before``'s global orientation."""
+def _pin_feet(after: Motion, targets: list) -> Motion:
+    """Hip, knee and foot rotations of each listed leg so that the ankle reaches its target place
+    and the foot its target global rotation, on the frames that have one."""
     from ..ik.two_bone import two_bone
     from ..motion.skeleton import forward_kinematics
 
-    sk = before.skeleton
-    g_rot0, g_pos0 = forward_kinematics(before)
+    sk = after.skeleton
     rot = after.rotations.copy()
-    for _i, f, _t, w in targets:
-        frames = np.nonzero(w > 0)[0]
+    for f, pos_t, rot_t in targets:
+        frames = np.nonzero(np.isfinite(pos_t[:, 0]))[0]
         knee = int(sk.parents[f])
         hip = int(sk.parents[knee])
         par = int(sk.parents[hip])
-        cur = dataclasses.replace(after, rotations=rot)
-        g_rot1, g_pos1 = forward_kinematics(cur)
-        ww = w[frames, None]
-        target = g_pos1[frames, f] + ww * (g_pos0[frames, f] - g_pos1[frames, f])
+        g_rot1, g_pos1 = forward_kinematics(dataclasses.replace(after, rotations=rot))
         parent_g = g_rot1[frames, par] if par >= 0 else quat.identity((len(frames),))
         sol = two_bone(
             g_pos1[frames, hip],
             g_pos1[frames, knee],
             g_pos1[frames, f],
-            target,
+            pos_t[frames],
             parent_g,
             rot[frames, hip],
             rot[frames, knee],
@@ -384,8 +393,7 @@ def _pin_feet(before: Motion, after: Motion, targets: list) -> Motion:
         )
         hip_l, knee_l = sol.root_local, sol.mid_local
         knee_g = quat.mul(quat.mul(parent_g, hip_l), knee_l)
-        foot_g = quat.slerp(g_rot1[frames, f], g_rot0[frames, f], w[frames])
-        foot_l = quat.inv_mul(knee_g, foot_g)
+        foot_l = quat.inv_mul(knee_g, rot_t[frames])
         for j, val in ((hip, hip_l), (knee, knee_l), (f, foot_l)):
             val = np.where(np.sum(val * rot[frames, j], axis=-1, keepdims=True) < 0.0, -val, val)
             rot[frames, j] = val
