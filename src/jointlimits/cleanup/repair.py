@@ -7,7 +7,8 @@ the cut's level (the threshold for detected cuts, the largest score there for gi
 channel, its cuts are repaired in one of two ways:
 
 * a *burst*: the channel jumps at ``a`` and jumps back at ``b`` (the composition of the two jumps
-  is small next to either: out and back), at most ``max_burst`` seconds later. Frames ``a .. b-1``
+  is small next to either: out and back), at most ``max_burst`` seconds later (the cut may be at
+  either end). Frames ``a .. b-1``
   are refilled by a cubic Hermite curve in the tangent space of ``q[a-1]`` that meets ``q[a-1]`` and
   ``q[b]`` with their own velocities: no offset outlives the burst;
 * anything else (a jump that stays): the jump (its velocity change against the mean of the two
@@ -121,6 +122,38 @@ def _rot_burst_end(q: Array, a: int, max_len: int, steps: Array) -> int | None:
     return None
 
 
+def _rot_burst_start(q: Array, b: int, max_len: int, steps: Array) -> int | None:
+    """The frame ``a`` where a burst that comes back at ``b`` began (see :func:`_rot_burst_end`)."""
+    if b < 3 or b >= q.shape[0] - 1:
+        return None
+    jb = quat.mul_inv(q[b], q[b - 1])
+    lo, hi = max(b - max_len - 4, 1), min(b + 4, q.shape[0])
+    speed = float(np.median(steps[lo:hi]))
+    big = steps[b]
+    for a in range(b - 1, max(b - max_len, 2) - 1, -1):
+        if steps[a] < 0.5 * big:
+            continue
+        ja = quat.mul_inv(q[a], q[a - 1])
+        if float(quat.angle(quat.mul(jb, ja))) < 0.35 * min(big, steps[a]) + 2.0 * speed:
+            return a
+    return None
+
+
+def _pos_burst_start(p: Array, b: int, max_len: int, steps: Array) -> int | None:
+    if b < 3 or b >= p.shape[0] - 1:
+        return None
+    jb = p[b] - p[b - 1]
+    lo, hi = max(b - max_len - 4, 1), min(b + 4, p.shape[0])
+    speed = float(np.median(steps[lo:hi]))
+    big = steps[b]
+    for a in range(b - 1, max(b - max_len, 2) - 1, -1):
+        if steps[a] < 0.5 * big:
+            continue
+        if float(np.linalg.norm(p[a] - p[a - 1] + jb)) < 0.35 * min(big, steps[a]) + 2.0 * speed:
+            return a
+    return None
+
+
 def _pos_burst_end(p: Array, a: int, max_len: int, steps: Array) -> int | None:
     F = p.shape[0]
     if a < 1:
@@ -171,6 +204,10 @@ def _repair_rotation(q: Array, cuts: list[int], max_len: int, blend: int) -> tup
             continue
         a = _sharpest(steps, c, 1, F - 1)
         b = _rot_burst_end(qn, a, max_len, steps) if 2 <= a < F - 1 else None
+        if b is None:  # the cut may be where a burst comes back
+            a0 = _rot_burst_start(qn, a, max_len, steps)
+            if a0 is not None and a0 > done_until:
+                a, b = a0, a
         if b is not None:
             q0 = qn[a - 1]
             x1 = _log(quat.mul_inv(qn[b], q0))
@@ -216,6 +253,10 @@ def _repair_position(p: Array, cuts: list[int], max_len: int, blend: int) -> tup
             continue
         a = _sharpest(steps, c, 1, F - 1)
         b = _pos_burst_end(p, a, max_len, steps) if 2 <= a < F - 1 else None
+        if b is None:
+            a0 = _pos_burst_start(p, a, max_len, steps)
+            if a0 is not None and a0 > done_until:
+                a, b = a0, a
         if b is not None:
             v1 = v[b + 1] if b + 1 < F else np.zeros(3)
             out[a:b] = p[a - 1] + _hermite(b - a + 1, p[b] - p[a - 1], v[a - 1], v1)
@@ -327,10 +368,10 @@ def _keep_planted(before: Motion, after: Motion, tolerance_cm: float = 0.5) -> t
     if not changed.any():
         return after, []
     toes = find_toes(sk, feet)
-    down = detect_contacts(before, feet)
+    down = np.asarray(detect_contacts(before, feet), bool)
     tpl = [t for t in toes if t is not None]
     if tpl:
-        tdown = detect_contacts(before, tpl)
+        tdown = np.asarray(detect_contacts(before, tpl), bool)
         for i, t in enumerate(toes):
             if t is not None:
                 down[:, i] |= tdown[:, tpl.index(t)]

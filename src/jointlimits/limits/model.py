@@ -471,7 +471,7 @@ class JointLimits:
             cand = q[:, j].copy()
             if not inside.all():
                 out_ = ~inside
-                cand[out_] = lim.project(q[out_, j], **({"parent": par[out_]} if coupled else {}))  # type: ignore[index]
+                cand[out_] = lim.project(q[out_, j], **({"parent": par[out_]} if par is not None else {}))
 
             def keep(y: Array, t: int, lim: Any = lim, par: Array | None = par) -> Array:
                 pt = {"parent": par[t : t + 1]} if par is not None else {}

@@ -662,8 +662,15 @@ def plot_violation_report(
 
 
 def _one_cover(q: Array, ref: Array) -> Array:
-    """``q`` [F, 4] on the cover of ``ref`` [F, 4], frame by frame (the sign nearer to ``ref``)."""
-    return np.where(np.sum(q * ref, axis=-1, keepdims=True) < 0.0, -q, q)
+    """``q`` [F, 4] on the cover of ``ref`` [F, 4]: where they are the same rotation, ``ref``'s
+    sign; through a run of frames where they differ, continued from the frame before the run
+    (so a repaired flip draws as the smooth curve it is, not as a jump between covers)."""
+    out = np.where(np.sum(q * ref, axis=-1, keepdims=True) < 0.0, -q, q)
+    same = quat.angle(q, ref) < 1e-9
+    for t in np.nonzero(~same)[0]:
+        if t > 0 and np.dot(out[t], out[t - 1]) < 0.0:
+            out[t] = -out[t]
+    return out
 
 
 def changed_span(before: Motion, after: Motion, joint: int, margin: int = 15) -> tuple[int, int] | None:
@@ -694,8 +701,8 @@ def plot_before_after(
     """PNG of a joint's local rotation (scaled angle axis, degrees) and angular speed before
     (dashed) and after (solid) ``changed_by`` (the command that changed the clip: its title), with a
     zoom onto the frames it changed. Both curves are drawn on one quaternion cover: ``before``
-    unrolled along the clip, ``after`` frame by frame on ``before``'s sign, so an unchanged frame
-    draws on the same point."""
+    unrolled along the clip, ``after`` on ``before``'s sign where they agree and continued through
+    the frames it changed, so an unchanged frame draws on the same point."""
     if before.num_frames != after.num_frames:
         raise LimitsError(f"before has {before.num_frames} frames, after {after.num_frames}")
     j = before.skeleton.index(joint)
