@@ -13,7 +13,9 @@ channel, its cuts are repaired in one of two ways:
   ``q[b]`` with their own velocities: no offset outlives the burst;
 * anything else (a jump that stays): the jump (its velocity change against the mean of the two
   neighbouring velocities) is undone at the cut and the correction fades out over ``blend``
-  seconds (smoothstep), so nothing changes farther than ``blend`` after a cut; a jump on the first
+  seconds (smoothstep), so nothing changes farther than ``blend`` after a cut (with
+  ``keep_planted``, a joint above a foot that stands at the cut holds the correction until the foot
+  lifts, then fades it); a jump on the first
   or last two frames instead extrapolates those frames from the motion next to them.
 
 With ``keep_planted``, where a repair changed a foot's leg chain (an ancestor's rotation or
@@ -184,11 +186,24 @@ def _fade(n: int) -> Array:
     return 1.0 - _smoothstep(np.arange(1, n + 1) / (n + 1.0))
 
 
+def _held_fade(a: int, F: int, blend: int, hold: NDArray[np.int64] | None) -> Array:
+    """Weights of a jump's correction from frame ``a``: 1 up to ``hold[a]`` (the end of the
+    planted stretch of a foot below the channel), then fading out over ``blend`` frames."""
+    h = a if hold is None else int(max(hold[a], a))
+    h = min(h, F - 1)
+    n = min(blend, F - h - 1) if h > a else min(blend, F - a)
+    if h > a:
+        return np.concatenate([np.ones(h - a + 1), _fade(n)])
+    return _fade(n)
+
+
 def _log(q: Array) -> Array:
     return quat.to_scaled_angle_axis(quat.abs(q))
 
 
-def _repair_rotation(q: Array, cuts: list[int], max_len: int, blend: int) -> tuple[Array, int, int]:
+def _repair_rotation(
+    q: Array, cuts: list[int], max_len: int, blend: int, hold: NDArray[np.int64] | None = None
+) -> tuple[Array, int, int]:
     """One rotation channel ``[F, 4]``: bursts refilled, other jumps blended out over ``blend``
     frames after the cut (a jump on the first or last two frames: those frames extrapolated)."""
     F = q.shape[0]
@@ -229,9 +244,10 @@ def _repair_rotation(q: Array, cuts: list[int], max_len: int, blend: int) -> tup
         else:  # a jump that stays: undo it at the cut and let the correction fade
             pred = 0.5 * (w[a - 1] + w[a + 1])
             jump = w[a] - pred
-            n = min(blend, F - a)
-            fill = quat.mul(quat.from_scaled_angle_axis(-_fade(n)[:, None] * jump), qn[a : a + n])
-            lo, hi = a, a + n
+            weight = _held_fade(a, F, blend, hold)
+            hi = a + weight.size
+            fill = quat.mul(quat.from_scaled_angle_axis(-weight[:, None] * jump), qn[a:hi])
+            lo = a
             jumps += 1
         # the input's own cover, frame by frame
         out[lo:hi] = np.where(np.sum(fill * q[lo:hi], axis=-1, keepdims=True) < 0.0, -fill, fill)
@@ -239,7 +255,9 @@ def _repair_rotation(q: Array, cuts: list[int], max_len: int, blend: int) -> tup
     return out, bursts, jumps
 
 
-def _repair_position(p: Array, cuts: list[int], max_len: int, blend: int) -> tuple[Array, int, int]:
+def _repair_position(
+    p: Array, cuts: list[int], max_len: int, blend: int, hold: NDArray[np.int64] | None = None
+) -> tuple[Array, int, int]:
     """One position channel ``[F, 3]``, as :func:`_repair_rotation`."""
     F = p.shape[0]
     v = np.zeros(p.shape)
@@ -272,9 +290,9 @@ def _repair_position(p: Array, cuts: list[int], max_len: int, blend: int) -> tup
             jumps += 1
         else:
             jump = v[a] - 0.5 * (v[a - 1] + v[a + 1])
-            n = min(blend, F - a)
-            out[a : a + n] = p[a : a + n] - _fade(n)[:, None] * jump
-            hi = a + n
+            weight = _held_fade(a, F, blend, hold)
+            hi = a + weight.size
+            out[a:hi] = p[a:hi] - weight[:, None] * jump
             jumps += 1
         done_until = max(hi, c)
     return out, bursts, jumps
@@ -335,18 +353,61 @@ def repair_pops(
     blend_n = max(2, int(round(blend / dt)))
     rot = motion.rotations.copy()
     pos = motion.positions.copy()
+    holds = _planted_holds(motion, set(rot_cuts) | set(pos_cuts)) if keep_planted else {}
     for j, cs in rot_cuts.items():
-        rot[:, j], nb, ns = _repair_rotation(motion.rotations[:, j], cs, max_len, blend_n)
+        rot[:, j], nb, ns = _repair_rotation(motion.rotations[:, j], cs, max_len, blend_n, holds.get(j))
         rep.bursts += nb
         rep.jumps += ns
     for j, cs in pos_cuts.items():
-        pos[:, j], nb, ns = _repair_position(motion.positions[:, j], cs, max_len, blend_n)
+        pos[:, j], nb, ns = _repair_position(motion.positions[:, j], cs, max_len, blend_n, holds.get(j))
         rep.bursts += nb
         rep.jumps += ns
     out = dataclasses.replace(motion, rotations=rot, positions=pos)
     if keep_planted:
         out, rep.planted = _keep_planted(motion, out)
     return out, rep
+
+
+def _planted_holds(motion: Motion, joints: set[int]) -> dict[int, NDArray[np.int64]]:
+    """Per joint above a foot (or the foot itself): ``hold[t]``, the last frame of the planted
+    stretch (heel or toe, :func:`jointlimits.cleanup.contacts.detect_contacts`) of a foot below it
+    that holds ``t`` (``t`` itself where none does): a jump's correction is held that long, so
+    the foot does not slide while it stands."""
+    from .contacts import detect_contacts, find_feet, find_toes
+
+    sk = motion.skeleton
+    feet = find_feet(sk)
+    if not feet or not joints:
+        return {}
+    F = motion.num_frames
+    down = np.asarray(detect_contacts(motion, feet), bool)
+    toes = find_toes(sk, feet)
+    tpl = [t for t in toes if t is not None]
+    if tpl:
+        tdown = np.asarray(detect_contacts(motion, tpl), bool)
+        for i, t in enumerate(toes):
+            if t is not None:
+                down[:, i] |= tdown[:, tpl.index(t)]
+    frames = np.arange(F)
+    ends = []
+    for i in range(len(feet)):
+        e = frames.copy()
+        run_end = -1
+        for t in range(F - 1, -1, -1):
+            if down[t, i]:
+                run_end = t if run_end < 0 or not down[t + 1, i] else run_end
+                e[t] = run_end
+            else:
+                run_end = -1
+        ends.append(e)
+    out: dict[int, NDArray[np.int64]] = {}
+    for i, f in enumerate(feet):
+        j = f
+        while j >= 0:
+            if j in joints:
+                out[j] = np.maximum(out.get(j, frames), ends[i])
+            j = int(sk.parents[j])
+    return out
 
 
 def _keep_planted(before: Motion, after: Motion, tolerance_cm: float = 0.5) -> tuple[Motion, list[str]]:
