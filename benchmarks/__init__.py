@@ -36,4 +36,5 @@ BENCHMARKS = (
     "retarget",
     "fbx",
     "quat",
+    "cleanup",
 )

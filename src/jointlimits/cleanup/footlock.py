@@ -72,6 +72,7 @@ __all__ = [
     "DEFAULT_VELOCITY_THRESHOLD",
     "DEFAULT_MIN_FRAMES",
     "DEFAULT_BLEND_FRAMES",
+    "STEP_MARGIN_DEGREES",
 ]
 
 Array = NDArray[np.float64]
@@ -479,6 +480,10 @@ class FootlockSettings:
     toe_first: bool = False
     #: turn the foot about the reached ankle so that a planted toe stays on its lock
     hold_toe: bool = True
+    #: a changed leg joint steps at most this many degrees more between two frames than the input's
+    #: largest step at that joint within 0.25 s (None: unbounded, the locks hold better but a lock
+    #: may add a one-frame jump; the CLI uses STEP_MARGIN_DEGREES)
+    step_margin: float | None = None
 
 
 def footlock(
@@ -721,6 +726,8 @@ def footlock(
         rot[fr, H] = hip
         rot[fr, K] = knee
         rot[fr, J] = foot
+    if st.step_margin is not None:
+        rot = _no_new_steps(motion, rot, [j for ch in chains for j in ch], limits, limit_ankle, st.step_margin)
     out = motion.with_rotations(rot)
     after = measure_skating(out, c, idx)
     red = 100.0 * (1.0 - after["total_m"] / before["total_m"]) if before["total_m"] > 0 else 0.0
@@ -742,6 +749,41 @@ def footlock(
         independent_after=foot_skating(out, reference=motion, feet=idx),
     )
     return out, report
+
+
+#: the window (seconds either side) of the input's largest step that bounds a locked joint's step
+STEP_SECONDS = 0.25
+#: the ``step_margin`` that keeps every step within 2 degrees of the input's local largest
+STEP_MARGIN_DEGREES = 1.99
+
+
+def _no_new_steps(
+    motion: Motion, rot: Array, joints: Sequence[int], limits: Any, limit_ankle: bool, margin: float
+) -> Array:
+    """The changed leg joints walked toward their solved rotations at no more than the input's
+    largest step at that joint within ``STEP_SECONDS`` plus ``margin`` degrees
+    (:func:`jointlimits.motion.steps.walk`), inside their limits, so that a lock adds no one-frame
+    jump (a knee snapping straight, a flip between IK branches)."""
+    from ..motion.steps import WALKERS, local_step_bound
+
+    sk = motion.skeleton
+    feet = set(find_feet(sk))
+    for j in dict.fromkeys(joints):
+        if not np.any(rot[:, j] != motion.rotations[:, j]):
+            continue
+        lim = _joint_limit(limits, j) if limits is not None and (limit_ankle or j not in feet) else None
+        bound = local_step_bound(motion.rotations[:, j], motion.frame_time, STEP_SECONDS, margin)
+
+        def keep(y: Array, t: int, lim: Any = lim) -> Array:
+            return y if lim is None else lim.project(y)
+
+        rot[:, j] = WALKERS[STEP_WALK](rot[:, j], bound, keep)
+    return rot
+
+
+#: how the step bound is kept (:data:`jointlimits.motion.steps.WALKERS`): "forward" lags behind a
+#: fast target, "centred" spreads the lag before and after (measured: more skating on LAFAN1)
+STEP_WALK = "forward"
 
 
 #: targets farther from the hip than this fraction of the leg's length are pulled in smoothly, so

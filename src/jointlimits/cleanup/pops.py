@@ -241,14 +241,15 @@ def pop_scores(motion: Motion, params: PopParams | None = None) -> tuple[Array, 
         if e > 0:
             rs[: e + 1] /= p.k_edge
             rs[-e:] /= p.k_edge
-        s, a = two_sided_spikes(v)
-        floor = p.floor_cm / 100.0
-        bound = _bounds(s, a, win, floor, p)
-        if p.k_pair != 1.0:
-            bound = np.where(
-                paired_spikes(v, p.pair_frames, p.pair_tolerance, floor), np.maximum(floor, p.k_pair * bound), bound
-            )
-        ps[:, moving] = s / bound
+    # (positions are scored whatever k_edge is)
+    s, a = two_sided_spikes(v)
+    floor = p.floor_cm / 100.0
+    bound = _bounds(s, a, win, floor, p)
+    if p.k_pair != 1.0:
+        bound = np.where(
+            paired_spikes(v, p.pair_frames, p.pair_tolerance, floor), np.maximum(floor, p.k_pair * bound), bound
+        )
+    ps[:, moving] = s / bound
     return rs, ps
 
 

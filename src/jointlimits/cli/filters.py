@@ -49,12 +49,6 @@ def parse_cuts(text: str | None) -> list[int]:
     return out
 
 
-def _unrolled_angle_axis(q: np.ndarray) -> np.ndarray:
-    from ..motion import quat
-
-    return quat.to_scaled_angle_axis(quat.unroll(quat.normalize(q)[:, None], axis=0)[:, 0])
-
-
 def plot_channel_before_after(
     before: Motion,
     after: Motion,
@@ -62,61 +56,15 @@ def plot_channel_before_after(
     path: str | os.PathLike,
     frames: Sequence[int] | slice | None = None,
     cuts: Sequence[int] | None = None,
+    title: str = "filtering",
 ) -> Path:
-    """Write a PNG of a joint's local rotation (scaled angle axis, degrees) and per-frame angular speed
-    before/after filtering, with vertical lines at ``cuts``; ``frames`` = slice or (start, stop)."""
-    import matplotlib
+    """Write a PNG of a joint's local rotation and angular speed before/after ``title`` (the command
+    that changed the clip), on one quaternion cover, with a zoom onto the changed frames and
+    vertical lines at ``cuts``; ``frames`` = slice or (start, stop)
+    (:func:`jointlimits.viz.plots.plot_before_after`)."""
+    from ..viz.plots import plot_before_after
 
-    matplotlib.use("Agg", force=False)
-    import matplotlib.pyplot as plt
-
-    from .._atomic import atomic_write
-    from .._names import plot_label
-    from ..cleanup.tracking import angular_speeds
-
-    if before.num_frames != after.num_frames:
-        raise JointLimitsError(f"before has {before.num_frames} frames, after {after.num_frames}")
-    j = before.skeleton.index(joint)
-    F = before.num_frames
-    if frames is None:
-        sl = slice(0, F)
-    elif isinstance(frames, slice):
-        sl = frames
-    else:
-        fr = list(frames)
-        if len(fr) != 2:
-            raise JointLimitsError("frames must be a slice or (start, stop)")
-        sl = slice(int(fr[0]), int(fr[1]))
-    idx = np.arange(F)[sl]
-    if idx.size == 0:
-        raise JointLimitsError(f"frame range {sl} selects no frames of {F}")
-    fig, axes = plt.subplots(2, 1, figsize=(10, 6), sharex=True)
-    names = "xyz"
-    for k, (m, style) in enumerate(((before, "--"), (after, "-"))):
-        aa = np.degrees(_unrolled_angle_axis(m.rotations[:, j]))
-        sp = np.degrees(angular_speeds(m.rotations[:, j : j + 1])[:, 0])
-        label = "before" if k == 0 else "after"
-        for c in range(3):
-            axes[0].plot(idx, aa[idx, c], style, color=f"C{c}", lw=1.0, label=f"{names[c]} {label}")
-        axes[1].plot(idx, sp[idx], style, color="C3" if k == 0 else "C0", lw=1.0, label=label)
-    for c in cuts or []:
-        if idx[0] <= c <= idx[-1]:
-            for ax in axes:
-                ax.axvline(c, color="k", lw=0.8, alpha=0.5)
-    axes[0].set_ylabel("rotation (scaled angle axis, deg)")
-    axes[1].set_ylabel("angular speed (deg/frame)")
-    axes[1].set_xlabel("frame")
-    axes[0].set_title(f"{plot_label(before.skeleton.names[j])}: before (dashed) / after (solid) filtering")
-    axes[0].legend(ncol=3, fontsize=7)
-    axes[1].legend(fontsize=7)
-    fig.tight_layout()
-    out = Path(path)
-    try:
-        with atomic_write(out, binary=True) as fh:
-            fig.savefig(fh, format="png", dpi=100)
-    finally:
-        plt.close(fig)
-    return out
+    return plot_before_after(before, after, joint, path, changed_by=title, frames=frames, cuts=cuts)
 
 
 def _progress(total: int, show: bool, desc: str):
@@ -131,12 +79,14 @@ def _check_outputs(out: Path, plot_path: Path | None, inputs: list[Path], force:
         check_output_path(plot_path, inputs, force, suffixes=(".png",), what="--plot figure")
 
 
-def _pick_joint(motion: Motion, joint: str | None, changed: np.ndarray) -> str:
+def _pick_joint(motion: Motion, joint: str | None, after: Motion) -> str:
     if joint is not None:
         motion.skeleton.index(joint)
         return joint
-    # the joint whose rotation the filter changed the most
-    d = np.abs(changed).reshape(changed.shape[0], changed.shape[1], -1).max(axis=(0, 2))
+    from ..motion import quat
+
+    # the joint whose rotation the command turned the most (either cover)
+    d = quat.angle(quat.normalize(motion.rotations), quat.normalize(after.rotations)).max(axis=0, initial=0.0)
     return motion.skeleton.names[int(np.argmax(d))]
 
 
@@ -157,21 +107,21 @@ def _pick_joint(motion: Motion, joint: str | None, changed: np.ndarray) -> str:
     type=float,
     default=DEFAULT_THRESHOLD,
     show_default=True,
-    help="Detector threshold (robust z-score of a one-frame spike).",
+    help="Scale factor on the plausible bound of a joint's jump (1 = the bound; larger finds fewer pops).",
 )
 @click.option(
     "--halflife",
     type=float,
     default=DEFAULT_HALFLIFE,
     show_default=True,
-    help="Seconds for half of a pop to fade (position half-life).",
+    help="With --v-max/--a-max: seconds for half of a clipped jump to fade (position half-life).",
 )
 @click.option(
     "--velocity-halflife",
     type=float,
     default=DEFAULT_VELOCITY_HALFLIFE,
     show_default=True,
-    help="Velocity half-life in seconds.",
+    help="With --v-max/--a-max: velocity half-life in seconds.",
 )
 @click.option("--v-max", type=float, default=None, help="Clip target angular velocity (rad/s).")
 @click.option("--a-max", type=float, default=None, help="Clip target angular acceleration (rad/s^2).")
@@ -203,9 +153,12 @@ def filter_command(
     quiet: bool,
     as_json: bool,
 ) -> None:
-    """Remove pops from CLIP with a tracking spring; clean frames are written unchanged."""
+    """Repair pops in CLIP joint by joint: at each cut only the joints whose own motion jumps there
+    change (a burst out and back is refilled, a jump that stays is blended out); every other joint
+    and frame is written unchanged, and planted feet stay planted."""
     from .. import io as motion_io
-    from ..cleanup.tracking import detect_discontinuities, filter_motion
+    from ..cleanup.repair import repair_pops
+    from ..cleanup.tracking import filter_motion
 
     _check_outputs(out, plot_path, [clip], force)
     given = parse_cuts(cuts)
@@ -220,25 +173,28 @@ def filter_command(
         m.skeleton.index(joint)  # an unknown --joint fails before anything is written
     with _progress(4, not (quiet or as_json) and m.num_frames > PROGRESS_MIN_FRAMES, "filter") as bar:
         bar.update(1)
-        found = detect_discontinuities(m, threshold).tolist() if detect else []
-        all_cuts = sorted(set(given) | set(found))
+        res, rep = repair_pops(m, given, detect, threshold)
+        all_cuts = rep.cuts
+        found = sorted(set(all_cuts) - set(given)) if detect else []
         bar.update(1)
-        res = filter_motion(
-            m, cuts=all_cuts, halflife=halflife, velocity_halflife=velocity_halflife, v_max=v_max, a_max=a_max
-        )
+        if v_max is not None or a_max is not None:
+            res = filter_motion(res, halflife=halflife, velocity_halflife=velocity_halflife, v_max=v_max, a_max=a_max)
         bar.update(1)
         motion_io.save(out, res)
         bar.update(1)
-    changed = np.count_nonzero(
-        np.any(res.rotations != m.rotations, axis=(1, 2)) | np.any(res.positions != m.positions, axis=(1, 2))
-    )
+    rot_changed = np.any(res.rotations != m.rotations, axis=2)
+    changed = np.count_nonzero(rot_changed.any(axis=1) | np.any(res.positions != m.positions, axis=(1, 2)))
+    joints_changed = [m.skeleton.names[j] for j in np.nonzero(rot_changed.any(axis=0))[0]]
     if plot_path is not None:
-        name = _pick_joint(m, joint, res.rotations - m.rotations)
-        plot_channel_before_after(m, res, name, plot_path, cuts=all_cuts)
+        name = _pick_joint(m, joint, res)
+        plot_channel_before_after(m, res, name, plot_path, cuts=all_cuts, title="filter (pop repair)")
     emit(
         (f"detected {len(found)} discontinuities: {found}\n" if detect else "")
-        + f"{out}: {m.num_frames} frames, {len(all_cuts)} cuts, {changed} frames changed",
+        + f"{out}: {m.num_frames} frames, {len(all_cuts)} cuts, {changed} frames changed"
+        + (f", joints changed: {', '.join(joints_changed)}" if joints_changed else ""),
         {
+            "joints_changed": joints_changed,
+            "repair": rep.to_dict(),
             "output": str(out),
             "frames": m.num_frames,
             "cuts": [int(c) for c in all_cuts],
@@ -319,10 +275,10 @@ def splice_command(
     join = a.num_frames if at is None else at
     if plot_path is not None:
         raw = splice(a, b, at=at, smooth=False, align=align) if smooth else res
-        name = _pick_joint(raw, joint, res.rotations - raw.rotations)
+        name = _pick_joint(raw, joint, res)
         lo = max(0, join - 30)
         hi = min(res.num_frames, join + int(round(4 * max(halflife, 0.25) / res.frame_time)) + 30)
-        plot_channel_before_after(raw, res, name, plot_path, frames=(lo, hi), cuts=[join])
+        plot_channel_before_after(raw, res, name, plot_path, frames=(lo, hi), cuts=[join], title="splice smoothing")
     emit(
         f"{out}: {res.num_frames} frames, B starts at frame {join}",
         {

@@ -14,8 +14,9 @@ from ..cleanup.footlock import (
     DEFAULT_HEIGHT_THRESHOLD,
     DEFAULT_MIN_FRAMES,
     DEFAULT_VELOCITY_THRESHOLD,
+    STEP_MARGIN_DEGREES,
 )
-from ._common import BadInput, check_output_path, friendly_errors, quiet_option, strict_json
+from ._common import BadInput, friendly_errors, quiet_option, strict_json
 
 __all__ = ["footlock_command"]
 
@@ -28,7 +29,8 @@ __all__ = ["footlock_command"]
     "limits_path",
     type=click.Path(path_type=Path),
     default=None,
-    help="Joint limits JSON (from `jointlimits fit`); hip and knee rotations are kept inside.",
+    help="Joint limits JSON (from jointlimits fit); hip, knee and ankle rotations are kept inside "
+    "(the ankle unless --free-ankle).",
 )
 @click.option(
     "--height-threshold",
@@ -59,6 +61,19 @@ __all__ = ["footlock_command"]
     is_flag=True,
     help="With --limits: limit hip and knee only, not the ankle (the ankle's limit undoes part of a held toe).",
 )
+@click.option(
+    "--free-steps",
+    is_flag=True,
+    help="Do not bound the legs' frame-to-frame steps by the input's (locks hold better, a lock may add a pop).",
+)
+@click.option(
+    "--plot",
+    "plot_path",
+    type=click.Path(path_type=Path, dir_okay=False),
+    default=None,
+    help="Also write a before/after PNG of the joint footlock changed most (or --joint).",
+)
+@click.option("--joint", default=None, help="Joint to plot (default: the one changed most).")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @click.option("--force", is_flag=True, help="Replace an existing output (also the input clip).")
 @quiet_option
@@ -72,6 +87,9 @@ def footlock_command(
     min_frames: int,
     blend_frames: int,
     free_ankle: bool,
+    free_steps: bool,
+    plot_path: Path | None,
+    joint: str | None,
     as_json: bool,
     force: bool,
     quiet: bool,
@@ -83,7 +101,11 @@ def footlock_command(
     from ..cleanup.footlock import FootlockSettings, footlock
     from ..limits.model import JointLimits
 
-    check_output_path(out, [clip] + ([limits_path] if limits_path else []), force)
+    if free_ankle and limits_path is None:
+        raise BadInput("--free-ankle needs --limits (without limits no joint is limited)")
+    from .filters import _check_outputs, _pick_joint
+
+    _check_outputs(out, plot_path, [clip] + ([limits_path] if limits_path else []), force)
     if blend_frames < 0:
         raise BadInput(f"--blend-frames must be >= 0, got {blend_frames}")
     if min_frames < 1:
@@ -96,9 +118,17 @@ def footlock_command(
         min_frames=min_frames,
         blend_frames=blend_frames,
         limit_ankle=not free_ankle,
+        step_margin=None if free_steps else STEP_MARGIN_DEGREES,
     )
     result, rep = footlock(motion, limits, settings=settings)
+    if plot_path is not None and joint is not None:
+        motion.skeleton.index(joint)  # an unknown --joint fails before anything is written
     motion_io.save(out, result)
+    if plot_path is not None:
+        from ..viz.plots import plot_before_after
+
+        name = _pick_joint(motion, joint, result)
+        plot_before_after(motion, result, name, plot_path, changed_by="footlock")
     if as_json:
         d = rep.to_dict()
         d.update({"input": str(clip), "output": str(out), "limits": str(limits_path) if limits_path else None})

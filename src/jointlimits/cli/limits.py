@@ -273,7 +273,19 @@ def fit_command(
     default=None,
     help="Soften the projection (tanh falloff, extra radius in radians).",
 )
-@click.option("--smooth", is_flag=True, help="Remove pops where a projection switches sides (tracking spring).")
+@click.option(
+    "--smooth",
+    is_flag=True,
+    help="Remove pops where a projection switches sides (tracking spring); the result stays inside the limits.",
+)
+@click.option(
+    "--plot",
+    "plot_path",
+    type=click.Path(path_type=Path, dir_okay=False),
+    default=None,
+    help="Also write a before/after PNG of the joint the limits changed most (or --plot-joint).",
+)
+@click.option("--plot-joint", default=None, help="Joint to plot (default: the one changed most).")
 @joint_selection
 @click.option(
     "--retarget-rest",
@@ -290,6 +302,8 @@ def apply_command(
     output: Path,
     soften: tuple[float, float] | None,
     smooth: bool,
+    plot_path: Path | None,
+    plot_joint: str | None,
     joints: tuple[str, ...],
     exclude: tuple[str, ...],
     root: bool,
@@ -304,10 +318,13 @@ def apply_command(
     from .. import io as motion_io
     from ..cleanup.smoothing import smooth_switches
     from ..limits.model import JointLimits
+    from .filters import _check_outputs, _pick_joint
 
-    check_output_path(output, [clip, limits_file], force)
+    _check_outputs(output, plot_path, [clip, limits_file], force)
     m = motion_io.load(clip)
     _require_frames(m, clip)
+    if plot_path is not None and plot_joint is not None:
+        m.skeleton.index(plot_joint)  # an unknown joint fails before anything is written
     lim = limits_for_clip(JointLimits.load(limits_file), m, joints, exclude, root, retarget_rest)
     # (limits_for_clip checked the skeleton; one pass limits the clip and measures the input)
     n_frames, names = m.num_frames, m.skeleton.names
@@ -320,15 +337,23 @@ def apply_command(
 
     bvh = motion_io.format_for(output)
     # a BVH clip written back as BVH goes block by block (its memory: the clip plus one block);
-    # smoothing runs along the whole clip
-    if smooth or not hasattr(bvh, "save_blocks") or not bvh.save_blocks(output, m, limit):
+    # smoothing runs along the whole clip, and the figure needs both clips whole
+    blockwise = not smooth and plot_path is None and hasattr(bvh, "save_blocks")
+    if not blockwise or not bvh.save_blocks(output, m, limit):
         stats.clear()
         out, v = lim.apply_and_measure(
             m, soften=soften, smooth=smooth_switches if smooth else None, root=True, check=False
         )
-        del m  # the input's arrays are not needed to write the output (its text source stays with out)
+        if plot_path is None:
+            del m  # the input's arrays are not needed to write the output (its text source stays with out)
         motion_io.save(output, out)
         stats.append((int(np.any(v > 1e-6, axis=1).sum()), float(v.max())))
+        if plot_path is not None:
+            from ..viz.plots import plot_before_after
+
+            name = _pick_joint(m, plot_joint, out)
+            what = "apply (joint limits" + (", smoothed)" if smooth else ")")
+            plot_before_after(m, out, name, plot_path, changed_by=what)
     changed = sum(c for c, _ in stats)
     worst = max(x for _, x in stats)
     emit(

@@ -452,8 +452,42 @@ class JointLimits:
             lim._violation_rest(q, rest, violation)
         out = motion.with_rotations(limited)  # (a copy of the rotations would be dropped at once)
         if smooth is not None:
-            out.rotations = smooth(out.rotations, motion.rotations, motion.frame_time)
+            smoothed = np.asarray(smooth(out.rotations, motion.rotations, motion.frame_time), np.float64)
+            if smoothed.shape != q.shape:
+                raise LimitsError(f"apply: smooth returned shape {smoothed.shape}, expected {q.shape}")
+            out.rotations = smoothed if soften is not None else lim.settle(smoothed, q, motion.frame_time)
         return out, violation
+
+    def settle(self, rotations: Array, original: Array, frame_time: float, margin_degrees: float = 1.0) -> Array:
+        """``rotations`` ``[F, J, 4]`` (e.g. a limited clip after smoothing) brought inside the
+        limits, joint by joint, parents first (a coupled child for its parent's result): a joint-frame
+        outside is projected; where the result steps further between two frames than ``original``
+        does at that joint within 0.25 s (plus ``margin_degrees``), the joint walks toward it at
+        that speed instead, every frame inside (a projection that switches sides adds no jump).
+        Joint-frames inside and not walking are returned bit for bit."""
+        from ..motion.steps import local_step_bound, walk
+
+        q = np.array(rotations, np.float64)
+        if q.ndim != 3 or q.shape[1:] != (self.skeleton.num_joints, 4) or q.shape[0] == 0:
+            return q
+        allow = local_step_bound(original, frame_time, 0.25, margin_degrees)
+        for j in self._order():
+            lim = self.joints[j]
+            coupled = hasattr(lim, "parent")
+            par = q[:, self.skeleton.index(lim.parent)] if coupled else None
+            extra = {"parent": par} if coupled else {}
+            inside = lim.contains(q[:, j], 1e-7, **extra)
+            cand = q[:, j].copy()
+            if not inside.all():
+                out_ = ~inside
+                cand[out_] = lim.project(q[out_, j], **({"parent": par[out_]} if par is not None else {}))
+
+            def keep(y: Array, t: int, lim: Any = lim, par: Array | None = par) -> Array:
+                pt = {"parent": par[t : t + 1]} if par is not None else {}
+                return y if lim.contains(y, 1e-7, **pt)[0] else lim.project(y, **pt)
+
+            q[:, j] = walk(cand, allow[:, j], keep)
+        return q
 
     def report(self, motions: Motion | Iterable[Motion], tolerance: float = 1e-6) -> list[dict[str, Any]]:
         """Per limited joint: frames outside, fraction outside, mean and max violation (degrees)

@@ -656,3 +656,102 @@ def plot_violation_report(
         text += f", projected clip {totals[1]:.1f}%"
     fig.suptitle(text, fontsize=12)
     return _save(fig, path, dpi)
+
+
+# --------------------------------------------------------------------------- before / after
+
+
+def _one_cover(q: Array, ref: Array) -> Array:
+    """``q`` [F, 4] on the cover of ``ref`` [F, 4]: where they are the same rotation, ``ref``'s
+    sign; through a run of frames where they differ, continued from the frame before the run
+    (so a repaired flip draws as the smooth curve it is, not as a jump between covers)."""
+    out = np.where(np.sum(q * ref, axis=-1, keepdims=True) < 0.0, -q, q)
+    same = quat.angle(q, ref) < 1e-9
+    for t in np.nonzero(~same)[0]:
+        if t > 0 and np.dot(out[t], out[t - 1]) < 0.0:
+            out[t] = -out[t]
+    return out
+
+
+def changed_span(before: Motion, after: Motion, joint: int, margin: int = 15) -> tuple[int, int] | None:
+    """(start, stop) of the frames around the run of changed frames of ``joint`` that holds its
+    largest change, widened by ``margin``; None when nothing changed."""
+    d = quat.angle(quat.normalize(before.rotations[:, joint]), quat.normalize(after.rotations[:, joint]))
+    ch = np.any(before.rotations[:, joint] != after.rotations[:, joint], axis=-1)
+    if not ch.any():
+        return None
+    k = int(np.argmax(np.where(ch, d, -1.0)))
+    a = b = k
+    while a > 0 and ch[a - 1]:
+        a -= 1
+    while b + 1 < len(ch) and ch[b + 1]:
+        b += 1
+    return max(0, a - margin), min(len(ch), b + 1 + margin)
+
+
+def plot_before_after(
+    before: Motion,
+    after: Motion,
+    joint: str,
+    path: str | os.PathLike,
+    changed_by: str = "filtering",
+    frames: Sequence[int] | slice | None = None,
+    cuts: Sequence[int] | None = None,
+) -> Path:
+    """PNG of a joint's local rotation (scaled angle axis, degrees) and angular speed before
+    (dashed) and after (solid) ``changed_by`` (the command that changed the clip: its title), with a
+    zoom onto the frames it changed. Both curves are drawn on one quaternion cover: ``before``
+    unrolled along the clip, ``after`` on ``before``'s sign where they agree and continued through
+    the frames it changed, so an unchanged frame draws on the same point."""
+    if before.num_frames != after.num_frames:
+        raise LimitsError(f"before has {before.num_frames} frames, after {after.num_frames}")
+    j = before.skeleton.index(joint)
+    F = before.num_frames
+    if frames is None:
+        sl = slice(0, F)
+    elif isinstance(frames, slice):
+        sl = frames
+    else:
+        fr = list(frames)
+        if len(fr) != 2:
+            raise LimitsError("frames must be a slice or (start, stop)")
+        sl = slice(int(fr[0]), int(fr[1]))
+    idx = np.arange(F)[sl]
+    if idx.size == 0:
+        raise LimitsError(f"frame range {sl} selects no frames of {F}")
+    q0 = quat.unroll(quat.normalize(before.rotations[:, j])[:, None], axis=0)[:, 0]
+    q1 = _one_cover(quat.normalize(after.rotations[:, j]), q0)
+    aa = [np.degrees(quat.to_scaled_angle_axis(q)) for q in (q0, q1)]
+    sp = []
+    for q in (q0, q1):
+        s = np.zeros(F)
+        s[1:] = np.degrees(quat.angle(q[1:], q[:-1]))
+        sp.append(s)
+    zoom = changed_span(before, after, j)
+    fig = _figure((11.0, 9.0 if zoom else 6.0), DPI)
+    rows = 3 if zoom else 2
+    axes = [fig.add_subplot(rows, 1, r + 1) for r in range(rows)]
+    names = "xyz"
+    for k, (style, label) in enumerate((("--", "before"), ("-", "after"))):
+        for c in range(3):
+            axes[0].plot(idx, aa[k][idx, c], style, color=f"C{c}", lw=1.0, label=f"{names[c]} {label}")
+            if zoom:
+                zi = np.arange(*zoom)
+                axes[2].plot(zi, aa[k][zi, c], style, color=f"C{c}", lw=1.2, marker="." if k else None, ms=3)
+        axes[1].plot(idx, sp[k][idx], style, color="C3" if k == 0 else "C0", lw=1.0, label=label)
+    for c in cuts or []:
+        for ax, rng in ((axes[0], idx), (axes[1], idx)) + (((axes[2], np.arange(*zoom)),) if zoom else ()):
+            if rng.size and rng[0] <= c <= rng[-1]:
+                ax.axvline(c, color="k", lw=0.8, alpha=0.5)
+    if zoom:
+        axes[0].axvspan(zoom[0], zoom[1] - 1, color="0.85", zorder=0)
+        axes[2].set_title(f"zoom: frames {zoom[0]}-{zoom[1] - 1} (the largest change)", fontsize=9)
+        axes[2].set_ylabel("deg")
+    axes[0].set_ylabel("rotation (scaled angle axis, deg)")
+    axes[1].set_ylabel("angular speed (deg/frame)")
+    axes[-1].set_xlabel("frame")
+    axes[0].set_title(f"{plot_label(before.skeleton.names[j])}: before (dashed) / after (solid) {changed_by}")
+    axes[0].legend(ncol=3, fontsize=7)
+    axes[1].legend(fontsize=7)
+    fig.tight_layout()
+    return _save(fig, path, DPI)
