@@ -125,6 +125,16 @@ def relative_clouds(
     )
 
 
+def _joint_paddings(sk: Skeleton, padding: float, paddings: Mapping[str, float] | None) -> list[float]:
+    """The padding of each joint, and last the default one."""
+    out = [float(padding)] * (sk.num_joints + 1)
+    for name, p in (paddings or {}).items():
+        if not (np.isfinite(p) and p >= 0):
+            raise LimitsError(f"padding of joint {name!r} must be a finite number >= 0, got {p}")
+        out[sk.index(name)] = float(p)
+    return out
+
+
 def fit_joints(
     motions: Motion | Iterable[Motion],
     shape: str = "ellipsoid",
@@ -141,11 +151,12 @@ def fit_joints(
     root: bool = False,
     rest_tolerance: float = DEFAULT_REST_TOLERANCE,
     mirror: bool = False,
+    paddings: Mapping[str, float] | None = None,
 ) -> FitResult:
     """The parts of a :class:`~jointlimits.limits.model.JointLimits` fitted to ``motions``: the
     skeleton, a limit per fitted joint, the settings and the rest directions. The arguments are
     those of :meth:`JointLimits.fit <jointlimits.limits.model.JointLimits.fit>`, which documents
-    them."""
+    them; ``paddings`` overrides ``padding`` per joint name."""
     if shape not in shape_kinds():
         raise LimitsError(f"unknown limit shape {shape!r}; expected one of {', '.join(shape_kinds())}")
     if not (np.isfinite(padding) and padding >= 0):
@@ -153,6 +164,7 @@ def fit_joints(
     ms = _as_motions(motions)
     sk = ms[0].skeleton
     ref = _reference_pose(ms, reference)
+    pads = _joint_paddings(sk, padding, paddings)
     axes = sk.bone_directions()
     shapes = dict(shapes or {})
     for name, kind in shapes.items():
@@ -187,9 +199,10 @@ def fit_joints(
         if progress is not None:
             progress(k, len(todo), name)
         kind = shapes.get(name, shape)
+        pad = pads[j]
         if kind in JOINT_KINDS:  # fitted from the rotations themselves (reach windows)
             qs = np.concatenate([m.rotations[:, j] for m in ms], axis=0)
-            out[j] = joint_limit_class(kind).fit(qs, axes[j], reference=ref[j], padding=padding)
+            out[j] = joint_limit_class(kind).fit(qs, axes[j], reference=ref[j], padding=pad)
             continue
         try:
             if swing_twist:
@@ -197,12 +210,12 @@ def fit_joints(
                 out[j] = FittedLimit(
                     ref[j],
                     axes[j],
-                    swing=fit_shape(ps, kind, padding, subsample),
-                    twist=fit_shape(pt, kind, padding, subsample),
+                    swing=fit_shape(ps, kind, pad, subsample),
+                    twist=fit_shape(pt, kind, pad, subsample),
                 )
             else:
                 pts = relative_clouds(ms, j, ref[j])
-                out[j] = FittedLimit(ref[j], axes[j], shape=fit_shape(pts, kind, padding, subsample))
+                out[j] = FittedLimit(ref[j], axes[j], shape=fit_shape(pts, kind, pad, subsample))
         except LimitsError as e:
             raise LimitsError(f"joint {name!r}: {e}") from None
     if coupled:
@@ -226,7 +239,7 @@ def fit_joints(
                     axes[c],
                     ref[p],
                     pn,
-                    padding,
+                    pads[c],
                     subsample,
                 )
             except LimitsError as e:
@@ -236,7 +249,7 @@ def fit_joints(
     settings = {
         "shape": shape,
         "swing_twist": bool(swing_twist),
-        "padding": float(padding),
+        "padding": float(pads[-1]),
         "reference": reference if isinstance(reference, (str, int)) else "custom",
         "subsample": subsample,
         "coupled": bool(coupled),
