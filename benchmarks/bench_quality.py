@@ -4,7 +4,8 @@
 
 Full: 10 folds, 200,000 random rotations, the padding sweeps below; quick: 3 folds, 20,000 random
 rotations, box / ellipsoid / k-DOP at 0.05 and implicit at 0.1 (other figures: compare quick with
-quick). JL_BENCH_QUALITY_PNG=path writes the plot (full mode).
+quick). JL_BENCH_QUALITY_PNG=path writes the plot (full mode); JL_BENCH_QUALITY_PARTS=calibration runs
+only the calibrated-padding figures (:func:`calibration`).
 
 Fit on nine clips, test on the tenth, for every clip. Per joint and on average:
 
@@ -134,6 +135,8 @@ def run(
     quick: bool, mirror: bool = False, folds: int | None = None, nrandom: int | None = None, sweeps: tuple | None = None
 ) -> list[dict]:
     """Records; ``folds``, ``nrandom`` and ``sweeps`` (implicit, coupled, k-DOP paddings) override the mode's."""
+    if os.environ.get("JL_BENCH_QUALITY_PARTS") == "calibration":
+        return calibration(quick)
     clips = sorted(LAFAN.glob("*.bvh"))
     if not clips:
         return [skipped(BENCH, "leave-one-clip-out", f"LAFAN1 clips not found at {LAFAN}")]
@@ -295,7 +298,7 @@ def _false_accept(lim, R: np.ndarray, joints: list[int]) -> np.ndarray:
     return np.array([_own(lim.joints[j]).contains(R[:, j]).mean() for j in joints])
 
 
-def _fold_fit(train: list, groups: list, correct: bool, allocation: str = "joint"):
+def _fold_fit(train: list, groups: list, correct: bool, allocation: str = "uniform"):
     """(limits, calibration) of implicit limits with calibrated paddings (warnings kept quiet)."""
     import warnings
 
@@ -386,28 +389,33 @@ def calibration(quick: bool, nrandom: int | None = None) -> list[dict]:
     data = f"LAFAN1, leave-one-subject-out (2 folds); {nrandom:,} random rotations"
     for k, (tr, te) in enumerate(loso):
         train, test = [ms[i] for i in tr], [ms[i] for i in te]
-        lim, todo, got = joint_fits["leave-one-subject-out", k]
-        fj = _false_accept(lim, R, todo).mean()
         ur, uf = [], []
+        todo = joint_fits["leave-one-subject-out", k][1]
         for p in UNIFORM_SWEEP:
             u = JointLimits.fit(train, shape="implicit", padding=p)
             ur.append(float(_recall(u, test, todo).mean()))
             uf.append(float(_false_accept(u, R, todo).mean()))
-        same = _at_recall(float(got.mean()), ur, uf)
-        recs.append(
-            record(
-                BENCH,
-                f"allocation, fold {k} (fit {people[k]}): per-joint padding false accept",
-                float(fj),
-                "",
-                kind=q,
-                data=data,
-                anchor="one padding at equal mean recall",
-                anchor_value=same,
-                recall=float(got.mean()),
-                uniform_sweep={str(p): [r, f] for p, r, f in zip(UNIFORM_SWEEP, ur, uf)},
+        for alloc in ("joint", "balanced"):
+            lim, _, todo = _fold_fit(train, [subj[i] for i in tr], True, alloc)
+            got = _recall(lim, test, todo)
+            fj = _false_accept(lim, R, todo).mean()
+            same = _at_recall(float(got.mean()), ur, uf)
+            recs.append(
+                record(
+                    BENCH,
+                    f"allocation {alloc}, fold {k} (fit {people[k]}): false accept",
+                    float(fj),
+                    "",
+                    kind=q,
+                    data=data,
+                    anchor="one padding at equal mean recall",
+                    anchor_value=same,
+                    recall=float(got.mean()),
+                    recall_min=float(got.min()),
+                    uniform_sweep={str(p): [r, f] for p, r, f in zip(UNIFORM_SWEEP, ur, uf)},
+                    meets=bool(fj < same),
+                )
             )
-        )
         kd = JointLimits.fit(train, shape="kdop")
         im = JointLimits.fit(train, shape="implicit")
         kr, kf = _recall(kd, test, todo), _false_accept(kd, R, todo)

@@ -79,7 +79,7 @@ def fit_limits(
     clips: list,
     shape: str,
     swing_twist: bool,
-    padding: float,
+    padding: float | None,
     reference: Any,
     subsample: float,
     joint_shapes: dict[str, str],
@@ -134,7 +134,9 @@ def fit_limits(
 @click.option("-o", "--output", type=click.Path(path_type=Path), required=True, help="Limits file to write (JSON).")
 @click.option("--shape", type=SHAPE_CHOICE, default="ellipsoid", show_default=True, help="Limit shape in limit space.")
 @click.option("--swing-twist", is_flag=True, help="Separate limits for swing and twist about the bone axis.")
-@click.option("--padding", type=float, default=0.05, show_default=True, help="Padding around the data (radians).")
+@click.option(
+    "--padding", type=float, default=None, help="Padding around the data (radians; default 0.05, implicit 0.095)."
+)
 @click.option(
     "--reference",
     default="mean",
@@ -184,10 +186,11 @@ def fit_limits(
 )
 @click.option(
     "--allocation",
-    type=click.Choice(["uniform", "joint"]),
+    type=click.Choice(["uniform", "joint", "balanced"]),
     default="uniform",
     show_default=True,
-    help="With --target-recall: one padding whose mean expected recall meets the target, or each joint's own.",
+    help="With --target-recall: one padding whose mean expected recall meets the target, each joint its own, "
+    "or the least rotation space admitted at that mean (balanced).",
 )
 @joint_selection
 @click.option("--force", is_flag=True, help="Replace an existing output (also one that is an input).")
@@ -199,7 +202,7 @@ def fit_command(
     output: Path,
     shape: str,
     swing_twist: bool,
-    padding: float,
+    padding: float | None,
     reference: str,
     subsample: float,
     joint_shape: tuple[str, ...],
@@ -567,7 +570,7 @@ def run_demo(
 
     files: dict[str, str] = {}
     motion = procedural.range_of_motion() if input_clip is None else motion_io.load(input_clip)
-    lim = fit_limits([motion], shape, swing_twist, 0.05, "mean", 0.05, {}, quiet, coupled)
+    lim = fit_limits([motion], shape, swing_twist, None, "mean", 0.05, {}, quiet, coupled)
     out_dir.mkdir(parents=True, exist_ok=True)  # only once the input has loaded and fitted
     if input_clip is None:
         src = out_dir / "range_of_motion.bvh"

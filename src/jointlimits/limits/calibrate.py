@@ -60,6 +60,10 @@ BISECTIONS = 16
 CHUNKS = 4  # one clip alone: folds over this many stretches of it
 
 
+ALLOCATIONS = ("uniform", "joint", "balanced")
+RANDOM_ROTATIONS = 20_000  # Haar-uniform rotations a joint's share of rotation space is read from
+
+
 class CalibrationWarning(UserWarning):
     """The training data cannot support a calibrated figure as asked (one person, one clip)."""
 
@@ -268,7 +272,6 @@ def _miss_curves(
     joint_points: Sequence[Array],
     units: Sequence[NDArray[np.int64]],
     cells: Sequence[float],
-    frames: Sequence[tuple[Array, Array]],
     pgrid: Array,
     sizes: Sequence[int],
     seed: int = 0,
@@ -316,6 +319,46 @@ def _exponent(curves: Mapping[int, Array], counts: Sequence[int] | None = None) 
     return float(np.clip(np.median(b), 0.0, 2.0))
 
 
+def _admitted(g: Array, cell: float, frame: tuple[Array, Array], reference: Array, pgrid: Array) -> Array:
+    """Per padding of ``pgrid``: the share of Haar-uniform rotations the joint's implicit limit
+    (the metaballs on all of its voxels ``g``, grid coordinates) admits on either cover."""
+    from ..motion import quat
+    from .joint import to_limit_space
+
+    rng = np.random.default_rng(12345)
+    q = quat.normalize(rng.normal(size=(RANDOM_ROTATIONS, 4)))
+    v = to_limit_space(q, reference)
+    n = np.linalg.norm(v, axis=1, keepdims=True)
+    other = v - 2.0 * np.pi * v / np.maximum(n, 1e-12)  # the long cover
+    vox = _unkey(np.unique(_keys(np.rint(g).astype(np.int64))))
+    pos, rot = frame
+    req = np.minimum(
+        required_padding(vox, ((v - pos) @ rot) / cell, cell), required_padding(vox, ((other - pos) @ rot) / cell, cell)
+    )
+    req.sort()
+    return np.searchsorted(req, pgrid, side="right") / len(req)
+
+
+def _balance(expected: Array, admitted: Array, target: float) -> NDArray[np.int64]:
+    """Per joint, the padding index that minimises the summed share of rotation space admitted
+    while the mean expected recall meets ``target``: each joint maximises ``recall - lam *
+    admitted`` and ``lam`` is the largest that still meets it (bisection)."""
+
+    def pick(lam: float) -> NDArray[np.int64]:
+        return np.argmax(expected - lam * admitted, axis=1)
+
+    def mean(k: NDArray[np.int64]) -> float:
+        return float(np.mean(expected[np.arange(len(k)), k]))
+
+    lo, hi = 0.0, 1e3  # lam = 0: each joint's best recall
+    if mean(pick(lo)) < target:
+        return pick(lo)
+    for _ in range(60):
+        mid = 0.5 * (lo + hi)
+        lo, hi = (mid, hi) if mean(pick(mid)) >= target else (lo, mid)
+    return pick(lo)
+
+
 def calibrate(
     ms: Sequence[Motion],
     joints: Sequence[int],
@@ -323,33 +366,36 @@ def calibrate(
     target_recall: float,
     groups: Sequence[Any] | None = None,
     subsample: float | None = 0.05,
-    allocation: str = "joint",
+    allocation: str = "uniform",
     correct: bool = True,
 ) -> Calibration:
     """The calibrated paddings of ``joints`` for implicit limits fitted to ``ms`` with per-joint
-    ``reference`` rotations ``[J, 4]``. ``allocation``: ``"joint"`` (each joint's padding is the
-    smallest whose expected recall meets the target) or ``"uniform"`` (one padding, the smallest
-    whose mean expected recall over the joints meets it). ``correct=False`` keeps the folds'
+    ``reference`` rotations ``[J, 4]``. ``allocation``: ``"uniform"`` (one padding, the smallest
+    whose mean expected recall over the joints meets the target), ``"joint"`` (each joint's
+    padding is the smallest whose expected recall meets it) or ``"balanced"`` (the paddings that
+    admit the least of rotation space, summed over the joints, while the mean expected recall
+    meets it). ``correct=False`` keeps the folds'
     recall as it is (plain leave-one-out)."""
     from .fit import relative_clouds
 
     if not (0.0 < target_recall < 1.0):
         raise LimitsError(f"target_recall must be between 0 and 1, got {target_recall}")
-    if allocation not in ("joint", "uniform"):
-        raise LimitsError(f"allocation must be 'joint' or 'uniform', not {allocation!r}")
+    if allocation not in ALLOCATIONS:
+        raise LimitsError(f"allocation must be one of {', '.join(ALLOCATIONS)}, not {allocation!r}")
     units, kind, notes = _units(ms, groups)
     G = len(units)
     sk = ms[0].skeleton
-    pts, cells = [], []
+    pts, cells, frames = [], [], []
     for j in joints:
         p = np.asarray(relative_clouds(ms, j, reference[j]))
         pos, rot = cloud.fit_frame(p, subsample)
         h = choose_cell(p, subsample)
         pts.append(((p - pos) @ rot) / h)
         cells.append(h)
+        frames.append((pos, rot))
     pgrid = np.arange(0.0, MAX_PADDING + 1e-12, PADDING_STEP)
     sizes = _subsets(G, np.random.default_rng(0)) if G >= 3 else [G - 1]
-    curves = _miss_curves(pts, units, cells, [], pgrid, sizes)
+    curves = _miss_curves(pts, units, cells, pgrid, sizes)
     b, how = 0.0, "none"
     if correct:
         if G >= 3:
@@ -357,14 +403,17 @@ def calibrate(
         elif len(ms) >= 3:  # two groups: the exponent from a learning curve over clips
             cu, _, _ = _units(ms, None)
             cs = _subsets(len(cu), np.random.default_rng(0))
-            b, how = _exponent(_miss_curves(pts, cu, cells, [], pgrid, cs)), "learning curve over clips"
+            b, how = _exponent(_miss_curves(pts, cu, cells, pgrid, cs)), "learning curve over clips"
         else:
             notes.append("too few clips for a learning curve: expected recall is plain leave-one-out")
     factor = (G / (G - 1)) ** -b if G >= 2 else 1.0
     recall = 1.0 - curves[G - 1] * factor  # [joints, folds, paddings]
     expected = recall.mean(axis=1)
     spread = recall.std(axis=1)
-    if allocation == "joint":
+    if allocation == "balanced":
+        fa = np.stack([_admitted(pts[i], cells[i], frames[i], reference[j], pgrid) for i, j in enumerate(joints)])
+        k = _balance(expected, fa, target_recall)
+    elif allocation == "joint":
         k = np.array([int(np.argmax(e >= target_recall)) if np.any(e >= target_recall) else -1 for e in expected])
     else:
         mean = expected.mean(axis=0)

@@ -107,7 +107,7 @@ class JointLimits:
         motions: Motion | Iterable[Motion],
         shape: str = "ellipsoid",
         swing_twist: bool = False,
-        padding: float = 0.05,
+        padding: float | None = None,
         reference: Any = "mean",
         subsample: float | None = 0.05,
         shapes: Mapping[str, str] | None = None,
@@ -122,7 +122,7 @@ class JointLimits:
         paddings: Mapping[str, float] | None = None,
         target_recall: float | None = None,
         groups: Sequence[Any] | None = None,
-        allocation: str = "joint",
+        allocation: str = "uniform",
     ) -> JointLimits:
         """Fit limits for every joint with rotation channels (or the named ``joints``).
 
@@ -136,7 +136,10 @@ class JointLimits:
         ``pairs`` names them, by default the humanoid pairs found by joint name (clavicle ->
         shoulder, shoulder -> elbow, hip -> knee, along the spine, neck -> head).
 
-        ``shape`` is one of ``box``, ``oriented-box``, ``ellipsoid``, ``kdop``; ``shapes`` overrides
+        ``padding`` (radians) widens each limit past the data: by default 0.05, and 0.095 for
+        ``implicit`` (:data:`~jointlimits.limits.fit.DEFAULT_PADDING`).
+
+        ``shape`` is one of ``box``, ``oriented-box``, ``ellipsoid``, ``kdop``, ``implicit``; ``shapes`` overrides
         it per joint name (also ``"reach-window"`` for a swing window plus twist range).
         ``reference`` is ``"mean"`` (eigen-mean of all frames), ``"first"``, a frame index of the
         first clip, a Motion (its first frame) or a ``[J, 4]`` array.
