@@ -16,6 +16,8 @@ A fold's recall at any padding is then the fraction of held-out frames whose pad
 that. Hole filling and the grid's interpolation are left out (a frame inside a filled hole counts
 as needing padding): the figures lean to the conservative side.
 
+The folds are taken without ``mirror``'s mirrored clips (the mirrored fit is at least as wide).
+
 What the expected recall means: the recall on more motion like the held-out units' relative to
 the rest (new clips of the same people and kinds of motion when folds are clips; new people
 doing such motion when folds are people). Motion of another kind than any training unit (a
