@@ -28,6 +28,10 @@ __all__ = ["fit_command", "apply_command", "report_command", "plot_command", "de
 SHAPE_CHOICE = click.Choice(list(SHAPES))
 
 
+def _plural(unit: str) -> str:
+    return unit + ("es" if unit.endswith("h") else "s")
+
+
 def _progress(total: int, label: str, quiet: bool = False):
     return progress_bar(total, label, "clip", disable=quiet or total < 2)
 
@@ -296,7 +300,7 @@ def fit_command(
         click.echo(
             f"target recall {target_recall}: expected recall on new motion {mean:.4f} on average, "
             f"lowest {cal[worst]['expected_recall']:.4f} ({worst}); folds: {lim.settings['calibration']['folds']} "
-            f"{lim.settings['calibration']['units']}s"
+            f"{_plural(lim.settings['calibration']['units'])}"
         )
 
 
