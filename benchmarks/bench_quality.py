@@ -4,7 +4,8 @@
 
 Full: 10 folds, 200,000 random rotations, the padding sweeps below; quick: 3 folds, 20,000 random
 rotations, box / ellipsoid / k-DOP at 0.05 and implicit at 0.1 (other figures: compare quick with
-quick). JL_BENCH_QUALITY_PNG=path writes the plot (full mode).
+quick). JL_BENCH_QUALITY_PNG=path writes the plot (full mode); JL_BENCH_QUALITY_PARTS=calibration runs
+only the calibrated-padding figures (:func:`calibration`).
 
 Fit on nine clips, test on the tenth, for every clip. Per joint and on average:
 
@@ -134,6 +135,8 @@ def run(
     quick: bool, mirror: bool = False, folds: int | None = None, nrandom: int | None = None, sweeps: tuple | None = None
 ) -> list[dict]:
     """Records; ``folds``, ``nrandom`` and ``sweeps`` (implicit, coupled, k-DOP paddings) override the mode's."""
+    if os.environ.get("JL_BENCH_QUALITY_PARTS") == "calibration":
+        return calibration(quick)
     clips = sorted(LAFAN.glob("*.bvh"))
     if not clips:
         return [skipped(BENCH, "leave-one-clip-out", f"LAFAN1 clips not found at {LAFAN}")]
@@ -264,9 +267,227 @@ def run(
                     uncoupled_same_padding=pad_row,
                 )
             )
+    recs += calibration(quick)
     png = os.environ.get("JL_BENCH_QUALITY_PNG")
     if png and not quick:
         plot(res, {"kdop": sorted([0.05] + kdop_sweep), "implicit": sweep, "coupled": csweep}, png, mirror)
+    return recs
+
+
+# --------------------------------------------------------------------------- calibrated paddings
+
+TARGET = 0.99  # the target recall the calibration figures are taken at
+UNIFORM_SWEEP = [0.0, 0.05, 0.1, 0.15, 0.2, 0.3]  # one padding for every joint (allocation check)
+
+
+def _subject(path) -> str:
+    import re
+
+    m = re.search(r"_subject\d+", path.name)
+    return m.group(0) if m else path.name
+
+
+def _recall(lim, test: list, joints: list[int]) -> np.ndarray:
+    """Per joint of ``joints``: the fraction of the ``test`` clips' frames the limits admit."""
+    c = np.concatenate([lim.contains(m.rotations)[:, joints] for m in test], axis=0)
+    return c.mean(axis=0)
+
+
+def _false_accept(lim, R: np.ndarray, joints: list[int]) -> np.ndarray:
+    """Per joint: the fraction of random rotations its own limit admits."""
+    return np.array([_own(lim.joints[j]).contains(R[:, j]).mean() for j in joints])
+
+
+def _fold_fit(train: list, groups: list, correct: bool, allocation: str = "uniform"):
+    """(limits, calibration) of implicit limits with calibrated paddings (warnings kept quiet)."""
+    import warnings
+
+    from jointlimits.limits.calibrate import calibrate, fitted_joints
+    from jointlimits.limits.fit import _reference_pose
+
+    todo = fitted_joints(train, None, None, False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        cal = calibrate(train, todo, _reference_pose(train, "mean"), TARGET, groups, 0.05, allocation, correct)
+    return JointLimits.fit(train, shape="implicit", paddings=cal.paddings), cal, todo
+
+
+def calibration(quick: bool, nrandom: int | None = None) -> list[dict]:
+    """Calibrated paddings (``fit --target-recall``) on the shared LAFAN1 clips, leave one subject
+    out (fit on subject 1, test on subject 2 and back) next to leave one clip out: how far the
+    stored expected recall is from the held-out recall (corrected for the folds' smaller training
+    sets and plain leave-one-out), the per-joint allocation against one padding at equal recall,
+    the default implicit limit against the default k-DOP, and the fitting time."""
+    import time
+    import warnings
+
+    clips = sorted(LAFAN.glob("*.bvh"))
+    if not clips:
+        return [skipped(BENCH, "calibration", f"LAFAN1 clips not found at {LAFAN}")]
+    ms = [bvh.load(p) for p in clips]
+    subj = [_subject(p) for p in clips]
+    names = ms[0].skeleton.names
+    nrandom = nrandom or (20_000 if quick else 100_000)
+    rng = np.random.default_rng(0)
+    base = quat.normalize(rng.normal(size=(nrandom, 4)))
+    R = np.stack([base[rng.permutation(nrandom)] for _ in range(ms[0].num_joints)], axis=1)
+    people = sorted(set(subj))
+    loso = [([i for i, s in enumerate(subj) if s == p], [i for i, s in enumerate(subj) if s != p]) for p in people]
+    nloco = 3 if quick else len(ms)
+    loco = [([i for i in range(len(ms)) if i != k], [k]) for k in range(nloco)]
+    q, recs = "quality", []
+    # (outer folds, inner folds by subject): one subject's clips hold one group, so its inner
+    # folds are clips (and fit warns)
+    schemes = {
+        "leave-one-subject-out": (loso, True),
+        "leave-one-clip-out, inner folds by subject": (loco, True),
+        "leave-one-clip-out, inner folds by clip": (loco, False),
+    }
+    joint_fits: dict = {}
+    for scheme, (splits, by_subject) in schemes.items():
+        data = f"LAFAN1, {scheme} ({len(splits)} folds), target recall {TARGET}"
+        for correct in (True, False) if scheme != "leave-one-clip-out, inner folds by subject" else (True,):
+            diffs, exps, meas, worst = [], [], [], (-1.0, "", 0)
+            for k, (tr, te) in enumerate(splits):
+                train = [ms[i] for i in tr]
+                lim, cal, todo = _fold_fit(train, [subj[i] for i in tr] if by_subject else None, correct)
+                got = _recall(lim, [ms[i] for i in te], todo)
+                exp = np.array([cal.expected[names[j]] for j in todo])
+                diffs.append(exp - got)
+                exps.append(exp.mean())
+                meas.append(got.mean())
+                w = int(np.argmax(exp - got))
+                if exp[w] - got[w] > worst[0]:
+                    worst = (float(exp[w] - got[w]), names[todo[w]], k)
+                if correct:
+                    joint_fits[scheme, k] = (lim, todo, got)
+            d = np.concatenate(diffs)
+            per_joint = np.mean(diffs, axis=0)  # each joint over the folds
+            label = f"calibration, {scheme}, {'corrected' if correct else 'plain leave-one-out'}"
+            recs += [
+                record(
+                    BENCH,
+                    f"{label}: expected recall, mean over joints and folds",
+                    float(np.mean(exps)),
+                    "",
+                    kind=q,
+                    data=data,
+                    anchor="measured held-out recall",
+                    anchor_value=float(np.mean(meas)),
+                ),
+                record(
+                    BENCH,
+                    f"{label}: expected - measured recall, mean over joints and folds",
+                    float(d.mean()),
+                    "",
+                    kind=q,
+                    data=data,
+                    mean_abs=float(np.abs(d).mean()),
+                    expected_mean=float(np.mean(exps)),
+                    measured_mean=float(np.mean(meas)),
+                    per_fold_expected=[float(x) for x in exps],
+                    per_fold_measured=[float(x) for x in meas],
+                    meets=bool(abs(d.mean()) <= 0.005 and per_joint.max() <= 0.01),
+                ),
+                record(
+                    BENCH,
+                    f"{label}: worst joint, expected - measured",
+                    worst[0],
+                    "",
+                    kind=q,
+                    data=data,
+                    joint=worst[1],
+                    fold=worst[2],
+                    joints_more_than_1_point_below=int(np.sum(d > 0.01)),
+                    of=int(d.size),
+                ),
+                record(
+                    BENCH,
+                    f"{label}: worst joint over the folds, expected - measured",
+                    float(per_joint.max()),
+                    "",
+                    kind=q,
+                    data=data,
+                    joint=names[todo[int(np.argmax(per_joint))]],
+                    joints_more_than_1_point_below=int(np.sum(per_joint > 0.01)),
+                    of=int(per_joint.size),
+                ),
+            ]
+    # allocation and defaults on the leave-one-subject-out folds
+    data = f"LAFAN1, leave-one-subject-out (2 folds); {nrandom:,} random rotations"
+    for k, (tr, te) in enumerate(loso):
+        train, test = [ms[i] for i in tr], [ms[i] for i in te]
+        ur, uf = [], []
+        todo = joint_fits["leave-one-subject-out", k][1]
+        for p in UNIFORM_SWEEP:
+            u = JointLimits.fit(train, shape="implicit", padding=p)
+            ur.append(float(_recall(u, test, todo).mean()))
+            uf.append(float(_false_accept(u, R, todo).mean()))
+        for alloc in ("joint", "balanced"):
+            lim, _, todo = _fold_fit(train, [subj[i] for i in tr], True, alloc)
+            got = _recall(lim, test, todo)
+            fj = _false_accept(lim, R, todo).mean()
+            same = _at_recall(float(got.mean()), ur, uf)
+            recs.append(
+                record(
+                    BENCH,
+                    f"allocation {alloc}, fold {k} (fit {people[k]}): false accept",
+                    float(fj),
+                    "",
+                    kind=q,
+                    data=data,
+                    anchor="one padding at equal mean recall",
+                    anchor_value=same,
+                    recall=float(got.mean()),
+                    recall_min=float(got.min()),
+                    uniform_sweep={str(p): [r, f] for p, r, f in zip(UNIFORM_SWEEP, ur, uf)},
+                    meets=bool(fj < same),
+                )
+            )
+        kd = JointLimits.fit(train, shape="kdop")
+        im = JointLimits.fit(train, shape="implicit")
+        kr, kf = _recall(kd, test, todo), _false_accept(kd, R, todo)
+        ir, ifa = _recall(im, test, todo), _false_accept(im, R, todo)
+        recs.append(
+            record(
+                BENCH,
+                f"default, fold {k} (fit {people[k]}): implicit at its defaults, mean recall",
+                float(ir.mean()),
+                "",
+                kind=q,
+                data=data,
+                anchor="k-DOP at its defaults",
+                anchor_value=float(kr.mean()),
+                false_accept=float(ifa.mean()),
+                kdop_false_accept=float(kf.mean()),
+                false_accept_ratio=float(ifa.mean() / kf.mean()),
+                recall_min=float(ir.min()),
+                kdop_recall_min=float(kr.min()),
+                implicit_padding=float(im.settings["padding"]),
+                meets=bool(ir.mean() >= kr.mean() and ifa.mean() <= 0.9 * kf.mean()),
+            )
+        )
+    # time: the 10 clips, coupled, with and without a target (CPU seconds)
+    groups = subj
+    t = time.process_time()
+    JointLimits.fit(ms, shape="implicit", coupled=True)
+    plain = time.process_time() - t
+    t = time.process_time()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        JointLimits.fit(ms, shape="implicit", coupled=True, target_recall=TARGET, groups=groups)
+    target = time.process_time() - t
+    recs.append(
+        record(
+            BENCH,
+            "fit --target-recall, 10 LAFAN1 clips, coupled (CPU)",
+            target,
+            "s",
+            data="10 LAFAN1 clips, groups by subject",
+            anchor="plain fit (CPU)",
+            anchor_value=plain,
+        )
+    )
     return recs
 
 

@@ -33,7 +33,7 @@ _limits = two_joint_limits
 def test_coupled_with_one_parent_cell_equals_uncoupled():
     from jointlimits.limits.coupled import CoupledLimit
 
-    plain, rot = _limits("implicit", False)
+    plain, rot = _limits("implicit", False, padding=0.05)
     one, _ = _limits("implicit", False, coupled=True, pairs=[("a", "b")])
     assert isinstance(one.joint("b"), CoupledLimit)
     # one parent cell holding every frame: its field is the child's own

@@ -28,6 +28,10 @@ __all__ = ["fit_command", "apply_command", "report_command", "plot_command", "de
 SHAPE_CHOICE = click.Choice(list(SHAPES))
 
 
+def _plural(unit: str) -> str:
+    return unit + ("es" if unit.endswith("h") else "s")
+
+
 def _progress(total: int, label: str, quiet: bool = False):
     return progress_bar(total, label, "clip", disable=quiet or total < 2)
 
@@ -79,7 +83,7 @@ def fit_limits(
     clips: list,
     shape: str,
     swing_twist: bool,
-    padding: float,
+    padding: float | None,
     reference: Any,
     subsample: float,
     joint_shapes: dict[str, str],
@@ -90,6 +94,9 @@ def fit_limits(
     exclude: list[str] | None = None,
     root: bool = False,
     mirror: bool = False,
+    target_recall: float | None = None,
+    groups: list[str] | None = None,
+    allocation: str = "uniform",
 ):
     """Fit with a progress bar over joints."""
     from ..limits.model import JointLimits
@@ -118,6 +125,9 @@ def fit_limits(
             exclude=exclude,
             root=root,
             mirror=mirror,
+            target_recall=target_recall,
+            groups=groups,
+            allocation=allocation,
         )
     finally:
         bar.close()
@@ -140,7 +150,9 @@ def _coupled_pairs(lim) -> list[tuple[str, str]]:
 @click.option("-o", "--output", type=click.Path(path_type=Path), required=True, help="Limits file to write (JSON).")
 @click.option("--shape", type=SHAPE_CHOICE, default="ellipsoid", show_default=True, help="Limit shape in limit space.")
 @click.option("--swing-twist", is_flag=True, help="Separate limits for swing and twist about the bone axis.")
-@click.option("--padding", type=float, default=0.05, show_default=True, help="Padding around the data (radians).")
+@click.option(
+    "--padding", type=float, default=None, help="Padding around the data (radians; default 0.05, implicit 0.095)."
+)
 @click.option(
     "--reference",
     default="mean",
@@ -174,6 +186,28 @@ def _coupled_pairs(lim) -> list[tuple[str, str]]:
     is_flag=True,
     help="Also fit every clip mirrored left/right (needs a skeleton whose rest pose is symmetric).",
 )
+@click.option(
+    "--target-recall",
+    type=click.FloatRange(0.0, 1.0, min_open=True, max_open=True),
+    default=None,
+    help="Implicit limits: choose the paddings so the recall on new motion (fraction of frames admitted) "
+    "is expected to meet this, e.g. 0.99 (overrides --padding).",
+)
+@click.option(
+    "--groups",
+    multiple=True,
+    metavar="PATTERN|CSV",
+    help="With --target-recall: fold by group, not by clip. A regular expression on file names "
+    "(e.g. '_subject\\d+' for LAFAN1, '^\\d+' for CMU subjects; repeatable) or a CSV of file,group rows.",
+)
+@click.option(
+    "--allocation",
+    type=click.Choice(["uniform", "joint", "balanced"]),
+    default="uniform",
+    show_default=True,
+    help="With --target-recall: one padding whose mean expected recall meets the target, each joint its own, "
+    "or the least rotation space admitted at that mean (balanced).",
+)
 @joint_selection
 @click.option("--force", is_flag=True, help="Replace an existing output (also one that is an input).")
 @quiet_option
@@ -184,13 +218,16 @@ def fit_command(
     output: Path,
     shape: str,
     swing_twist: bool,
-    padding: float,
+    padding: float | None,
     reference: str,
     subsample: float,
     joint_shape: tuple[str, ...],
     coupled: bool,
     pair: tuple[str, ...],
     mirror: bool,
+    target_recall: float | None,
+    groups: tuple[str, ...],
+    allocation: str,
     joints: tuple[str, ...],
     exclude: tuple[str, ...],
     root: bool,
@@ -200,8 +237,19 @@ def fit_command(
 ) -> None:
     """Fit joint limits to one or more clips (any supported motion format: .bvh, .glb/.gltf, .npz)
     of the same skeleton and rest pose. The joints carrying the global position and heading get
-    no limit unless --root or --joints names them. With --coupled it prints the pairs it coupled."""
+    no limit unless --root or --joints names them. With --coupled it prints the pairs it coupled.
+    With --target-recall the limits file stores each joint's padding, expected recall on new
+    motion and its spread (see `report`)."""
+    import warnings
+
+    from ..limits.calibrate import CalibrationWarning, group_labels
+
     check_output_path(output, list(clips), force)
+    if (groups or allocation != "uniform") and target_recall is None:
+        raise BadInput("--groups and --allocation need --target-recall")
+    if target_recall is not None and (shape != "implicit" or swing_twist):
+        raise BadInput("--target-recall needs --shape implicit (without --swing-twist)")
+    labels = group_labels([str(c) for c in clips], list(groups)) if groups else None
     if (coupled or pair) and (shape != "implicit" or swing_twist):
         raise BadInput("--coupled and --pair need --shape implicit (without --swing-twist)")
     pairs = None
@@ -211,22 +259,30 @@ def fit_command(
             raise BadInput(f"--pair takes PARENT=CHILD, got {bad[0]!r}")
         pairs = [cast("tuple[str, str]", tuple(p.split("=", 1))) for p in pair]
     ms = _load_clips(list(clips), quiet or as_json)
-    lim = fit_limits(
-        ms,
-        shape,
-        swing_twist,
-        padding,
-        _parse_reference(reference),
-        subsample,
-        _parse_joint_shapes(joint_shape),
-        quiet or as_json,
-        coupled or bool(pair),
-        pairs,
-        split_names(joints),
-        split_names(exclude),
-        root,
-        mirror,
-    )
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", CalibrationWarning)
+        lim = fit_limits(
+            ms,
+            shape,
+            swing_twist,
+            padding,
+            _parse_reference(reference),
+            subsample,
+            _parse_joint_shapes(joint_shape),
+            quiet or as_json,
+            coupled or bool(pair),
+            pairs,
+            split_names(joints),
+            split_names(exclude),
+            root,
+            mirror,
+            target_recall,
+            labels,
+            allocation,
+        )
+    notes = [str(w.message) for w in caught if issubclass(w.category, CalibrationWarning)]
+    for n in notes:
+        click.echo(f"warning: {n}", err=True)
     lim.save(output)
     frames = sum(m.num_frames for m in ms)
     names = [lim.skeleton.names[j] for j in sorted(lim.joints)]
@@ -249,10 +305,20 @@ def fit_command(
             "joints": names,
             "root_joints_left_alone": left,
             "pairs": [list(ab) for ab in used],
+            **({"calibration": lim.settings["calibration"]} if target_recall is not None else {}),
         },
         quiet,
         as_json,
     )
+    if target_recall is not None and not (quiet or as_json):
+        cal = lim.calibration or {}
+        worst = min(cal, key=lambda n: cal[n]["expected_recall"])
+        mean = float(np.mean([c["expected_recall"] for c in cal.values()]))
+        click.echo(
+            f"target recall {target_recall}: expected recall on new motion {mean:.4f} on average, "
+            f"lowest {cal[worst]['expected_recall']:.4f} ({worst}); folds: {lim.settings['calibration']['folds']} "
+            f"{_plural(lim.settings['calibration']['units'])}"
+        )
 
 
 @click.command("apply")
@@ -381,17 +447,33 @@ def _fraction(x: float) -> str:
     return f"{x:.3f}" if x == 0 or x >= 0.0005 else f"{x:.2g}"
 
 
+def _expected_text(r: dict) -> str:
+    if "expected_recall" not in r:
+        return f"{'':>8} {'':>9}  "
+    flag = "  below" if r["below_expected"] else ""
+    return f"{r['recall']:>8.4f} {r['expected_recall']:>9.4f}{flag:<7}"
+
+
 def _report_table(rows: list[dict]) -> str:
     ranges = any("frame_ranges" in r for r in rows)
+    expected = any("expected_recall" in r for r in rows)
     lines = [
         f"{'joint':<20} {'outside':>8} {'fraction':>9} {'mean deg':>9} {'max deg':>9}"
+        + (f" {'recall':>8} {'expected':>9}{'':<7}" if expected else "")
         + ("  frames outside" if ranges else "")
     ]
     for r in sorted(rows, key=lambda r: -r["fraction_outside"]):
         lines.append(
             f"{r['joint']:<20} {r['frames_outside']:>8d} {_fraction(r['fraction_outside']):>9} "
             f"{r['mean_violation_deg']:>9.2f} {r['max_violation_deg']:>9.2f}"
+            + (f" {_expected_text(r)}" if expected else "")
             + (f"  {_ranges_text(r.get('frame_ranges', []))}" if ranges else "")
+        )
+    if expected:
+        below = [r["joint"] for r in rows if r.get("below_expected")]
+        lines.append(
+            f"{len(below)} of {sum('expected_recall' in r for r in rows)} joints below their expected recall"
+            + (f": {', '.join(below)}" if below else "")
         )
     return "\n".join(lines)
 
@@ -419,7 +501,8 @@ def report_command(
     as_json: bool,
 ) -> None:
     """Per clip and joint: frames outside the limits (and which), fraction, mean and max violation
-    in degrees; then all clips together."""
+    in degrees; then all clips together. For limits fitted with --target-recall also each joint's
+    measured recall next to the expected one, joints below it flagged."""
     from ..limits.model import JointLimits
 
     loaded = JointLimits.load(limits_file)
@@ -447,7 +530,12 @@ def report_command(
 
 @click.command("plot")
 @click.argument("inputs", nargs=-1, required=True, type=click.Path(path_type=Path))
-@click.option("--joint", required=True, help="Joint to plot.")
+@click.option("--joint", default=None, help="Joint to plot.")
+@click.option(
+    "--calibration",
+    is_flag=True,
+    help="LIMITS.json CLIP...: every joint's measured recall on the clips against its expected recall.",
+)
 @click.option("-o", "--output", type=click.Path(path_type=Path), required=True, help="PNG file to write.")
 @click.option(
     "--after",
@@ -466,7 +554,8 @@ def report_command(
 @friendly_errors
 def plot_command(
     inputs: tuple[Path, ...],
-    joint: str,
+    joint: str | None,
+    calibration: bool,
     output: Path,
     after: Path | None,
     retarget_rest: bool,
@@ -481,6 +570,24 @@ def plot_command(
     from .. import io as motion_io
 
     check_output_path(output, [*inputs, after], force, suffixes=(".png",), what="figure")
+    if calibration:
+        if len(inputs) < 2 or inputs[0].suffix.lower() != ".json" or after is not None:
+            raise BadInput("usage: jointlimits plot LIMITS.json CLIP... --calibration -o FIG.png")
+        from ..limits.model import JointLimits
+        from ..viz.plots import plot_calibration
+
+        loaded = JointLimits.load(inputs[0])
+        if loaded.calibration is None:
+            raise BadInput(f"{inputs[0]}: these limits store no expected recall (fit them with --target-recall)")
+        ms = _load_clips(list(inputs[1:]), quiet=True)
+        for c, m in zip(inputs[1:], ms):
+            _require_frames(m, c)
+        lim = limits_for_clip(loaded, ms[0], (), (), False, retarget_rest)
+        path = plot_calibration(lim.report(ms), output)
+        emit(f"wrote {path}", {"output": str(path)}, quiet, as_json)
+        return
+    if joint is None:
+        raise BadInput("--joint is needed (or --calibration)")
     if after is not None:
         if len(inputs) != 1:
             raise BadInput("with --after give exactly one CLIP (the original)")
@@ -548,7 +655,7 @@ def run_demo(
 
     files: dict[str, str] = {}
     motion = procedural.range_of_motion() if input_clip is None else motion_io.load(input_clip)
-    lim = fit_limits([motion], shape, swing_twist, 0.05, "mean", 0.05, {}, quiet, coupled)
+    lim = fit_limits([motion], shape, swing_twist, None, "mean", 0.05, {}, quiet, coupled)
     out_dir.mkdir(parents=True, exist_ok=True)  # only once the input has loaded and fitted
     if input_clip is None:
         src = out_dir / "range_of_motion.bvh"

@@ -27,7 +27,7 @@ from .file import from_document, read_document, to_document, write_document
 from .fit import fit_joints, root_joints
 from .joint import FittedLimit, JointLimit, fit_shape, from_limit_space, swing_section, to_limit_space, twist_interval  # noqa: F401
 from .registry import SHAPES
-from .report import violation_report
+from .report import violation_report, with_expected
 from .rest import DEFAULT_REST_TOLERANCE, RestRetargetedLimit, rest_directions, rest_mismatch, rest_rotations
 from .shape import Shape
 
@@ -111,7 +111,7 @@ class JointLimits:
         motions: Motion | Iterable[Motion],
         shape: str = "ellipsoid",
         swing_twist: bool = False,
-        padding: float = 0.05,
+        padding: float | None = None,
         reference: Any = "mean",
         subsample: float | None = 0.05,
         shapes: Mapping[str, str] | None = None,
@@ -123,6 +123,10 @@ class JointLimits:
         root: bool = False,
         rest_tolerance: float = DEFAULT_REST_TOLERANCE,
         mirror: bool = False,
+        paddings: Mapping[str, float] | None = None,
+        target_recall: float | None = None,
+        groups: Sequence[Any] | None = None,
+        allocation: str = "uniform",
     ) -> JointLimits:
         """Fit limits for every joint with rotation channels (or the named ``joints``).
 
@@ -136,7 +140,10 @@ class JointLimits:
         ``pairs`` names them, by default the humanoid pairs found by joint name (clavicle ->
         shoulder, shoulder -> elbow, hip -> knee, along the spine, neck -> head).
 
-        ``shape`` is one of ``box``, ``oriented-box``, ``ellipsoid``, ``kdop``; ``shapes`` overrides
+        ``padding`` (radians) widens each limit past the data: by default 0.05, and 0.095 for
+        ``implicit`` (:data:`~jointlimits.limits.fit.DEFAULT_PADDING`).
+
+        ``shape`` is one of ``box``, ``oriented-box``, ``ellipsoid``, ``kdop``, ``implicit``; ``shapes`` overrides
         it per joint name (also ``"reach-window"`` for a swing window plus twist range).
         ``reference`` is ``"mean"`` (eigen-mean of all frames), ``"first"``, a frame index of the
         first clip, a Motion (its first frame) or a ``[J, 4]`` array.
@@ -145,7 +152,27 @@ class JointLimits:
         (:func:`jointlimits.motion.mirror.mirror_motion`): a left joint learns the mirrored rotations of
         its right counterpart and a centre joint its own, and the mean reference is taken over
         both. The skeleton's rest offsets must be mirror images (LimitsError otherwise).
+
+        ``paddings`` overrides ``padding`` per joint name. With ``target_recall`` (implicit
+        shapes) each joint's padding is chosen so that the recall on new motion, the fraction of
+        its frames the limit admits, is expected to meet it (:mod:`.calibrate`: folds leave one of
+        ``groups``, a label per clip, out, or one clip; ``allocation`` ``"joint"`` or
+        ``"uniform"``); ``settings["calibration"]`` records per joint the padding, the expected
+        recall and its spread, and :attr:`calibration` reads them. A
+        :class:`~jointlimits.limits.calibrate.CalibrationWarning` says when the data cannot
+        support the figure (one group or one clip only).
         """
+        if target_recall is not None:
+            from .calibrate import calibrate, fitted_joints
+            from .fit import _as_motions, _reference_pose
+
+            if shape != "implicit" or swing_twist:
+                raise LimitsError("target_recall needs shape='implicit' without swing-twist")
+            ms = _as_motions(motions)
+            motions = ms
+            todo = fitted_joints(ms, joints, exclude, root)
+            cal = calibrate(ms, todo, _reference_pose(ms, reference), target_recall, groups, subsample, allocation)
+            paddings = {**cal.paddings, **dict(paddings or {})}
         fitted = fit_joints(
             motions,
             shape,
@@ -162,8 +189,20 @@ class JointLimits:
             root,
             rest_tolerance,
             mirror,
+            paddings,
         )
-        return cls(fitted.skeleton, fitted.joints, settings=fitted.settings, rest=fitted.rest)
+        settings = fitted.settings
+        if target_recall is not None:
+            settings = dict(settings, calibration=cal.to_dict())
+        return cls(fitted.skeleton, fitted.joints, settings=settings, rest=fitted.rest)
+
+    @property
+    def calibration(self) -> dict[str, dict[str, float]] | None:
+        """Per joint name: the padding, expected recall on new motion and its spread stored by a
+        fit with ``target_recall`` (None without one)."""
+        from .calibrate import read_calibration
+
+        return read_calibration(self.settings)
 
     # ------------------------------------------------------------------ per joint
     def joint(self, joint: str | int) -> JointLimit:
@@ -491,13 +530,15 @@ class JointLimits:
 
     def report(self, motions: Motion | Iterable[Motion], tolerance: float = 1e-6) -> list[dict[str, Any]]:
         """Per limited joint: frames outside, fraction outside, mean and max violation (degrees)
-        over the frames of all ``motions`` (see :func:`.report.violation_report`)."""
+        over the frames of all ``motions`` (see :func:`.report.violation_report`); for limits fitted
+        with a target recall also the measured and the expected recall (:func:`.report.with_expected`)."""
         ms = [motions] if isinstance(motions, Motion) else list(motions)
         for m in ms:
             self.check_skeleton(m.skeleton)
-        return violation_report(
+        rows = violation_report(
             self.skeleton.names, self.active(), [self.violation(m.rotations) for m in ms], tolerance
         )
+        return with_expected(rows, self.calibration)
 
     # ------------------------------------------------------------------ files
     def check_skeleton(self, skeleton: Skeleton, rest: bool = True) -> None:

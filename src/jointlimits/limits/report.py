@@ -3,13 +3,13 @@ limits, by how much (degrees), and where (frame ranges)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["frame_ranges", "violation_report"]
+__all__ = ["frame_ranges", "violation_report", "with_expected"]
 
 
 def frame_ranges(mask: NDArray[np.bool_]) -> list[list[int]]:
@@ -40,4 +40,23 @@ def violation_report(
         if len(violations) == 1:
             row["frame_ranges"] = frame_ranges(out)
         rows.append(row)
+    return rows
+
+
+def with_expected(
+    rows: list[dict[str, Any]], calibration: Mapping[str, Mapping[str, float]] | None
+) -> list[dict[str, Any]]:
+    """``rows`` of :func:`violation_report` with, for each calibrated joint, its measured
+    ``recall`` (fraction of frames inside) next to the ``expected_recall`` and ``expected_spread``
+    stored by a fit with a target recall, and ``below_expected`` when it measured lower."""
+    if not calibration:
+        return rows
+    for r in rows:
+        c = calibration.get(r["joint"])
+        if c is None:
+            continue
+        r["recall"] = 1.0 - r["fraction_outside"]
+        r["expected_recall"] = c["expected_recall"]
+        r["expected_spread"] = c["spread"]
+        r["below_expected"] = bool(r["recall"] < c["expected_recall"])
     return rows

@@ -27,7 +27,7 @@ from ..limits.shape import Shape
 from ..motion import quat
 from ..motion.skeleton import Motion
 
-__all__ = ["plot_joint_limit", "plot_violation_report", "shape_geometry", "JOINT_FIGSIZE", "DPI"]
+__all__ = ["plot_joint_limit", "plot_violation_report", "plot_calibration", "shape_geometry", "JOINT_FIGSIZE", "DPI"]
 
 Array = NDArray[np.float64]
 JOINT_FIGSIZE = (16.0, 10.0)  # inches; at DPI this is 1600 x 1000 pixels
@@ -755,3 +755,41 @@ def plot_before_after(
     axes[1].legend(fontsize=7)
     fig.tight_layout()
     return _save(fig, path, DPI)
+
+
+def plot_calibration(
+    rows: Sequence[dict[str, Any]],
+    path: str | os.PathLike,
+    title: str = "",
+    *,
+    figsize: tuple[float, float] = (7.0, 6.0),
+    dpi: int = DPI,
+) -> Path:
+    """Each calibrated joint's measured recall on clips against the expected recall its limits
+    file stores (rows of :meth:`JointLimits.report` with ``expected_recall``), the spread as
+    error bars; joints below the diagonal measured less than expected and are named."""
+    rs = [r for r in rows if "expected_recall" in r]
+    if not rs:
+        raise LimitsError("these limits store no expected recall (fit them with a target recall)")
+    e = np.array([r["expected_recall"] for r in rs])
+    m = np.array([r["recall"] for r in rs])
+    s = np.array([r["expected_spread"] for r in rs])
+    fig = _figure(figsize, dpi)
+    ax = fig.add_subplot(1, 1, 1)
+    lo = float(min(e.min(), m.min()))
+    lo = max(0.0, lo - 0.1 * (1.0 - lo) - 1e-3)
+    ax.plot([lo, 1.0], [lo, 1.0], ls="--", c="0.5", lw=1, label="measured = expected")
+    below = m < e
+    ax.errorbar(e[~below], m[~below], xerr=s[~below], fmt="o", c=_C_CLIP, ms=4, lw=0.8, label="at or above")
+    ax.errorbar(e[below], m[below], xerr=s[below], fmt="o", c=_C_LIMIT, ms=4, lw=0.8, label="below expected")
+    for r, x, y in zip(rs, e, m):
+        if y < x:
+            ax.annotate(plot_label(r["joint"]), (x, y), textcoords="offset points", xytext=(4, -8), fontsize=7)
+    ax.set_xlim(lo, 1.0)
+    ax.set_ylim(lo, 1.0)
+    ax.set_xlabel("expected recall (stored; bars: spread over folds)")
+    ax.set_ylabel("measured recall (fraction of frames inside)")
+    ax.set_title(title or f"{int(below.sum())} of {len(rs)} joints below their expected recall", fontsize=11)
+    ax.grid(alpha=0.3)
+    ax.legend(loc="lower right", fontsize=8)
+    return _save(fig, path, dpi)
