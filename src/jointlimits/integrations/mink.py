@@ -480,8 +480,12 @@ class FittedLimits(_Limit):
 
     def outside(self, configuration: Any) -> bool:
         """Whether any joint is past one of its rows (outside the fitted limits)."""
+        return self.largest_row(configuration) > 0.0
+
+    def largest_row(self, configuration: Any) -> float:
+        """The largest row over all joints (radians in limit space; ``> -margin``: a row binds)."""
         ss, _ = self._rows_and_gradients(configuration.data, perturb=False)
-        return any(float(s.max()) > 0.0 for s in ss)
+        return max((float(s.max()) for s in ss), default=-np.inf)
 
     def _parent(self, data: Any, jt: _Joint) -> Array | None:
         return None if jt.coupled_parent is None else self._local(data, jt.coupled_parent)
@@ -620,6 +624,7 @@ class RetargetSettings:
     iterations: int = 3
     first_iterations: int = 30
     settle: int = 5  # extra solves, each with FittedLimits' curvature step bound, while a joint is outside
+    active_iterations: int = 0  # extra solves while a FittedLimits row is within ACTIVE_BAND of its margin
     solver: str = "daqp"
     end_effectors: tuple[str, ...] = ("Head", "LeftHand", "RightHand", "LeftFoot", "RightFoot", "LeftToe", "RightToe")
 
@@ -653,6 +658,10 @@ def _world_frame(source: Motion, model: Any) -> tuple[Array, float]:
     return up_quat, float(np.median(ratios))
 
 
+#: a FittedLimits row within this of its margin band counts as binding (radians)
+ACTIVE_BAND = 0.01
+
+
 def retarget(
     source: Motion,
     model: Any,
@@ -665,7 +674,11 @@ def retarget(
     per frame a root frame task (position and orientation), end-effector frame tasks, position
     tasks on every other joint and a light posture task, solved ``iterations`` times (warm start
     from the previous frame) under ``limits`` (mink limits, e.g. :class:`FittedLimits` or
-    ``mink.ConfigurationLimit``). The result's motion is on ``skeleton`` with the source's units."""
+    ``mink.ConfigurationLimit``). With :class:`FittedLimits`, a frame that ends outside gets up to
+    ``settle`` more solves under the curvature step bound, and one where a row binds (within
+    :data:`ACTIVE_BAND` of its margin) ``active_iterations`` more (a binding row slows the solves'
+    convergence; 0 by default, so that every run gets the same solves). The result's motion is on
+    ``skeleton`` with the source's units."""
     st = settings or RetargetSettings()
     import time
 
@@ -711,6 +724,12 @@ def retarget(
             t.set_target(mink.SE3.from_rotation_and_translation(mink.SO3(target_rot[f, k]), targets[f, k]))
         posture.set_target(config.q)
         for _ in range(st.first_iterations if f == 0 else st.iterations):
+            vel = mink.solve_ik(config, tasks, 1.0, st.solver, damping=st.damping, limits=lim)
+            config.integrate_inplace(vel, 1.0)
+        # binding rows slow the solves' convergence: optionally spend more solves on those frames
+        for _ in range(st.active_iterations if f else 0):
+            if not fitted or max(fl.largest_row(config) + fl.margin for fl in fitted) < -ACTIVE_BAND:
+                break
             vel = mink.solve_ik(config, tasks, 1.0, st.solver, damping=st.damping, limits=lim)
             config.integrate_inplace(vel, 1.0)
         # a long last step may end a little past a curved face: settle with the curvature bound
