@@ -45,7 +45,7 @@ __all__ = ["retarget_command"]
 @click.option(
     "--max-step",
     type=click.FloatRange(0.0),
-    default=0.2,
+    default=0.5,
     show_default=True,
     help="Largest tangent step of a limited joint per solve near its limit (radians; 0: from the limit's curvature).",
 )

@@ -241,8 +241,8 @@ def _limit_rows(limit: Any) -> Callable[[Array, Array | None], Array]:
     return st
 
 
-def _qmul(a: Array, b: Array) -> Array:
-    """Hamilton products of broadcast quaternion arrays (w, x, y, z), without normalising."""
+def _hamilton(a: Array, b: Array) -> Array:
+    """Hamilton products of broadcast quaternion arrays (w, x, y, z), written out (builds ``_QL``)."""
     aw, ax, ay, az = np.moveaxis(a, -1, 0)
     bw, bx, by, bz = np.moveaxis(b, -1, 0)
     return np.stack(
@@ -254,6 +254,18 @@ def _qmul(a: Array, b: Array) -> Array:
         ],
         axis=-1,
     )
+
+
+#: the Hamilton product as a bilinear map: (a b)_i = sum_jk a_j _QL[j, 4 i + k] b_k
+_QL = np.stack([_hamilton(np.eye(4)[j], np.eye(4)).T.reshape(16) for j in range(4)])
+
+
+def _qmul(a: Array, b: Array) -> Array:
+    """Hamilton products of broadcast quaternion arrays (w, x, y, z), without normalising (two
+    matrix products: the left factors' product matrices, then the right factors; the small
+    batches of the per-solve rows are dominated by per-call overhead)."""
+    L = (a @ _QL).reshape(*a.shape[:-1], 4, 4)
+    return (L @ b[..., None])[..., 0]
 
 
 def _perturbations(eps: float = EPS) -> Array:
@@ -294,17 +306,31 @@ class _EllipsoidBatch:
         self.R = np.stack([np.asarray(sh.rotation, np.float64) for sh in shapes])
         self.sc = np.stack([np.asarray(sh.scale, np.float64) for sh in shapes])
         self.smin = self.sc.min(axis=1)
+        # u = (v - c) R / scale as one product per joint
+        self.RS = self.R / self.sc[:, None, :]
+        self.cRS = self.c[:, None, :] @ self.RS
+        # conj(reference) q as a matrix on q, and with the six perturbations on the right
+        self.L = (self.ref_conj @ _QL).reshape(-1, 4, 4)
+        E = _perturbations()
+        self.K = np.einsum("nil,jlk,mk->njmi", self.L, _QL.reshape(4, 4, 4), E).reshape(-1, 4, 28)
 
     def rows(self, Q: Array) -> Array:
         """Rows ``[n, m]`` of local rotations ``[n, m, 4]`` (joint i's rotations in row i)."""
-        r = _qmul(self.ref_conj[:, None, :], Q)
+        return self._rows_rel((self.L[:, None] @ Q[..., None])[..., 0])
+
+    def perturbed_rows(self, q: Array) -> Array:
+        """Rows ``[n, 7]`` at local rotations ``[n, 4]`` and their perturbations (as
+        :func:`_perturbations`): the reference and the perturbations are one matrix per joint."""
+        return self._rows_rel(np.einsum("nj,njc->nc", q, self.K).reshape(len(q), 7, 4))
+
+    def _rows_rel(self, r: Array) -> Array:
+        """Rows ``[n, m]`` of rotations relative to the references ``[n, m, 4]``."""
         r = np.where(r[..., :1] < 0.0, -r, r)
         xyz = r[..., 1:]
         n = np.sqrt(np.einsum("...i,...i->...", xyz, xyz))
         big = n > 1e-8
         k = np.where(big, 2.0 * np.arctan2(n, r[..., 0]) / np.where(big, n, 1.0), 2.0)
-        v = xyz * k[..., None]
-        u = np.einsum("nmi,nij->nmj", v - self.c[:, None], self.R) / self.sc[:, None]
+        u = (xyz * k[..., None]) @ self.RS - self.cRS
         nu = np.sqrt(np.einsum("...i,...i->...", u, u))
         w = u / self.sc[:, None]
         ng = np.sqrt(np.einsum("...i,...i->...", w, w))
@@ -385,6 +411,8 @@ class FittedLimits(_Limit):
             step = float(max_step) if max_step is not None else safe
             self.joints.append(_Joint(name, b, int(model.body_parentid[b]), dofs, _limit_rows(lim), cp, j, step, safe))
         self._E = _perturbations()
+        #: q -> q exp(+-eps e_i) for the seven right factors as one matrix, [4, 7 * 4]
+        self._RE = np.einsum("jlk,mk->jml", _QL.reshape(4, 4, 4), self._E).reshape(4, 28)
 
         #: use the curvature step bound whatever ``max_step`` says (a retargeting loop's settling solves)
         self.safe = False
@@ -407,9 +435,13 @@ class FittedLimits(_Limit):
     def _perturbed(self, data: Any, perturb: bool = True) -> Array:
         """Every limited joint's local rotation and its six perturbations, ``[n, 7, 4]`` (one
         batched product: ``conj(parent) body``, then ``q exp(+-eps e_i)``)."""
+        q = self._locals(data)
+        return (q @ self._RE).reshape(-1, 7, 4) if perturb else q[:, None, :]
+
+    def _locals(self, data: Any) -> Array:
+        """Every limited joint's local rotation ``conj(parent) body``, ``[n, 4]``."""
         a, b = data.xquat[self._parents], data.xquat[self._bodies]
-        q = _qmul(a * np.array([1.0, -1.0, -1.0, -1.0]), b)
-        return _qmul(q[:, None, :], self._E[None]) if perturb else q[:, None, :]
+        return _qmul(a * np.array([1.0, -1.0, -1.0, -1.0]), b)
 
     def joint_rows(self, data: Any, joint: _Joint, Q: Array | None = None) -> tuple[Array, Array]:
         """(rows ``s [K]``, tangent gradients ``[K, 3]``) of one joint at the pose in ``data``."""
@@ -448,8 +480,12 @@ class FittedLimits(_Limit):
 
     def outside(self, configuration: Any) -> bool:
         """Whether any joint is past one of its rows (outside the fitted limits)."""
+        return self.largest_row(configuration) > 0.0
+
+    def largest_row(self, configuration: Any) -> float:
+        """The largest row over all joints (radians in limit space; ``> -margin``: a row binds)."""
         ss, _ = self._rows_and_gradients(configuration.data, perturb=False)
-        return any(float(s.max()) > 0.0 for s in ss)
+        return max((float(s.max()) for s in ss), default=-np.inf)
 
     def _parent(self, data: Any, jt: _Joint) -> Array | None:
         return None if jt.coupled_parent is None else self._local(data, jt.coupled_parent)
@@ -469,13 +505,13 @@ class FittedLimits(_Limit):
         del dt  # position-level, as mink's ConfigurationLimit
         data = configuration.data
         nv = self.model.nv
-        Q = self._perturbed(data)
+        q = self._locals(data)
         steps = self._safe_steps if self.safe else self._steps
         det = np.inf if self.detection is None else self.detection + self.margin
         Gs, hs, owner, Ts, bs = [], [], [], [], []
         if self._ell is not None:  # one row per joint: the whole batch at once
             ib = self._batch
-            S = self._ell.rows(Q[ib])
+            S = self._ell.perturbed_rows(q[ib])
             sb = S[:, 0]
             gb = (S[:, 1:4] - S[:, 4:7]) / (2.0 * EPS)
             # the bodies' angular velocities relative to their parents, in their own frames, per own dof
@@ -505,7 +541,7 @@ class FittedLimits(_Limit):
                     bs.append(np.repeat(b[sel], 6))
         for i in self._single:
             jt = self.joints[i]
-            S1 = jt.rows(Q[i], self._parent(data, jt))
+            S1 = jt.rows((q[i] @ self._RE).reshape(7, 4), self._parent(data, jt))
             s, g = S1[0], ((S1[1:4] - S1[4:7]) / (2.0 * EPS)).T
             R1 = data.xmat[jt.body].reshape(3, 3)
             J1 = R1.T @ data.cdof[jt.dofs, :3].T
@@ -588,6 +624,7 @@ class RetargetSettings:
     iterations: int = 3
     first_iterations: int = 30
     settle: int = 5  # extra solves, each with FittedLimits' curvature step bound, while a joint is outside
+    active_iterations: int = 0  # extra solves while a FittedLimits row is within ACTIVE_BAND of its margin
     solver: str = "daqp"
     end_effectors: tuple[str, ...] = ("Head", "LeftHand", "RightHand", "LeftFoot", "RightFoot", "LeftToe", "RightToe")
 
@@ -621,6 +658,10 @@ def _world_frame(source: Motion, model: Any) -> tuple[Array, float]:
     return up_quat, float(np.median(ratios))
 
 
+#: a FittedLimits row within this of its margin band counts as binding (radians)
+ACTIVE_BAND = 0.01
+
+
 def retarget(
     source: Motion,
     model: Any,
@@ -633,7 +674,11 @@ def retarget(
     per frame a root frame task (position and orientation), end-effector frame tasks, position
     tasks on every other joint and a light posture task, solved ``iterations`` times (warm start
     from the previous frame) under ``limits`` (mink limits, e.g. :class:`FittedLimits` or
-    ``mink.ConfigurationLimit``). The result's motion is on ``skeleton`` with the source's units."""
+    ``mink.ConfigurationLimit``). With :class:`FittedLimits`, a frame that ends outside gets up to
+    ``settle`` more solves under the curvature step bound, and one where a row binds (within
+    :data:`ACTIVE_BAND` of its margin) ``active_iterations`` more (a binding row slows the solves'
+    convergence; 0 by default, so that every run gets the same solves). The result's motion is on
+    ``skeleton`` with the source's units."""
     st = settings or RetargetSettings()
     import time
 
@@ -679,6 +724,12 @@ def retarget(
             t.set_target(mink.SE3.from_rotation_and_translation(mink.SO3(target_rot[f, k]), targets[f, k]))
         posture.set_target(config.q)
         for _ in range(st.first_iterations if f == 0 else st.iterations):
+            vel = mink.solve_ik(config, tasks, 1.0, st.solver, damping=st.damping, limits=lim)
+            config.integrate_inplace(vel, 1.0)
+        # binding rows slow the solves' convergence: optionally spend more solves on those frames
+        for _ in range(st.active_iterations if f else 0):
+            if not fitted or max(fl.largest_row(config) + fl.margin for fl in fitted) < -ACTIVE_BAND:
+                break
             vel = mink.solve_ik(config, tasks, 1.0, st.solver, damping=st.damping, limits=lim)
             config.integrate_inplace(vel, 1.0)
         # a long last step may end a little past a curved face: settle with the curvature bound
@@ -754,10 +805,12 @@ class Run:
 RUNS = ("none", "box", "fitted")
 
 
-#: retargeting's margin (radians) and step bound: mocap-driven targets move little per solve, so a
-#: 0.2 rad bound tracks as closely as no bound while still stopping jumps across a face
+#: retargeting's margin (radians) and step bound: a fast clip's first solve of a frame turns a joint
+#: by more than 0.2 rad per axis (a 0.2 rad bound bit there and lagged: dance1_subject2's joint error
+#: 1.55 mm against 1.28 mm with 0.5), so 0.5 rad, which still stops multi-radian jumps across a
+#: face; what a long step leaves outside, the settling solves under the curvature bound take back
 RETARGET_MARGIN = 0.005
-RETARGET_MAX_STEP = 0.2
+RETARGET_MAX_STEP = 0.5
 
 
 def make_limits(
