@@ -235,7 +235,7 @@ def fit_command(
     quiet: bool,
     as_json: bool,
 ) -> None:
-    """Fit joint limits to one or more clips (any supported motion format: .bvh, .glb/.gltf, .npz)
+    """Fit joint limits to one or more clips (any supported motion format: BVH, glTF, AMASS .npz, USD, FBX)
     of the same skeleton and rest pose. The joints carrying the global position and heading get
     no limit unless --root or --joints names them. With --coupled it prints the pairs it coupled.
     With --target-recall the limits file stores each joint's padding, expected recall on new
@@ -329,7 +329,7 @@ def fit_command(
     "--output",
     type=click.Path(path_type=Path),
     required=True,
-    help="Motion file to write (any supported format: .bvh, .glb, .gltf).",
+    help="Motion file to write (any supported format: .bvh, .glb, .gltf, .usd/.usda/.usdc, .fbx).",
 )
 @click.option(
     "--soften",
