@@ -14,6 +14,7 @@ EXTRAS = {
     "studio": ("viser", "viser"),
     "gltf": ("pygltflib", "pygltflib"),
     "implicit-draw": ("skimage", "scikit-image"),
+    "corpus": ("distributed", "dask[distributed]"),
 }
 
 

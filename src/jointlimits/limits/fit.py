@@ -182,6 +182,18 @@ class ClipSummary(NamedTuple):
     row: Array | None  # [J, 4] the reference frame of an integer reference
     still: NDArray[np.bool_]
     moves: NDArray[np.bool_]
+    clips: int = 1
+
+    def merge(self, later: ClipSummary) -> ClipSummary:
+        """This summary (of the first clips) and the next clip's, as one: what :func:`plan_fit`
+        reads is the same as from the two apart (a corpus keeps one per skeleton group)."""
+        return self._replace(
+            frames=self.frames + later.frames,
+            outer=self.outer + later.outer,
+            still=self.still & later.still,
+            moves=self.moves | later.moves,
+            clips=self.clips + later.clips,
+        )
 
 
 def _check_clip(m: Motion, what: str) -> None:
@@ -327,7 +339,7 @@ def plan_fit(summaries: Sequence[ClipSummary], options: FitOptions) -> FitPlan:
     for p, _ in couples:
         streams[("parent", p)] = True
     return FitPlan(
-        o, sk, ref, axes, todo, roots, kinds, couples, rest, len(summaries),
+        o, sk, ref, axes, todo, roots, kinds, couples, rest, sum(s.clips for s in summaries),
         int(sum(s.frames for s in summaries)), streams,
     )  # fmt: skip
 

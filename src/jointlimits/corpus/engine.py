@@ -1,0 +1,153 @@
+"""The corpus engine: per-clip tasks on a Dask cluster (a local one of processes by default, or
+an existing one by its scheduler's address), results taken in clip order through a bounded
+window, a progress bar, and a cache of each clip's result keyed by its content and the settings."""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import logging
+import os
+import pickle
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+from .._atomic import atomic_write
+from .._optional import require
+from ..errors import JointLimitsError
+
+__all__ = ["Engine", "content_hash"]
+
+
+def content_hash(path: str, chunk: int = 1 << 20) -> str:
+    """sha256 of a file's bytes (hex)."""
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        while block := f.read(chunk):
+            h.update(block)
+    return h.hexdigest()
+
+
+def _cached(cache: str | None, settings: str, func: Callable[..., Any], path: str, *args: Any) -> Any:
+    """``func(*args)`` or its result stored under ``cache`` for this file's content and ``settings``
+    (runs on a worker; a result is written atomically, so a killed run leaves no partial one)."""
+    if cache is None:
+        return func(*args)
+    try:
+        digest = content_hash(path)
+    except OSError:
+        return func(*args)  # the task reports the unreadable file itself
+    key = hashlib.sha256(f"{digest}\0{settings}".encode()).hexdigest()
+    target = Path(cache) / key[:2] / f"{key}.pkl"
+    if target.is_file():
+        try:
+            with open(target, "rb") as f:
+                return pickle.load(f)
+        except (OSError, pickle.UnpicklingError, EOFError):
+            pass  # recompute a damaged entry
+    result = func(*args)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with atomic_write(target, binary=True) as f:
+        pickle.dump(result, f, protocol=pickle.HIGHEST_PROTOCOL)
+    return result
+
+
+class Engine:
+    """Where a corpus job runs: ``client`` (a ``dask.distributed.Client``), else a cluster at
+    ``scheduler`` (``tcp://HOST:PORT``), else a local cluster of ``workers`` processes (default:
+    one per core). Use as a context manager; it closes only what it opened."""
+
+    def __init__(
+        self,
+        client: Any = None,
+        scheduler: str | None = None,
+        workers: int | None = None,
+        cache: str | os.PathLike | None = None,
+        progress: bool | None = None,
+    ):
+        self._given = client
+        self.scheduler = scheduler
+        self.workers = workers
+        self.cache = None if cache is None else os.fspath(Path(cache).resolve())
+        self.progress = sys.stderr.isatty() if progress is None else progress
+        self.client: Any = client
+        self._stack = contextlib.ExitStack()
+        if workers is not None and workers < 1:
+            raise JointLimitsError(f"--workers must be >= 1, got {workers}")
+
+    def __enter__(self) -> Engine:
+        if self._given is not None:
+            return self
+        distributed = require("distributed", "corpus", "corpus runs on Dask")
+        if self.scheduler:
+            try:
+                self.client = self._stack.enter_context(distributed.Client(self.scheduler, timeout="20s"))
+            except OSError as e:
+                raise JointLimitsError(f"cannot reach the Dask scheduler at {self.scheduler}: {e}") from None
+        else:
+            n = self.workers or os.cpu_count() or 1
+            cluster = self._stack.enter_context(
+                distributed.LocalCluster(
+                    n_workers=n,
+                    threads_per_worker=1,
+                    processes=True,
+                    dashboard_address=None,
+                    silence_logs=logging.ERROR,
+                )
+            )
+            self.client = self._stack.enter_context(distributed.Client(cluster))
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self._stack.close()
+
+    def n_workers(self) -> int:
+        return max(1, len(self.client.scheduler_info().get("workers", {})))
+
+    def map(
+        self,
+        func: Callable[..., Any],
+        items: Sequence[Any],
+        *args: Any,
+        label: str = "clips",
+        settings: str | None = None,
+        paths: Sequence[str] | None = None,
+        window: int | None = None,
+    ) -> Iterator[Any]:
+        """``func(item, *args)`` for each item, yielded in the items' order. At most ``window``
+        tasks (default: 4 per worker) are out at once, so results waiting for an earlier clip stay
+        few. With ``settings`` and ``paths`` (each item's file) results go through the cache."""
+        from tqdm import tqdm
+
+        win = window or 4 * self.n_workers()
+        bar = tqdm(total=len(items), desc=label, unit="clip", disable=not self.progress, leave=False)
+        # the arguments every task shares go to the cluster once
+        shared = [self.client.scatter(a, broadcast=True) if _big(a) else a for a in args]
+        futures: dict[int, Any] = {}
+        nxt = 0
+        try:
+            for i in range(len(items)):
+                while nxt < len(items) and nxt - i < win:
+                    if settings is not None and paths is not None:
+                        fut = self.client.submit(
+                            _cached, self.cache, settings, func, paths[nxt], items[nxt], *shared, pure=False
+                        )
+                    else:
+                        fut = self.client.submit(func, items[nxt], *shared, pure=False)
+                    futures[nxt] = fut
+                    nxt += 1
+                fut = futures.pop(i)
+                yield fut.result()
+                fut.release()
+                bar.update(1)
+        finally:
+            for f in futures.values():
+                f.cancel()
+            bar.close()
+
+
+def _big(a: Any) -> bool:
+    """Whether an argument is worth sending to the workers once rather than with every task."""
+    return not isinstance(a, (str, int, float, bool, type(None)))
