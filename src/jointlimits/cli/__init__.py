@@ -25,6 +25,7 @@ COMMANDS = [
     ("export", ["export_command"]),
     ("recover", ["recover_command"]),
     ("studio", ["studio_command"]),
+    ("corpus", ["scan_command", "clean_command"]),
 ]
 
 

@@ -22,6 +22,7 @@ from ._common import (
     strict_json,
 )
 from ._common import progress as progress_bar
+from .corpus import engine_options, fit_corpus, is_corpus
 
 __all__ = ["fit_command", "apply_command", "report_command", "plot_command", "demo_command"]
 
@@ -125,7 +126,10 @@ def fit_limits(
 
 @click.command("fit")
 @click.argument("clips", nargs=-1, required=True, type=click.Path(path_type=Path))
-@click.option("-o", "--output", type=click.Path(path_type=Path), required=True, help="Limits file to write (JSON).")
+@click.option(
+    "-o", "--output", type=click.Path(path_type=Path), required=True,
+    help="Limits file to write (JSON); a folder for one file per skeleton group.",
+)  # fmt: skip
 @click.option("--shape", type=SHAPE_CHOICE, default="ellipsoid", show_default=True, help="Limit shape in limit space.")
 @click.option("--swing-twist", is_flag=True, help="Separate limits for swing and twist about the bone axis.")
 @click.option("--padding", type=float, default=0.05, show_default=True, help="Padding around the data (radians).")
@@ -164,6 +168,7 @@ def fit_limits(
 )
 @joint_selection
 @click.option("--force", is_flag=True, help="Replace an existing output (also one that is an input).")
+@engine_options
 @quiet_option
 @json_option
 @friendly_errors
@@ -183,12 +188,17 @@ def fit_command(
     exclude: tuple[str, ...],
     root: bool,
     force: bool,
+    workers: int | None,
+    scheduler: str | None,
+    cache: Path | None,
+    strict: bool,
     quiet: bool,
     as_json: bool,
 ) -> None:
-    """Fit joint limits to one or more BVH clips of the same skeleton and rest pose. The joints
-    carrying the global position and heading get no limit unless --root or --joints names them."""
-    check_output_path(output, list(clips), force)
+    """Fit joint limits to clips of the same skeleton and rest pose. The joints carrying the
+    global position and heading get no limit unless --root or --joints names them. Folders, glob
+    patterns, @LIST.txt files or an engine option (--workers, --scheduler, --cache) fit a corpus on
+    Dask: clips that fail to load are skipped, one limits file per skeleton group (-o DIR)."""
     if (coupled or pair) and (shape != "implicit" or swing_twist):
         raise BadInput("--coupled and --pair need --shape implicit (without --swing-twist)")
     pairs = None
@@ -197,6 +207,15 @@ def fit_command(
         if bad:
             raise BadInput(f"--pair takes PARENT=CHILD, got {bad[0]!r}")
         pairs = [cast("tuple[str, str]", tuple(p.split("=", 1))) for p in pair]
+    if is_corpus(clips, workers=workers, scheduler=scheduler, cache=cache, strict=strict):
+        fit_corpus(
+            clips, output, force, quiet, as_json, workers, scheduler, cache, strict,
+            shape=shape, swing_twist=swing_twist, padding=padding, reference=_parse_reference(reference),
+            subsample=subsample, shapes=_parse_joint_shapes(joint_shape), coupled=coupled or bool(pair),
+            pairs=pairs, joints=split_names(joints), exclude=split_names(exclude), root=root, mirror=mirror,
+        )  # fmt: skip
+        return
+    check_output_path(output, list(clips), force)
     ms = _load_clips(list(clips), quiet or as_json)
     lim = fit_limits(
         ms,

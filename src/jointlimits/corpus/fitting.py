@@ -56,6 +56,7 @@ def fit(
     sources: Iterable[str | os.PathLike],
     client: Any = None,
     *,
+    one_group: bool = False,
     strict: bool = False,
     workers: int | None = None,
     scheduler: str | None = None,
@@ -68,7 +69,9 @@ def fit(
     ``dask.distributed.Client``) or a cluster made as :class:`~.engine.Engine` says. ``options``
     are those of :meth:`JointLimits.fit <jointlimits.limits.model.JointLimits.fit>` (not
     ``progress``). Each clip is read twice; between clips only merged statistics are kept. A clip
-    that fails to load is skipped and listed in ``failures`` (``strict``: JointLimitsError)."""
+    that fails to load is skipped and listed in ``failures`` (``strict``: JointLimitsError). With
+    ``one_group``, clips of several skeleton groups raise JointLimitsError (listing them) after
+    the first pass."""
     opts = FitOptions(**options)
     clips, bad = expand(sources, strict=strict)
     out = CorpusFit(failures=list(bad))
@@ -92,6 +95,14 @@ def fit(
             merged[g] = res if g not in merged else merged[g].merge(res)
             out.groups.setdefault(g, []).append(clip)
             member.append(g)
+        if not merged:
+            why = out.failures[-1][1] if out.failures else "no clips"
+            raise JointLimitsError(f"no clip could be fitted ({len(out.failures)} skipped; the last: {why})")
+        if one_group and len(merged) > 1:
+            groups = ", ".join(f"{g} ({len(c)} clips)" for g, c in out.groups.items())
+            raise JointLimitsError(
+                f"the clips form {len(merged)} skeleton groups ({groups}); give -o DIR for one limits file per group"
+            )
         plans: dict[str, FitPlan] = {}
         for g, s in merged.items():
             try:
