@@ -27,7 +27,7 @@ pytest.importorskip("pyarrow")
 
 SRC = str(Path(__file__).resolve().parents[2] / "src")
 BANDAI = ["dataset-1_bow_normal_001", "dataset-1_walk_normal_001", "dataset-1_kick_normal_001"]
-FRAMES = 60
+FRAMES = 40
 
 
 def _free_port() -> int:
@@ -96,8 +96,6 @@ def _in_memory(res: corpus.CorpusFit, group: str, **options) -> JointLimits:
 
 
 SHAPES = [
-    {"shape": "ellipsoid"},
-    {"shape": "box"},
     {"shape": "oriented-box"},
     {"shape": "kdop", "swing_twist": True},
     {"shape": "implicit", "coupled": True, "joints": ["UpperArm_L", "LowerArm_L", "UpperLeg_R", "LowerLeg_R"]},
@@ -113,17 +111,21 @@ def test_fit_equals_in_memory_for_every_shape(cluster, clips):
         assert [Path(f).name for f, _ in res.failures] == ["broken.bvh"]
         assert res.limits[group].to_dict() == _in_memory(res, group, **opts).to_dict(), opts
     assert group is not None and group.startswith("bandai-")
-    for opts in [{"shape": "ellipsoid", "mirror": True}, {"shape": "implicit", "swing_twist": True, "root": True}]:
+    for opts in [{"shape": "ellipsoid", "mirror": True, "root": True}]:
         res = corpus.fit([clips / "cmu"], cluster.client, **opts)  # a left/right symmetric skeleton
         (group,) = res.limits
         assert not res.failures and len(res.groups[group]) == 2
         assert res.limits[group].to_dict() == _in_memory(res, group, **opts).to_dict(), opts
 
 
-def _cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "jointlimits", *args], env=_env(), capture_output=True, text=True, timeout=300
-    )
+def _cli(*args: str):
+    from click.testing import CliRunner
+
+    from jointlimits.cli import main
+
+    r = CliRunner().invoke(main, list(args), catch_exceptions=False)
+    r.returncode = r.exit_code  # type: ignore[attr-defined]
+    return r
 
 
 def test_cli_fit_and_scan_through_scheduler_equal_local(cluster, clips, tmp_path):
@@ -133,7 +135,8 @@ def test_cli_fit_and_scan_through_scheduler_equal_local(cluster, clips, tmp_path
     assert r.returncode == 0, r.stderr
     out = json.loads(r.stdout)
     assert [s["file"].endswith("broken.bvh") for s in out["skipped"]] == [True]
-    local = corpus.fit([clips], distributed.Client(processes=False, n_workers=1, threads_per_worker=2))
+    with distributed.Client(processes=False, n_workers=1, threads_per_worker=2, dashboard_address=None) as threads:
+        local = corpus.fit([clips], threads)
     for g, lim in local.limits.items():
         assert JointLimits.load(out["groups"][g]["output"]).to_dict() == lim.to_dict()
     bandai = next(g for g in local.limits if g.startswith("bandai"))
@@ -143,7 +146,8 @@ def test_cli_fit_and_scan_through_scheduler_equal_local(cluster, clips, tmp_path
     )  # fmt: skip
     assert r.returncode == 0, r.stderr
     rows = corpus.read_table(tmp_path / "qa.parquet")
-    here = corpus.scan([clips], cluster.client, limits=out["groups"][bandai]["output"]).rows
+    with distributed.Client(processes=False, n_workers=1, threads_per_worker=2, dashboard_address=None) as threads:
+        here = corpus.scan([clips], threads, limits=out["groups"][bandai]["output"]).rows
     assert rows == here
     assert [Path(r["file"]).name for r in rows if r["error"]] == ["broken.bvh"]
     assert {r["group"] for r in rows if not r["error"]} == set(local.limits)

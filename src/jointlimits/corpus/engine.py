@@ -123,8 +123,9 @@ class Engine:
 
         win = window or 4 * self.n_workers()
         bar = tqdm(total=len(items), desc=label, unit="clip", disable=not self.progress, leave=False)
-        # the arguments every task shares go to the cluster once
-        shared = [self.client.scatter(a, broadcast=True) if _big(a) else a for a in args]
+        # the shared arguments go with each task (small: options, a fit plan, limits), so a task
+        # rerun after its worker died never waits for data that died with it
+        shared = list(args)
         futures: dict[int, Any] = {}
         nxt = 0
         try:
@@ -147,7 +148,3 @@ class Engine:
                 f.cancel()
             bar.close()
 
-
-def _big(a: Any) -> bool:
-    """Whether an argument is worth sending to the workers once rather than with every task."""
-    return not isinstance(a, (str, int, float, bool, type(None)))
