@@ -33,4 +33,5 @@ BENCHMARKS = (
     "footlock",
     "recover",
     "quality",
+    "corpus",
 )

@@ -15,11 +15,12 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import MOCAP, needs_shared
 
 from jointlimits import corpus
 from jointlimits import io as motion_io
 from jointlimits.limits.model import JointLimits
+
+from conftest import MOCAP, needs_shared
 
 pytestmark = needs_shared
 distributed = pytest.importorskip("distributed")
@@ -179,7 +180,17 @@ def test_worker_killed_mid_run_same_result(cluster, clips, tmp_path):
 
 def test_resume_from_cache_after_the_run_is_killed(cluster, clips, tmp_path):
     cache = tmp_path / "cache"
-    args = ["fit", str(clips / "walks"), "-o", str(tmp_path / "l.json"), "--scheduler", cluster.address, "--cache", str(cache), "-q"]
+    args = [
+        "fit",
+        str(clips / "walks"),
+        "-o",
+        str(tmp_path / "l.json"),
+        "--scheduler",
+        cluster.address,
+        "--cache",
+        str(cache),
+        "-q",
+    ]
     p = subprocess.Popen([sys.executable, "-m", "jointlimits", *args], env=_env())
     while not any(cache.rglob("*.pkl")) and p.poll() is None:
         time.sleep(0.005)

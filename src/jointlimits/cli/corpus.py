@@ -18,13 +18,20 @@ def engine_options(fn: Callable) -> Callable:
     """--workers, --scheduler, --cache, --strict: where and how a corpus job runs."""
     for opt in reversed(
         [
-            click.option("--workers", type=click.IntRange(min=1), default=None, help="Local Dask workers (default: one per core)."),
-            click.option("--scheduler", default=None, metavar="tcp://HOST:PORT", help="Run on this existing Dask cluster."),
+            click.option(
+                "--workers",
+                type=click.IntRange(min=1),
+                default=None,
+                help="Local Dask workers (default: one per core).",
+            ),
+            click.option(
+                "--scheduler", default=None, metavar="tcp://HOST:PORT", help="Run on this existing Dask cluster."
+            ),
             click.option(
                 "--cache",
                 type=click.Path(path_type=Path, file_okay=False),
                 default=None,
-                help="Keep each clip's statistics here (by content hash and settings); a rerun does only missing clips.",
+                help="Keep per-clip results here (by content hash and settings); a rerun does only missing clips.",
             ),
             click.option("--strict", is_flag=True, help="Stop at the first clip that fails to load."),
         ]
@@ -96,9 +103,23 @@ def fit_corpus(
 
 @click.command("scan")
 @click.argument("sources", nargs=-1, required=True)
-@click.option("-o", "--output", type=click.Path(path_type=Path), required=True, help="Table to write (.parquet, or .csv).")
-@click.option("--limits", "limits_file", type=click.Path(path_type=Path, dir_okay=False), default=None, help="Measure frames outside these limits.")
-@click.option("--html", "html_path", type=click.Path(path_type=Path, dir_okay=False), default=None, help="Also write an HTML summary.")
+@click.option(
+    "-o", "--output", type=click.Path(path_type=Path), required=True, help="Table to write (.parquet, or .csv)."
+)
+@click.option(
+    "--limits",
+    "limits_file",
+    type=click.Path(path_type=Path, dir_okay=False),
+    default=None,
+    help="Measure frames outside these limits.",
+)
+@click.option(
+    "--html",
+    "html_path",
+    type=click.Path(path_type=Path, dir_okay=False),
+    default=None,
+    help="Also write an HTML summary.",
+)
 @engine_options
 @click.option("--force", is_flag=True, help="Replace existing outputs.")
 @quiet_option
@@ -148,8 +169,16 @@ def scan_command(
 
 @click.command("clean")
 @click.argument("sources", nargs=-1, required=True)
-@click.option("--out", "out", type=click.Path(path_type=Path, file_okay=False), required=True, help="Folder to write the cleaned clips to.")
-@click.option("--limits", "limits_file", type=click.Path(path_type=Path, dir_okay=False), default=None, help="Apply these limits.")
+@click.option(
+    "--out",
+    "out",
+    type=click.Path(path_type=Path, file_okay=False),
+    required=True,
+    help="Folder to write the cleaned clips to.",
+)
+@click.option(
+    "--limits", "limits_file", type=click.Path(path_type=Path, dir_okay=False), default=None, help="Apply these limits."
+)
 @click.option("--smooth", is_flag=True, help="With --limits: remove pops where a projection switches sides.")
 @click.option("--detect", is_flag=True, help="Detect pops and filter them (tracking spring).")
 @click.option("--threshold", type=float, default=None, help="Pop detector threshold (default: filter's).")

@@ -78,7 +78,7 @@ def _clean_task(item: tuple[Clip, str], s: CleanSettings, limits: Any) -> tuple[
         motion_io.save(target, out)
         after["convention"] = before.get("convention")
         after.update(measure(out, limits))
-    except Exception as e:  # noqa: BLE001 - a clip that fails is reported, the run goes on
+    except Exception as e:
         after["error"] = reason(e)
     return before, after
 
@@ -128,7 +128,9 @@ def clean(
     res = CleanResult(failures=list(bad))
     with Engine(client, scheduler, workers, None, progress) as eng:
         shared = CleanSettings(s.detect, s.threshold, None, s.smooth, s.footlock)
-        for clip, t, (b, a) in zip(clips, targets, eng.map(_clean_task, list(zip(clips, targets)), shared, limits, label="clean")):
+        for clip, t, (b, a) in zip(
+            clips, targets, eng.map(_clean_task, list(zip(clips, targets)), shared, limits, label="clean")
+        ):
             if a.get("error"):
                 if strict:
                     raise JointLimitsError(f"{clip.path}: {a['error']}")

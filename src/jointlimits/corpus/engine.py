@@ -147,4 +147,3 @@ class Engine:
             for f in futures.values():
                 f.cancel()
             bar.close()
-

@@ -100,7 +100,7 @@ def measure(m: Motion, limits: Any = None) -> dict[str, Any]:
     from ..cleanup.contacts import find_feet, find_toes
     from ..cleanup.footlock import foot_skating
     from ..cleanup.pops import detect_pops
-    from ..motion.units import guess_units, stature, up_axis_index, guess_up_axis
+    from ..motion.units import guess_units, guess_up_axis, stature, up_axis_index
 
     sk = m.skeleton
     F, dt = m.num_frames, m.frame_time
@@ -164,7 +164,7 @@ def measure(m: Motion, limits: Any = None) -> dict[str, Any]:
             row["skate_cm_per_s"] = float(foot_skating(m)["total_cm"]) / (F * dt)
         except JointLimitsError:
             row["skate_cm_per_s"] = math.nan
-        air = ~near.any(axis=1)
+        air = np.asarray(~near.any(axis=1))
         runs = _runs(air)
         a, b = max(runs, key=lambda r: r[1] - r[0]) if runs else (0, 0)
         row["airborne_s"] = (b - a) * dt
@@ -185,7 +185,7 @@ def _scan_task(clip: Clip, limits: Any) -> dict[str, Any]:
         row["_rest"] = rest_directions(m.skeleton)
         row["convention"] = convention_of(m.skeleton)
         row.update(measure(m, limits))
-    except Exception as e:  # noqa: BLE001 - a clip that fails is a row with its reason
+    except Exception as e:
         row["error"] = reason(e)
     return row
 
@@ -291,7 +291,9 @@ _FRAMES_OF = {
 }
 
 
-def write_html(rows: list[dict[str, Any]], path: str | os.PathLike, worst: int = 10, title: str = "Corpus scan") -> None:
+def write_html(
+    rows: list[dict[str, Any]], path: str | os.PathLike, worst: int = 10, title: str = "Corpus scan"
+) -> None:
     """An HTML summary of a scan: per measure its distribution over the clips (a histogram, PNG
     inline) and the ``worst`` clips by it, with their frames."""
     import matplotlib
@@ -309,7 +311,9 @@ def write_html(rows: list[dict[str, Any]], path: str | os.PathLike, worst: int =
         f"<h1>{html.escape(title)}</h1><p>{len(rows)} clips, {len(rows) - len(ok)} failed to load.</p>",
     ]
     for col, name in MEASURES:
-        vals = [(r[col], r) for r in ok if r.get(col) is not None and not (isinstance(r[col], float) and math.isnan(r[col]))]
+        vals = [
+            (r[col], r) for r in ok if r.get(col) is not None and not (isinstance(r[col], float) and math.isnan(r[col]))
+        ]
         if not vals:
             continue
         fig, ax = plt.subplots(figsize=(5, 2.2), dpi=80)

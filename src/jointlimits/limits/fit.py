@@ -232,7 +232,9 @@ def clip_summary(m: Motion, options: FitOptions, what: str = "clip") -> ClipSumm
     if isinstance(ref, (int, np.integer)) and not isinstance(ref, bool) and -m.num_frames <= int(ref) < m.num_frames:
         row = np.array(m.rotations[int(ref)])
     still, moves = _motion_masks(m)
-    return ClipSummary(m.skeleton, m.num_frames, rest_directions(m.skeleton), outer, np.array(m.rotations[0]), row, still, moves)
+    return ClipSummary(
+        m.skeleton, m.num_frames, rest_directions(m.skeleton), outer, np.array(m.rotations[0]), row, still, moves
+    )
 
 
 @dataclass
@@ -407,7 +409,9 @@ class FitAccumulator:
                         twist=fit_shape(st[("twist", j)], kind, o.padding, o.subsample),
                     )
                 else:
-                    out[j] = FittedLimit(ref[j], axes[j], shape=fit_shape(st[("cloud", j)], kind, o.padding, o.subsample))
+                    out[j] = FittedLimit(
+                        ref[j], axes[j], shape=fit_shape(st[("cloud", j)], kind, o.padding, o.subsample)
+                    )
             except LimitsError as e:
                 raise LimitsError(f"joint {name!r}: {e}") from None
         if plan.couples:
