@@ -37,6 +37,7 @@ def test_greedy_fold_is_the_whole_cloud_greedy():
     rng = np.random.default_rng(3)
     parts = [rng.normal(size=(n, 3)) * 0.3 for n in (50, 1, 80, 33)]
     st = CloudStats(0.1)
+    st.FLUSH = 60  # fold in several steps
     for p in parts:
         st.add(p)
     every = np.concatenate(parts)

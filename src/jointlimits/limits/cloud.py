@@ -174,40 +174,61 @@ class CloudStats:
     """Statistics of a limit-space cloud that clips add to one at a time, in order, and that a
     convex shape fits from exactly as from every point (:func:`fit_frame` reads them):
 
-    * ``kept``: the greedy :func:`subsample` of every point added so far, in order. Folding a clip
-      in is ``subsample(kept + clip)``: kept points are pairwise at least ``distance`` apart, so
-      greedy keeps them all and then decides the clip's points as on the whole cloud;
+    * ``kept``: the greedy :func:`subsample` of every point added so far, in order. Folding clips
+      in is ``subsample(kept + clips)``: kept points are pairwise at least ``distance`` apart, so
+      greedy keeps them all and then decides the new points as on the whole cloud;
     * ``extreme``: points with the cloud's convex hull (:func:`extreme_points`), the array the
       object stands for (``np.asarray``): the shapes' extents are maxima of convex functions.
 
-    With ``keep_all`` (shapes that need every point: implicit, coupled; or no subsampling) it
-    keeps every point instead and stands for all of them."""
+    Added points wait in a buffer of at most ``FLUSH`` points (plus one clip) before they are
+    folded in. With ``keep_all`` (shapes that need every point: implicit, coupled; or no
+    subsampling) it keeps every row instead and stands for all of them."""
+
+    #: points waiting to be folded in (a bound on the memory besides kept and extreme)
+    FLUSH = 16384
 
     def __init__(self, distance: float | None = 0.05, keep_all: bool = False):
         self.distance = distance
         self.keep_all = bool(keep_all or not distance)
         self.count = 0
         self._parts: list[np.ndarray] = []
-        self.kept = np.zeros((0, 3))
-        self.extreme = np.zeros((0, 3))
+        self._pending = 0
+        self._kept = np.zeros((0, 3))
+        self._extreme = np.zeros((0, 3))
 
-    def add(self, points: np.ndarray, extreme: np.ndarray | None = None) -> None:
-        """Fold in the next clip's points ``[N, 3]`` (``extreme``: their :func:`extreme_points`
-        indices when already known, e.g. computed on a worker)."""
+    @property
+    def kept(self) -> np.ndarray:
+        """The greedy subsample of every point added, in order."""
+        self._fold()
+        return self._kept
+
+    @property
+    def extreme(self) -> np.ndarray:
+        """Points of every point's convex hull (with each coordinate's extremes)."""
+        self._fold()
+        return self._extreme
+
+    def add(self, points: np.ndarray) -> None:
+        """Add the next clip's rows (points ``[N, 3]``; with keep_all any rows, e.g. rotations)."""
         pts = np.asarray(points, np.float64)
         self.count += len(pts)
-        if self.keep_all:  # any rows (also rotations [N, 4])
+        if not self.keep_all:
+            pts = pts.reshape(-1, 3)
+            _check_finite(pts, "points")
+            self._pending += len(pts)
+        if len(pts):
             self._parts.append(pts)
+        if not self.keep_all and self._pending >= self.FLUSH:
+            self._fold()
+
+    def _fold(self) -> None:
+        if self.keep_all or not self._parts:
             return
-        pts = pts.reshape(-1, 3)
-        if not len(pts):
-            return
-        both = np.concatenate([self.kept, pts])
-        _check_finite(both, "points")
-        self.kept = both[subsample(both, float(self.distance or 0.0))]
-        ext = pts[extreme_points(pts) if extreme is None else extreme]
-        both = np.concatenate([self.extreme, ext])
-        self.extreme = both[extreme_points(both)]
+        both = np.concatenate([self._kept, *self._parts])
+        self._kept = both[subsample(both, float(self.distance or 0.0))]
+        both = np.concatenate([self._extreme, *self._parts])
+        self._extreme = both[extreme_points(both)]
+        self._parts, self._pending = [], 0
 
     def frame_points(self, distance: float | None) -> np.ndarray:
         """The points a shape's frame is fitted to (:func:`fit_frame`)."""

@@ -6,7 +6,7 @@ A fit reads each clip twice and keeps only statistics between clips (one code pa
 of clips in memory and for a corpus, :mod:`jointlimits.corpus`): :func:`clip_summary` (pass 1:
 outer-product sums for the mean reference, motion masks for the root joints, rest directions),
 :func:`plan_fit` (the reference and the joints, from the summaries in clip order),
-:func:`clip_clouds` (pass 2: a clip's limit-space points per joint, with their extreme points)
+:func:`clip_clouds` (pass 2: a clip's limit-space points per joint)
 and :class:`FitAccumulator` (folds the clips in, in order, then fits each joint)."""
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from numpy.typing import NDArray
 from ..errors import LimitsError
 from ..motion import quat
 from ..motion.skeleton import Motion, Skeleton
-from .cloud import CloudStats, extreme_points
+from .cloud import CloudStats
 from .joint import FittedLimit, JointLimit, fit_shape, to_limit_space
 from .registry import JOINT_KINDS, joint_limit_class, shape_kinds
 from .rest import DEFAULT_REST_TOLERANCE, rest_directions, rest_mismatch
@@ -346,30 +346,25 @@ def plan_fit(summaries: Sequence[ClipSummary], options: FitOptions) -> FitPlan:
     )  # fmt: skip
 
 
-#: Pass 2 over one clip: stream key -> (rows, indices of its extreme points or None).
-ClipClouds = dict[tuple[str, int], tuple[Array, NDArray[np.int64] | None]]
+#: Pass 2 over one clip: stream key -> its rows (limit-space points, or rotations).
+ClipClouds = dict[tuple[str, int], Array]
 
 
 def clip_clouds(m: Motion, plan: FitPlan) -> list[ClipClouds]:
     """Pass 2 of a fit over one clip: its streams (and, with mirror, those of the mirrored clip
-    next), with the extreme points of every cloud a convex shape is fitted to."""
+    next)."""
     out = []
     for clip in [m, _mirror(m)] if plan.options.mirror else [m]:
         c: ClipClouds = {}
-        for (what, j), every in plan.streams.items():
+        for what, j in plan.streams:
             if what == "rot":
-                rows = [clip.rotations[:, j]]
+                c[(what, j)] = clip.rotations[:, j]
             elif what == "parent":
-                rows = [to_limit_space(clip.rotations[:, j], plan.reference[j])]
+                c[(what, j)] = to_limit_space(clip.rotations[:, j], plan.reference[j])
             elif what == "cloud":
-                rows = [relative_clouds([clip], j, plan.reference[j])]  # type: ignore[list-item]
+                c[(what, j)] = relative_clouds([clip], j, plan.reference[j])
             elif what == "swing":
-                rows = list(relative_clouds([clip], j, plan.reference[j], plan.axes[j]))
-                c[("twist", j)] = (rows[1], None if every else extreme_points(rows[1]))
-                rows = rows[:1]
-            else:
-                continue  # twist: with its swing
-            c[(what, j)] = (rows[0], None if every else extreme_points(rows[0]))
+                c[("swing", j)], c[("twist", j)] = relative_clouds([clip], j, plan.reference[j], plan.axes[j])
         out.append(c)
     return out
 
@@ -383,8 +378,8 @@ class FitAccumulator:
         self.stats = {k: CloudStats(d, keep_all=every) for k, every in plan.streams.items()}
 
     def add(self, clouds: ClipClouds) -> None:
-        for k, (rows, ext) in clouds.items():
-            self.stats[k].add(rows, ext)
+        for k, rows in clouds.items():
+            self.stats[k].add(rows)
 
     def finish(self, progress: Callable[[int, int, str], None] | None = None) -> FitResult:
         """Fit every joint from the statistics."""
