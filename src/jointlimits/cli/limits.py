@@ -365,10 +365,19 @@ def report_command(
     as_json: bool,
 ) -> None:
     """Per clip and joint: frames outside the limits (and which), fraction, mean and max violation
-    in degrees; then all clips together."""
+    in degrees; then all clips together. CLIPS may be folders, glob patterns or @LIST.txt files."""
     from ..limits.model import JointLimits
 
     loaded = JointLimits.load(limits_file)
+    if is_corpus(clips):
+        from ..corpus.sources import expand
+
+        found, bad = expand([str(c) for c in clips])
+        if not found:
+            raise BadInput("no clips: " + "; ".join(f"{s}: {w}" for s, w in bad))
+        if bad and not (quiet or as_json):
+            click.echo("skipped: " + "; ".join(f"{s}: {w}" for s, w in bad), err=True)
+        clips = tuple(Path(c.path) for c in found)
     ms = _load_clips(list(clips), quiet=quiet or as_json)
     per_clip = []
     for c, m in zip(clips, ms):
