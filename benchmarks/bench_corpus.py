@@ -51,12 +51,17 @@ out = {}
 if args["mode"] == "memory":
     with open('/proc/self/clear_refs', 'w') as fh:
         fh.write('5')
+    from jointlimits.corpus.groups import Grouping
+    from jointlimits.limits.rest import rest_directions
     t = time.perf_counter()
-    ms = [io.load(p) for p in args["files"]]
-    lim = JointLimits.fit(ms, shape=args["shape"])
+    from jointlimits.corpus.sources import expand
+    ms = [io.load(c.path) for c in expand([args["folder"]])[0]]
+    grouping, groups = Grouping(), {}
+    for m in ms:
+        groups.setdefault(grouping.assign(m.skeleton, rest_directions(m.skeleton)), []).append(m)
+    out["limits"] = {g: JointLimits.fit(v, shape=args["shape"]).to_dict() for g, v in groups.items()}
     out["wall"] = time.perf_counter() - t
     out["frames"] = sum(m.num_frames for m in ms)
-    out["limits"] = {"only": lim.to_dict()}
 else:
     import distributed
     if args["mode"] == "scheduler":
@@ -218,14 +223,24 @@ def run(quick: bool = False) -> list[dict]:
         t = Path(tmp)
         big, small = t / "big", t / "small"
         big_frames, _ = make_corpus(big, big_n, frames)
-        small_frames, small_paths = make_corpus(small, small_n, frames)
+        small_frames, _ = make_corpus(small, small_n, frames)
         data = f"{big_n} files, {big_frames:,} frames (small: {small_n} files, {small_frames:,} frames)"
         recs.append(record(BENCH, "corpus frames", big_frames, "frames", kind="count", data=data))
         # throughput: in-memory fit vs one and two workers, on the small corpus (the in-memory fit
         # holds every frame)
-        mem = _child({"mode": "memory", "files": small_paths, "shape": shape})
+        mem = _child({"mode": "memory", "folder": str(small), "shape": shape})
         one_s = _child({"mode": "local", "workers": 1, "folder": str(small), "shape": shape})
         mem_rate, one_rate = mem["frames"] / mem["wall"], one_s["frames"] / one_s["wall"]
+        recs.append(
+            record(
+                BENCH,
+                "identical to the in-memory fit: 1 worker",
+                int(mem["limits"] == one_s["limits"]),
+                "",
+                kind="count",
+                data=data,
+            )
+        )
         recs.append(record(BENCH, "in-memory fit (load + fit)", mem_rate, "frames/s", kind="rate", data=data))
         recs.append(
             record(
