@@ -185,7 +185,7 @@ class CloudStats:
     subsampling) it keeps every row instead and stands for all of them."""
 
     #: points waiting to be folded in (a bound on the memory besides kept and extreme)
-    FLUSH = 16384
+    FLUSH = 4096
 
     def __init__(self, distance: float | None = 0.05, keep_all: bool = False):
         self.distance = distance
