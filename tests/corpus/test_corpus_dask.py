@@ -92,15 +92,20 @@ def clips(tmp_path_factory) -> Path:
     return root
 
 
+def _walks(clips: Path, **options) -> dict:
+    """The in-memory fit of the clips in walks/ (in the corpus' order), as a document."""
+    paths = [c.path for c in corpus.expand([clips / "walks"])[0] if not c.path.endswith("broken.bvh")]
+    return JointLimits.fit([motion_io.load(p) for p in paths], **options).to_dict()
+
+
 def _in_memory(res: corpus.CorpusFit, group: str, **options) -> JointLimits:
     return JointLimits.fit([motion_io.load(c.path) for c in res.groups[group]], **options)
 
 
 SHAPES = [
-    {"shape": "oriented-box"},
     {"shape": "kdop", "swing_twist": True},
     {"shape": "implicit", "coupled": True, "joints": ["UpperArm_L", "LowerArm_L", "UpperLeg_R", "LowerLeg_R"]},
-    {"shape": "ellipsoid", "reference": "first", "exclude": ["Hips"]},
+    {"shape": "oriented-box", "reference": "first", "exclude": ["Hips"]},
 ]
 
 
@@ -156,7 +161,6 @@ def test_cli_fit_and_scan_through_scheduler_equal_local(cluster, clips, tmp_path
 
 
 def test_worker_killed_mid_run_same_result(cluster, clips, tmp_path):
-    want = corpus.fit([clips / "walks"], cluster.client, shape="kdop").limits
     seen = threading.Event()
     box: dict = {}
 
@@ -170,12 +174,10 @@ def test_worker_killed_mid_run_same_result(cluster, clips, tmp_path):
         time.sleep(0.005)
     victim = cluster.workers.pop(0)
     victim.send_signal(signal.SIGKILL)
-    victim.wait()
-    cluster.workers.append(cluster.worker())
+    victim.wait()  # one worker is left for the rest of the module
     t.join(120)
     assert seen.is_set()
-    assert {g: v.to_dict() for g, v in box["res"].limits.items()} == {g: v.to_dict() for g, v in want.items()}
-    cluster.client.wait_for_workers(2, timeout=60)
+    assert [v.to_dict() for v in box["res"].limits.values()] == [_walks(clips, shape="kdop")]
 
 
 def test_resume_from_cache_after_the_run_is_killed(cluster, clips, tmp_path):
@@ -202,6 +204,4 @@ def test_resume_from_cache_after_the_run_is_killed(cluster, clips, tmp_path):
     assert r.returncode == 0, r.stderr
     after = {f: f.stat().st_mtime_ns for f in cache.rglob("*.pkl")}
     assert all(after[f] == t for f, t in before.items())  # reused, not recomputed
-    res = corpus.fit([clips / "walks"], cluster.client)
-    (g,) = res.limits
-    assert JointLimits.load(tmp_path / "l.json").to_dict() == res.limits[g].to_dict()
+    assert JointLimits.load(tmp_path / "l.json").to_dict() == _walks(clips)
