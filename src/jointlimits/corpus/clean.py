@@ -115,6 +115,8 @@ def clean(
         raise JointLimitsError("nothing to clean: give limits, detect or footlock")
     limits = JointLimits.load(s.limits) if isinstance(s.limits, (str, os.PathLike)) else s.limits
     clips, bad = expand(sources, strict=strict)
+    if not clips:
+        raise JointLimitsError("no clips: " + "; ".join(f"{s}: {w}" for s, w in bad))
     root = Path(out)
     targets = [str(root / c.rel) for c in clips]
     if len(set(targets)) != len(targets):

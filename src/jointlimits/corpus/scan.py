@@ -219,6 +219,8 @@ def scan(
     if isinstance(limits, (str, os.PathLike)):
         limits = JointLimits.load(limits)
     clips, bad = expand(sources, strict=strict)
+    if not clips:
+        raise JointLimitsError("no clips: " + "; ".join(f"{s}: {w}" for s, w in bad))
     res = ScanResult(failures=list(bad))
     grouping = Grouping()
     settings = "scan\0" + ("" if limits is None else repr(sorted(limits.to_dict().items())))
