@@ -18,6 +18,7 @@ import pytest
 
 from jointlimits import corpus
 from jointlimits import io as motion_io
+from jointlimits.corpus.engine import Engine
 from jointlimits.limits.model import JointLimits
 
 from conftest import MOCAP, needs_shared
@@ -160,7 +161,8 @@ def test_cli_fit_and_scan_through_scheduler_equal_local(cluster, clips, tmp_path
     assert "<img src='data:image/png;base64," in (tmp_path / "qa.html").read_text()
 
 
-def test_worker_killed_mid_run_same_result(cluster, clips, tmp_path):
+def test_worker_killed_mid_run_same_result(cluster, clips, tmp_path, monkeypatch):
+    monkeypatch.setattr(Engine, "BATCH_CLIPS", 1)  # a task per clip: some are out when one dies
     seen = threading.Event()
     box: dict = {}
 

@@ -106,6 +106,27 @@ class Engine:
     def n_workers(self) -> int:
         return max(1, len(self.client.scheduler_info().get("workers", {})))
 
+    #: clips smaller than this (bytes, together) go to a worker as one task, up to BATCH_CLIPS
+    BATCH_BYTES = 2 << 20
+    BATCH_CLIPS = 32
+
+    def _batches(self, n: int, paths: Sequence[str] | None) -> list[list[int]]:
+        if paths is None:
+            return [[i] for i in range(n)]
+        out: list[list[int]] = []
+        size = 0
+        for i, p in enumerate(paths):
+            try:
+                b = os.path.getsize(p)
+            except OSError:
+                b = 0
+            if not out or size + b > self.BATCH_BYTES or len(out[-1]) >= self.BATCH_CLIPS:
+                out.append([])
+                size = 0
+            out[-1].append(i)
+            size += b
+        return out
+
     def map(
         self,
         func: Callable[..., Any],
@@ -116,9 +137,11 @@ class Engine:
         paths: Sequence[str] | None = None,
         window: int | None = None,
     ) -> Iterator[Any]:
-        """``func(item, *args)`` for each item, yielded in the items' order. At most ``window``
-        tasks (default: 4 per worker) are out at once, so results waiting for an earlier clip stay
-        few. With ``settings`` and ``paths`` (each item's file) results go through the cache."""
+        """``func(item, *args)`` for each item, yielded in the items' order. Small clips go in
+        batches of about ``BATCH_BYTES`` (one task each: the per-task cost of Dask stays small
+        against the work); at most ``window`` tasks (default: 4 per worker) are out at once, so
+        results waiting for an earlier clip stay few. With ``settings`` and ``paths`` (each item's
+        file) results go through the cache, clip by clip."""
         from tqdm import tqdm
 
         win = window or 4 * self.n_workers()
@@ -126,24 +149,41 @@ class Engine:
         # the shared arguments go with each task (small: options, a fit plan, limits), so a task
         # rerun after its worker died never waits for data that died with it
         shared = list(args)
+        batches = self._batches(len(items), paths)
+        cache = self.cache if settings is not None and paths is not None else None
         futures: dict[int, Any] = {}
         nxt = 0
         try:
-            for i in range(len(items)):
-                while nxt < len(items) and nxt - i < win:
-                    if settings is not None and paths is not None:
-                        fut = self.client.submit(
-                            _cached, self.cache, settings, func, paths[nxt], items[nxt], *shared, pure=False
-                        )
-                    else:
-                        fut = self.client.submit(func, items[nxt], *shared, pure=False)
-                    futures[nxt] = fut
+            for i in range(len(batches)):
+                while nxt < len(batches) and nxt - i < win:
+                    idx = batches[nxt]
+                    futures[nxt] = self.client.submit(
+                        _batch,
+                        cache,
+                        settings,
+                        func,
+                        [paths[k] for k in idx] if paths is not None else [None] * len(idx),
+                        [items[k] for k in idx],
+                        *shared,
+                        pure=False,
+                    )
                     nxt += 1
                 fut = futures.pop(i)
-                yield fut.result()
+                results = fut.result()
                 fut.release()
-                bar.update(1)
+                for r in results:
+                    yield r
+                    bar.update(1)
         finally:
             for f in futures.values():
                 f.cancel()
             bar.close()
+
+
+def _batch(
+    cache: str | None, settings: str | None, func: Callable[..., Any], paths: list, items: list, *args: Any
+) -> list[Any]:
+    """One task: ``func`` over a few clips (each through the cache when there is one)."""
+    if cache is None:
+        return [func(it, *args) for it in items]
+    return [_cached(cache, settings or "", func, p, it, *args) for p, it in zip(paths, items)]
