@@ -115,12 +115,14 @@ class Engine:
             return [[i] for i in range(n)]
         out: list[list[int]] = []
         size = 0
+        # at least four batches per worker, so that every worker has work to the end
+        most = max(1, min(self.BATCH_CLIPS, n // (4 * self.n_workers())))
         for i, p in enumerate(paths):
             try:
                 b = os.path.getsize(p)
             except OSError:
                 b = 0
-            if not out or size + b > self.BATCH_BYTES or len(out[-1]) >= self.BATCH_CLIPS:
+            if not out or size + b > self.BATCH_BYTES or len(out[-1]) >= most:
                 out.append([])
                 size = 0
             out[-1].append(i)
