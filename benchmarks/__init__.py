@@ -37,4 +37,5 @@ BENCHMARKS = (
     "fbx",
     "quat",
     "cleanup",
+    "corpus",
 )

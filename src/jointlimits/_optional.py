@@ -17,6 +17,7 @@ EXTRAS = {
     "mink": ("mink", "mink"),
     "usd": ("pxr", "usd-core"),
     "blender": ("bpy", "bpy"),
+    "corpus": ("distributed", "dask[distributed]"),
 }
 
 

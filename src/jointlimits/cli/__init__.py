@@ -26,6 +26,7 @@ COMMANDS = [
     ("recover", ["recover_command"]),
     ("studio", ["studio_command"]),
     ("retarget", ["retarget_command"]),
+    ("corpus", ["scan_command", "clean_command"]),
 ]
 
 

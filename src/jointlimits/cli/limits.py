@@ -22,6 +22,7 @@ from ._common import (
     strict_json,
 )
 from ._common import progress as progress_bar
+from .corpus import engine_options, fit_corpus, is_corpus
 
 __all__ = ["fit_command", "apply_command", "report_command", "plot_command", "demo_command"]
 
@@ -147,7 +148,10 @@ def _coupled_pairs(lim) -> list[tuple[str, str]]:
 
 @click.command("fit")
 @click.argument("clips", nargs=-1, required=True, type=click.Path(path_type=Path))
-@click.option("-o", "--output", type=click.Path(path_type=Path), required=True, help="Limits file to write (JSON).")
+@click.option(
+    "-o", "--output", type=click.Path(path_type=Path), required=True,
+    help="Limits file to write (JSON); a folder for one file per skeleton group.",
+)  # fmt: skip
 @click.option("--shape", type=SHAPE_CHOICE, default="ellipsoid", show_default=True, help="Limit shape in limit space.")
 @click.option("--swing-twist", is_flag=True, help="Separate limits for swing and twist about the bone axis.")
 @click.option(
@@ -210,6 +214,7 @@ def _coupled_pairs(lim) -> list[tuple[str, str]]:
 )
 @joint_selection
 @click.option("--force", is_flag=True, help="Replace an existing output (also one that is an input).")
+@engine_options
 @quiet_option
 @json_option
 @friendly_errors
@@ -232,19 +237,24 @@ def fit_command(
     exclude: tuple[str, ...],
     root: bool,
     force: bool,
+    workers: int | None,
+    scheduler: str | None,
+    cache: Path | None,
+    strict: bool,
     quiet: bool,
     as_json: bool,
 ) -> None:
-    """Fit joint limits to one or more clips (any supported motion format: BVH, glTF, AMASS .npz, USD, FBX)
-    of the same skeleton and rest pose. The joints carrying the global position and heading get
-    no limit unless --root or --joints names them. With --coupled it prints the pairs it coupled.
+    """Fit joint limits to clips (any supported motion format: BVH, glTF, AMASS .npz, USD, FBX) of
+    the same skeleton and rest pose. The joints carrying the global position and heading get no
+    limit unless --root or --joints names them. With --coupled it prints the pairs it coupled.
     With --target-recall the limits file stores each joint's padding, expected recall on new
-    motion and its spread (see `report`)."""
+    motion and its spread (see `report`). Folders, glob patterns, @LIST.txt files or an engine
+    option (--workers, --scheduler, --cache) fit a corpus on Dask: clips that fail to load are
+    skipped, one limits file per skeleton group (-o DIR)."""
     import warnings
 
     from ..limits.calibrate import CalibrationWarning, group_labels
 
-    check_output_path(output, list(clips), force)
     if (groups or allocation != "uniform") and target_recall is None:
         raise BadInput("--groups and --allocation need --target-recall")
     if target_recall is not None and (shape != "implicit" or swing_twist):
@@ -258,6 +268,17 @@ def fit_command(
         if bad:
             raise BadInput(f"--pair takes PARENT=CHILD, got {bad[0]!r}")
         pairs = [cast("tuple[str, str]", tuple(p.split("=", 1))) for p in pair]
+    if is_corpus(clips, workers=workers, scheduler=scheduler, cache=cache, strict=strict):
+        if target_recall is not None:
+            raise BadInput("--target-recall fits clips in memory: give files, without --workers/--scheduler/--cache")
+        fit_corpus(
+            clips, output, force, quiet, as_json, workers, scheduler, cache, strict,
+            shape=shape, swing_twist=swing_twist, padding=padding, reference=_parse_reference(reference),
+            subsample=subsample, shapes=_parse_joint_shapes(joint_shape), coupled=coupled or bool(pair),
+            pairs=pairs, joints=split_names(joints), exclude=split_names(exclude), root=root, mirror=mirror,
+        )  # fmt: skip
+        return
+    check_output_path(output, list(clips), force)
     ms = _load_clips(list(clips), quiet or as_json)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", CalibrationWarning)
@@ -502,10 +523,20 @@ def report_command(
 ) -> None:
     """Per clip and joint: frames outside the limits (and which), fraction, mean and max violation
     in degrees; then all clips together. For limits fitted with --target-recall also each joint's
-    measured recall next to the expected one, joints below it flagged."""
+    measured recall next to the expected one, joints below it flagged. CLIPS may be folders, glob
+    patterns or @LIST.txt files."""
     from ..limits.model import JointLimits
 
     loaded = JointLimits.load(limits_file)
+    if is_corpus(clips):
+        from ..corpus.sources import expand
+
+        found, bad = expand([str(c) for c in clips])
+        if not found:
+            raise BadInput("no clips: " + "; ".join(f"{s}: {w}" for s, w in bad))
+        if bad and not (quiet or as_json):
+            click.echo("skipped: " + "; ".join(f"{s}: {w}" for s, w in bad), err=True)
+        clips = tuple(Path(c.path) for c in found)
     ms = _load_clips(list(clips), quiet=quiet or as_json)
     per_clip = []
     for c, m in zip(clips, ms):

@@ -176,8 +176,8 @@ class OrientedBox(Box):
 
     @classmethod
     def fit(cls, points, padding: float = 0.05, subsample: float | None = 0.05) -> OrientedBox:
+        pos, rot = cloud.fit_frame(points, subsample)
         pts = np.asarray(points, np.float64)
-        pos, rot = cloud.fit_frame(pts, subsample)
         lo, hi = fit_oriented_box(pts, pos, rot, padding)
         return cls(position=pos, rotation=rot, lo=lo, hi=hi)
 

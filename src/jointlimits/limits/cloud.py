@@ -12,7 +12,7 @@ from .._native import _core
 from ..errors import LimitsError
 from ._checks import _check_finite, _cloud, _points
 
-__all__ = ["fit_orientation", "fit_frame", "soften", "subsample"]
+__all__ = ["CloudStats", "extreme_points", "fit_orientation", "fit_frame", "soften", "subsample"]
 
 
 def fit_orientation(points) -> tuple[np.ndarray, np.ndarray]:
@@ -136,6 +136,120 @@ def subsample(points, distance: float = 0.05) -> np.ndarray:
 def fit_frame(points, distance: float | None = 0.05) -> tuple[np.ndarray, np.ndarray]:
     """The frame of a fitted shape, as in the seed: mean and principal axes of the cloud
     subsampled at ``distance`` (so dense regions do not dominate it; None: every point)."""
+    if isinstance(points, CloudStats):
+        return fit_orientation(points.frame_points(distance))
     pts = np.asarray(points, np.float64)
     sub = pts[subsample(pts, distance)] if distance else pts
     return fit_orientation(sub)
+
+
+def extreme_points(points: np.ndarray) -> np.ndarray:
+    """Indices (increasing) of a subset of a cloud ``[N, 3]`` with the same convex hull (to
+    rounding: a direction spanned below 1e-12 of the cloud's size counts as flat) that also holds
+    the first minimum and maximum of every coordinate. Any convex function of the points (an
+    extent in any frame, an ellipsoid's radius) has the same maximum over the subset."""
+    from scipy.spatial import ConvexHull, QhullError
+
+    pts = np.asarray(points, np.float64).reshape(-1, 3)
+    n = len(pts)
+    if n <= 16:
+        return np.arange(n, dtype=np.int64)
+    keep = [pts.argmin(0), pts.argmax(0)]
+    d = pts - pts.mean(0)
+    _, sv, vt = np.linalg.svd(d, full_matrices=False)
+    rank = int(np.sum(sv > 1e-13 * sv[0])) if sv[0] > 0 else 0
+    try:
+        if rank == 1:
+            t = d @ vt[0]
+            keep.append(np.array([t.argmin(), t.argmax()]))
+        elif rank >= 2:
+            h = ConvexHull(pts if rank == 3 else d @ vt[:2].T, qhull_options="Qc")
+            keep += [h.vertices, h.coplanar[:, 0]]
+    except (QhullError, ValueError):
+        return np.arange(n, dtype=np.int64)
+    return np.unique(np.concatenate([np.asarray(k, np.int64).ravel() for k in keep]))
+
+
+class CloudStats:
+    """Statistics of a limit-space cloud that clips add to one at a time, in order, and that a
+    convex shape fits from exactly as from every point (:func:`fit_frame` reads them):
+
+    * ``kept``: the greedy :func:`subsample` of every point added so far, in order. Folding clips
+      in is ``subsample(kept + clips)``: kept points are pairwise at least ``distance`` apart, so
+      greedy keeps them all and then decides the new points as on the whole cloud;
+    * ``extreme``: points with the cloud's convex hull (:func:`extreme_points`), the array the
+      object stands for (``np.asarray``): the shapes' extents are maxima of convex functions.
+
+    Added points wait in a buffer of at most ``FLUSH`` points (plus one clip) before they are
+    folded in. With ``keep_all`` (shapes that need every point: implicit, coupled; or no
+    subsampling) it keeps every row instead and stands for all of them."""
+
+    #: points waiting to be folded in (a bound on the memory besides kept and extreme)
+    FLUSH = 4096
+
+    def __init__(self, distance: float | None = 0.05, keep_all: bool = False):
+        self.distance = distance
+        self.keep_all = bool(keep_all or not distance)
+        self.count = 0
+        self._parts: list[np.ndarray] = []
+        self._pending = 0
+        self._kept = np.zeros((0, 3))
+        self._extreme = np.zeros((0, 3))
+
+    @property
+    def kept(self) -> np.ndarray:
+        """The greedy subsample of every point added, in order."""
+        self._fold()
+        return self._kept
+
+    @property
+    def extreme(self) -> np.ndarray:
+        """Points of every point's convex hull (with each coordinate's extremes)."""
+        self._fold()
+        return self._extreme
+
+    def add(self, points: np.ndarray) -> None:
+        """Add the next clip's rows (points ``[N, 3]``; with keep_all any rows, e.g. rotations)."""
+        pts = np.asarray(points, np.float64)
+        self.count += len(pts)
+        if not self.keep_all:
+            pts = pts.reshape(-1, 3)
+            _check_finite(pts, "points")
+            self._pending += len(pts)
+        if len(pts):
+            self._parts.append(pts)
+        if not self.keep_all and self._pending >= self.FLUSH:
+            self._fold()
+
+    def _fold(self) -> None:
+        if self.keep_all or not self._parts:
+            return
+        both = np.concatenate([self._kept, *self._parts])
+        self._kept = both[subsample(both, float(self.distance or 0.0))]
+        both = np.concatenate([self._extreme, *self._parts])
+        self._extreme = both[extreme_points(both)]
+        self._parts, self._pending = [], 0
+
+    def frame_points(self, distance: float | None) -> np.ndarray:
+        """The points a shape's frame is fitted to (:func:`fit_frame`)."""
+        if self.keep_all:
+            pts = self.points()
+            return pts[subsample(pts, distance)] if distance else pts
+        if distance != self.distance:
+            raise LimitsError(f"these statistics subsample at {self.distance}, not {distance}")
+        return self.kept
+
+    def points(self) -> np.ndarray:
+        """Every point (keep_all) or the extreme points."""
+        if not self.keep_all:
+            return self.extreme
+        if len(self._parts) != 1:
+            self._parts = [np.concatenate(self._parts) if self._parts else np.zeros((0, 3))]
+        return self._parts[0]
+
+    def __array__(self, dtype=None, copy=None) -> np.ndarray:
+        pts = self.points()
+        return pts if dtype is None else pts.astype(dtype, copy=False)
+
+    def __len__(self) -> int:
+        return len(self.points())

@@ -83,7 +83,14 @@ def fit_shape(points: Array, kind: str, padding: float = 0.05, subsample: float 
     """Fit a shape of ``kind`` (a name in the registry) to limit-space points ``[N, 3]``.
 
     As in the seed, a shape's frame is fitted to the subsampled cloud so dense regions do not
-    dominate it; its extents are fitted to every point, so every training rotation is inside."""
+    dominate it; its extents are fitted to every point, so every training rotation is inside.
+    ``points`` may be a :class:`~jointlimits.limits.cloud.CloudStats` of the cloud."""
+    from .cloud import CloudStats
+
+    if isinstance(points, CloudStats) and not points.keep_all:
+        if points.count == 0:
+            raise LimitsError("cannot fit a limit to an empty point cloud")
+        return shape_class(kind).fit(points, padding, subsample)
     pts = np.asarray(points, np.float64).reshape(-1, 3)
     if pts.shape[0] == 0:
         raise LimitsError("cannot fit a limit to an empty point cloud")

@@ -1,0 +1,191 @@
+"""The corpus engine: per-clip tasks on a Dask cluster (a local one of processes by default, or
+an existing one by its scheduler's address), results taken in clip order through a bounded
+window, a progress bar, and a cache of each clip's result keyed by its content and the settings."""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import logging
+import os
+import pickle
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+from .._atomic import atomic_write
+from .._optional import require
+from ..errors import JointLimitsError
+
+__all__ = ["Engine", "content_hash"]
+
+
+def content_hash(path: str, chunk: int = 1 << 20) -> str:
+    """sha256 of a file's bytes (hex)."""
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        while block := f.read(chunk):
+            h.update(block)
+    return h.hexdigest()
+
+
+def _cached(cache: str | None, settings: str, func: Callable[..., Any], path: str, *args: Any) -> Any:
+    """``func(*args)`` or its result stored under ``cache`` for this file's content and ``settings``
+    (runs on a worker; a result is written atomically, so a killed run leaves no partial one)."""
+    if cache is None:
+        return func(*args)
+    try:
+        digest = content_hash(path)
+    except OSError:
+        return func(*args)  # the task reports the unreadable file itself
+    key = hashlib.sha256(f"{digest}\0{settings}".encode()).hexdigest()
+    target = Path(cache) / key[:2] / f"{key}.pkl"
+    if target.is_file():
+        try:
+            with open(target, "rb") as f:
+                return pickle.load(f)
+        except (OSError, pickle.UnpicklingError, EOFError):
+            pass  # recompute a damaged entry
+    result = func(*args)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with atomic_write(target, binary=True) as f:
+        pickle.dump(result, f, protocol=pickle.HIGHEST_PROTOCOL)
+    return result
+
+
+class Engine:
+    """Where a corpus job runs: ``client`` (a ``dask.distributed.Client``), else a cluster at
+    ``scheduler`` (``tcp://HOST:PORT``), else a local cluster of ``workers`` processes (default:
+    one per core). Use as a context manager; it closes only what it opened."""
+
+    def __init__(
+        self,
+        client: Any = None,
+        scheduler: str | None = None,
+        workers: int | None = None,
+        cache: str | os.PathLike | None = None,
+        progress: bool | None = None,
+    ):
+        self._given = client
+        self.scheduler = scheduler
+        self.workers = workers
+        self.cache = None if cache is None else os.fspath(Path(cache).resolve())
+        self.progress = sys.stderr.isatty() if progress is None else progress
+        self.client: Any = client
+        self._stack = contextlib.ExitStack()
+        if workers is not None and workers < 1:
+            raise JointLimitsError(f"--workers must be >= 1, got {workers}")
+
+    def __enter__(self) -> Engine:
+        if self._given is not None:
+            return self
+        distributed = require("distributed", "corpus", "corpus runs on Dask")
+        if self.scheduler:
+            try:
+                self.client = self._stack.enter_context(distributed.Client(self.scheduler, timeout="20s"))
+            except OSError as e:
+                raise JointLimitsError(f"cannot reach the Dask scheduler at {self.scheduler}: {e}") from None
+        else:
+            n = self.workers or os.cpu_count() or 1
+            cluster = self._stack.enter_context(
+                distributed.LocalCluster(
+                    n_workers=n,
+                    threads_per_worker=1,
+                    processes=True,
+                    dashboard_address=None,
+                    silence_logs=logging.ERROR,
+                )
+            )
+            self.client = self._stack.enter_context(distributed.Client(cluster))
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self._stack.close()
+
+    def n_workers(self) -> int:
+        return max(1, len(self.client.scheduler_info().get("workers", {})))
+
+    #: clips smaller than this (bytes, together) go to a worker as one task, up to BATCH_CLIPS
+    BATCH_BYTES = 2 << 20
+    BATCH_CLIPS = 32
+
+    def _batches(self, n: int, paths: Sequence[str] | None) -> list[list[int]]:
+        if paths is None:
+            return [[i] for i in range(n)]
+        out: list[list[int]] = []
+        size = 0
+        # at least four batches per worker, so that every worker has work to the end
+        most = max(1, min(self.BATCH_CLIPS, n // (4 * self.n_workers())))
+        for i, p in enumerate(paths):
+            try:
+                b = os.path.getsize(p)
+            except OSError:
+                b = 0
+            if not out or size + b > self.BATCH_BYTES or len(out[-1]) >= most:
+                out.append([])
+                size = 0
+            out[-1].append(i)
+            size += b
+        return out
+
+    def map(
+        self,
+        func: Callable[..., Any],
+        items: Sequence[Any],
+        *args: Any,
+        label: str = "clips",
+        settings: str | None = None,
+        paths: Sequence[str] | None = None,
+        window: int | None = None,
+    ) -> Iterator[Any]:
+        """``func(item, *args)`` for each item, yielded in the items' order. Small clips go in
+        batches of about ``BATCH_BYTES`` (one task each: the per-task cost of Dask stays small
+        against the work); at most ``window`` tasks (default: 4 per worker) are out at once, so
+        results waiting for an earlier clip stay few. With ``settings`` and ``paths`` (each item's
+        file) results go through the cache, clip by clip."""
+        from tqdm import tqdm
+
+        win = window or 4 * self.n_workers()
+        bar = tqdm(total=len(items), desc=label, unit="clip", disable=not self.progress, leave=False)
+        # the shared arguments go with each task (small: options, a fit plan, limits), so a task
+        # rerun after its worker died never waits for data that died with it
+        shared = list(args)
+        batches = self._batches(len(items), paths)
+        cache = self.cache if settings is not None and paths is not None else None
+        futures: dict[int, Any] = {}
+        nxt = 0
+        try:
+            for i in range(len(batches)):
+                while nxt < len(batches) and nxt - i < win:
+                    idx = batches[nxt]
+                    futures[nxt] = self.client.submit(
+                        _batch,
+                        cache,
+                        settings,
+                        func,
+                        [paths[k] for k in idx] if paths is not None else [None] * len(idx),
+                        [items[k] for k in idx],
+                        *shared,
+                        pure=False,
+                    )
+                    nxt += 1
+                fut = futures.pop(i)
+                results = fut.result()
+                fut.release()
+                for r in results:
+                    yield r
+                    bar.update(1)
+        finally:
+            for f in futures.values():
+                f.cancel()
+            bar.close()
+
+
+def _batch(
+    cache: str | None, settings: str | None, func: Callable[..., Any], paths: list, items: list, *args: Any
+) -> list[Any]:
+    """One task: ``func`` over a few clips (each through the cache when there is one)."""
+    if cache is None:
+        return [func(it, *args) for it in items]
+    return [_cached(cache, settings or "", func, p, it, *args) for p, it in zip(paths, items)]
