@@ -8,9 +8,11 @@ from typing import Any, cast
 import click
 import numpy as np
 
+from ..limits._checks import MAX_PADDING
 from ..limits.registry import JOINT_KINDS, SHAPES
 from ._common import (
     BadInput,
+    Finite,
     check_output_path,
     emit,
     friendly_errors,
@@ -128,7 +130,13 @@ def fit_limits(
 @click.option("-o", "--output", type=click.Path(path_type=Path), required=True, help="Limits file to write (JSON).")
 @click.option("--shape", type=SHAPE_CHOICE, default="ellipsoid", show_default=True, help="Limit shape in limit space.")
 @click.option("--swing-twist", is_flag=True, help="Separate limits for swing and twist about the bone axis.")
-@click.option("--padding", type=float, default=0.05, show_default=True, help="Padding around the data (radians).")
+@click.option(
+    "--padding",
+    type=Finite(min=0.0, max=MAX_PADDING),
+    default=0.05,
+    show_default=True,
+    help="Padding around the data (radians).",
+)
 @click.option(
     "--reference",
     default="mean",
@@ -137,7 +145,7 @@ def fit_limits(
 )
 @click.option(
     "--subsample",
-    type=float,
+    type=Finite(min=0.0, max=3.2),
     default=0.05,
     show_default=True,
     help="Subsampling distance (radians) for fitting the limit frame.",
@@ -245,7 +253,7 @@ def fit_command(
 @click.option(
     "--soften",
     nargs=2,
-    type=float,
+    type=Finite(min=0.0, max=1e6),
     metavar="FALLOFF RADIUS",
     default=None,
     help="Soften the projection (tanh falloff, extra radius in radians).",
@@ -554,7 +562,7 @@ def run_demo(
 @click.option("--coupled", is_flag=True, help="With --shape implicit: parent-conditioned limits.")
 @click.option(
     "--over-rotation",
-    type=float,
+    type=Finite(min=0.0, max=10.0),
     default=0.5,
     show_default=True,
     help="How far past the data the over-rotated copy goes (0.5 = 50%).",

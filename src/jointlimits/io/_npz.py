@@ -5,6 +5,7 @@ declared size checked against a cap before it is read, no pickled objects, and e
 from __future__ import annotations
 
 import os
+import tokenize
 import zipfile
 import zlib
 from collections.abc import Callable
@@ -21,7 +22,21 @@ __all__ = ["MAX_ARRAY_BYTES", "read_npz", "read_npy"]
 #: in float64; this is 256 MB of stored values, e.g. 1.4M frames of one SMPL-X pose array).
 MAX_ARRAY_BYTES = 256 * 1024 * 1024
 
-_READ_ERRORS = (ValueError, OSError, EOFError, zipfile.BadZipFile, zlib.error, KeyError, NotImplementedError)
+# what numpy's and zipfile's readers raise on a malformed file (numpy parses the .npy header as a
+# Python literal: a garbled one is a SyntaxError or tokenize.TokenError)
+_READ_ERRORS = (
+    ValueError,
+    TypeError,
+    OverflowError,
+    OSError,
+    EOFError,
+    zipfile.BadZipFile,
+    zlib.error,
+    KeyError,
+    NotImplementedError,
+    SyntaxError,
+    tokenize.TokenError,
+)
 
 
 def _header(fh, what: str, fail: Callable[[str], Exception]) -> tuple[tuple[int, ...], np.dtype]:

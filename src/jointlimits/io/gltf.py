@@ -63,7 +63,7 @@ _UP_TO_Y = {
 #: Bounds of what is read: the file, each buffer, the nodes, one accessor's elements, and the
 #: sampled frames x joints (two float64 arrays of 7 values per joint and frame: 470 MB at most).
 MAX_FILE_BYTES = 512 * 1024 * 1024
-MAX_NODES = 100_000
+MAX_NODES = 5_000  # objects of all top-level lists: pygltflib builds each one slowly (1 ms)
 MAX_ELEMENTS = 1 << 26
 MAX_SAMPLES = 1 << 23
 #: Largest |translation| and |key time| read: past them a value is no measurement, and squares
@@ -89,6 +89,34 @@ def _numbers(v: Any, sizes: tuple[int, ...], what: str, path: Path, bound: float
     for x in v:
         if isinstance(x, bool) or not isinstance(x, (int, float)) or not abs(x) <= bound:
             raise FormatError(f"{path}: {what} holds {x!r}, not a finite number within +-{bound:g}")
+
+
+def _check_size(path: Path) -> None:
+    """Refuse a document of more than ``MAX_NODES`` objects in its top-level lists before
+    pygltflib builds them (8,000 nodes took it 8 s); what is not JSON is left to pygltflib."""
+    import json
+    import struct
+
+    with open(path, "rb") as fh:
+        head = fh.read(20)
+        if head[:4] == b"glTF" and len(head) == 20:
+            n = struct.unpack_from("<I", head, 12)[0]
+            if n > MAX_FILE_BYTES:
+                raise FormatError(f"{path}: the GLB JSON chunk declares {n} bytes")
+            text = fh.read(n)
+        else:
+            text = head + fh.read()
+    try:
+        doc = json.loads(text)
+    except (ValueError, RecursionError):
+        return
+    if isinstance(doc, dict):
+        total = sum(len(v) for v in doc.values() if isinstance(v, list))
+        total += sum(len(a.get("channels") or []) for a in doc.get("animations") or [] if isinstance(a, dict))
+        if total > MAX_NODES:
+            raise FormatError(
+                f"{path}: {total} objects (nodes, accessors, channels...), more than the {MAX_NODES} read"
+            )
 
 
 def _check_document(gltf: Any, path: Path) -> None:
@@ -117,13 +145,15 @@ def _check_document(gltf: Any, path: Path) -> None:
         for key in ("mesh", "camera", "skin"):
             if getattr(n, key, None) is not None and type(getattr(n, key)) is not int:
                 raise FormatError(f"{path}: node {i} {key} must be an index")
-    for i in range(N):  # a cycle: following parents from i comes back to i
-        seen, k = 0, i
-        while k in parent:
-            k = parent[k]
-            seen += 1
-            if k == i or seen > N:
-                raise FormatError(f"{path}: the node tree has a cycle through node {i}")
+    # one parent each: the nodes not reached down from the parentless ones lie on a cycle
+    reached = [i for i in range(N) if i not in parent]
+    k = 0
+    while k < len(reached):
+        reached.extend(nodes[reached[k]].children or [])
+        k += 1
+    if len(reached) != N:
+        cyc = min(set(range(N)) - set(reached))
+        raise FormatError(f"{path}: the node tree has a cycle through node {cyc}")
     nb, nv, na = len(gltf.buffers or []), len(gltf.bufferViews or []), len(gltf.accessors or [])
     for i, bv in enumerate(gltf.bufferViews or []):
         _index(bv.buffer, nb, f"bufferView {i} buffer", path)
@@ -407,6 +437,7 @@ def load(path: str | os.PathLike, fps: float | None = None, animation: int = 0) 
         check_input_file(p, MAX_FILE_BYTES)
     except ValueError as e:
         raise FormatError(f"{p}: {e}") from None
+    _check_size(p)
     try:
         gltf = pygltflib.GLTF2().load(str(p))
     except FileNotFoundError:

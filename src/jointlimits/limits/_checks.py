@@ -56,6 +56,11 @@ def _cloud(points, name: str = "points") -> np.ndarray:
     return arr
 
 
+#: Largest padding (radians) a fit accepts: a limit padded by half a radian (29 degrees) past every
+#: pose seen is hardly a limit; an implicit grid grows with its cube (1 rad: 34 MB, 10: 90 s).
+MAX_PADDING = 0.5
+
+
 def _padding(padding) -> float:
     try:
         p = float(padding)
@@ -63,8 +68,8 @@ def _padding(padding) -> float:
         raise LimitsError(f"padding must be a real number, got {padding!r}") from exc
     if not math.isfinite(p):
         raise LimitsError(f"padding must be finite, got {p}")
-    if p < 0.0:
-        raise LimitsError(f"padding must be >= 0, got {p}")
+    if p < 0.0 or p > MAX_PADDING:
+        raise LimitsError(f"padding must be >= 0 and at most {MAX_PADDING} radians, got {p}")
     return p
 
 

@@ -13,6 +13,7 @@ from numpy.typing import NDArray
 from ..errors import LimitsError
 from ..motion import quat
 from ..motion.skeleton import Motion, Skeleton
+from ._checks import MAX_PADDING
 from .joint import FittedLimit, JointLimit, fit_shape, to_limit_space
 from .registry import JOINT_KINDS, joint_limit_class, shape_kinds
 from .rest import DEFAULT_REST_TOLERANCE, rest_directions, rest_mismatch
@@ -148,8 +149,8 @@ def fit_joints(
     them."""
     if shape not in shape_kinds():
         raise LimitsError(f"unknown limit shape {shape!r}; expected one of {', '.join(shape_kinds())}")
-    if not (np.isfinite(padding) and padding >= 0):
-        raise LimitsError(f"padding must be a finite number >= 0, got {padding}")
+    if not (np.isfinite(padding) and 0 <= padding <= MAX_PADDING):
+        raise LimitsError(f"padding must be >= 0 and at most {MAX_PADDING} radians, got {padding}")
     ms = _as_motions(motions)
     sk = ms[0].skeleton
     ref = _reference_pose(ms, reference)

@@ -36,7 +36,7 @@ from .._native import _core
 from .._optional import require
 from ..errors import LimitsError
 from . import cloud
-from ._checks import LIMIT_SPACE_BOUND, MAX_GRID_NODES, _points, check_grid
+from ._checks import LIMIT_SPACE_BOUND, MAX_GRID_NODES, MAX_PADDING, _points, check_grid
 from .shape import Shape
 
 __all__ = ["Implicit", "fit_field", "grid_field", "encode_grid", "decode_grid"]
@@ -291,8 +291,8 @@ class Implicit(Shape):
         """Metaballs on the voxelised cloud ``[N, 3]``: voxel ``cell`` from the data's density
         unless given; each ball reaches ``padding`` past its voxel."""
         pts = np.asarray(points, np.float64).reshape(-1, 3)
-        if not (math.isfinite(padding) and padding >= 0):
-            raise LimitsError(f"padding must be a finite number >= 0, got {padding}")
+        if not (math.isfinite(padding) and 0 <= padding <= MAX_PADDING):
+            raise LimitsError(f"padding must be >= 0 and at most {MAX_PADDING} radians, got {padding}")
         pos, rot = cloud.fit_frame(pts, subsample)
         local = (pts - pos) @ rot
         h = float(cell) if cell is not None else choose_cell(pts, subsample)
