@@ -35,18 +35,19 @@ PROGRESS_MIN_FRAMES = 2000
 
 
 def parse_cuts(text: str | None) -> list[int]:
-    """'10,250, 900' -> [10, 250, 900] (raises JointLimitsError on anything else)."""
-    if text is None or not text.strip():
+    """'10,250, 900' -> [10, 250, 900] (raises JointLimitsError on anything else: an empty
+    --cuts, an empty item, a negative frame)."""
+    if text is None:
         return []
     out = []
     for part in text.split(","):
         p = part.strip()
-        if not p:
-            continue
         try:
             out.append(int(p))
         except ValueError:
             raise JointLimitsError(f"--cuts must be comma-separated frame numbers, got {p!r}") from None
+        if out[-1] < 0:
+            raise JointLimitsError(f"--cuts frames must be >= 0, got {out[-1]}")
     return out
 
 

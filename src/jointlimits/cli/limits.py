@@ -56,9 +56,13 @@ def _parse_reference(value: str) -> Any:
     if value in ("mean", "first"):
         return value
     try:
-        return int(value)
+        index = int(value)
     except ValueError:
         pass
+    else:
+        if index < 0:
+            raise BadInput(f"--reference frame index must be >= 0, got {index}")
+        return index
     p = Path(value)
     if p.suffix.lower() in motion_io.FORMATS:
         return motion_io.load(p)
@@ -196,7 +200,7 @@ def fit_command(
 ) -> None:
     """Fit joint limits to one or more BVH clips of the same skeleton and rest pose. The joints
     carrying the global position and heading get no limit unless --root or --joints names them."""
-    check_output_path(output, list(clips), force)
+    check_output_path(output, list(clips), force, suffixes=(".json",), what="limits file")
     if (coupled or pair) and (shape != "implicit" or swing_twist):
         raise BadInput("--coupled and --pair need --shape implicit (without --swing-twist)")
     pairs = None
