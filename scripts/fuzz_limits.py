@@ -336,6 +336,7 @@ def main() -> None:
     ap.add_argument("--n", type=int, default=2000, help="random mutations")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--dump", type=Path, default=None, help="also keep every mutated file in this folder")
+    ap.add_argument("--dump-only", action="store_true", help="write the files to --dump and read none")
     args = ap.parse_args()
     t = time.perf_counter()
     paths = make_seeds()
@@ -358,6 +359,9 @@ def main() -> None:
         args.dump.mkdir(parents=True, exist_ok=True)
         for _, _, name, data in cases:
             (args.dump / name).write_bytes(data)
+        if args.dump_only:
+            print(f"{len(cases)} limits files written to {args.dump}")
+            return
     with tempfile.TemporaryDirectory() as tmp:
         scratch = Path(tmp)
         cases += [(label, "limits", path, None) for label, path in fuzzlib.special_files(scratch)]

@@ -246,13 +246,12 @@ def _motion(p: Path, d: dict[str, NDArray], fps: float | None, model: str | os.P
     if not np.all(np.abs(aa) <= MAX_ANGLE):
         f = int(np.argwhere(~(np.abs(aa) <= MAX_ANGLE))[0, 0])
         raise FormatError(f"{p}: pose values at frame {f} are not finite (or beyond +-{MAX_ANGLE:g} radians)")
-    rate = next((d[k] for k in ("mocap_framerate", "mocap_frame_rate", "frame_rate", "fps") if k in d), None)
-    if rate is None:
+    given = next((d[k] for k in ("mocap_framerate", "mocap_frame_rate", "frame_rate", "fps") if k in d), None)
+    if given is None:
         warnings.warn(
             f"{p}: no frame rate in the file (mocap_framerate / mocap_frame_rate); assuming 120 fps", stacklevel=2
         )
-        rate = 120.0
-    rate_a = np.asarray(rate).reshape(-1)
+    rate_a = np.asarray(120.0 if given is None else given).reshape(-1)
     if rate_a.size != 1:
         raise FormatError(f"{p}: the frame rate must be one number, got {rate_a.size} values")
     rate = float(rate_a[0])

@@ -112,7 +112,11 @@ def _check_size(path: Path) -> None:
         return
     if isinstance(doc, dict):
         total = sum(len(v) for v in doc.values() if isinstance(v, list))
-        total += sum(len(a.get("channels") or []) for a in doc.get("animations") or [] if isinstance(a, dict))
+        anims = doc.get("animations")
+        for a in anims if isinstance(anims, list) else []:
+            for key in ("channels", "samplers"):
+                if isinstance(a, dict) and isinstance(a.get(key), list):
+                    total += len(a[key])
         if total > MAX_NODES:
             raise FormatError(
                 f"{path}: {total} objects (nodes, accessors, channels...), more than the {MAX_NODES} read"
