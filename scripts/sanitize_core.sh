@@ -8,8 +8,9 @@
 #
 #   bash scripts/sanitize_core.sh [PYTHON] [N]        (N mutations, default 2000)
 #
-# Takes about 3 minutes on 2 cores (30-60 s of it the sanitized build): too slow for the CI run,
-# which may call it when time allows.
+# Took 15 minutes wall (2.4 CPU minutes) on the shared, loaded 2-core machine, most of it building the
+# sanitized harness and starting 2,088 sanitized processes: too slow for the CI run, which may call it
+# when time allows.
 set -euo pipefail
 PY=${1:-python3}
 N=${2:-2000}
