@@ -2,6 +2,8 @@
 #include "bind.hpp"
 #include "jointlimits/implicit.hpp"
 
+#include <limits>
+
 namespace jlbind {
 
 namespace {
@@ -22,7 +24,7 @@ jointlimits::ImplicitField field(const CArr& pos, const CArr& rot, const CArr& o
     const int64_t K = F.shape(0), nx = F.shape(1), ny = F.shape(2), nz = F.shape(3);
     if (D) check_shape(*D, "D", {K, nx, ny, nz});
     if (NEAR) check_shape(*NEAR, "NEAR", {K, nx, ny, nz});
-    if (!(cell > 0.0)) throw std::invalid_argument("_core: cell must be > 0");
+    jointlimits::validate_field(pos.data(), rot.data(), origin.data(), cell, K, nx, ny, nz);
     if (cmax.size() != 0) check_shape(cmax, "cell maxima", {nx - 1, ny - 1, nz - 1});
     return {F.data(), D ? D->data() : nullptr, NEAR ? NEAR->data() : nullptr, K, nx, ny, nz, pos.data(), rot.data(),
             origin.data(), cell, cmax.size() ? cmax.data() : nullptr};
@@ -115,6 +117,9 @@ void bind_implicit(nb::module_& m) {
             if (cells.ndim() != 3) throw std::invalid_argument("_core: cells must be [nx, ny, nz]");
             check_shape(ids, "ids", {n, 8});
             check_shape(ws, "ws", {n, 8});
+            // the field count is not known here: the blend's users check ids against it (check_blend)
+            jointlimits::validate_coupled(porigin.data(), pcell, cells.data(), cells.shape(0), cells.shape(1),
+                                          cells.shape(2), std::numeric_limits<int64_t>::max());
             nb::gil_scoped_release nogil;
             jointlimits::coupled_weights(vp.data(), n, porigin.data(), pcell, cells.data(), cells.shape(0),
                                          cells.shape(1), cells.shape(2), ids.data(), ws.data());
@@ -133,10 +138,10 @@ void bind_implicit(nb::module_& m) {
             check_shape(out, "out", {n});
             if (cells.ndim() != 3) throw std::invalid_argument("_core: cells must be [nx, ny, nz]");
             const auto S = field(pos, rot, origin, cell, F, nullptr, nullptr, cmax);
-            for (size_t i = 0; i < cells.size(); ++i)
-                if (cells.data()[i] < 0 || cells.data()[i] >= S.K)
-                    throw std::invalid_argument("_core: a parent cell indexes a field that does not exist");
-            if (!(pcell > 0.0)) throw std::invalid_argument("_core: pcell must be > 0");
+            jointlimits::validate_coupled(porigin.data(), pcell, cells.data(), cells.shape(0), cells.shape(1),
+                                          cells.shape(2), S.K);
+            jointlimits::require_finite(ref.data(), 4, 1e6, "reference");
+            jointlimits::require_finite(pref.data(), 4, 1e6, "parent reference");
             nb::gil_scoped_release nogil;
             jointlimits::coupled_contains(S, q.data(), ref.data(), pq.data(), pref.data(), n, porigin.data(), pcell,
                                           cells.data(), cells.shape(0), cells.shape(1), cells.shape(2), thr, tol,

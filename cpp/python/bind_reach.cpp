@@ -19,6 +19,9 @@ jointlimits::ReachWindows reach_windows(const CArr& wn, const CArr& we1, const C
     for (int64_t w = 0; w < W; ++w)
         if (wvs.data()[w] < 0 || wvs.data()[w + 1] < wvs.data()[w] || wvs.data()[w + 1] > V)
             throw std::invalid_argument("_core: corrupt window table");
+    for (const CArr* a : {&wn, &we1, &we2, &wc, &verts, &eg})
+        if (!jointlimits::reach_finite(a->data(), a->size()))
+            throw std::invalid_argument("_core: non-finite window table");
     return {wn.data(), we1.data(), we2.data(), wc.data(), wvs.data(), verts.data(), eg.data()};
 }
 
@@ -70,6 +73,10 @@ void bind_reach(nb::module_& m) {
             check_shape(ref, "ref", {4});
             check_shape(axis, "axis", {3});
             const jointlimits::ReachWindows W = reach_windows(wn, we1, we2, wc, wvs, verts, eg);
+            const double tt[2] = {tmid, thalf};
+            if (!jointlimits::reach_finite(ref.data(), 4) || !jointlimits::reach_finite(axis.data(), 3) ||
+                !jointlimits::reach_finite(tt, 2))
+                throw std::invalid_argument("_core: non-finite reference, axis or twist");
             const double* r = ref.data();
             const double* a = axis.data();
             nb::gil_scoped_release nogil;

@@ -21,12 +21,40 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any, cast
 
-__all__ = ["atomic_write", "check_writable", "current_umask"]
+__all__ = ["atomic_write", "check_input_file", "check_writable", "current_umask", "read_input_bytes"]
 
 _live: set[str] = set()  # temporary names that exist (or are about to) and must not outlive us
 _lock = threading.Lock()
 _installed = False
 _NAME_MAX = 255
+
+
+def check_input_file(path: str | os.PathLike, max_bytes: int | None = None) -> int:
+    """The size of ``path`` if it is a regular file (following links) of at most ``max_bytes``.
+
+    Readers call it before opening: a FIFO would block forever, ``/dev/zero`` never ends and a
+    folder is no file. Raises ``ValueError`` (the reader turns it into its own error class) or
+    ``OSError`` (missing, unreadable)."""
+    import stat as _stat
+
+    st = os.stat(path)
+    if not _stat.S_ISREG(st.st_mode):
+        kind = "a folder" if _stat.S_ISDIR(st.st_mode) else "not a regular file (a device, FIFO or socket)"
+        raise ValueError(kind)
+    if max_bytes is not None and st.st_size > max_bytes:
+        raise ValueError(f"{st.st_size} bytes, more than the {max_bytes} this reader accepts")
+    return st.st_size
+
+
+def read_input_bytes(path: str | os.PathLike, max_bytes: int) -> bytes:
+    """The bytes of the regular file ``path`` (:func:`check_input_file`), at most ``max_bytes``
+    read even if it grows meanwhile (ValueError past that)."""
+    check_input_file(path, max_bytes)
+    with open(path, "rb") as fh:
+        data = fh.read(max_bytes + 1)
+    if len(data) > max_bytes:
+        raise ValueError(f"more than the {max_bytes} bytes this reader accepts")
+    return data
 
 
 def current_umask() -> int:

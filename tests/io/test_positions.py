@@ -69,17 +69,7 @@ def test_round_trip_bit_for_bit_with_names_gaps_and_fps(tmp_path, ext, fps):
     "ext",
     [
         ".npz",
-        pytest.param(
-            ".csv",
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason=(
-                    "bug: save_positions of zero frames to .csv raises a bare ValueError (reshape(0, -1) in the "
-                    "writer) instead "
-                    "of writing the header; the reader already reads a header-only CSV as zero frames"
-                ),
-            ),
-        ),
+        ".csv",
     ],
 )
 def test_round_trip_of_zero_frames(tmp_path, ext):
@@ -94,11 +84,6 @@ def test_header_only_csv_is_zero_frames(tmp_path):
     assert back.positions.shape == (0, 1, 3) and back.names == ["a"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="bug: save_positions writes a CSV's fps with '%g' (6 significant digits): "
-    "a 1/0.0083333 s clip (120.00048 fps) reads back as 120.0; .npz keeps it",
-)
 def test_csv_keeps_the_fps_of_a_bvh_frame_time(tmp_path):
     fps = 1 / 0.0083333
     save_positions(tmp_path / "p.csv", np.zeros((2, 1, 3)), ["a"], fps)
@@ -155,12 +140,6 @@ def test_csv_without_frame_column_with_empty_and_nan_cells(tmp_path):
     assert back.observed().tolist() == [[True, False], [True, False]]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="bug: a CSV saved with a UTF-8 byte-order mark (as Excel does) is refused: "
-    "the mark stays in the first header cell, so 'frame' is taken for a joint "
-    "column ('expected three columns ... got 4')",
-)
 def test_csv_with_a_byte_order_mark_reads_like_one_without(tmp_path):
     path = tmp_path / "excel.csv"
     path.write_text("frame,Hips.x,Hips.y,Hips.z\n0,1,2,3\n", encoding="utf-8-sig")
@@ -195,17 +174,7 @@ def _npz(path, **arrays):
         ("four coordinates", r"got shape \(4, 3, 4\)"),
         ("infinite", "position of 'b' at frame 1 is infinite"),
         ("zero fps", "fps must be a positive number"),
-        pytest.param(
-            "truncated",
-            "not a readable .npz file",
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason=(
-                    "bug: a truncated .npz (a zip cut short) raises zipfile.BadZipFile, which _load_npz does not catch "
-                    "(it catches ValueError, OSError, EOFError): no PositionsError, no file name"
-                ),
-            ),
-        ),
+        ("truncated", "not a readable .npz file"),
         ("not numpy at all", "not a readable .npz file"),
         ("pickled objects", "not a readable .npz file"),
     ],

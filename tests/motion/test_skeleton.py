@@ -94,11 +94,6 @@ def test_no_joints_and_duplicate_names_raise():
         Skeleton(["root", "a", "a"], [-1, 0, 0], np.zeros((3, 3)))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="bug: Skeleton does not check End Site parents; -1 silently reads the "
-    "last joint and an index past the end fails later with IndexError",
-)
 @pytest.mark.parametrize("parent", [-1, 3])
 def test_end_site_with_a_parent_outside_the_skeleton_raises(parent):
     with pytest.raises(SkeletonError):

@@ -194,3 +194,113 @@ def test_browser_page(app, tmp_path):
         app.state.playing = False
         assert app.state.frame != before  # the GUI's Play checkbox moved the scene
         b.close()
+
+
+# ------------------------------------------------------------------ remote access and formats (#25)
+def _http(port: int, path: str, headers: dict | None = None) -> tuple[int, dict]:
+    import http.client
+
+    c = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    c.request("GET", path, headers=headers or {})
+    r = c.getresponse()
+    r.read()
+    out = r.status, dict(r.getheaders())
+    c.close()
+    return out
+
+
+@pytest.fixture(scope="module")
+def token_app(app):
+    from jointlimits.studio.app import StudioApp
+
+    a = StudioApp(app.state, port=_free_port(), token="s3cret-token").start()
+    yield a
+    a.stop()
+
+
+def test_a_token_app_refuses_requests_without_it(token_app):
+    from jointlimits.studio.app import TOKEN_COOKIE
+
+    port = token_app.port
+    assert token_app.url.endswith("/?token=s3cret-token")
+    assert _http(port, "/")[0] == 403
+    assert _http(port, "/?token=wrong")[0] == 403
+    upgrade = {
+        "Upgrade": "websocket",
+        "Connection": "Upgrade",
+        "Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ==",
+        "Sec-WebSocket-Version": "13",
+    }
+    assert _http(port, "/", upgrade)[0] == 403  # the websocket too
+    status, headers = _http(port, "/?token=s3cret-token")
+    assert status == 200 and f"{TOKEN_COOKIE}=s3cret-token" in headers.get("Set-Cookie", "")
+    assert _http(port, "/", {"Cookie": f"{TOKEN_COOKIE}=s3cret-token"})[0] == 200  # the page's own requests
+
+
+def test_studio_command_binds_loopback_unless_allow_remote(tmp_path):
+    from click.testing import CliRunner
+
+    from jointlimits.cli import main
+    from jointlimits.cli.studio import is_loopback
+
+    assert is_loopback("127.0.0.1") and is_loopback("::1") and is_loopback("localhost")
+    assert not is_loopback("0.0.0.0") and not is_loopback("192.168.1.5") and not is_loopback("example.org")
+    res = CliRunner().invoke(main, ["studio", "--host", "0.0.0.0", "--save-dir", str(tmp_path)])
+    lines = [x for x in res.output.splitlines() if x.strip()]
+    assert res.exit_code == 2 and len(lines) == 1 and "--allow-remote" in lines[0]
+
+
+def test_studio_command_with_allow_remote_warns_and_prints_a_token_url(tmp_path, monkeypatch):
+    from click.testing import CliRunner
+
+    from jointlimits.cli import main
+    from jointlimits.studio import app as app_module
+
+    seen = {}
+
+    class FakeApp:
+        def __init__(self, state, host, port, token):
+            seen.update(host=host, token=token)
+            self.url = f"http://{host}:{port}/?token={token}"
+
+        def start(self):
+            return self
+
+        def stop(self):
+            pass
+
+    monkeypatch.setattr(app_module, "StudioApp", FakeApp)
+    monkeypatch.setattr("time.sleep", lambda s: (_ for _ in ()).throw(KeyboardInterrupt))
+    res = CliRunner().invoke(main, ["studio", "--host", "0.0.0.0", "--allow-remote", "--save-dir", str(tmp_path)])
+    assert res.exit_code == 0, res.output
+    assert seen["host"] == "0.0.0.0" and len(seen["token"]) >= 16
+    assert "warning:" in res.output and f"?token={seen['token']}" in res.output
+
+
+def test_studio_reads_a_gltf_clip(tmp_path, monkeypatch):
+    from click.testing import CliRunner
+
+    from jointlimits.cli import main
+    from jointlimits.io import gltf
+    from jointlimits.studio import app as app_module
+
+    m = procedural.range_of_motion(seconds=1.0)
+    gltf.save(tmp_path / "clip.glb", m)
+    seen = {}
+
+    class FakeApp:
+        def __init__(self, state, host, port, token):
+            seen["state"] = state
+            self.url = "http://127.0.0.1"
+
+        def start(self):
+            return self
+
+        def stop(self):
+            pass
+
+    monkeypatch.setattr(app_module, "StudioApp", FakeApp)
+    monkeypatch.setattr("time.sleep", lambda s: (_ for _ in ()).throw(KeyboardInterrupt))
+    res = CliRunner().invoke(main, ["studio", str(tmp_path / "clip.glb"), "--save-dir", str(tmp_path)])
+    assert res.exit_code == 0, res.output
+    assert seen["state"].skeleton.names == m.skeleton.names  # the glTF clip, read as such

@@ -7,6 +7,7 @@
 #pragma once
 #include <cstddef>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <variant>
 
@@ -31,7 +32,10 @@ CompiledShape shape_of_code(int code, const ShapeArrays& a) {
         if (code != static_cast<int>(I)) return shape_of_code<I + 1>(code, a);
         using S = std::variant_alternative_t<I, CompiledShape>;
         S s = S::from_arrays(a);
-        s.validate();
+        s.validate();  // the shape's own sizes first, then what every shape's arrays must pass:
+        // a polygon's frame is its plane's two axes; empty slabs (a limit's unused shape) have none
+        const bool empty = a.axes.empty() && a.G.empty() && a.mins.empty();
+        validate_arrays(a, std::is_same_v<S, PolygonShape> ? -2 : (std::is_same_v<S, SlabsShape> && empty ? 0 : 3));
         s.prepare();
         return CompiledShape(std::in_place_index<I>, std::move(s));
     } else {

@@ -6,9 +6,57 @@
 #include <cmath>
 #include <cstdint>
 
+#include "shape_frame.hpp"
 #include "step.hpp"
 
 namespace jointlimits {
+
+/// Most nodes K * nx * ny * nz an implicit or coupled limit's fields may hold (float32: 256 MB).
+constexpr int64_t kMaxFieldNodes = int64_t(1) << 26;
+/// Most parent cells of a coupled limit.
+constexpr int64_t kMaxCoupledCells = int64_t(1) << 20;
+/// An implicit grid's cell (limit-space radians): finer is not a limit of measured motion and would
+/// make a march of kMarchSteps steps never reach the shape (a parent grid of one cell may be coarse).
+constexpr double kMinCell = 1e-4, kMaxCell = 1e3;
+
+/// Throws ShapeError unless an implicit field's frame and grid make sense in limit space: finite,
+/// orthonormal frame, origin and position within kMaxLimitCoord, cell in [kMinCell, kMaxCell],
+/// each extent >= 2 and the nodes within kMaxFieldNodes.
+inline void validate_field(const double* pos, const double* rot, const double* origin, double cell, int64_t K,
+                           int64_t nx, int64_t ny, int64_t nz) {
+    require_finite(pos, 3, kMaxLimitCoord, "implicit position");
+    require_finite(rot, 9, 1.0 + 1e-6, "implicit rotation");
+    require_orthonormal(rot, 3, "implicit rotation");
+    require_finite(origin, 3, kMaxLimitCoord, "implicit origin");
+    require(std::isfinite(cell) && cell >= kMinCell && cell <= kMaxCell,
+            "implicit cell must be in [" + std::to_string(kMinCell) + ", " + std::to_string(kMaxCell) + "] radians");
+    require(K >= 1 && nx >= 2 && ny >= 2 && nz >= 2, "implicit fields must be [K, nx, ny, nz] with K >= 1, each extent >= 2");
+    require(nx <= kMaxFieldNodes && ny <= kMaxFieldNodes && nz <= kMaxFieldNodes &&
+                K * nx <= kMaxFieldNodes && K * nx * ny <= kMaxFieldNodes && K * nx * ny * nz <= kMaxFieldNodes,
+            "implicit fields hold more than " + std::to_string(kMaxFieldNodes) + " nodes");
+}
+
+/// Throws ShapeError unless a coupled limit's parent grid makes sense: origin finite within
+/// kMaxLimitCoord, cell in [kMinCell, kMaxCell], cells [nx, ny, nz] within kMaxCoupledCells, each
+/// naming one of the K fields.
+inline void validate_coupled(const double* porigin, double pcell, const int64_t* cells, int64_t nx, int64_t ny,
+                             int64_t nz, int64_t K) {
+    require_finite(porigin, 3, kMaxLimitCoord, "coupled parent origin");
+    require(std::isfinite(pcell) && pcell >= kMinCell && pcell <= kMaxCell,
+            "coupled parent cell must be in [" + std::to_string(kMinCell) + ", " + std::to_string(kMaxCell) + "] radians");
+    require(nx >= 1 && ny >= 1 && nz >= 1 && nx <= kMaxCoupledCells && nx * ny <= kMaxCoupledCells &&
+                nx * ny * nz <= kMaxCoupledCells,
+            "coupled parent cells must be [nx, ny, nz], each >= 1, at most " + std::to_string(kMaxCoupledCells));
+    for (int64_t i = 0, n = nx * ny * nz; i < n; ++i)
+        require(cells[i] >= 0 && cells[i] < K, "a coupled parent cell names a field that does not exist");
+}
+
+/// floor(x) clamped to [lo, hi], NaN to lo: an index that is never out of range, whatever x is.
+inline int64_t clamped_index(double x, int64_t lo, int64_t hi) {
+    if (!(x > static_cast<double>(lo))) return lo;  // NaN too
+    if (!(x < static_cast<double>(hi))) return hi;
+    return std::min<int64_t>(std::max<int64_t>(static_cast<int64_t>(x), lo), hi);
+}
 
 /// K fields F [K, nx, ny, nz] (float32, as stored; read into double arithmetic), their nodes'
 /// distances to the inside D and nearest
@@ -138,9 +186,9 @@ inline void crossing(const ImplicitField& S, const int64_t* ids, const double* w
 
 /// The grid node nearest grid coordinates (x, y, z), clamped to the grid.
 inline void node(const ImplicitField& S, double x, double y, double z, int64_t& i, int64_t& j, int64_t& k) {
-    i = std::min<int64_t>(std::max<int64_t>(static_cast<int64_t>(std::floor(x + 0.5)), 0), S.nx - 1);
-    j = std::min<int64_t>(std::max<int64_t>(static_cast<int64_t>(std::floor(y + 0.5)), 0), S.ny - 1);
-    k = std::min<int64_t>(std::max<int64_t>(static_cast<int64_t>(std::floor(z + 0.5)), 0), S.nz - 1);
+    i = clamped_index(std::floor(x + 0.5), 0, S.nx - 1);
+    j = clamped_index(std::floor(y + 0.5), 0, S.ny - 1);
+    k = clamped_index(std::floor(z + 0.5), 0, S.nz - 1);
 }
 
 /// Where the ray from g along s enters the grid box (g itself if inside or missed).
@@ -410,9 +458,9 @@ inline int64_t implicit_lift_points(const double* g, int64_t n, double lift, dou
     int64_t lifted = 0;
     for (int64_t p = 0; p < n; ++p) {
         if (value(g[3 * p], g[3 * p + 1], g[3 * p + 2]) >= lift) continue;
-        const int64_t i = std::min<int64_t>(std::max<int64_t>(static_cast<int64_t>(g[3 * p]), 0), nx - 2);
-        const int64_t j = std::min<int64_t>(std::max<int64_t>(static_cast<int64_t>(g[3 * p + 1]), 0), ny - 2);
-        const int64_t k = std::min<int64_t>(std::max<int64_t>(static_cast<int64_t>(g[3 * p + 2]), 0), nz - 2);
+        const int64_t i = clamped_index(g[3 * p], 0, nx - 2);
+        const int64_t j = clamped_index(g[3 * p + 1], 0, ny - 2);
+        const int64_t k = clamped_index(g[3 * p + 2], 0, nz - 2);
         for (int a = 0; a < 2; ++a)
             for (int b = 0; b < 2; ++b)
                 for (int c = 0; c < 2; ++c) {
@@ -434,8 +482,9 @@ inline void coupled_weights(const double* vp, int64_t n, const double* porigin, 
         double t[3];
         for (int a = 0; a < 3; ++a) {
             double f = (vp[3 * i + a] - porigin[a]) / pcell - 0.5;
-            f = std::min(std::max(f, 0.0), dims[a] - 1.0);
-            const int64_t k = std::min<int64_t>(static_cast<int64_t>(std::floor(f)), std::max<int64_t>(dims[a] - 2, 0));
+            // NaN (a NaN rotation or reference) to the first cell: never an index out of range
+            f = f > 0.0 ? std::min(f, dims[a] - 1.0) : 0.0;
+            const int64_t k = clamped_index(f, 0, std::max<int64_t>(dims[a] - 2, 0));
             i0[a] = k;
             t[a] = f - k;
         }

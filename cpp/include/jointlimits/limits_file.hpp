@@ -15,6 +15,7 @@
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
+#include <sys/stat.h>
 #include <string>
 #include <vector>
 
@@ -36,6 +37,9 @@ struct LimitsFile {
     }
 };
 
+/// The largest limits file read (bytes), as the Python reader (jointlimits.limits.file).
+constexpr std::size_t kMaxLimitsFileBytes = 32u * 1024u * 1024u;
+
 /// Raised for a file that is missing, not a jointlimits limits file, or corrupt.
 struct LimitsFileError : std::runtime_error {
     using std::runtime_error::runtime_error;
@@ -56,6 +60,14 @@ inline std::vector<double> numbers(const nlohmann::json& a, const std::string& w
     return out;
 }
 
+/// A small integer field (a code, mode or version): never a float cast to int (undefined past its range).
+inline int small_int(const nlohmann::json& v, const std::string& what) {
+    if (!v.is_number_integer()) throw LimitsFileError(what + ": expected an integer");
+    const int64_t x = v.get<int64_t>();
+    if (x < -1000000 || x > 1000000) throw LimitsFileError(what + ": out of range");
+    return static_cast<int>(x);
+}
+
 /// A shape entry, validated by the shape itself (make_shape, as the Python binding builds them).
 inline CompiledShape shape(const nlohmann::json& d, const std::string& what) {
     if (!d.is_object()) throw LimitsFileError(what + ": expected an object");
@@ -69,16 +81,16 @@ inline CompiledShape shape(const nlohmann::json& d, const std::string& what) {
     a.G = numbers(d.at("G"), what + ".G");
     a.bnd = numbers(d.at("bnd"), what + ".bnd");
     try {
-        return make_shape(d.at("code").get<int>(), a);
+        return make_shape(small_int(d.at("code"), what + ".code"), a);
     } catch (const ShapeError& e) {
         throw LimitsFileError(what + ": " + e.what());
     }
 }
 
 inline CompiledLimit limit(const nlohmann::json& c, const std::string& what) {
-    if (c.at("version").get<int>() != 1) throw LimitsFileError(what + ": unsupported compiled version");
+    if (small_int(c.at("version"), what + ".version") != 1) throw LimitsFileError(what + ": unsupported compiled version");
     CompiledLimit L;
-    L.mode = c.at("mode").get<int>();
+    L.mode = small_int(c.at("mode"), what + ".mode");
     L.covers = c.at("covers").get<bool>();
     const std::vector<double> r = numbers(c.at("reference"), what + ".reference");
     const std::vector<double> t = numbers(c.at("twist_axis"), what + ".twist_axis");
@@ -108,13 +120,22 @@ inline LimitsFile parse_limits_file(const std::string& text) {
             throw LimitsFileError("not a jointlimits limits file");
         const auto& sk = d.at("skeleton");
         lf.names = sk.at("names").get<std::vector<std::string>>();
-        lf.parents = sk.at("parents").get<std::vector<int64_t>>();
+        const auto& ps = sk.at("parents");
+        if (!ps.is_array()) throw LimitsFileError("skeleton.parents: expected an array of integers");
+        for (const auto& v : ps) lf.parents.push_back(detail::small_int(v, "skeleton.parents"));
         if (lf.parents.size() != lf.names.size()) throw LimitsFileError("skeleton: names and parents differ in length");
+        if (lf.names.empty()) throw LimitsFileError("skeleton: no joints");
+        for (std::size_t j = 0; j < lf.parents.size(); ++j)
+            if (j == 0 ? lf.parents[0] != -1 : (lf.parents[j] < 0 || lf.parents[j] >= static_cast<int64_t>(j)))
+                throw LimitsFileError("skeleton: parents must list the root first (-1) and every parent before its child");
+        std::vector<bool> listed(lf.names.size(), false);
         lf.limits.num_joints = static_cast<int64_t>(lf.names.size());
         for (const auto& e : d.at("joints")) {
             const std::string name = e.at("name").get<std::string>();
             const int64_t j = lf.index(name);
             if (j < 0) throw LimitsFileError("joint '" + name + "' is not in the skeleton");
+            if (listed[static_cast<std::size_t>(j)]) throw LimitsFileError("joint '" + name + "' is listed twice");
+            listed[static_cast<std::size_t>(j)] = true;
             if (!e.at("enabled").get<bool>()) continue;
             if (!e.contains("compiled"))
                 throw LimitsFileError("joint '" + name + "': its limit kind has no compiled form (disable it to skip)");
@@ -127,8 +148,14 @@ inline LimitsFile parse_limits_file(const std::string& text) {
     return lf;
 }
 
-/// Read a limits file from disk (LimitsFileError if missing or corrupt).
+/// Read a limits file from disk (LimitsFileError if missing, not a regular file, over
+/// kMaxLimitsFileBytes, or corrupt): a FIFO would block and /dev/zero never end.
 inline LimitsFile read_limits_file(const std::string& path) {
+    struct stat st;
+    if (::stat(path.c_str(), &st) != 0) throw LimitsFileError(path + ": cannot read limits file");
+    if (!S_ISREG(st.st_mode)) throw LimitsFileError(path + ": not a regular file");
+    if (static_cast<std::size_t>(st.st_size) > kMaxLimitsFileBytes)
+        throw LimitsFileError(path + ": larger than " + std::to_string(kMaxLimitsFileBytes) + " bytes");
     std::ifstream in(path, std::ios::binary);
     if (!in) throw LimitsFileError(path + ": cannot read limits file");
     std::ostringstream ss;

@@ -150,6 +150,13 @@ inline void reach_project(const double* q, std::size_t n, const Quat& ref, const
     }
 }
 
+/// Whether every one of n values is finite and within +-1e6 (a window table is on the unit sphere).
+inline bool reach_finite(const double* a, std::size_t n) {
+    for (std::size_t i = 0; i < n; ++i)
+        if (!(std::abs(a[i]) <= 1e6)) return false;
+    return true;
+}
+
 /// One joint's reach limit, owning its window table: reference, bone axis, twist tmid +- thalf,
 /// W windows (wn, we1, we2 [W, 3], wc [W, 2], wvs [W + 1]) over V vertices (verts [V, 2], eg [V, 3]).
 struct ReachLimit {
@@ -171,6 +178,11 @@ struct ReachLimit {
         for (std::size_t w = 0; w < W; ++w)
             if (wvs[w] < 0 || wvs[w + 1] < wvs[w] || wvs[w + 1] > static_cast<int64_t>(V))
                 throw std::invalid_argument("reach limit: corrupt window table");
+        for (const auto* v : {&wn, &we1, &we2, &wc, &verts, &eg})
+            if (!reach_finite(v->data(), v->size())) throw std::invalid_argument("reach limit: non-finite window table");
+        const double r[8] = {ref.w, ref.x, ref.y, ref.z, axis.x, axis.y, axis.z, tmid};
+        if (!reach_finite(r, 8) || !std::isfinite(thalf))
+            throw std::invalid_argument("reach limit: non-finite reference, axis or twist");
     }
 
     /// Project one local rotation (on q's cover); whether it moved.

@@ -16,7 +16,7 @@ struct EllipsoidShape : ShapeFrame {
         return s;
     }
     void to_arrays(ShapeArrays& a) const { frame_to(a); }
-    void validate() const {}
+    void validate() const { require(f[12] >= 0.0 && f[13] >= 0.0 && f[14] >= 0.0, "ellipsoid semi-axes must be >= 0"); }
     void prepare() {}
 
     /// Closest point in limit space (exact Newton; points inside come back unchanged).
@@ -42,7 +42,7 @@ struct EllipseShape : ShapeFrame {
         return s;
     }
     void to_arrays(ShapeArrays& a) const { frame_to(a); }
-    void validate() const {}
+    void validate() const { require(f[12] >= 0.0 && f[13] >= 0.0, "ellipse semi-axes must be >= 0"); }
     void prepare() {}
 
     /// Closest point in limit space, the offset from the plane ignored (points inside unchanged).

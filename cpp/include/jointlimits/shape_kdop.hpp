@@ -29,7 +29,13 @@ struct KdopShape : ShapeFrame {
         frame_to(a);
         a.G = G, a.bnd = bnd;
     }
-    void validate() const { require(G.size() == 3 * bnd.size(), "k-DOP half-spaces must be G [m, 3] and bnd [m]"); }
+    void validate() const {
+        require(G.size() == 3 * bnd.size(), "k-DOP half-spaces must be G [m, 3] and bnd [m]");
+        for (std::size_t k = 0; k < bnd.size(); ++k) {
+            const double nn = G[3 * k] * G[3 * k] + G[3 * k + 1] * G[3 * k + 1] + G[3 * k + 2] * G[3 * k + 2];
+            require(std::abs(nn - 1.0) <= 1e-6, "k-DOP half-space normals must be unit rows");
+        }
+    }
     int n_g() const { return static_cast<int>(bnd.size()); }
     double reach() const { return reach_; }
 

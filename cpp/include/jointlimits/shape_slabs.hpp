@@ -23,6 +23,11 @@ struct SlabsShape : ShapeFrame {
     void validate() const {
         require(axes.size() % 3 == 0, "slab axes must be [n, 3]");
         require(3 * mins.size() == axes.size() && maxs.size() == mins.size(), "slabs need one min and max per axis");
+        for (std::size_t k = 0; k < mins.size(); ++k) {
+            const double nn = axes[3 * k] * axes[3 * k] + axes[3 * k + 1] * axes[3 * k + 1] + axes[3 * k + 2] * axes[3 * k + 2];
+            require(nn > 1e-12 && nn < 1e12, "slab axes must be non-zero and of a sane length");
+            require(mins[k] <= maxs[k], "empty slab (min > max)");
+        }
     }
     void prepare() {}
     int n_axes() const { return static_cast<int>(axes.size() / 3); }

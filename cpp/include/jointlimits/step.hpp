@@ -33,8 +33,18 @@ struct CompiledLimit {
     Vec3 axis{1.0, 0.0, 0.0};
     CompiledShape a = empty_shape(), b = empty_shape();
 
-    /// Throws ShapeError unless mode is one of Mode (its shapes are validated by make_shape).
-    void validate() const { require(mode == kShape || mode == kSwingTwist || mode == kQuirks, "unknown limit mode"); }
+    /// Throws ShapeError unless mode is one of Mode, the reference a unit quaternion, the twist
+    /// axis a unit vector and the twist interval finite (its shapes are validated by make_shape).
+    void validate() const {
+        require(mode == kShape || mode == kSwingTwist || mode == kQuirks, "unknown limit mode");
+        const double r[4] = {ref.w, ref.x, ref.y, ref.z}, t[3] = {axis.x, axis.y, axis.z}, tw[2] = {tlo, thi};
+        require_finite(r, 4, 1.0 + 1e-6, "reference");
+        require_finite(t, 3, 1.0 + 1e-6, "twist axis");
+        require_finite(tw, 2, kMaxBound, "twist interval");
+        require(std::abs(r[0] * r[0] + r[1] * r[1] + r[2] * r[2] + r[3] * r[3] - 1.0) <= 1e-6,
+                "reference must be a unit quaternion");
+        require(std::abs(t[0] * t[0] + t[1] * t[1] + t[2] * t[2] - 1.0) <= 1e-6, "twist axis must be a unit vector");
+    }
 };
 
 /// The signed angle about the unit axis ta of a twist rotation (w, x, y, z) with w >= 0 (its

@@ -77,6 +77,17 @@ def friendly_errors(fn: Callable) -> Callable:
     return wrapper
 
 
+class Finite(click.FloatRange):
+    """A float option in a range that is also finite (click's FloatRange lets NaN through: every
+    comparison with NaN is false). A value outside is a usage error: one line, exit status 2."""
+
+    def convert(self, value: Any, param: Any, ctx: Any) -> Any:
+        rv = super().convert(value, param, ctx)
+        if not math.isfinite(rv):
+            self.fail(f"{value!r} is not a finite number.", param, ctx)
+        return rv
+
+
 def check_output_path(
     out: Path,
     inputs: Iterable[Path | None],

@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from ._common import BadInput, check_output_path, emit, friendly_errors, json_option, quiet_option
+from ._common import BadInput, Finite, check_output_path, emit, friendly_errors, json_option, quiet_option
 
 __all__ = ["scan_command", "clean_command", "engine_options", "is_corpus", "fit_corpus"]
 
@@ -181,7 +181,12 @@ def scan_command(
 )
 @click.option("--smooth", is_flag=True, help="With --limits: remove pops where a projection switches sides.")
 @click.option("--detect", is_flag=True, help="Detect pops and filter them (tracking spring).")
-@click.option("--threshold", type=float, default=None, help="Pop detector threshold (default: filter's).")
+@click.option(
+    "--threshold",
+    type=Finite(min=0.0, min_open=True, max=1e6),
+    default=None,
+    help="Scale factor on the pop detector's plausible bound of a joint's jump (default: filter's).",
+)
 @click.option("--footlock", is_flag=True, help="Lock planted feet (two-bone leg IK).")
 @click.option("--workers", type=click.IntRange(min=1), default=None, help="Local Dask workers (default: one per core).")
 @click.option("--scheduler", default=None, metavar="tcp://HOST:PORT", help="Run on this existing Dask cluster.")

@@ -106,7 +106,7 @@ def _outputs(output: Path, engine: str, variants: tuple[str, ...]) -> tuple[Path
 )
 @click.option(
     "--samples",
-    type=click.IntRange(100),
+    type=click.IntRange(100, 10**6),
     default=4000,
     show_default=True,
     help="Rotations sampled per joint when no clips are given.",
@@ -114,12 +114,18 @@ def _outputs(output: Path, engine: str, variants: tuple[str, ...]) -> tuple[Path
 @click.option(
     "--random",
     "n_random",
-    type=click.IntRange(1000),
+    type=click.IntRange(1000, 10**7),
     default=40000,
     show_default=True,
     help="Haar-uniform random rotations per joint for the false-accept figures.",
 )
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the sampled and random rotations.")
+@click.option(
+    "--seed",
+    type=click.IntRange(0, 2**32 - 1),
+    default=0,
+    show_default=True,
+    help="Seed of the sampled and random rotations.",
+)
 @click.option("--force", is_flag=True, help="Replace existing outputs (also an input file).")
 @quiet_option
 @json_option

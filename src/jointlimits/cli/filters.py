@@ -18,6 +18,7 @@ from ..errors import JointLimitsError
 from ..motion.skeleton import Motion
 from ._common import (
     BadInput,
+    Finite,
     check_distinct_outputs,
     check_output_path,
     emit,
@@ -34,18 +35,19 @@ PROGRESS_MIN_FRAMES = 2000
 
 
 def parse_cuts(text: str | None) -> list[int]:
-    """'10,250, 900' -> [10, 250, 900] (raises JointLimitsError on anything else)."""
-    if text is None or not text.strip():
+    """'10,250, 900' -> [10, 250, 900] (raises JointLimitsError on anything else: an empty
+    --cuts, an empty item, a negative frame)."""
+    if text is None:
         return []
     out = []
     for part in text.split(","):
         p = part.strip()
-        if not p:
-            continue
         try:
             out.append(int(p))
         except ValueError:
             raise JointLimitsError(f"--cuts must be comma-separated frame numbers, got {p!r}") from None
+        if out[-1] < 0:
+            raise JointLimitsError(f"--cuts frames must be >= 0, got {out[-1]}")
     return out
 
 
@@ -104,27 +106,34 @@ def _pick_joint(motion: Motion, joint: str | None, after: Motion) -> str:
 @click.option("--detect", is_flag=True, help="Detect discontinuities (robust jump detector).")
 @click.option(
     "--threshold",
-    type=float,
+    type=Finite(min=0.0, min_open=True, max=1e6),
     default=DEFAULT_THRESHOLD,
     show_default=True,
     help="Scale factor on the plausible bound of a joint's jump (1 = the bound; larger finds fewer pops).",
 )
 @click.option(
     "--halflife",
-    type=float,
+    type=Finite(min=0.0, min_open=True, max=1e3),
     default=DEFAULT_HALFLIFE,
     show_default=True,
     help="With --v-max/--a-max: seconds for half of a clipped jump to fade (position half-life).",
 )
 @click.option(
     "--velocity-halflife",
-    type=float,
+    type=Finite(min=0.0, min_open=True, max=1e3),
     default=DEFAULT_VELOCITY_HALFLIFE,
     show_default=True,
     help="With --v-max/--a-max: velocity half-life in seconds.",
 )
-@click.option("--v-max", type=float, default=None, help="Clip target angular velocity (rad/s).")
-@click.option("--a-max", type=float, default=None, help="Clip target angular acceleration (rad/s^2).")
+@click.option(
+    "--v-max", type=Finite(min=0.0, min_open=True, max=1e9), default=None, help="Clip target angular velocity (rad/s)."
+)
+@click.option(
+    "--a-max",
+    type=Finite(min=0.0, min_open=True, max=1e12),
+    default=None,
+    help="Clip target angular acceleration (rad/s^2).",
+)
 @click.option(
     "--plot",
     "plot_path",
@@ -218,14 +227,16 @@ def filter_command(
     required=True,
     help="Where to write the spliced BVH.",
 )
-@click.option("--at", "at", type=int, default=None, help="Frame of A where B starts (default: end of A).")
+@click.option(
+    "--at", "at", type=click.IntRange(0, None), default=None, help="Frame of A where B starts (default: end of A)."
+)
 @click.option("--smooth/--no-smooth", default=True, show_default=True, help="Filter the pop at the join.")
 @click.option(
     "--align/--no-align", default=True, show_default=True, help="Move/turn B about the up axis to continue A's root."
 )
 @click.option(
     "--halflife",
-    type=float,
+    type=Finite(min=0.0, min_open=True, max=1e3),
     default=DEFAULT_HALFLIFE,
     show_default=True,
     help="Seconds for half of the join's pop to fade.",

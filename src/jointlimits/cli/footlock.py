@@ -16,7 +16,7 @@ from ..cleanup.footlock import (
     DEFAULT_VELOCITY_THRESHOLD,
     STEP_MARGIN_DEGREES,
 )
-from ._common import BadInput, friendly_errors, quiet_option, strict_json
+from ._common import BadInput, Finite, friendly_errors, quiet_option, strict_json
 
 __all__ = ["footlock_command"]
 
@@ -34,24 +34,28 @@ __all__ = ["footlock_command"]
 )
 @click.option(
     "--height-threshold",
-    type=float,
+    type=Finite(min=0.0, min_open=True, max=1e6),
     default=DEFAULT_HEIGHT_THRESHOLD,
     show_default=True,
     help="Metres above the clip's ground level under which a heel or toe may be planted.",
 )
 @click.option(
     "--velocity-threshold",
-    type=float,
+    type=Finite(min=0.0, min_open=True, max=1e6),
     default=DEFAULT_VELOCITY_THRESHOLD,
     show_default=True,
     help="Horizontal speed (m/s) under which a low heel or toe counts as planted.",
 )
 @click.option(
-    "--min-frames", type=int, default=DEFAULT_MIN_FRAMES, show_default=True, help="Shortest contact in frames."
+    "--min-frames",
+    type=click.IntRange(1, 10**6),
+    default=DEFAULT_MIN_FRAMES,
+    show_default=True,
+    help="Shortest contact in frames.",
 )
 @click.option(
     "--blend-frames",
-    type=int,
+    type=click.IntRange(0, 10**6),
     default=DEFAULT_BLEND_FRAMES,
     show_default=True,
     help="Frames over which the lock is blended in before and out after each contact.",

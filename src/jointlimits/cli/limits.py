@@ -8,9 +8,11 @@ from typing import Any, cast
 import click
 import numpy as np
 
+from ..limits._checks import MAX_PADDING
 from ..limits.registry import JOINT_KINDS, SHAPES
 from ._common import (
     BadInput,
+    Finite,
     check_output_path,
     emit,
     friendly_errors,
@@ -59,9 +61,13 @@ def _parse_reference(value: str) -> Any:
     if value in ("mean", "first"):
         return value
     try:
-        return int(value)
+        index = int(value)
     except ValueError:
         pass
+    else:
+        if index < 0:
+            raise BadInput(f"--reference frame index must be >= 0, got {index}")
+        return index
     p = Path(value)
     if p.suffix.lower() in motion_io.FORMATS:
         return motion_io.load(p)
@@ -155,7 +161,10 @@ def _coupled_pairs(lim) -> list[tuple[str, str]]:
 @click.option("--shape", type=SHAPE_CHOICE, default="ellipsoid", show_default=True, help="Limit shape in limit space.")
 @click.option("--swing-twist", is_flag=True, help="Separate limits for swing and twist about the bone axis.")
 @click.option(
-    "--padding", type=float, default=None, help="Padding around the data (radians; default 0.05, implicit 0.095)."
+    "--padding",
+    type=Finite(min=0.0, max=MAX_PADDING),
+    default=None,
+    help="Padding around the data (radians; default 0.05, implicit 0.095).",
 )
 @click.option(
     "--reference",
@@ -165,7 +174,7 @@ def _coupled_pairs(lim) -> list[tuple[str, str]]:
 )
 @click.option(
     "--subsample",
-    type=float,
+    type=Finite(min=0.0, max=3.2),
     default=0.05,
     show_default=True,
     help="Subsampling distance (radians) for fitting the limit frame.",
@@ -278,7 +287,7 @@ def fit_command(
             pairs=pairs, joints=split_names(joints), exclude=split_names(exclude), root=root, mirror=mirror,
         )  # fmt: skip
         return
-    check_output_path(output, list(clips), force)
+    check_output_path(output, list(clips), force, suffixes=(".json",), what="limits file")
     ms = _load_clips(list(clips), quiet or as_json)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", CalibrationWarning)
@@ -355,7 +364,7 @@ def fit_command(
 @click.option(
     "--soften",
     nargs=2,
-    type=float,
+    type=Finite(min=0.0, max=1e6),
     metavar="FALLOFF RADIUS",
     default=None,
     help="Soften the projection (tanh falloff, extra radius in radians).",
@@ -772,7 +781,7 @@ def run_demo(
 @click.option("--coupled", is_flag=True, help="With --shape implicit: parent-conditioned limits.")
 @click.option(
     "--over-rotation",
-    type=float,
+    type=Finite(min=0.0, max=10.0),
     default=0.5,
     show_default=True,
     help="How far past the data the over-rotated copy goes (0.5 = 50%).",

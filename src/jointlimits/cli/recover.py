@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from ._common import BadInput, check_output_path, friendly_errors, quiet_option, strict_json
+from ._common import BadInput, Finite, check_output_path, friendly_errors, quiet_option, strict_json
 from ._common import progress as progress_bar
 
 __all__ = ["recover_command"]
@@ -33,16 +33,25 @@ __all__ = ["recover_command"]
 )
 @click.option("-o", "--output", "out", type=click.Path(path_type=Path), required=True, help="Output BVH file.")
 @click.option(
-    "--fps", type=float, default=None, help="Frame rate of the positions (default: the file's, else the rig's)."
+    "--fps",
+    type=Finite(min=0.0, min_open=True, max=1e5),
+    default=None,
+    help="Frame rate of the positions (default: the file's, else the rig's).",
 )
 @click.option(
     "--smooth",
-    type=float,
+    type=Finite(min=0.0, max=1e3),
     default=None,
     metavar="HALFLIFE",
     help="Smooth the positions first with a zero-lag damper of this half-life (seconds).",
 )
-@click.option("--iterations", type=int, default=8, show_default=True, help="Damped least-squares iterations per pass.")
+@click.option(
+    "--iterations",
+    type=click.IntRange(1, 1000),
+    default=8,
+    show_default=True,
+    help="Damped least-squares iterations per pass.",
+)
 @click.option(
     "--no-warm-start", is_flag=True, help="Solve every frame on its own (no second pass from the previous frame)."
 )

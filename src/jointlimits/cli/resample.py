@@ -8,14 +8,14 @@ from pathlib import Path
 
 import click
 
-from ._common import BadInput, check_output_path, emit, friendly_errors, json_option, quiet_option
+from ._common import BadInput, Finite, check_output_path, emit, friendly_errors, json_option, quiet_option
 
 __all__ = ["resample_command", "rename_command"]
 
 
 @click.command("resample")
 @click.argument("clip", type=click.Path(path_type=Path))
-@click.option("--fps", type=float, required=True, help="Frame rate of the result.")
+@click.option("--fps", type=Finite(min=0.0, min_open=True, max=1e4), required=True, help="Frame rate of the result.")
 @click.option(
     "-o", "--output", type=click.Path(path_type=Path), required=True, help="Motion file to write (.bvh, .glb, .gltf)."
 )
@@ -62,7 +62,7 @@ def resample_command(clip: Path, fps: float, output: Path, force: bool, quiet: b
 @click.option("--from", "source", default=None, help="CLIP's convention (default: detected from its names).")
 @click.option(
     "--tolerance",
-    type=float,
+    type=Finite(min=0.0, max=1e6),
     default=None,
     metavar="DEG",
     help="Largest angle between mapped bones at rest (default 30).",

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import ipaddress
+import secrets
 import time
 from pathlib import Path
 
@@ -9,7 +11,17 @@ import click
 
 from ._common import BadInput, friendly_errors
 
-__all__ = ["studio_command"]
+__all__ = ["studio_command", "is_loopback"]
+
+
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` is a loopback address (or ``localhost``): reachable from this machine only."""
+    if host.lower() in ("localhost", "localhost."):
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
 
 
 @click.command("studio")
@@ -20,7 +32,18 @@ __all__ = ["studio_command"]
 @click.option(
     "--port", type=click.IntRange(1, 65535), default=8080, show_default=True, help="Port the studio serves on."
 )
-@click.option("--host", default="127.0.0.1", show_default=True, help="Address to bind (local only by default).")
+@click.option(
+    "--host",
+    default="127.0.0.1",
+    show_default=True,
+    help="Address to bind: a loopback address unless --allow-remote is given.",
+)
+@click.option(
+    "--allow-remote",
+    is_flag=True,
+    help="Allow an address other machines reach: prints a warning, and every request must carry the random "
+    "token in the printed URL.",
+)
 @click.option(
     "--save-dir",
     type=click.Path(path_type=Path),
@@ -29,22 +52,32 @@ __all__ = ["studio_command"]
     help="Folder for saved clips, poses and limits (new numbered files, never replacing one).",
 )
 @friendly_errors
-def studio_command(clips: tuple[Path, ...], limits_file: Path | None, port: int, host: str, save_dir: Path) -> None:
+def studio_command(
+    clips: tuple[Path, ...], limits_file: Path | None, port: int, host: str, allow_remote: bool, save_dir: Path
+) -> None:
     """Play clips, pose joints against their limits and drag IK targets in the browser.
     Without CLIP: the built-in humanoid, an over-rotated range-of-motion clip and limits fitted on it."""
     from .._optional import require
 
     require("viser", "studio", "the studio")  # before any fitting: a missing extra fails at once
-    from ..io import bvh
+    from .. import io as motion_io
     from ..limits.model import JointLimits
     from ..motion import procedural
     from ..studio import Clip, StudioState
     from ..studio.app import StudioApp
 
+    token = None
+    if not is_loopback(host):
+        if not allow_remote:
+            raise BadInput(
+                f"--host {host} is reachable from other machines, and the studio writes into --save-dir: "
+                "pass --allow-remote to serve it anyway (with a token)"
+            )
+        token = secrets.token_urlsafe(16)
     if not save_dir.is_dir():
         raise BadInput(f"{save_dir}: save folder does not exist")
     if clips:
-        ms = [bvh.load(c) for c in clips]
+        ms = [motion_io.load(c) for c in clips]  # every motion format (.bvh, .glb, .gltf, .npz)
         items = [Clip(c.name, m, c) for c, m in zip(clips, ms)]
         fit_on = ms
     else:
@@ -54,7 +87,13 @@ def studio_command(clips: tuple[Path, ...], limits_file: Path | None, port: int,
     limits = JointLimits.load(limits_file) if limits_file else JointLimits.fit(fit_on)
     inputs = [*clips, *([limits_file] if limits_file else [])]
     state = StudioState(items, limits, fit_clips=fit_on, save_dir=save_dir, inputs=inputs)
-    app = StudioApp(state, host=host, port=port).start()
+    app = StudioApp(state, host=host, port=port, token=token).start()
+    if token:
+        click.echo(
+            f"warning: the studio on {host} is reachable from other machines; anyone with this URL can pose "
+            f"and save into {save_dir}",
+            err=True,
+        )
     click.echo(f"studio at {app.url} (Ctrl-C to stop)")
     try:
         while True:

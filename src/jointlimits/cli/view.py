@@ -41,7 +41,7 @@ __all__ = ["view_command"]
 )
 @click.option(
     "--max-points",
-    type=click.IntRange(min=1),
+    type=click.IntRange(1, 10**7),
     default=3000,
     show_default=True,
     help="Frames drawn per joint (an even subsample over all clips).",

@@ -31,11 +31,16 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from ..errors import FormatError
+from ..errors import FormatError, JointLimitsError
 from ..motion import quat
 from ..motion.skeleton import POSITION_CHANNELS, Motion, Skeleton
+from ._npz import read_npz
 
 __all__ = ["load", "save", "joint_names", "BODY", "MODEL_ENV"]
+
+#: Largest |axis-angle component| (radians) and |position| (metres) read: past them a value is
+#: no measurement, and squares of it would overflow into inf / NaN downstream.
+MAX_ANGLE, MAX_METRES = 1e6, 1e6
 
 #: Environment variable naming a body-model npz used when a clip carries no rest joints.
 MODEL_ENV = "JOINTLIMITS_BODY_MODEL"
@@ -197,11 +202,7 @@ def _layout(d: Mapping[str, NDArray], path: Path) -> tuple[str, NDArray[np.float
 
 
 def _rest_from_model(model: Path, n: int, betas: NDArray[np.float64] | None) -> NDArray[np.float64]:
-    try:
-        with np.load(model, allow_pickle=False) as m:
-            d = {k: m[k] for k in m.files}
-    except (OSError, ValueError) as e:
-        raise FormatError(f"{model}: cannot read the body model as npz ({e})") from None
+    d = read_npz(model, FormatError)
     if "J" in d:
         J = np.asarray(d["J"], np.float64)
     elif "J_regressor" in d and "v_template" in d:
@@ -225,34 +226,48 @@ def load(path: str | os.PathLike, fps: float | None = None, model: str | os.Path
     p = Path(path)
     if not p.exists():
         raise FileNotFoundError(2, "No such file or directory", str(p))
+    d = read_npz(p, FormatError)
+    for k, v in d.items():
+        if k not in ("gender", "surface_model_type") and v.dtype.kind not in "biuf":
+            raise FormatError(f"{p}: {k!r} must hold real numbers, got {v.dtype}")
     try:
-        with np.load(p, allow_pickle=False) as z:
-            d = {k: z[k] for k in z.files}
-    except (OSError, ValueError) as e:
-        raise FormatError(f"{p}: not a readable npz file ({e})") from None
+        return _motion(p, d, fps, model)
+    except JointLimitsError:
+        raise
+    except (ValueError, TypeError, IndexError) as e:  # an array of a size that does not fit its key
+        raise FormatError(f"{p}: corrupt AMASS/SMPL file ({type(e).__name__}: {e})") from None
+
+
+def _motion(p: Path, d: dict[str, NDArray], fps: float | None, model: str | os.PathLike | None) -> Motion:
     kind, aa = _layout(d, p)
     F, n = aa.shape[:2]
     if F == 0:
         raise FormatError(f"{p}: the clip has no frames")
-    if not np.all(np.isfinite(aa)):
-        f = int(np.argwhere(~np.isfinite(aa))[0, 0])
-        raise FormatError(f"{p}: pose values at frame {f} are not finite")
-    rate = next((d[k] for k in ("mocap_framerate", "mocap_frame_rate", "frame_rate", "fps") if k in d), None)
-    if rate is None:
+    if not np.all(np.abs(aa) <= MAX_ANGLE):
+        f = int(np.argwhere(~(np.abs(aa) <= MAX_ANGLE))[0, 0])
+        raise FormatError(f"{p}: pose values at frame {f} are not finite (or beyond +-{MAX_ANGLE:g} radians)")
+    given = next((d[k] for k in ("mocap_framerate", "mocap_frame_rate", "frame_rate", "fps") if k in d), None)
+    if given is None:
         warnings.warn(
             f"{p}: no frame rate in the file (mocap_framerate / mocap_frame_rate); assuming 120 fps", stacklevel=2
         )
-        rate = 120.0
-    rate = float(np.asarray(rate).reshape(-1)[0])
-    if not (np.isfinite(rate) and rate > 0):
-        raise FormatError(f"{p}: frame rate {rate} is not positive")
+    rate_a = np.asarray(120.0 if given is None else given).reshape(-1)
+    if rate_a.size != 1:
+        raise FormatError(f"{p}: the frame rate must be one number, got {rate_a.size} values")
+    rate = float(rate_a[0])
+    if not (np.isfinite(rate) and 1e-6 <= rate <= 1e6):
+        raise FormatError(f"{p}: frame rate {rate} is not a number of frames per second in [1e-6, 1e6]")
     names, parents = joint_names(kind)
     betas = np.asarray(d["betas"], np.float64).reshape(-1) if "betas" in d else None
     rest = None
     for key in ("J", "joints"):
         if key in d and np.asarray(d[key]).ndim == 2 and np.asarray(d[key]).shape[0] >= n:
             rest = np.asarray(d[key], np.float64)[:n]
+            if rest.shape[1] != 3:
+                raise FormatError(f"{p}: {key!r} must be rest joint positions [J, 3], got shape {d[key].shape}")
             break
+    if rest is not None and not np.all(np.abs(rest) <= MAX_METRES):
+        raise FormatError(f"{p}: rest joint positions must be finite, within +-{MAX_METRES:g} m")
     model = model if model is not None else os.environ.get(MODEL_ENV) or None
     if rest is None and model is not None:
         rest = _rest_from_model(Path(model), n, betas)
@@ -266,7 +281,12 @@ def load(path: str | os.PathLike, fps: float | None = None, model: str | os.Path
         rest = _generic_rest(names, parents)
     offsets = rest.copy()
     offsets[1:] = rest[1:] - rest[parents[1:]]
+    if "trans" in d and d["trans"].size != 3 * F:
+        raise FormatError(f"{p}: trans must be [{F}, 3] (one root position per frame), got shape {d['trans'].shape}")
     trans = np.asarray(d["trans"], np.float64).reshape(F, 3) if "trans" in d else np.zeros((F, 3))
+    if not np.all(np.abs(trans) <= MAX_METRES):
+        f = int(np.argwhere(~(np.abs(trans) <= MAX_METRES).all(-1))[0, 0])
+        raise FormatError(f"{p}: trans at frame {f} is not finite (or beyond +-{MAX_METRES:g} m)")
     rotations = quat.from_scaled_angle_axis(aa)
     positions = np.repeat(offsets[None], F, axis=0)
     positions[:, 0] = trans + rest[0]

@@ -28,13 +28,16 @@ from pathlib import Path
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .._atomic import atomic_write
+from .._atomic import atomic_write, read_input_bytes
 from ..errors import JointLimitsError
 from ..motion.skeleton import Skeleton
+from ._npz import read_npy, read_npz
 
 __all__ = ["JointPositions", "PositionsError", "load_positions", "save_positions", "EXTENSIONS"]
 
 EXTENSIONS = (".npz", ".npy", ".csv", ".bvh")
+#: The largest CSV read (bytes): its rows are parsed into Python strings many times its size.
+MAX_CSV_BYTES = 128 * 1024 * 1024
 
 
 class PositionsError(JointLimitsError, ValueError):
@@ -62,7 +65,9 @@ class JointPositions:
         if np.any(np.isinf(self.positions)):
             f, j = np.argwhere(np.isinf(self.positions).any(-1))[0]
             raise PositionsError(f"position of {self.names[j]!r} at frame {f} is infinite (use NaN for missing)")
-        if self.fps is not None and not (math.isfinite(self.fps) and self.fps > 0):
+        if self.fps is not None and not (
+            isinstance(self.fps, (int, float, np.integer, np.floating)) and math.isfinite(self.fps) and self.fps > 0
+        ):
             raise PositionsError(f"fps must be a positive number, got {self.fps!r}")
 
     @property
@@ -92,27 +97,38 @@ def _where(path: Path, msg: str) -> PositionsError:
     return PositionsError(f"{path}: {msg}")
 
 
+def _fail(msg: str) -> PositionsError:
+    return PositionsError(msg)
+
+
+def _names_of(p: Path, a: np.ndarray) -> list[str]:
+    if a.ndim != 1 or a.dtype.kind not in "US":
+        raise _where(p, f"'names' must be a 1-D array of strings, got {a.dtype} of shape {a.shape}")
+    return [n.decode("utf-8", "replace") if isinstance(n, bytes) else str(n) for n in a.tolist()]
+
+
+def _fps_of(p: Path, a: np.ndarray) -> float:
+    if a.size != 1 or a.dtype.kind not in "biuf":
+        raise _where(p, f"'fps' must be one real number, got {a.dtype} of shape {a.shape}")
+    return float(a.reshape(()))
+
+
 def _load_npz(p: Path, skeleton: Skeleton | None) -> JointPositions:
-    try:
-        with np.load(p, allow_pickle=False) as z:
-            keys = set(z.files)
-            if "positions" not in keys:
-                raise _where(p, f"no 'positions' array (found: {', '.join(sorted(keys)) or 'nothing'})")
-            pos = np.asarray(z["positions"], np.float64)
-            names = [str(n) for n in z["names"]] if "names" in keys else None
-            fps = float(np.asarray(z["fps"]).reshape(())) if "fps" in keys else None
-    except (ValueError, OSError, EOFError) as e:
-        if isinstance(e, PositionsError):
-            raise
-        raise _where(p, f"not a readable .npz file ({e})") from None
-    return _finish(p, pos, names, fps, skeleton)
+    z = read_npz(p, _fail)
+    if "positions" not in z:
+        raise _where(p, f"no 'positions' array (found: {', '.join(sorted(z)) or 'nothing'})")
+    pos = z["positions"]
+    if pos.dtype.kind not in "biuf":
+        raise _where(p, f"positions must be real numbers, got {pos.dtype}")
+    names = _names_of(p, z["names"]) if "names" in z else None
+    fps = _fps_of(p, z["fps"]) if "fps" in z else None
+    return _finish(p, np.asarray(pos, np.float64), names, fps, skeleton)
 
 
 def _load_npy(p: Path, skeleton: Skeleton | None) -> JointPositions:
-    try:
-        pos = np.load(p, allow_pickle=False)
-    except (ValueError, OSError, EOFError) as e:
-        raise _where(p, f"not a readable .npy file ({e})") from None
+    pos = read_npy(p, _fail)
+    if pos.dtype.kind not in "biuf":
+        raise _where(p, f"positions must be real numbers, got {pos.dtype}")
     return _finish(p, np.asarray(pos, np.float64), None, None, skeleton)
 
 
@@ -135,9 +151,12 @@ def _finish(
 
 def _load_csv(p: Path) -> JointPositions:
     try:
-        text = p.read_text()
+        text = read_input_bytes(p, MAX_CSV_BYTES).decode("utf-8")
     except UnicodeDecodeError:
         raise _where(p, "not a text CSV file") from None
+    except ValueError as e:  # not a regular file, or too big
+        raise _where(p, str(e)) from None
+    text = text.removeprefix("\ufeff")  # the byte-order mark spreadsheets write
     lines = text.splitlines()
     fps = None
     start = 0
@@ -150,7 +169,10 @@ def _load_csv(p: Path) -> JointPositions:
             except ValueError:
                 raise _where(p, f"line 1: fps {val.strip()!r} is not a number") from None
         start = 1
-    rows = list(csv.reader(_io.StringIO("\n".join(lines[start:]))))
+    try:
+        rows = list(csv.reader(_io.StringIO("\n".join(lines[start:]))))
+    except csv.Error as e:  # a cell past csv's field size limit, a NUL byte
+        raise _where(p, f"not a readable CSV file ({e})") from None
     if not rows:
         raise _where(p, "empty CSV file (expected a header frame,Joint.x,Joint.y,Joint.z,...)")
     header = [h.strip() for h in rows[0]]
@@ -201,8 +223,10 @@ def load_positions(path: str | os.PathLike, skeleton: Skeleton | None = None) ->
     ext = p.suffix.lower()
     if ext not in EXTENSIONS:
         raise PositionsError(f"{p}: unknown positions file type {ext or '(none)'!r} (known: {', '.join(EXTENSIONS)})")
-    if not p.is_file():
+    if not p.exists():
         raise PositionsError(f"{p}: no such file")
+    if not p.is_file():
+        raise PositionsError(f"{p}: not a regular file (a folder, device, FIFO or socket)")
     if ext == ".npz":
         return _load_npz(p, skeleton)
     if ext == ".npy":
@@ -227,10 +251,10 @@ def save_positions(path: str | os.PathLike, positions: ArrayLike, names: list[st
     if ext == ".csv":
         out = _io.StringIO()
         if fps is not None:
-            out.write(f"# fps: {fps:g}\n")
+            out.write(f"# fps: {float(fps)!r}\n")  # every digit: a BVH frame time's rate reads back the same
         w = csv.writer(out, lineterminator="\n")
         w.writerow(["frame"] + [f"{n}.{a}" for n in jp.names for a in "xyz"])
-        flat = jp.positions.reshape(jp.num_frames, -1)
+        flat = jp.positions.reshape(jp.num_frames, 3 * len(jp.names))
         for f in range(jp.num_frames):
             w.writerow([f] + ["" if not np.isfinite(v) else repr(float(v)) for v in flat[f]])
         with atomic_write(p) as fh:

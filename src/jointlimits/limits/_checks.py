@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import operator
 
 import numpy as np
 
@@ -55,6 +56,11 @@ def _cloud(points, name: str = "points") -> np.ndarray:
     return arr
 
 
+#: Largest padding (radians) a fit accepts: a limit padded by half a radian (29 degrees) past every
+#: pose seen is hardly a limit; an implicit grid grows with its cube (1 rad: 34 MB, 10: 90 s).
+MAX_PADDING = 0.5
+
+
 def _padding(padding) -> float:
     try:
         p = float(padding)
@@ -62,8 +68,8 @@ def _padding(padding) -> float:
         raise LimitsError(f"padding must be a real number, got {padding!r}") from exc
     if not math.isfinite(p):
         raise LimitsError(f"padding must be finite, got {p}")
-    if p < 0.0:
-        raise LimitsError(f"padding must be >= 0, got {p}")
+    if p < 0.0 or p > MAX_PADDING:
+        raise LimitsError(f"padding must be >= 0 and at most {MAX_PADDING} radians, got {p}")
     return p
 
 
@@ -181,3 +187,43 @@ def check_soften(soften) -> tuple[float, float] | None:
     if not (math.isfinite(radius) and 0.0 <= radius <= MAX_SOFTEN_RADIUS):
         raise LimitsError(f"soften radius must be between 0 and {MAX_SOFTEN_RADIUS:.4g} radians, got {radius}")
     return falloff, radius
+
+
+#: Limit space is rotation vectors, |v| <= 2 pi on either cover: a limit's position or grid origin
+#: beyond this bound (per coordinate) is out of proportion with rotation space.
+LIMIT_SPACE_BOUND = 4.0 * math.pi
+#: An implicit grid's cell (radians): finer is no limit of measured motion, coarser than a turn
+#: covers rotation space in a cell.
+MIN_GRID_CELL, MAX_GRID_CELL = 1e-3, 2.0 * math.pi
+#: Most nodes per axis and per field of an implicit grid (a fitted one has a few thousand).
+MAX_GRID_EXTENT, MAX_GRID_NODES = 512, 1 << 21
+#: Most nodes of all of a coupled limit's fields together (float32: 64 MB), and its most fields.
+MAX_FIELDS_NODES, MAX_FIELDS = 1 << 24, 4096
+
+
+def check_grid(origin, cell, dims, what: str) -> None:
+    """An implicit grid in proportion with rotation space: origin within ``LIMIT_SPACE_BOUND``,
+    cell in ``[MIN_GRID_CELL, MAX_GRID_CELL]``, ``dims`` (3 ints >= 2) within ``MAX_GRID_EXTENT``
+    and ``MAX_GRID_NODES``, and its extent within twice ``LIMIT_SPACE_BOUND``; LimitsError otherwise."""
+    o = np.asarray(origin, np.float64)
+    if o.shape != (3,) or not np.all(np.abs(o) <= LIMIT_SPACE_BOUND):
+        raise LimitsError(f"{what}: origin must be 3 finite numbers within +-{LIMIT_SPACE_BOUND:.4g} radians")
+    c = float(cell)
+    if not (MIN_GRID_CELL <= c <= MAX_GRID_CELL):
+        raise LimitsError(f"{what}: cell must be in [{MIN_GRID_CELL:g}, {MAX_GRID_CELL:.4g}] radians, got {c}")
+    check_dims(dims, what)
+    if max(dims) * c > 2 * LIMIT_SPACE_BOUND:
+        raise LimitsError(f"{what}: the grid spans {max(dims) * c:.4g} radians, out of proportion with rotation space")
+
+
+def check_dims(dims, what: str, n: int = 3) -> tuple[int, ...]:
+    """``n`` integers in ``[2, MAX_GRID_EXTENT]`` whose product is at most ``MAX_GRID_NODES``."""
+    try:
+        out = tuple(operator.index(d) if not isinstance(d, float) or not d.is_integer() else int(d) for d in dims)
+    except (TypeError, ValueError, OverflowError):
+        raise LimitsError(f"{what}: dims must be {n} integers, got {dims!r}") from None
+    if len(out) != n or any(isinstance(d, bool) for d in dims) or not all(2 <= d <= MAX_GRID_EXTENT for d in out):
+        raise LimitsError(f"{what}: dims must be {n} integers in [2, {MAX_GRID_EXTENT}], got {dims!r}")
+    if math.prod(out) > MAX_GRID_NODES:
+        raise LimitsError(f"{what}: a grid of {math.prod(out)} nodes, at most {MAX_GRID_NODES} are supported")
+    return out

@@ -33,7 +33,15 @@ from ..errors import LimitsError
 from ..motion import quat
 from ..motion.naming import find_role
 from ..motion.skeleton import Skeleton
-from ._checks import check_soften
+from ._checks import (
+    LIMIT_SPACE_BOUND,
+    MAX_FIELDS,
+    MAX_FIELDS_NODES,
+    MIN_GRID_CELL,
+    check_dims,
+    check_grid,
+    check_soften,
+)
 from .implicit import (
     ENCODING,
     Implicit,
@@ -58,6 +66,8 @@ GROW = 2  # a sparse cell's window grows up to this many cells from its centre
 COARSEN = 2.0  # the conditioned fields' grid cell, in the child's own grid cells
 CONDITION_PADDING = 0.03  # radians added to the padding of the parent-conditioned fields
 #: (parent role, child roles) of the coupled pairs (roles: jointlimits.motion.naming.ROLES)
+MAX_PARENT_CELL = 1e3  # radians: one cell past rotation space is one cell holding every parent rotation
+MAX_PARENT_CELLS = 1 << 16  # most cells of a parent grid (fitted ones have tens: they cover the data)
 COUPLED_ROLES = [
     ("clavicle", ("upper_arm",)),
     ("upper_arm", ("forearm",)),
@@ -240,10 +250,25 @@ class CoupledLimit:
     def __post_init__(self) -> None:
         if not (isinstance(self.base, FittedLimit) and isinstance(self.base.shape, Implicit)):
             raise LimitsError("a coupled limit needs an implicit (not swing-twist) child limit")
-        self.parent_reference = quat.normalize(np.asarray(self.parent_reference, np.float64).reshape(4))
+        pref = np.asarray(self.parent_reference, np.float64).reshape(4)
+        if not (np.all(np.isfinite(pref)) and 1e-6 < float(pref @ pref) < 1e6):
+            raise LimitsError(
+                f"coupled limit: parent_reference must be a finite non-zero quaternion, got {pref.tolist()}"
+            )
+        self.parent_reference = quat.normalize(pref)
         self.porigin = np.asarray(self.porigin, np.float64).reshape(3)
         self.pcell = float(self.pcell)
         self.cells = np.asarray(self.cells, np.int64)
+        if self.cells.ndim != 3 or self.cells.size == 0 or self.cells.size > MAX_PARENT_CELLS:
+            raise LimitsError(f"coupled limit: cells must be [nx, ny, nz], at most {MAX_PARENT_CELLS} in all")
+        # the grid must meet rotation space: its origin within a grid's width of it
+        reach = LIMIT_SPACE_BOUND + self.pcell * np.asarray(self.cells.shape)
+        if not (MIN_GRID_CELL <= self.pcell <= MAX_PARENT_CELL and np.all(np.abs(self.porigin) <= reach)):
+            raise LimitsError(
+                f"coupled limit: the parent grid is not finite or out of proportion with rotation space (cell in "
+                f"[{MIN_GRID_CELL:g}, {MAX_PARENT_CELL:g}] radians, origin within a grid's width of +-"
+                f"{LIMIT_SPACE_BOUND:.4g})"
+            )
         F = np.asarray(self.fields, np.float32)
         s = self.base.shape
         self.forigin = np.asarray(s.origin if self.forigin is None else self.forigin, np.float64).reshape(3)
@@ -252,6 +277,9 @@ class CoupledLimit:
             raise LimitsError("coupled limit: the fields' grid is not finite")
         if F.ndim != 4 or len(F) < 1 or min(F.shape[1:]) < 2:
             raise LimitsError(f"coupled limit: fields must be [K, nx, ny, nz] (each >= 2), got {F.shape}")
+        if len(F) > MAX_FIELDS or F.size > MAX_FIELDS_NODES:
+            raise LimitsError(f"coupled limit: {len(F)} fields of {F[0].size} nodes, more than supported")
+        check_grid(self.forigin, self.fcell, F.shape[1:], "coupled limit fields")
         if self.cells.ndim != 3 or self.cells.min() < 0 or self.cells.max() >= len(F):
             raise LimitsError("coupled limit: the parent cells index fields that do not exist")
         if not (math.isfinite(self.pcell) and self.pcell > 0 and np.all(np.isfinite(self.porigin))):
@@ -481,25 +509,30 @@ class CoupledLimit:
             dims = d["dims"]
             if not (isinstance(dims, list) and len(dims) == 4):
                 raise LimitsError(f"coupled limit: dims must be [K, nx, ny, nz], got {dims!r}")
+            K = dims[0]
+            if not (type(K) is int and 1 <= K <= MAX_FIELDS):
+                raise LimitsError(f"coupled limit: dims[0] (fields) must be an integer in [1, {MAX_FIELDS}], got {K!r}")
+            grid = check_dims(dims[1:], "coupled limit fields")
             enc = d.get("encoding", ENCODING)
-            F = (
-                decode_grid(d["fields"], dims[1:], "coupled limit fields", enc)
-                if dims[0] == 1
-                else decode_grid(d["fields"], [dims[0] * dims[1], dims[2], dims[3]], "coupled limit fields", enc)
+            F = decode_grid(
+                d["fields"], [K * grid[0], grid[1], grid[2]], "coupled limit fields", enc, max_values=MAX_FIELDS_NODES
             )
+            cells = d["cells"]
+            if not (isinstance(cells, list) and np.size(cells) <= MAX_PARENT_CELLS):
+                raise LimitsError(f"coupled limit: cells must be a nested list of at most {MAX_PARENT_CELLS} integers")
             return cls(
                 FittedLimit.from_dict(d["base"]),
                 str(d["parent"]),
                 d["parent_reference"],
                 d["porigin"],
                 d["pcell"],
-                np.asarray(d["cells"], np.int64),
-                F.reshape([int(x) for x in dims]),
+                np.asarray(cells, np.int64),
+                F.reshape((K, *grid)),
                 settings=dict(d.get("settings", {})),
                 forigin=d.get("fields_origin"),
                 fcell=d.get("fields_cell"),
             )
         except KeyError as e:
             raise LimitsError(f"corrupt coupled limit entry: missing {e}") from None
-        except (TypeError, ValueError) as e:
+        except (TypeError, ValueError, OverflowError, IndexError) as e:
             raise LimitsError(f"corrupt coupled limit entry: {e}") from None

@@ -14,8 +14,8 @@ from typing import Any, NamedTuple
 import numpy as np
 from numpy.typing import NDArray
 
-from .._atomic import atomic_write
-from ..errors import LimitsError
+from .._atomic import atomic_write, read_input_bytes
+from ..errors import JointLimitsError, LimitsError
 from ..motion.skeleton import Skeleton
 from .compiled import compiled_dict
 from .joint import JointLimit, limit_from_dict
@@ -34,6 +34,9 @@ __all__ = [
 
 SCHEMA = "jointlimits/limits"
 SCHEMA_VERSION = 1
+#: The largest limits file read (bytes): real ones are well under 1 MB (the implicit fields are
+#: compressed); a bigger one is refused before it is parsed into Python objects many times its size.
+MAX_FILE_BYTES = 32 * 1024 * 1024
 Array = NDArray[np.float64]
 
 
@@ -138,7 +141,9 @@ def from_document(d: Mapping[str, Any], source: str = "limits") -> LimitsDocumen
     except LimitsError as e:
         msg = str(e)
         raise LimitsError(msg if msg.startswith(source) else f"{source}: {msg}") from None
-    except (KeyError, TypeError, ValueError) as e:
+    except JointLimitsError as e:  # a skeleton or quaternion error of an entry
+        raise LimitsError(f"{source}: {e}") from None
+    except (KeyError, TypeError, ValueError, IndexError, AttributeError, OverflowError, ZeroDivisionError) as e:
         raise LimitsError(f"{source}: corrupt limits file ({type(e).__name__}: {e})") from None
     return LimitsDocument(sk, joints, enabled, dict(d.get("settings", {})), rest, tol)
 
@@ -154,9 +159,11 @@ def read_document(path: str | os.PathLike) -> LimitsDocument:
     """Read and check a limits file; LimitsError if it is missing, corrupt or of another version."""
     p = Path(path)
     try:
-        text = p.read_text()
+        text = read_input_bytes(p, MAX_FILE_BYTES).decode("utf-8")
     except OSError as e:
         raise LimitsError(f"{p}: cannot read limits file ({e.strerror or e})") from None
     except UnicodeDecodeError as e:
         raise LimitsError(f"{p}: corrupt limits file (not UTF-8 text: {e})") from None
+    except ValueError as e:  # not a regular file, or too big
+        raise LimitsError(f"{p}: cannot read limits file ({e})") from None
     return from_document(parse_json(text, str(p)), str(p))

@@ -21,6 +21,7 @@ from numpy.typing import NDArray
 from ..errors import LimitsError
 from ..motion import quat
 from ..motion.skeleton import Motion, Skeleton
+from ._checks import MAX_PADDING
 from .cloud import CloudStats
 from .joint import FittedLimit, JointLimit, fit_shape, to_limit_space
 from .registry import JOINT_KINDS, joint_limit_class, shape_kinds
@@ -173,12 +174,12 @@ class FitOptions:
             raise LimitsError(f"unknown limit shape {self.shape!r}; expected one of {', '.join(shape_kinds())}")
         if self.padding is None:
             object.__setattr__(self, "padding", default_padding(self.shape))
-        if not (np.isfinite(self.padding) and self.padding >= 0):
-            raise LimitsError(f"padding must be a finite number >= 0, got {self.padding}")
+        if not (np.isfinite(self.padding) and 0 <= self.padding <= MAX_PADDING):
+            raise LimitsError(f"padding must be >= 0 and at most {MAX_PADDING} radians, got {self.padding}")
         object.__setattr__(self, "paddings", {str(k): float(v) for k, v in (self.paddings or {}).items()})
         for name, p in self.paddings.items():
-            if not (np.isfinite(p) and p >= 0):
-                raise LimitsError(f"padding of joint {name!r} must be a finite number >= 0, got {p}")
+            if not (np.isfinite(p) and 0 <= p <= MAX_PADDING):
+                raise LimitsError(f"padding of joint {name!r} must be >= 0 and at most {MAX_PADDING} radians, got {p}")
         object.__setattr__(self, "shapes", dict(self.shapes or {}))
         for name in ("joints", "exclude"):
             v = getattr(self, name)

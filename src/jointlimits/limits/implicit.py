@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import base64
 import math
+import operator
 import zlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -35,7 +36,7 @@ from .._native import _core
 from .._optional import require
 from ..errors import LimitsError
 from . import cloud
-from ._checks import _points
+from ._checks import LIMIT_SPACE_BOUND, MAX_GRID_NODES, MAX_PADDING, _points, check_grid
 from .shape import Shape
 
 __all__ = ["Implicit", "fit_field", "grid_field", "encode_grid", "decode_grid"]
@@ -150,15 +151,21 @@ def encode_grid(F: NDArray[np.float32]) -> str:
 
 
 def decode_grid(
-    text: Any, dims: Any, what: str = "implicit limit grid", encoding: Any = ENCODING
+    text: Any, dims: Any, what: str = "implicit limit grid", encoding: Any = ENCODING, max_values: int | None = None
 ) -> NDArray[np.float32]:
-    """The grid of :func:`encode_grid` (LimitsError if it is not a finite grid of ``dims``)."""
+    """The grid of :func:`encode_grid` (LimitsError if it is not a finite grid of ``dims``, three
+    integers >= 2 of at most ``max_values`` values in all, default ``MAX_GRID_NODES``); the data
+    is never decompressed past that size."""
     try:
-        shape = tuple(int(d) for d in dims)
-    except (TypeError, ValueError):
-        raise LimitsError(f"{what}: dims must be three integers, got {dims!r}") from None
-    if len(shape) != 3 or min(shape) < 2 or math.prod(shape) > 64_000_000:
-        raise LimitsError(f"{what}: dims must be three integers >= 2, got {dims!r}")
+        shape = tuple(operator.index(d) for d in dims)
+    except TypeError:
+        try:
+            shape = tuple(int(d) for d in dims if float(d).is_integer())
+        except (TypeError, ValueError, OverflowError):
+            raise LimitsError(f"{what}: dims must be three integers, got {dims!r}") from None
+    cap = MAX_GRID_NODES if max_values is None else max_values
+    if len(shape) != 3 or min(shape) < 2 or math.prod(shape) > cap:
+        raise LimitsError(f"{what}: dims must be three integers >= 2, at most {cap} values in all, got {dims!r}")
     if not isinstance(text, str):
         raise LimitsError(f"{what}: the field must be a base64 string")
     if encoding not in (ENCODING, "base64-float32-le"):
@@ -169,9 +176,13 @@ def decode_grid(
         raise LimitsError(f"{what}: the field is not valid base64") from None
     if encoding == ENCODING:
         try:
-            raw = zlib.decompress(raw)
+            # at most one value more than dims need: a small file may not inflate to gigabytes
+            z = zlib.decompressobj()
+            raw = z.decompress(raw, 4 * math.prod(shape) + 4)
         except zlib.error:
             raise LimitsError(f"{what}: the field is not valid zlib data") from None
+        if not z.eof or z.unconsumed_tail:  # cut short (its checksum unread), or longer than dims
+            raise LimitsError(f"{what}: the field is not complete zlib data of dims {list(shape)}")
     if len(raw) != 4 * math.prod(shape):
         raise LimitsError(f"{what}: the field holds {len(raw) // 4} values, dims {list(shape)} need {math.prod(shape)}")
     F = np.frombuffer(raw, "<f4").reshape(shape).astype(np.float32)
@@ -229,8 +240,11 @@ class Implicit(Shape):
         for name in ("position", "rotation", "origin", "normal"):
             if not np.all(np.isfinite(getattr(self, name))):
                 raise LimitsError(f"implicit limit: {name} is not finite")
-        if not (math.isfinite(self.cell) and self.cell > 0):
-            raise LimitsError(f"implicit limit: cell must be > 0, got {self.cell}")
+        if not np.all(np.abs(self.position) <= LIMIT_SPACE_BOUND):
+            raise LimitsError(f"implicit limit: position must be within +-{LIMIT_SPACE_BOUND:.4g} radians")
+        nn = float(self.normal @ self.normal)
+        if not (nn == 0.0 or abs(nn - 1.0) < 1e-6):
+            raise LimitsError("implicit limit: normal must be a unit vector or zero")
         if not (math.isfinite(self.threshold) and self.threshold > 0):
             raise LimitsError(f"implicit limit: threshold must be > 0, got {self.threshold}")
         if not np.allclose(self.rotation.T @ self.rotation, np.eye(3), atol=1e-6):
@@ -240,6 +254,9 @@ class Implicit(Shape):
             raise LimitsError(
                 f"implicit limit: the field must be a finite [nx, ny, nz] grid (each >= 2), got shape {F.shape}"
             )
+        if not (self.threshold < 1e30):
+            raise LimitsError(f"implicit limit: threshold must be finite, got {self.threshold}")
+        check_grid(self.origin, self.cell, F.shape, "implicit limit")
         self.grid = np.ascontiguousarray(F)
         if not np.any(F >= self.threshold):
             raise LimitsError("implicit limit: the field is nowhere above its threshold (an empty limit)")
@@ -274,8 +291,8 @@ class Implicit(Shape):
         """Metaballs on the voxelised cloud ``[N, 3]``: voxel ``cell`` from the data's density
         unless given; each ball reaches ``padding`` past its voxel."""
         pts = np.asarray(points, np.float64).reshape(-1, 3)
-        if not (math.isfinite(padding) and padding >= 0):
-            raise LimitsError(f"padding must be a finite number >= 0, got {padding}")
+        if not (math.isfinite(padding) and 0 <= padding <= MAX_PADDING):
+            raise LimitsError(f"padding must be >= 0 and at most {MAX_PADDING} radians, got {padding}")
         pos, rot = cloud.fit_frame(pts, subsample)
         local = (pts - pos) @ rot
         h = float(cell) if cell is not None else choose_cell(pts, subsample)

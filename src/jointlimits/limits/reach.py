@@ -58,13 +58,17 @@ class ReachWindow:
 
     def __post_init__(self) -> None:
         n = np.asarray(self.normal, np.float64).reshape(-1)
-        if n.shape != (3,) or not np.all(np.isfinite(n)) or np.linalg.norm(n) < 1e-12:
+        if n.shape != (3,) or not np.all(np.isfinite(n)) or not 1e-12 < np.max(np.abs(n)) < 1e12:
             raise LimitsError(f"reach window normal must be a finite non-zero 3-vector, got {self.normal!r}")
+        n = n / np.max(np.abs(n))  # no overflow of the norm for any finite normal
         self.normal = n / np.linalg.norm(n)
         if self.e1 is None:
             self.e1, e2 = _plane_basis(self.normal)
         else:
             e1 = np.asarray(self.e1, np.float64).reshape(3)
+            if not (np.all(np.isfinite(e1)) and 1e-12 < np.max(np.abs(e1)) < 1e12):
+                raise LimitsError(f"reach window e1 must be a finite non-zero 3-vector, got {self.e1!r}")
+            e1 = e1 / np.max(np.abs(e1))
             e1 = e1 - np.dot(e1, self.normal) * self.normal
             if np.linalg.norm(e1) < 1e-9:
                 raise LimitsError("reach window e1 must not be parallel to its normal")
@@ -72,6 +76,11 @@ class ReachWindow:
         v = np.asarray(self.vertices, np.float64)
         if v.ndim != 2 or v.shape[1] != 2 or v.shape[0] < 3 or not np.all(np.isfinite(v)):
             raise LimitsError(f"reach window vertices must be a finite [K>=3, 2] array, got shape {v.shape}")
+        if v.shape[0] > MAX_WINDOW_VERTICES or not np.all(np.abs(v) <= MAX_WINDOW_COORD):
+            raise LimitsError(
+                f"reach window vertices: at most {MAX_WINDOW_VERTICES}, within +-{MAX_WINDOW_COORD:g} plane units "
+                "(a window wider than a hemisphere is out of proportion)"
+            )
         area2 = np.sum(v[:, 0] * np.roll(v[:, 1], -1) - np.roll(v[:, 0], -1) * v[:, 1])
         if abs(area2) < 1e-14:
             raise LimitsError("reach window polygon has zero area")
@@ -100,6 +109,11 @@ class ReachWindow:
 
 
 # --------------------------------------------------------------------------- the limit
+#: Bounds of a reach window table: windows per joint, vertices per window, and |u|, |v| on the
+#: window's plane (tan of the angle from its centre: 1e6 is 89.99994 degrees).
+MAX_WINDOWS, MAX_WINDOW_VERTICES, MAX_WINDOW_COORD = 64, 256, 1e6
+
+
 def _wrap(x: ArrayLike) -> Array:
     return (np.asarray(x) + np.pi) % (2.0 * np.pi) - np.pi
 
@@ -131,7 +145,12 @@ class ReachWindowLimit:
             raise LimitsError(f"axis must be a finite non-zero 3-vector, got {axis!r}")
         self.reference = ref / np.linalg.norm(ref)
         self.axis = ax / np.linalg.norm(ax)
-        self.windows = [w if isinstance(w, ReachWindow) else ReachWindow(**w) for w in windows]
+        if not isinstance(windows, Sequence) or isinstance(windows, str) or len(windows) > MAX_WINDOWS:
+            raise LimitsError(f"windows must be a list of at most {MAX_WINDOWS} reach windows")
+        try:
+            self.windows = [w if isinstance(w, ReachWindow) else ReachWindow(**w) for w in windows]
+        except TypeError as e:
+            raise LimitsError(f"corrupt reach window: {e}") from None
         if twist_range is None:
             tmin, tmax = -np.pi, np.pi
         else:

@@ -40,8 +40,12 @@ def check_document(d: Any, source: str, schema: str, version: int) -> None:
         raise LimitsError(f"{source}: corrupt limits file ('skeleton' must be an object)")
     if not isinstance(d.get("joints"), list):
         raise LimitsError(f"{source}: corrupt limits file ('joints' must be a list)")
-    if not isinstance(d.get("settings", {}), Mapping):
+    settings = d.get("settings", {})
+    if not isinstance(settings, Mapping):
         raise LimitsError(f"{source}: corrupt limits file ('settings' must be an object)")
+    roots = settings.get("root_joints", [])
+    if roots is not None and not (isinstance(roots, list) and all(isinstance(n, str) for n in roots)):
+        raise LimitsError(f"{source}: corrupt limits file ('settings.root_joints' must be a list of joint names)")
 
 
 def check_entry(e: Any, k: int, source: str, seen: set[str]) -> tuple[str, bool, Mapping[str, Any]]:

@@ -14,6 +14,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..errors import LimitsError
+from ._checks import LIMIT_SPACE_BOUND
 from .registry import shape_class
 
 __all__ = ["Shape"]
@@ -128,8 +129,14 @@ class ConvexShape(Shape):
                 setattr(self, name, v)
             if v is None or not np.all(np.isfinite(v)):
                 raise LimitsError(f"{self.kind} limit needs finite {name!r}")
+            if name == "scale" and not np.all(np.abs(v) <= 2 * LIMIT_SPACE_BOUND):
+                raise LimitsError(f"{self.kind} limit: {name!r} out of proportion with rotation space")
         if not (np.all(np.isfinite(self.position)) and np.all(np.isfinite(self.rotation))):
             raise LimitsError(f"{self.kind} limit frame is not finite")
+        if not np.all(np.abs(self.position) <= LIMIT_SPACE_BOUND):
+            raise LimitsError(f"{self.kind} limit: position must be within +-{LIMIT_SPACE_BOUND:.4g} radians")
+        if not np.allclose(self.rotation.T @ self.rotation, np.eye(3), rtol=0.0, atol=1e-3):
+            raise LimitsError(f"{self.kind} limit: rotation is not orthonormal")
 
     def to_dict(self) -> dict:
         d: dict[str, Any] = {"kind": self.kind, "position": self.position.tolist(), "rotation": self.rotation.tolist()}

@@ -25,6 +25,10 @@ __all__ = ["Skeleton", "Motion", "forward_kinematics", "POSITION_CHANNELS", "ROT
 
 POSITION_CHANNELS = ("Xposition", "Yposition", "Zposition")
 ROTATION_CHANNELS = ("Xrotation", "Yrotation", "Zrotation")
+CHANNEL_SET = frozenset(POSITION_CHANNELS + ROTATION_CHANNELS)
+#: Largest |offset| (any unit): past it a bone is no measurement, and sums of squares of it (body
+#: height, bone lengths) would overflow into inf and NaN.
+MAX_OFFSET = 1e12
 
 
 @dataclass
@@ -65,6 +69,22 @@ class Skeleton:
         if len(set(self.names)) != J:
             dup = sorted({n for n in self.names if self.names.count(n) > 1})
             raise SkeletonError(f"duplicate joint names: {dup}")
+        if not np.all(np.abs(self.offsets) <= MAX_OFFSET):
+            j = int(np.argwhere(~(np.abs(self.offsets) <= MAX_OFFSET))[0, 0])
+            raise SkeletonError(f"offset of joint {self.names[j]!r} is not finite or beyond +-{MAX_OFFSET:g}")
+        for j, c in enumerate(self.channels):
+            if any(k not in CHANNEL_SET for k in c) or len(set(c)) != len(c):
+                raise SkeletonError(
+                    f"channels of joint {self.names[j]!r} must be distinct names among {', '.join(sorted(CHANNEL_SET))}"
+                    f", got {c!r}"
+                )
+        for p, o in self.end_sites:
+            if not 0 <= p < J:
+                raise SkeletonError(f"an End Site's parent {p} is not a joint (0..{J - 1})")
+            if not np.all(np.abs(o) <= MAX_OFFSET):
+                raise SkeletonError(
+                    f"an End Site offset of joint {self.names[p]!r} is not finite or beyond +-{MAX_OFFSET:g}"
+                )
 
     @property
     def num_joints(self) -> int:

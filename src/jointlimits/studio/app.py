@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
+import hmac
+import http
+import http.cookies
 import threading
 import time
+from collections.abc import Iterator
 from typing import Any
+from urllib.parse import parse_qs, urlsplit
 
 import numpy as np
 
@@ -14,7 +20,11 @@ from . import posing
 from .scene import ContactDrawing, SkeletonDrawing, violation_colors
 from .state import SaveError, StudioState
 
-__all__ = ["StudioApp"]
+__all__ = ["StudioApp", "TOKEN_COOKIE"]
+
+#: Cookie the studio sets once a request came with its token, so the page's own requests (scripts,
+#: the websocket) carry it without the token in every URL.
+TOKEN_COOKIE = "jointlimits_studio_token"
 
 _INPUT_COLORS = [(150, 150, 160), (120, 160, 220), (200, 150, 120)]
 
@@ -22,9 +32,11 @@ _INPUT_COLORS = [(150, 150, 160), (120, 160, 220), (200, 150, 120)]
 class StudioApp:
     """Serve ``state`` on ``host:port`` (127.0.0.1 by default). ``start()`` returns at once."""
 
-    def __init__(self, state: StudioState, host: str = "127.0.0.1", port: int = 8080):
+    def __init__(self, state: StudioState, host: str = "127.0.0.1", port: int = 8080, token: str | None = None):
         self.state = state
         self.host, self.port = host, port
+        #: when set, every HTTP and websocket request must carry it (``?token=`` or the cookie)
+        self.token = token
         self.server: Any = None
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -34,7 +46,8 @@ class StudioApp:
         viser = require("viser", "studio", "the studio")
 
         st = self.state
-        self.server = s = viser.ViserServer(host=self.host, port=self.port, verbose=False)
+        with _token_required(self.token):
+            self.server = s = viser.ViserServer(host=self.host, port=self.port, verbose=False)
         self.port = s.get_port()
         s.scene.set_up_direction("+y")
         s.initial_camera.position = (0.0, 1.3, 4.0)
@@ -80,7 +93,7 @@ class StudioApp:
 
     @property
     def url(self) -> str:
-        return f"http://{self.host}:{self.port}"
+        return f"http://{self.host}:{self.port}" + (f"/?token={self.token}" if self.token else "")
 
     # ------------------------------------------------------------------ GUI
     def _build_gui(self) -> None:
@@ -270,3 +283,51 @@ class StudioApp:
                 except Exception:  # a client vanished mid-update; keep playing
                     pass
             last = now
+
+
+def _authorized(request: Any, token: str) -> bool:
+    """Whether an HTTP or websocket-upgrade request carries ``token`` (query or cookie)."""
+    given = parse_qs(urlsplit(request.path).query).get("token", [""])[0]
+    if not given:
+        jar = http.cookies.SimpleCookie()
+        with contextlib.suppress(http.cookies.CookieError):
+            jar.load(request.headers.get("Cookie", ""))
+        given = jar[TOKEN_COOKIE].value if TOKEN_COOKIE in jar else ""
+    return hmac.compare_digest(given.encode(), token.encode())
+
+
+@contextlib.contextmanager
+def _token_required(token: str | None) -> Iterator[None]:
+    """While viser starts its server: make every request it accepts (the page, its files, the
+    websocket) carry ``token``, by wrapping the ``process_request`` hook viser gives websockets'
+    ``serve``; refused ones get 403. The page's response sets the token cookie. No token: as is."""
+    if token is None:
+        yield
+        return
+    import websockets.asyncio.server as wss
+    from websockets.datastructures import Headers
+    from websockets.http11 import Response
+
+    serve = wss.serve
+
+    def guarded_serve(*args: Any, **kwargs: Any) -> Any:
+        inner = kwargs.get("process_request")
+
+        def process_request(connection: Any, request: Any) -> Any:
+            if not _authorized(request, token):
+                body = b"this studio needs its token: open the URL it printed\n"
+                headers = Headers([("Content-Type", "text/plain"), ("Content-Length", str(len(body)))])
+                return Response(http.HTTPStatus.FORBIDDEN.value, "Forbidden", headers, body)
+            resp = inner(connection, request) if inner is not None else None
+            if resp is not None:
+                resp.headers["Set-Cookie"] = f"{TOKEN_COOKIE}={token}; HttpOnly; SameSite=Strict; Path=/"
+            return resp
+
+        kwargs["process_request"] = process_request
+        return serve(*args, **kwargs)
+
+    setattr(wss, "serve", guarded_serve)  # noqa: B010 - a class in websockets' stubs, a function here
+    try:
+        yield
+    finally:
+        setattr(wss, "serve", serve)  # noqa: B010

@@ -13,7 +13,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..._native import _core
-from ...errors import BVHError
+from ...errors import BVHError, SkeletonError
 from ...motion.skeleton import POSITION_CHANNELS, ROTATION_CHANNELS, Skeleton
 
 CHANNEL_NAMES = POSITION_CHANNELS + ROTATION_CHANNELS
@@ -162,7 +162,10 @@ def _parse_hierarchy(tk: _Tokens):
         if tok.upper() == "ROOT":
             raise BVHError("more than one ROOT is not supported", tl, tk.path)
         raise BVHError(f"expected MOTION after the hierarchy, found {tok!r} (unbalanced braces?)", tl, tk.path)
-    return Skeleton(names, np.array(parents), np.array(offsets), channels, end_sites)
+    try:
+        return Skeleton(names, np.array(parents), np.array(offsets), channels, end_sites)
+    except SkeletonError as e:  # an OFFSET out of proportion (1e308 would give NaN lengths)
+        raise BVHError(str(e), None, tk.path) from None
 
 
 def _header_value(line: str, key: str, lineno: int, path: str | None) -> str:

@@ -12,6 +12,7 @@ from typing import IO
 import numpy as np
 from numpy.typing import NDArray
 
+from ..._atomic import check_input_file
 from ...errors import BVHError
 from ...motion import quat
 from ...motion.skeleton import POSITION_CHANNELS, ROTATION_CHANNELS, Motion, Skeleton
@@ -95,6 +96,10 @@ def _read(
     stat: tuple[int, int] | None = None,
     source_path: str | None = None,
 ) -> Motion:
+    if _cr_only(fh, data):
+        # classic Mac OS line ends: read as LF (the rows are found by \n); saved with LF
+        data = (data if data is not None else fh.read()).replace(b"\r", b"\n")
+        fh, size, stat, source_path = io.BytesIO(data), len(data), None, None
     lines, n_head = _read_header(fh, path)
     motion_end = fh.tell()
     tk = _Tokens(lines, path)
@@ -209,6 +214,17 @@ def _read(
     return builder.motion(frame_time, source)
 
 
+def _cr_only(fh: IO[bytes], data: bytes | None) -> bool:
+    """Whether the file's lines end with CR alone (no LF in its first 64 KB, a CR there)."""
+    if data is not None:
+        head = data[:65536]
+    else:
+        at = fh.tell()
+        head = fh.read(65536)
+        fh.seek(at)
+    return b"\r" in head and b"\n" not in head
+
+
 def _crlf_header(data: bytes | None, path: str | None) -> bool:
     """Whether the file's first line ends with CRLF."""
     if data is not None:
@@ -237,7 +253,10 @@ def load(path: str | os.PathLike) -> Motion:
     """
     p = Path(path)
     try:
+        check_input_file(p)  # a FIFO would block, /dev/zero never end
         fh = open(p, "rb")
+    except ValueError as e:
+        raise BVHError(f"cannot read file: {e}", None, str(p)) from None
     except OSError as e:
         raise BVHError(f"cannot read file: {e.strerror or e}", None, str(p)) from None
     with fh:

@@ -1,0 +1,197 @@
+"""What the reader fuzzers (``scripts/fuzz_*.py``) share: a sandboxed worker process that reads
+one file per request, and the counting of outcomes.
+
+Each mutated file is written to a scratch folder and read in a worker subprocess that runs with
+an address-space limit (``RLIMIT_AS``, 1 GB by default) and one BLAS thread; a file that takes
+longer than the timeout (10 s) kills the worker (counted as a hang) and a worker that dies by a
+signal is counted by the signal's name; both restart the worker. Outcomes:
+
+- ``rejected``: the reader raised its own error class (one line, naming the file);
+- ``accepted``: the reader returned, and the checks of the fuzzer's ``accept`` function passed
+  (finite values, and what the fuzzer asks of an accepted file);
+- anything else is a failure: ``escaped <Type>`` (another exception, MemoryError included),
+  ``multi-line error``, ``check failed: ...``, ``hang``, ``signal SIGxxx``.
+
+The worker imports the fuzzer module by path and calls its ``read(kind, path)`` (which returns a
+short string for an accepted file or raises); the fuzzer names its error class in ``ERRORS``.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import resource
+import select
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED = ROOT.parent / "shared"
+MOCAP = SHARED / "data" / "mocap"
+PYTHON = sys.executable
+
+
+# ------------------------------------------------------------------------------------ the worker
+def _worker(module_path: str) -> None:  # pragma: no cover - runs in the subprocess
+    spec = importlib.util.spec_from_file_location("fuzz_target", module_path)
+    assert spec and spec.loader
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    errors = tuple(mod.errors())
+    out = sys.stdout
+    sys.stdout = sys.stderr  # what the reader prints stays off the protocol
+    import warnings
+
+    warnings.simplefilter("ignore")
+    for line in sys.stdin:
+        kind, path = json.loads(line)
+        t = time.perf_counter()
+        try:
+            note = mod.read(kind, path)
+            res = {"outcome": "accepted", "note": str(note or "")}
+        except errors as e:
+            msg = str(e)
+            res = {"outcome": "rejected" if "\n" not in msg.strip() else "multi-line error", "note": msg[:300]}
+        except AssertionError as e:
+            res = {"outcome": f"check failed: {str(e)[:120]}", "note": ""}
+        except BaseException as e:
+            res = {"outcome": f"escaped {type(e).__name__}", "note": f"{str(e)[:300]}"}
+        res["seconds"] = time.perf_counter() - t
+        res["maxrss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        out.write(json.dumps(res) + "\n")
+        out.flush()
+
+
+class Sandbox:
+    """A worker subprocess reading files with a memory limit and a per-file timeout."""
+
+    def __init__(self, module_path: str, memory_bytes: int = 1 << 30, timeout: float = 10.0):
+        self.module_path, self.memory, self.timeout = module_path, memory_bytes, timeout
+        self.proc: subprocess.Popen | None = None
+        self.warm = False  # the worker has answered once (its imports are done)
+
+    def _start(self) -> None:
+        env = dict(os.environ)
+        env.update(OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1", MKL_NUM_THREADS="1", PYTHONWARNINGS="ignore")
+        src = str(ROOT / "src")
+        env["PYTHONPATH"] = src + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+        mem = self.memory
+
+        def limit() -> None:  # pragma: no cover - runs in the child before exec
+            resource.setrlimit(resource.RLIMIT_AS, (mem, mem))
+            resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+
+        self.warm = False
+        self.proc = subprocess.Popen(
+            [
+                PYTHON,
+                "-c",
+                f"import sys; sys.path.insert(0, {str(Path(__file__).parent)!r}); "
+                f"import fuzzlib; fuzzlib._worker({self.module_path!r})",
+            ],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            env=env,
+            preexec_fn=limit,
+            text=True,
+            bufsize=1,
+        )
+
+    def _stop(self) -> None:
+        if self.proc is not None:
+            if self.proc.poll() is None:
+                self.proc.kill()
+            self.proc.wait()
+            self.proc = None
+
+    def read(self, kind: str, path: str) -> dict:
+        """The outcome of reading ``path`` (a dict with ``outcome``, ``note``, ``seconds``)."""
+        if self.proc is None or self.proc.poll() is not None:
+            self._start()
+        assert self.proc is not None and self.proc.stdin is not None and self.proc.stdout is not None
+        t = time.perf_counter()
+        try:
+            self.proc.stdin.write(json.dumps([kind, path]) + "\n")
+            self.proc.stdin.flush()
+        except BrokenPipeError:
+            pass
+        # the first request also waits for the worker's imports
+        ready, _, _ = select.select([self.proc.stdout], [], [], self.timeout + (0.0 if self.warm else 60.0))
+        if ready:
+            line = self.proc.stdout.readline()
+            if line:
+                self.warm = True
+                return json.loads(line)
+        if self.proc.poll() is None:  # still running: a hang
+            self._stop()
+            return {"outcome": "hang", "note": f"no answer in {time.perf_counter() - t:.0f} s", "seconds": self.timeout}
+        rc = self.proc.returncode
+        self._stop()
+        name = signal.Signals(-rc).name if rc < 0 else f"exit {rc}"
+        return {"outcome": f"signal {name}" if rc < 0 else f"worker {name}", "note": "", "seconds": 0.0}
+
+    def close(self) -> None:
+        self._stop()
+
+
+def run_cases(module_path: str, cases, scratch: Path, verbose: bool = True, timeout: float = 10.0) -> Counter:
+    """Read every ``(label, kind, name, data)`` case (``data`` bytes written to ``scratch/name``,
+    or None: ``name`` is an existing path such as a FIFO) in the sandbox; the outcome counts."""
+    counts: Counter = Counter()
+    box = Sandbox(module_path, timeout=timeout)
+    slow = 0.0
+    peak = 0.0
+    try:
+        for i, (label, kind, name, data) in enumerate(cases):
+            if data is None:
+                path = name
+            else:
+                path = str(scratch / name)
+                Path(path).write_bytes(data)
+            res = box.read(kind, path)
+            out = res["outcome"]
+            counts[out] += 1
+            slow = max(slow, res.get("seconds", 0.0))
+            peak = max(peak, res.get("maxrss_mb", 0.0))
+            if out not in ("accepted", "rejected") and verbose:
+                print(f"[{i}] {label}: {out}: {res.get('note', '')[:200]}", file=sys.stderr)
+            if data is not None:
+                try:
+                    os.unlink(path)
+                except OSError:
+                    pass
+    finally:
+        box.close()
+    counts["_slowest_s"] = round(slow, 2)  # type: ignore[assignment]
+    counts["_peak_rss_mb"] = round(peak)  # type: ignore[assignment]
+    return counts
+
+
+def special_files(scratch: Path) -> list[tuple[str, str]]:
+    """(label, path) of files no reader may block on or read without end: a FIFO with no writer,
+    /dev/zero, /dev/urandom, a folder."""
+    fifo = scratch / "fifo"
+    if not fifo.exists():
+        os.mkfifo(fifo)
+    return [("fifo", str(fifo)), ("/dev/zero", "/dev/zero"), ("/dev/urandom", "/dev/urandom"), ("folder", str(scratch))]
+
+
+def report(title: str, counts: Counter, seconds: float) -> int:
+    """Print the counts; the number of failures (outcomes other than accepted/rejected)."""
+    slow, peak = counts.pop("_slowest_s", 0), counts.pop("_peak_rss_mb", 0)
+    n = sum(counts.values())
+    bad = sum(v for k, v in counts.items() if k not in ("accepted", "rejected"))
+    print(
+        f"{title}: {n} files in {seconds:.0f} s: {counts['rejected']} rejected with the reader's error, "
+        f"{counts['accepted']} accepted (checked), {bad} failures; slowest file {slow} s, worker peak RSS {peak} MB"
+    )
+    for k, v in sorted(counts.items()):
+        if k not in ("accepted", "rejected"):
+            print(f"  {v:6d}  {k}")
+    return bad
