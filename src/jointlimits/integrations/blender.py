@@ -94,16 +94,16 @@ def apply_limits(
 
 
 def repair_pops(obj: Any, threshold: float | None = None, name: str | None = None) -> tuple[Motion, list[int]]:
-    """Pops of the current action detected and filtered out (as ``jointlimits filter --detect``),
-    keyed as ``<action>_repaired``; returns the motion and the detected cuts."""
-    from ..cleanup.tracking import DEFAULT_THRESHOLD, detect_discontinuities, filter_motion
+    """Pops of the current action detected and repaired joint by joint (as ``jointlimits filter
+    --detect``), keyed as ``<action>_repaired``; returns the motion and the detected cuts."""
+    from ..cleanup.repair import repair_pops as repair
+    from ..cleanup.tracking import DEFAULT_THRESHOLD
 
     act = obj.animation_data.action
     m = armature_motion(obj)
-    cuts = detect_discontinuities(m, DEFAULT_THRESHOLD if threshold is None else threshold).tolist()
-    out = filter_motion(m, cuts=cuts)
+    out, rep = repair(m, None, True, DEFAULT_THRESHOLD if threshold is None else threshold)
     key_motion(obj, out, name or f"{act.name}_repaired")
-    return out, [int(c) for c in cuts]
+    return out, [int(c) for c in rep.cuts]
 
 
 def foot_lock(obj: Any, limits: Any = None, name: str | None = None) -> tuple[Motion, Any]:
