@@ -309,6 +309,7 @@ def _planted_offsets(
     max_offset: float = np.inf,
     bridge_step: float = np.inf,
     release_acc: float = np.inf,
+    max_fade: float = MAX_FADE_DEGREES,
 ) -> tuple[Array, Array, NDArray[np.bool_]]:
     """How to move one foot so that what is planted stays put -> (ankle offsets ``o [F, 3]``, global
     foot rotations ``R [F, 4]`` applied about the ankle, frames that need a solve).
@@ -322,7 +323,7 @@ def _planted_offsets(
     nothing jumps at a switch; a run after a gap takes its lock afresh from the animation, so
     corrections never pile up from step to step (on LAFAN1's walk4 they had turned a foot 68
     degrees off its animation after 700 frames of shuffling). Offsets fade over ``blend_frames``
-    and rotations at most ``MAX_FADE_DEGREES`` per frame (smoothstep). A planted point whose
+    and rotations at most ``max_fade`` degrees per frame on average (smoothstep). A planted point whose
     animation drifts farther than ``max_offset`` from its lock drags the lock along (it is sliding,
     and a long drift would be released as a pop). ``up``: that offset component
     is 0 (heights follow the animation). ``lock_frames``: a lock taken from rest averages that many
@@ -364,7 +365,7 @@ def _planted_offsets(
             # that keeps fading (added below), so corrections never pile up from step to step
             o_prev, r_prev = np.zeros(3), quat.identity()
         n = e0 - s0
-        nb = max(B, int(np.ceil(np.degrees(quat.angle(r_prev)) / MAX_FADE_DEGREES)))
+        nb = max(B, int(np.ceil(np.degrees(quat.angle(r_prev)) / max_fade)))
         fade_r = 1.0 - _smoothstep(np.arange(1, n + 1) / (nb + 1.0)) if nb else np.zeros(n)
         r_fade = quat.slerp(np.broadcast_to(quat.identity(), (n, 4)), np.broadcast_to(r_prev, (n, 4)), fade_r)
         if k == 0:
@@ -600,6 +601,9 @@ def footlock(
             MAX_OFFSET / mpu,
             bridge,
             RELEASE_ACCELERATION * motion.frame_time**2 / mpu,
+            # under a step bound a foot turn fades no faster than the bound lets the foot follow
+            # (smoothstep's peak rate is 1.5 times its mean), so the bounded foot does not lag
+            MAX_FADE_DEGREES if st.step_margin is None else min(MAX_FADE_DEGREES, st.step_margin / 1.5),
         )
         t = gp[:, j] + o
         fr = np.nonzero(need)[0]
@@ -727,7 +731,7 @@ def footlock(
         rot[fr, K] = knee
         rot[fr, J] = foot
     if st.step_margin is not None:
-        rot = _no_new_steps(motion, rot, [j for ch in chains for j in ch], limits, limit_ankle, st.step_margin)
+        rot = _no_new_steps(motion, rot, chains, limits, limit_ankle, st.step_margin)
     out = motion.with_rotations(rot)
     after = measure_skating(out, c, idx)
     red = 100.0 * (1.0 - after["total_m"] / before["total_m"]) if before["total_m"] > 0 else 0.0
@@ -758,26 +762,48 @@ STEP_MARGIN_DEGREES = 1.99
 
 
 def _no_new_steps(
-    motion: Motion, rot: Array, joints: Sequence[int], limits: Any, limit_ankle: bool, margin: float
+    motion: Motion,
+    rot: Array,
+    chains: Sequence[tuple[int, int, int]],
+    limits: Any,
+    limit_ankle: bool,
+    margin: float,
 ) -> Array:
     """The changed leg joints walked toward their solved rotations at no more than the input's
     largest step at that joint within ``STEP_SECONDS`` plus ``margin`` degrees
     (:func:`jointlimits.motion.steps.walk`), inside their limits, so that a lock adds no one-frame
-    jump (a knee snapping straight, a flip between IK branches)."""
+    jump (a knee snapping straight, a flip between IK branches). Hip and knee walk first; the foot
+    then walks toward the local rotation that gives it its solved global rotation under the walked
+    hip and knee (so a lagging knee does not turn the planted foot, and the toe stays)."""
     from ..motion.steps import WALKERS, local_step_bound
 
     sk = motion.skeleton
     feet = set(find_feet(sk))
-    for j in dict.fromkeys(joints):
-        if not np.any(rot[:, j] != motion.rotations[:, j]):
-            continue
+
+    def bounded(j: int, target: Array) -> Array:
         lim = _joint_limit(limits, j) if limits is not None and (limit_ankle or j not in feet) else None
         bound = local_step_bound(motion.rotations[:, j], motion.frame_time, STEP_SECONDS, margin)
 
         def keep(y: Array, t: int, lim: Any = lim) -> Array:
             return y if lim is None else lim.project(y)
 
-        rot[:, j] = WALKERS[STEP_WALK](rot[:, j], bound, keep)
+        return WALKERS[STEP_WALK](target, bound, keep)
+
+    for h, k, f in chains:
+        hk = (rot[:, h].copy(), rot[:, k].copy())
+        solved = quat.mul(quat.mul(rot[:, h], rot[:, k]), rot[:, f])
+        for j in (h, k):
+            if np.any(rot[:, j] != motion.rotations[:, j]):
+                rot[:, j] = bounded(j, rot[:, j])
+        moved = np.any(rot[:, f] != motion.rotations[:, f], axis=-1)
+        if not np.any(moved):
+            continue
+        want = rot[:, f].copy()
+        lag = moved & (np.any(rot[:, h] != hk[0], axis=-1) | np.any(rot[:, k] != hk[1], axis=-1))
+        if np.any(lag):
+            w = quat.normalize(quat.inv_mul(quat.mul(rot[lag, h], rot[lag, k]), solved[lag]))
+            want[lag] = np.where(np.sum(w * want[lag], axis=-1, keepdims=True) < 0.0, -w, w)
+        rot[:, f] = bounded(f, want)
     return rot
 
 
