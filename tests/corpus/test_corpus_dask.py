@@ -66,19 +66,20 @@ class Cluster:
             p.terminate()
         for p in [*self.workers, self.scheduler]:
             try:
-                p.wait(10)
+                p.wait(1)  # a dask worker can take 10 s to leave on SIGTERM; nothing here needs it graceful
             except subprocess.TimeoutExpired:
                 p.kill()
+                p.wait(10)
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")  # kept across the module switches of an xdist worker
 def cluster():
     c = Cluster()
     yield c
     c.close()
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")  # kept across the module switches of an xdist worker
 def clips(tmp_path_factory) -> Path:
     root = tmp_path_factory.mktemp("corpus")
     for k, name in enumerate(BANDAI):

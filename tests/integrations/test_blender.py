@@ -6,6 +6,7 @@ the command line on the same clip, and the commands reading and writing .fbx."""
 
 from __future__ import annotations
 
+import fcntl
 import importlib.util
 import json
 import os
@@ -25,7 +26,6 @@ from conftest import MOCAP, ROOT, needs_shared
 
 BPY = os.environ.get(fbx.ENV, "")
 pytestmark = [
-    pytest.mark.xdist_group("bpy"),  # one worker, one bpy session
     needs_shared,
     pytest.mark.skipif(
         not BPY, reason=f"{fbx.ENV} is not set: the FBX and Blender add-on tests need a Python with bpy (.ci/run)"
@@ -57,9 +57,25 @@ def _clip(rel: str) -> Path:
     return p if p.is_file() else sorted(p.parent.glob("*.bvh"))[0]
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")  # kept across the module switches of an xdist worker
 def session(tmp_path_factory):
-    work = tmp_path_factory.mktemp("blender")
+    """The bpy session's folder, results and clips: run once per test run. pytest-xdist's
+    loadgroup does not keep this module on one worker here (xdist 3.8, pytest 9), so under xdist
+    the first worker to get here runs it in the run's shared temp folder and the others wait for
+    it under a file lock and read its results."""
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        return _session(tmp_path_factory.mktemp("blender"))
+    work = tmp_path_factory.getbasetemp().parent / "blender"  # this run's, shared by its workers
+    with open(work.with_suffix(".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if (work / "results.json").is_file():
+            clips = {name: work / f"{name}.bvh" for name in [*CLIPS, "mixamo"]}
+            return work, json.loads((work / "results.json").read_text()), clips
+        work.mkdir(exist_ok=True)
+        return _session(work)
+
+
+def _session(work: Path):
     clips = {}
     for name, rel in CLIPS.items():
         clips[name] = work / f"{name}.bvh"
