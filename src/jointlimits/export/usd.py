@@ -31,6 +31,7 @@ from typing import Any
 
 import numpy as np
 
+from ..io.usd import _identifier
 from .base import JointInfo, SwingTwistEngine, frames_block, vec
 from .swingtwist import SwingTwistLimit
 
@@ -117,20 +118,6 @@ class UsdSpherical(SwingTwistEngine):
         }
 
 
-def _prim_name(name: str, used: set[str]) -> str:
-    import re
-
-    s = re.sub(r"[^A-Za-z0-9_]", "_", name) or "joint"
-    if s[0].isdigit():
-        s = "_" + s
-    base, k = s, 1
-    while s in used:
-        s = f"{base}_{k}"
-        k += 1
-    used.add(s)
-    return s
-
-
 def articulation_stage(export: Any, variant: str) -> Any:
     """An in-memory ``Usd.Stage`` of ``export`` (an :class:`~jointlimits.export.Export` of the
     ``usd`` or ``usd-spherical`` engine) with the ``variant``'s limits."""
@@ -169,7 +156,7 @@ def articulation_stage(export: Any, variant: str) -> Any:
     used: set[str] = {"PhysicsScene", "Joints"}
     bodies = []
     for j in range(J):
-        path = f"{ROOT}/{_prim_name(sk.names[j], used)}"
+        path = f"{ROOT}/{_identifier(sk.names[j], used)}"
         x = UsdGeom.Xform.Define(stage, path)
         x.AddTranslateOp(UsdGeom.XformOp.PrecisionDouble).Set(Gf.Vec3d(*map(float, g_pos[j])))
         w, a, b, c = (float(v) for v in quat.normalize(g_rot[j]))
@@ -191,7 +178,7 @@ def articulation_stage(export: Any, variant: str) -> Any:
         je = limited.get(j)
         if je is None and not sk.rotation_order(j):
             continue
-        path = Sdf.Path(f"{ROOT}/Joints/{_prim_name(sk.names[j], jused)}")
+        path = Sdf.Path(f"{ROOT}/Joints/{_identifier(sk.names[j], jused)}")
         if je is None or export.engine.name == "usd-spherical":
             joint = UsdPhysics.SphericalJoint.Define(stage, path)
             joint.CreateAxisAttr(UsdPhysics.Tokens.x)

@@ -241,23 +241,8 @@ def _limit_rows(limit: Any) -> Callable[[Array, Array | None], Array]:
     return st
 
 
-def _hamilton(a: Array, b: Array) -> Array:
-    """Hamilton products of broadcast quaternion arrays (w, x, y, z), written out (builds ``_QL``)."""
-    aw, ax, ay, az = np.moveaxis(a, -1, 0)
-    bw, bx, by, bz = np.moveaxis(b, -1, 0)
-    return np.stack(
-        [
-            aw * bw - ax * bx - ay * by - az * bz,
-            aw * bx + ax * bw + ay * bz - az * by,
-            aw * by - ax * bz + ay * bw + az * bx,
-            aw * bz + ax * by - ay * bx + az * bw,
-        ],
-        axis=-1,
-    )
-
-
 #: the Hamilton product as a bilinear map: (a b)_i = sum_jk a_j _QL[j, 4 i + k] b_k
-_QL = np.stack([_hamilton(np.eye(4)[j], np.eye(4)).T.reshape(16) for j in range(4)])
+_QL = np.stack([quat.mul(np.broadcast_to(np.eye(4)[j], (4, 4)), np.eye(4)).T.reshape(16) for j in range(4)])
 
 
 def _qmul(a: Array, b: Array) -> Array:
