@@ -73,14 +73,14 @@ def _keep(run: str, path: str, m: Any, budget: int) -> None:
             return
         _kept[run] = _kept.get(run, 0) + size
     target = _kept_file(run, path)
+    tmp = target.with_suffix(".tmp")
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
-        tmp = target.with_suffix(".tmp")
         with open(tmp, "wb") as f:
             pickle.dump(bare, f, protocol=pickle.HIGHEST_PROTOCOL)
         os.replace(tmp, target)
-    except OSError:
-        pass
+    except OSError:  # a full or read-only scratch disk: pass 2 parses the clip again
+        tmp.unlink(missing_ok=True)
 
 
 def _take(run: str, path: str) -> Any:
