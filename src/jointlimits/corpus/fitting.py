@@ -241,7 +241,7 @@ def _fit_passes(
                 label=f"pass 2 {g}",
                 settings=key,
                 paths=[c.path for c in mine],
-                hosts=where,
+                hosts=where if budget > 0 else None,
             ),  # fmt: skip
         ):
             if status != "ok":
