@@ -110,7 +110,9 @@ class Engine:
     BATCH_BYTES = 2 << 20
     BATCH_CLIPS = 32
 
-    def _batches(self, n: int, paths: Sequence[str] | None) -> list[list[int]]:
+    def _batches(
+        self, n: int, paths: Sequence[str] | None, hosts: Sequence[str | None] | None = None
+    ) -> list[list[int]]:
         if paths is None:
             return [[i] for i in range(n)]
         out: list[list[int]] = []
@@ -122,7 +124,8 @@ class Engine:
                 b = os.path.getsize(p)
             except OSError:
                 b = 0
-            if not out or size + b > self.BATCH_BYTES or len(out[-1]) >= most:
+            moved = hosts is not None and i > 0 and hosts[i] != hosts[i - 1]
+            if not out or moved or size + b > self.BATCH_BYTES or len(out[-1]) >= most:
                 out.append([])
                 size = 0
             out[-1].append(i)
@@ -138,12 +141,16 @@ class Engine:
         settings: str | None = None,
         paths: Sequence[str] | None = None,
         window: int | None = None,
+        hosts: Sequence[str | None] | None = None,
+        ran_on: list[str | None] | None = None,
     ) -> Iterator[Any]:
         """``func(item, *args)`` for each item, yielded in the items' order. Small clips go in
         batches of about ``BATCH_BYTES`` (one task each: the per-task cost of Dask stays small
         against the work); at most ``window`` tasks (default: 4 per worker) are out at once, so
         results waiting for an earlier clip stay few. With ``settings`` and ``paths`` (each item's
-        file) results go through the cache, clip by clip."""
+        file) results go through the cache, clip by clip. ``hosts`` (a worker address per item,
+        or None) asks for each item's task on that worker (another one if it is gone); the
+        address of the worker that ran each item is appended to ``ran_on``."""
         from tqdm import tqdm
 
         win = window or 4 * self.n_workers()
@@ -151,7 +158,7 @@ class Engine:
         # the shared arguments go with each task (small: options, a fit plan, limits), so a task
         # rerun after its worker died never waits for data that died with it
         shared = list(args)
-        batches = self._batches(len(items), paths)
+        batches = self._batches(len(items), paths, hosts)
         cache = self.cache if settings is not None and paths is not None else None
         futures: dict[int, Any] = {}
         nxt = 0
@@ -159,6 +166,8 @@ class Engine:
             for i in range(len(batches)):
                 while nxt < len(batches) and nxt - i < win:
                     idx = batches[nxt]
+                    where = hosts[idx[0]] if hosts is not None else None
+                    place = {"workers": [where], "allow_other_workers": True} if where else {}
                     futures[nxt] = self.client.submit(
                         _batch,
                         cache,
@@ -168,11 +177,14 @@ class Engine:
                         [items[k] for k in idx],
                         *shared,
                         pure=False,
+                        **place,
                     )
                     nxt += 1
                 fut = futures.pop(i)
-                results = fut.result()
+                host, results = fut.result()
                 fut.release()
+                if ran_on is not None:
+                    ran_on += [host] * len(results)
                 for r in results:
                     yield r
                     bar.update(1)
@@ -182,10 +194,20 @@ class Engine:
             bar.close()
 
 
+def _worker_address() -> str | None:
+    try:
+        from distributed import get_worker
+
+        return str(get_worker().address)
+    except (ImportError, ValueError):
+        return None
+
+
 def _batch(
     cache: str | None, settings: str | None, func: Callable[..., Any], paths: list, items: list, *args: Any
-) -> list[Any]:
-    """One task: ``func`` over a few clips (each through the cache when there is one)."""
+) -> tuple[str | None, list[Any]]:
+    """One task: ``func`` over a few clips (each through the cache when there is one), and the
+    address of the worker it ran on."""
     if cache is None:
-        return [func(it, *args) for it in items]
-    return [_cached(cache, settings or "", func, p, it, *args) for p, it in zip(paths, items)]
+        return _worker_address(), [func(it, *args) for it in items]
+    return _worker_address(), [_cached(cache, settings or "", func, p, it, *args) for p, it in zip(paths, items)]
