@@ -30,17 +30,21 @@ def wheel_from_tree(out_dir: Path) -> Path:
     """A wheel of the jointlimits package as it is importable here (its compiled core included),
     without building: for tests, where compiling again would cost a minute."""
     import jointlimits
+    from jointlimits._native import _core
 
     pkg = Path(jointlimits.__file__).parent
-    tag = next(pkg.glob("_core*.so")).name.split(".")[1]  # e.g. cpython-311-x86_64-linux-gnu
+    # an editable install keeps the compiled core in its build folder, not beside the sources
+    core = Path(_core.__file__)
+    tag = core.name.split(".")[1]  # e.g. cpython-311-x86_64-linux-gnu
     py = "cp" + tag.split("-")[1]
     name = f"jointlimits-{jointlimits.__version__}-{py}-{py}-linux_x86_64.whl"
     info = f"jointlimits-{jointlimits.__version__}.dist-info"
     out = out_dir / name
     with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as z:
         for f in sorted(pkg.rglob("*")):
-            if f.is_file() and "__pycache__" not in f.parts:
+            if f.is_file() and "__pycache__" not in f.parts and not (f.name.startswith("_core.") and f.suffix == ".so"):
                 z.write(f, f"jointlimits/{f.relative_to(pkg).as_posix()}")
+        z.write(core, f"jointlimits/{core.name}")
         z.writestr(
             f"{info}/METADATA", f"Metadata-Version: 2.1\nName: jointlimits\nVersion: {jointlimits.__version__}\n"
         )
