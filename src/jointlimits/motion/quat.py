@@ -18,11 +18,15 @@ from numpy.typing import ArrayLike
 
 from .._native import _core
 from ._quat_base import Array, _c, _f, _f64, _norm, _unit, identity, mul, normalize
-from ._quat_euler import EULER_ORDERS, from_euler, to_euler
-from ._quat_euler import euler_carry as euler_carry
-from ._quat_euler import euler_carry_exact as euler_carry_exact
-from ._quat_euler import from_euler_axes as from_euler_axes
-from ._quat_euler import to_euler_axes as to_euler_axes
+from ._quat_euler import (
+    EULER_ORDERS,
+    euler_carry,
+    euler_carry_exact,
+    from_euler,
+    from_euler_axes,
+    to_euler,
+    to_euler_axes,
+)
 
 __all__ = [
     "identity",
@@ -44,6 +48,10 @@ __all__ = [
     "from_angle_axis",
     "from_euler",
     "to_euler",
+    "from_euler_axes",
+    "to_euler_axes",
+    "euler_carry",
+    "euler_carry_exact",
     "to_matrix",
     "from_matrix",
     "between",
