@@ -3,19 +3,30 @@
 Every function broadcasts over leading dimensions and returns new arrays. Rotations follow the
 Hamilton product (``mul(a, b)`` applies ``b`` first, then ``a``). Vectors are ``[..., 3]``.
 Unless stated otherwise inputs are assumed to be unit quaternions.
+
+The module is written in three files, all used from here: :mod:`._quat_euler` (the Euler
+conversions ``from_euler``, ``to_euler``, ``from_euler_axes``, ``to_euler_axes``, ``euler_carry``),
+:mod:`._quat_base` (``identity``, ``mul`` and ``normalize``, which they build on) and this one.
 """
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Sequence
-from typing import Any, cast
 
 import numpy as np
-from numpy.typing import ArrayLike, NDArray
+from numpy.typing import ArrayLike
 
 from .._native import _core
-from ..errors import QuatError
+from ._quat_base import Array, _c, _f, _f64, _norm, _unit, identity, mul, normalize
+from ._quat_euler import (
+    EULER_ORDERS,
+    euler_carry,
+    euler_carry_exact,
+    from_euler,
+    from_euler_axes,
+    to_euler,
+    to_euler_axes,
+)
 
 __all__ = [
     "identity",
@@ -37,6 +48,10 @@ __all__ = [
     "from_angle_axis",
     "from_euler",
     "to_euler",
+    "from_euler_axes",
+    "to_euler_axes",
+    "euler_carry",
+    "euler_carry_exact",
     "to_matrix",
     "from_matrix",
     "between",
@@ -45,91 +60,6 @@ __all__ = [
     "average",
     "EULER_ORDERS",
 ]
-
-# A float array of the input's precision (float64 from anything not floating). NumPy's types cannot
-# tie the result's dtype to an ArrayLike argument's, so it is left open: callers holding float64 keep it.
-Array = NDArray[Any]
-EULER_ORDERS = ("xyz", "xzy", "yxz", "yzx", "zxy", "zyx")
-_AXIS_INDEX = {"x": 0, "y": 1, "z": 2}
-
-
-_SAFE_LO, _SAFE_HI = 1e-150, 1e150  # plain norms are exact enough in between
-
-
-def _plain_norm(x: Array, keepdims: bool) -> Array:
-    with np.errstate(over="ignore", under="ignore"):  # out-of-range norms take the scaled path
-        return np.linalg.norm(x, axis=-1, keepdims=keepdims)
-
-
-def _plain_ok(n: Array) -> bool:
-    return bool(np.all((n > _SAFE_LO) & (n < _SAFE_HI)))
-
-
-def _norm(x: Array, keepdims: bool = False) -> Array:
-    """Euclidean norm over the last axis without overflow or underflow (1e200 and 1e-200 work)."""
-    n = _plain_norm(x, keepdims)
-    if _plain_ok(n):
-        return n
-    m = np.max(np.abs(x), axis=-1, keepdims=True)
-    safe = np.where(m > 0, m, 1.0)
-    with np.errstate(invalid="ignore"):
-        n = m * np.linalg.norm(x / safe, axis=-1, keepdims=True)
-    return n if keepdims else n[..., 0]
-
-
-def _unit(x: Array) -> tuple[Array, NDArray[np.bool_]]:
-    """x / |x| over the last axis (scaled by the largest component first, so subnormal and huge
-    vectors work) and where x is zero (left zero)."""
-    n = _plain_norm(x, True)
-    if _plain_ok(n):
-        return x / n, np.zeros(n.shape[:-1], bool)
-    m = np.max(np.abs(x), axis=-1, keepdims=True)
-    s = x / np.where(m > 0, m, 1.0)
-    n = np.linalg.norm(s, axis=-1, keepdims=True)
-    return s / np.where(n > 0, n, 1.0), m[..., 0] == 0
-
-
-def _f(x: ArrayLike) -> Array:
-    a = np.asarray(x)
-    if a.dtype.kind != "f":
-        a = a.astype(np.float64)
-    return a
-
-
-def _f64(*xs: Array) -> bool:
-    """Whether the compiled kernels take these arrays (float64; other precisions stay in numpy)."""
-    return all(x.dtype == np.float64 for x in xs)
-
-
-_c = np.ascontiguousarray
-
-
-def identity(shape: Sequence[int] | int = (), dtype=np.float64) -> Array:
-    """Identity rotations (1, 0, 0, 0) of the given leading shape."""
-    shape = (shape,) if isinstance(shape, int) else tuple(shape)
-    q = np.zeros(shape + (4,), dtype=dtype)
-    q[..., 0] = 1.0
-    return q
-
-
-def mul(a: ArrayLike, b: ArrayLike) -> Array:
-    """Hamilton product a*b (rotation b, then a)."""
-    a, b = _f(a), _f(b)
-    if _f64(a, b) and a.shape == b.shape and a.shape[-1:] == (4,):
-        out = np.empty(a.shape)
-        _core.q_mul(_c(a), _c(b), out)
-        return out
-    aw, ax, ay, az = a[..., 0], a[..., 1], a[..., 2], a[..., 3]
-    bw, bx, by, bz = b[..., 0], b[..., 1], b[..., 2], b[..., 3]
-    return np.stack(
-        [
-            aw * bw - ax * bx - ay * by - az * bz,
-            aw * bx + ax * bw + ay * bz - az * by,
-            aw * by - ax * bz + ay * bw + az * bx,
-            aw * bz + ax * by - ay * bx + az * bw,
-        ],
-        axis=-1,
-    )
 
 
 def inv(q: ArrayLike) -> Array:
@@ -167,29 +97,6 @@ def mul_vec(q: ArrayLike, v: ArrayLike) -> Array:
 def inv_mul_vec(q: ArrayLike, v: ArrayLike) -> Array:
     """Rotate vectors v by inv(q)."""
     return mul_vec(inv(q), v)
-
-
-def normalize(q: ArrayLike, eps: float = 0.0) -> Array:
-    """q / |q|; zero quaternions become the identity instead of NaN."""
-    q = _f(q)
-    if _f64(q) and q.shape[-1:] == (4,) and eps < _SAFE_LO:
-        out = np.empty(q.shape)
-        if _core.q_normalize(_c(q), out):
-            return out
-    n = _plain_norm(q, True)
-    if _plain_ok(n) and eps < _SAFE_LO:
-        return q / n
-    # scaled first, so huge (1e200) and tiny (1e-200) quaternions keep their direction
-    m = np.max(np.abs(q), axis=-1, keepdims=True)
-    s = q / np.where(m > 0, m, 1.0)
-    ns = np.linalg.norm(s, axis=-1, keepdims=True)
-    with np.errstate(over="ignore"):  # only compared with eps: inf is fine
-        n = m * ns
-    out = s / np.where(n > eps, ns, 1.0)
-    zero = (n <= eps)[..., 0]
-    if np.any(zero):
-        out = np.where(zero[..., None], identity((), q.dtype), out)
-    return out
 
 
 def abs(q: ArrayLike) -> Array:  # noqa: A001 - the field's name for the w >= 0 cover
@@ -306,162 +213,6 @@ def from_angle_axis(angle_: ArrayLike, axis: ArrayLike) -> Array:
     """Rotation by angle (radians) about a unit axis."""
     a = 0.5 * _f(angle_)[..., None]
     return np.concatenate([np.cos(a), np.sin(a) * _f(axis)], axis=-1)
-
-
-def _check_order(order: str) -> str:
-    o = order.lower()
-    if o not in EULER_ORDERS:
-        raise ValueError(f"unknown Euler order {order!r}; expected one of {EULER_ORDERS}")
-    return o
-
-
-def from_euler(angles: ArrayLike, order: str = "xyz", degrees: bool = False) -> Array:
-    """Intrinsic Euler angles [..., 3] -> quaternion q = R_order[0](a0) R_order[1](a1) R_order[2](a2)."""
-    return from_euler_axes(angles, _check_order(order), degrees)
-
-
-def from_euler_axes(angles: ArrayLike, axes: str, degrees: bool = False) -> Array:
-    """Product R_axes[0](a0) R_axes[1](a1) ... for any sequence of axes ``[..., len(axes)]``
-    (a BVH joint's rotation channels: one to three, repeats allowed)."""
-    a = _f(angles)
-    if len(axes) == 3 and len(set(axes)) == 3 and _f64(a) and a.shape[-1:] == (3,):
-        res = np.empty(a.shape[:-1] + (4,))
-        i, j, k = (_AXIS_INDEX[ch] for ch in axes)
-        _core.q_from_euler3(_c(a), i, j, k, bool(degrees), res)
-        return res
-    half = (np.deg2rad(a) if degrees else a) * 0.5
-    c, s = np.cos(half), np.sin(half)
-    if len(axes) == 3 and len(set(axes)) == 3:
-        # closed form of (c1 + s1 e_i)(c2 + s2 e_j)(c3 + s3 e_k); e_i e_j = eps e_k
-        i, j, k = (_AXIS_INDEX[ch] for ch in axes)
-        eps = 1.0 if (j - i) % 3 == 1 else -1.0
-        c1, c2, c3, s1, s2, s3 = c[..., 0], c[..., 1], c[..., 2], s[..., 0], s[..., 1], s[..., 2]
-        w, b, cc, d = c1 * c2, c1 * s2, s1 * c2, s1 * s2
-        q = np.empty(a.shape[:-1] + (4,), dtype=half.dtype)
-        q[..., 0] = w * c3 - eps * d * s3
-        q[..., 1 + i] = cc * c3 + eps * b * s3
-        q[..., 1 + j] = b * c3 - eps * cc * s3
-        q[..., 1 + k] = w * s3 + eps * d * c3
-        return q
-    out = None
-    for n, ch in enumerate(axes):
-        qn = np.zeros(a.shape[:-1] + (4,), dtype=half.dtype)
-        qn[..., 0] = c[..., n]
-        qn[..., 1 + _AXIS_INDEX[ch]] = s[..., n]
-        out = qn if out is None else mul(out, qn)
-    return cast(Array, out)
-
-
-def _where(i: int, q: Array) -> str:
-    return f" {tuple(int(k) for k in np.unravel_index(i, q.shape[:-1]))}" if q.ndim > 1 else ""
-
-
-def to_euler(q: ArrayLike, order: str = "xyz", degrees: bool = False) -> Array:
-    """Quaternion -> intrinsic Euler angles [..., 3] (inverse of from_euler; middle angle in
-    [-pi/2, pi/2], others in (-pi, pi])."""
-    from scipy.spatial.transform import Rotation
-
-    o = _check_order(order)
-    q = _f(q)
-    if _f64(q) and q.shape[-1:] == (4,):
-        out = np.empty(q.shape[:-1] + (3,))
-        i, j, k = (_AXIS_INDEX[ch] for ch in o)
-        if _core.q_to_euler(_c(q), i, j, k, 180.0 / np.pi if degrees else 1.0, out) == out.size // 3:
-            return out
-        # a bad row (reported below) or a norm outside the safe range (the scaled path)
-    flat = q.reshape(-1, 4)
-    if flat.shape[0] == 0:
-        return np.zeros(q.shape[:-1] + (3,), dtype=q.dtype)
-    bad = ~np.isfinite(flat).all(axis=-1)
-    if bad.any():
-        i = int(np.argmax(bad))
-        raise QuatError(f"to_euler: quaternion{_where(i, q)} is not finite: {flat[i].tolist()}")
-    zero = np.max(np.abs(flat), axis=-1) == 0.0
-    if zero.any():
-        i = int(np.argmax(zero))
-        raise QuatError(f"to_euler: quaternion{_where(i, q)} has zero length")
-    flat = normalize(flat)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UserWarning)  # gimbal lock: scipy still returns a valid triple
-        e = Rotation.from_quat(flat[:, [1, 2, 3, 0]]).as_euler(o.upper(), degrees=degrees)
-    return e.reshape(q.shape[:-1] + (3,)).astype(q.dtype, copy=False)
-
-
-def to_euler_axes(
-    q: Array,
-    axes: str,
-    hint: Array | None = None,
-    exact: NDArray[np.bool_] | None = None,
-    carry: dict[str, Any] | None = None,
-) -> Array:
-    """Angles (degrees, ``[F, len(axes)]``) whose product (:func:`from_euler_axes`) is q ``[F, 4]``.
-
-    Rows where ``exact`` is set are the ``hint`` rows themselves. Elsewhere the Euler twin nearest
-    the hint (modulo 360) is chosen (the principal one without a hint) and runs of such rows are
-    unwrapped so that they continue from the row before without 360-degree jumps.
-
-    ``carry`` (from :func:`euler_carry`, updated here) continues the unwrapping from the previous
-    call: consecutive blocks of rows then give exactly the angles of one call on all of them.
-    """
-    n = len(axes)
-    F = q.shape[0]
-    if n == 1:
-        a = _AXIS_INDEX[axes]
-        cands = [np.rad2deg(2.0 * np.arctan2(q[:, 1 + a], q[:, 0]))[:, None]]
-    else:
-        full = axes if n == 3 else axes + next(c for c in "xyz" if c not in axes)
-        from scipy.spatial.transform import Rotation
-
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", UserWarning)
-            e = Rotation.from_quat(q[:, [1, 2, 3, 0]]).as_euler(full.upper(), degrees=True)[:, :n]
-        cands = [e]
-        if n == 3:
-            mid = 180.0 - e[:, 1] if full[0] != full[2] else -e[:, 1]  # Tait-Bryan / proper twin
-            cands.append(np.stack([e[:, 0] + 180.0, mid, e[:, 2] + 180.0], -1))
-    out = cands[0]
-    if hint is not None and len(cands) > 1:
-
-        def dist(c: Array) -> Array:
-            return np.sum(((c - hint + 180.0) % 360.0 - 180.0) ** 2, axis=-1)
-
-        out = np.where((dist(cands[1]) < dist(cands[0]))[:, None], cands[1], cands[0])
-    if exact is None:
-        exact = np.zeros(F, bool)
-    # unwrapped is continuous: without a hint the angles themselves, with one their difference from
-    # the original angles of the same frame (the file's own wraps at +-180 are kept, a new
-    # rotation that turns further than the original is followed past them)
-    ref = np.zeros_like(out) if hint is None else hint
-    d = out - ref
-    if hint is not None:
-        d -= 360.0 * np.round(d / 360.0)
-        d = np.where(exact[:, None], 0.0, d)
-    if F > 1 or carry is not None:
-        corr = np.zeros_like(d)
-        corr[1:] = -360.0 * np.round(np.diff(d, axis=0) / 360.0)
-        if carry is not None and carry["prev"] is not None and F:
-            corr[0] = -360.0 * np.round((d[0] - carry["prev"]) / 360.0)
-        corr[exact] = 0.0
-        cs = np.cumsum(corr, axis=0)
-        if carry is not None:
-            cs = cs + carry["cs"]  # multiples of 360: the same sums in any order
-        last = np.maximum.accumulate(np.where(exact, np.arange(F), -1))
-        base = np.where((last >= 0)[:, None], cs[np.maximum(last, 0)], 0.0 if carry is None else carry["base"])
-        if carry is not None and F:
-            carry.update(prev=d[-1].copy(), cs=cs[-1].copy(), base=base[-1].copy())
-        d = np.where(exact[:, None], d, d + cs - base)
-    out = ref + d
-    return out if hint is None else np.where(exact[:, None], hint, out)
-
-
-def euler_carry(n: int) -> dict[str, Any]:
-    """The unwrapping state of :func:`to_euler_axes` before a first row, for ``n`` angles."""
-    return {"prev": None, "cs": np.zeros(n), "base": np.zeros(n)}
-
-
-def euler_carry_exact(carry: dict[str, Any]) -> None:
-    """Update ``carry`` past a block whose rows are all exact (:func:`to_euler_axes` not called)."""
-    carry.update(prev=np.zeros_like(carry["cs"]), base=carry["cs"].copy())
 
 
 def to_matrix(q: ArrayLike) -> Array:

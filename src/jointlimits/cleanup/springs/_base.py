@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -12,6 +13,9 @@ from numpy.typing import ArrayLike, NDArray
 from ...errors import JointLimitsError
 
 Array = NDArray[np.float64]
+#: A flat input or output of a kernel: float64, or float32 for the ``*_f32`` kernels. The dtype is
+#: chosen at run time (:func:`_result_dtype`), so it is left open here; the kernels check it.
+FlatArray = NDArray[Any]
 #: ``out=`` of the one-step functions: (x_out, v_out) or None for new arrays.
 Out = tuple[np.ndarray, np.ndarray] | None
 
@@ -66,10 +70,10 @@ def _result_dtype(values: Sequence[ArrayLike]) -> type:
     return np.float32 if f32 else np.float64
 
 
-def _flat(values: Sequence[ArrayLike], dtype: type = np.float64) -> tuple[tuple[int, ...], list[Array]]:
+def _flat(values: Sequence[ArrayLike], dtype: type = np.float64) -> tuple[tuple[int, ...], list[FlatArray]]:
     """The broadcast shape of ``values`` and each as a flat ``dtype`` array of 1 or n elements (no
     copy for scalars and arrays already of that shape and dtype)."""
-    arrs = [np.asarray(v, dtype=dtype) for v in values]
+    arrs: list[FlatArray] = [np.asarray(v, dtype=dtype) for v in values]
     shape = arrs[0].shape
     if any(a.shape != shape for a in arrs):
         try:
@@ -77,7 +81,7 @@ def _flat(values: Sequence[ArrayLike], dtype: type = np.float64) -> tuple[tuple[
         except ValueError as exc:
             raise SpringError(f"shapes do not broadcast: {[a.shape for a in arrs]}") from exc
     n = math.prod(shape)
-    flat = []
+    flat: list[FlatArray] = []
     for a in arrs:
         if a.size == 1 and n != 1:
             flat.append(a.reshape(1))

@@ -20,8 +20,25 @@ def _tracking(
     dtype = _result_dtype(values)
     shape, flat = _flat(values, dtype)
     xo, vo = _outputs(out, shape, dtype)
+    x, v, x_goal, v_goal, a_goal, x_gain, v_gain, a_gain, dt = flat
     kernel = _core.tracking_update_f32 if dtype is np.float32 else _core.tracking_update
-    if not kernel(*flat, has_v, has_a, halflives, approx, xo.reshape(-1), vo.reshape(-1)):
+    if not kernel(
+        x,
+        v,
+        x_goal,
+        v_goal,
+        a_goal,
+        x_gain,
+        v_gain,
+        a_gain,
+        dt,
+        has_v,
+        has_a,
+        halflives,
+        approx,
+        xo.reshape(-1),
+        vo.reshape(-1),
+    ):
         kind = "nonneg" if halflives else "finite"
         raise _invalid(
             list(
@@ -146,8 +163,26 @@ def _tracking_exact(values: tuple, has_v: bool, has_a: bool, approx: bool, out: 
     dtype = _result_dtype(values)
     shape, flat = _flat(values, dtype)
     xo, vo = _outputs(out, shape, dtype)
+    x, v, x_goal, v_goal, a_goal, x_gain, v_gain, a_gain, dt, gain_dt = flat
     kernel = _core.tracking_update_exact_f32 if dtype is np.float32 else _core.tracking_update_exact
-    if not kernel(*flat, has_v, has_a, approx, 1e-5, xo.reshape(-1), vo.reshape(-1)):
+    if not kernel(
+        x,
+        v,
+        x_goal,
+        v_goal,
+        a_goal,
+        x_gain,
+        v_gain,
+        a_gain,
+        dt,
+        gain_dt,
+        has_v,
+        has_a,
+        approx,
+        1e-5,
+        xo.reshape(-1),
+        vo.reshape(-1),
+    ):
         raise _invalid(
             list(
                 zip(

@@ -228,6 +228,9 @@ def track_signal(
     x_init = g[0] if x0 is None else np.broadcast_to(_arr(x0, "x0"), g.shape[1:])
     v_init = np.zeros(g.shape[1:]) if v0 is None else np.broadcast_to(_arr(v0, "v0"), g.shape[1:])
     if method in ("lerp", "improved"):
+        xg: ArrayLike
+        vg: ArrayLike
+        ag: ArrayLike
         if method == "lerp":
             xg, vg, ag = x_gain, v_gain, a_gain
         else:

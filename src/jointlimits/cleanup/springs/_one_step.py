@@ -133,8 +133,11 @@ def spring_damper_exact(
     dtype = _result_dtype(values)
     shape, flat = _flat(values, dtype)
     xo, vo = _outputs(out, shape, dtype)
+    fx, fv, fx_goal, fv_goal, fstiffness, fdamping, fdt = flat
     kernel = _core.spring_damper_exact_f32 if dtype is np.float32 else _core.spring_damper_exact
-    if not kernel(*flat, bool(approx), float(eps), xo.reshape(-1), vo.reshape(-1)):
+    if not kernel(
+        fx, fv, fx_goal, fv_goal, fstiffness, fdamping, fdt, bool(approx), float(eps), xo.reshape(-1), vo.reshape(-1)
+    ):
         raise _invalid(
             list(
                 zip(
@@ -159,6 +162,7 @@ def spring_damper_exact_coefficients(stiffness: ArrayLike, damping: ArrayLike, d
     for i in range(4):
         e = np.zeros(4)
         e[i] = 1.0
-        xs, vs = spring_damper_exact(*(np.full(shape, e[j]) for j in range(4)), s, d, t)
+        x, v, x_goal, v_goal = (np.full(shape, e[j]) for j in range(4))
+        xs, vs = spring_damper_exact(x, v, x_goal, v_goal, s, d, t)
         m[..., 0, i], m[..., 1, i] = xs, vs
     return m
