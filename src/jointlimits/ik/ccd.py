@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -330,7 +330,10 @@ def _ccd_direct(
         )
     except TypeError:  # options of the wrong type: the checked path reports them
         return None
-    return None if r is None else CCDResult(*r)
+    if r is None:
+        return None
+    # the binding is typed ``object``: a 6-tuple of arrays, the fields of CCDResult in order
+    return CCDResult(*cast("tuple[Array, NDArray[np.bool_], NDArray[np.int64], Array, Array, NDArray[np.int64]]", r))
 
 
 def ccd(
@@ -419,8 +422,8 @@ def ccd(
     lims = [None] * n if limits is None else list(limits)
     if len(lims) != n:
         raise IKError(f"expected {n} limits (one per chain joint), got {len(lims)}")
-    has_ori = target_rotations is not None
-    tr = quat.normalize(_vecs("target_rotations", target_rotations, N, 4)) if has_ori else None
+    tr = quat.normalize(_vecs("target_rotations", target_rotations, N, 4)) if target_rotations is not None else None
+    has_ori = tr is not None
     er = (
         quat.normalize(_vecs("end_rotation", end_rotation, N, 4))
         if end_rotation is not None
@@ -512,23 +515,23 @@ class CCDSolver:
             kids = skeleton.children(idx[-1])
             if len(kids) != 1:
                 raise IKError(f"CCD chain: {skeleton.names[idx[-1]]!r} has {len(kids)} children; pass end")
-            e = kids[0]
+            end_idx = kids[0]
         else:
             try:
-                e = skeleton.index(end)
+                end_idx = skeleton.index(end)
             except Exception as ex:
                 raise IKError(f"CCD chain: {ex}") from None
-        if skeleton.parents[e] != idx[-1]:
-            raise IKError(f"CCD chain: end {skeleton.names[e]!r} is not a child of {skeleton.names[idx[-1]]!r}")
+        if skeleton.parents[end_idx] != idx[-1]:
+            raise IKError(f"CCD chain: end {skeleton.names[end_idx]!r} is not a child of {skeleton.names[idx[-1]]!r}")
         self.skeleton = skeleton
         self.joints = idx
-        self.end = e
+        self.end = end_idx
         self.limits = _resolve_limits(limits, len(idx), idx)
         self.start_poses = start_poses
         self.options = options
         # per-call work done once: the chain's columns, the base's ancestors (root first) for its
         # global transform, and the reference pose of the limits it was built from
-        self._chain_cols = np.array(idx + [e], np.intp)
+        self._chain_cols = np.array(idx + [end_idx], np.intp)
         path, a = [], int(skeleton.parents[idx[0]])
         while a >= 0:
             path.append(a)
@@ -589,6 +592,7 @@ class CCDSolver:
         else:
             br, bp = quat.identity(N), np.zeros((N, 3))
         off = np.ascontiguousarray(pos[:, self._chain_cols])
+        q0: ArrayLike
         if isinstance(init, str):
             if init == "reference":
                 q0 = self._reference_pose()

@@ -269,9 +269,12 @@ class WholeBodyIK:
             w = np.ones(J)
             for n, v in weights.items():
                 w[sk.index(n)] = float(v)
-        w = np.broadcast_to(w, (F, J)) if w.shape in ((J,), (F, J)) else None
-        if w is None or not np.all(np.isfinite(w)) or np.any(w < 0):
-            raise IKError(f"orientation_weights must be finite, >= 0, [{J}] or [{F}, {J}]")
+        bad = f"orientation_weights must be finite, >= 0, [{J}] or [{F}, {J}]"
+        if w.shape not in ((J,), (F, J)):
+            raise IKError(bad)
+        w = np.broadcast_to(w, (F, J))
+        if not np.all(np.isfinite(w)) or np.any(w < 0):
+            raise IKError(bad)
         w = np.where(seen, w, 0.0)
         return quat.normalize(np.where(seen[..., None], tq, quat.identity(()))), w
 
@@ -658,7 +661,7 @@ class WholeBodyIK:
             gp = np.where(okv, gpc, gp)
             E = np.where(ok, Ec, E)
             rp = np.where(okv, rpc, rp)
-            if ori is not None:
+            if roc is not None:  # there are orientation targets
                 ro_arr = np.where(okv, roc, ro_arr)
             # after a step, clamps stay on joints the tasks still push outward (or that the
             # projection just stopped); a rejected step is retried with all the clamps it found
