@@ -44,10 +44,10 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .._native import _core
 from ..errors import IKError
 from ..motion import quat
 from ..motion.skeleton import Motion, Skeleton, forward_kinematics_arrays
+from ._whole_body_dls import iterate
 
 __all__ = ["WholeBodyIK", "WholeBodyResult", "whole_body_ik"]
 
@@ -457,7 +457,7 @@ class WholeBodyIK:
         if self.limits is not None:
             L = self.limits.project(L)
         n_it = self.iterations if iterations is None else int(iterations)
-        return self._iterate(L, root, tgt, w / self.scale**2, ori, post, n_it)
+        return WholeBodyResult(*iterate(self, L, root, tgt, w / self.scale**2, ori, post, n_it), n_it)
 
     def solve_sequence(
         self,
@@ -544,134 +544,10 @@ class WholeBodyIK:
         second.error = np.where(cnt > 0, np.sqrt((d2 * seen).sum(1) / np.maximum(cnt, 1)), np.nan)
         return second
 
-    def _energy(
-        self, L: Array, gr: Array, gp: Array, tgt: Array, wp: Array, ori, post: Array
-    ) -> tuple[Array, Array, Array | None, Array]:
-        """(energy [F], posture residual in world [F, J, 3], orientation residual, wr [F, J])."""
-        e = tgt - gp
-        E = np.einsum("fj,fj->f", wp, np.einsum("fjk,fjk->fj", e, e))
-        rl = quat.to_scaled_angle_axis(quat.abs(quat.mul_inv(post, L)))
-        gpar = np.empty_like(gr)
-        gpar[:, 0] = quat.identity(())
-        gpar[:, 1:] = gr[:, self.skeleton.parents[1:]]
-        rp = quat.mul_vec(gpar, rl)
-        wr = np.full(wp.shape, self.posture_weight)
-        E = E + self.posture_weight * np.einsum("fjk,fjk->f", rl, rl)
-        ro = None
-        if ori is not None:
-            tq, wo = ori
-            ro = quat.to_scaled_angle_axis(quat.abs(quat.mul_inv(tq, gr)))
-            E = E + np.einsum("fj,fj->f", wo, np.einsum("fjk,fjk->fj", ro, ro))
-        return E, rp, ro, wr
-
     def _fk(self, L: Array, root: Array) -> tuple[Array, Array]:
         lp = np.repeat(self.local_positions[None], L.shape[0], axis=0)
         lp[:, 0] = root
         return forward_kinematics_arrays(L, lp, self.skeleton.parents)
-
-    def _iterate(self, L: Array, root: Array, tgt: Array, wp: Array, ori, post: Array, n_it: int) -> WholeBodyResult:
-        sk = self.skeleton
-        F, J = L.shape[:2]
-        parents = sk.parents
-        free = np.ones(3 + 3 * J, np.uint8)
-        if self.fix_root_position:
-            free[:3] = 0
-        if self.fix_root_rotation:
-            free[3:6] = 0
-        gr, gp = self._fk(L, root)
-        E, rp, ro, wr = self._energy(L, gr, gp, tgt, wp, ori, post)
-        lam = np.full(F, self.damping)
-        blocked = np.zeros((F, J, 3))  # parent-frame directions the projection pushed back
-        clamped = np.zeros((F, J), bool)
-        wo = np.zeros((F, J)) if ori is None else ori[1]
-        ro_arr = np.zeros((F, J, 3)) if ro is None else ro
-        push = np.zeros((F, J))
-        active = np.ones(F, bool)
-        for _it in range(n_it):
-            idx = np.nonzero(active)[0]
-            if idx.size == 0:
-                break
-            gpar = np.empty_like(gr)
-            gpar[:, 0] = quat.identity(())
-            gpar[:, 1:] = gr[:, parents[1:]]
-            Lc = L.copy()
-            rootc = root.copy()
-            cl = clamped.copy()
-            bl = blocked.copy()
-            moved = np.zeros((F, J), bool)
-            push[:] = 0.0
-            # the clamping loop: solve, project, and re-solve the poses whose step pushed new
-            # joints into their limits with those joints clamped too
-            for _pass in range(self.clamp_passes if self.limits is not None else 1):
-                n = quat.mul_vec(gpar[idx], bl[idx])
-                nn = np.linalg.norm(n, axis=-1, keepdims=True)
-                nrm = np.where(cl[idx][..., None] & (nn > 1e-12), n / np.maximum(nn, 1e-300), 0.0)
-                dxi = np.empty((idx.size, 3 + 3 * J))
-                pi = np.zeros((idx.size, J))
-                _core.dls_normal_step(
-                    gp[idx],
-                    tgt[idx],
-                    wp[idx],
-                    ro_arr[idx],
-                    wo[idx],
-                    rp[idx],
-                    wr[idx],
-                    nrm,
-                    lam[idx],
-                    self._chain,
-                    self._chain_len,
-                    self._off,
-                    self._first,
-                    free,
-                    dxi,
-                    pi,
-                )
-                push[idx] = pi
-                omega = dxi[:, 3:].reshape(idx.size, J, 3)
-                Li = quat.normalize(quat.mul(quat.from_scaled_angle_axis(quat.inv_mul_vec(gpar[idx], omega)), L[idx]))
-                rootc[idx] = root[idx] + dxi[:, :3]
-                if self.limits is None:
-                    Lc[idx] = Li
-                    break
-                Lp = self.limits.project(Li)
-                mv = quat.angle(Li, Lp) > 1e-9
-                Lc[idx] = Lp
-                moved[idx] = mv
-                if not mv.any():
-                    break
-                bk = quat.to_scaled_angle_axis(quat.abs(quat.mul_inv(Li, Lp)))
-                bl[idx] = np.where(mv[..., None], bk, bl[idx])
-                new = mv & ~cl[idx]
-                cl[idx] |= mv
-                redo = np.any(new, axis=1)
-                idx = idx[redo]
-                if idx.size == 0:
-                    break
-            grc, gpc = self._fk(Lc, rootc)
-            Ec, rpc, roc, _ = self._energy(Lc, grc, gpc, tgt, wp, ori, post)
-            ok = Ec <= E * (1 + 1e-12)
-            # poses whose accepted, lightly damped step no longer lowers their error are done
-            # (a heavily damped step is small for another reason: the damping is still adapting)
-            active &= ~(ok & (E - Ec <= self.tolerance * E + 1e-300) & (lam <= 10.0 * self.min_damping))
-            lam = np.where(ok, np.maximum(lam / 3.0, self.min_damping), np.minimum(lam * 4.0, 1e6))
-            okv = ok[:, None, None]
-            L = np.where(okv, Lc, L)
-            root = np.where(ok[:, None], rootc, root)
-            gr = np.where(okv, grc, gr)
-            gp = np.where(okv, gpc, gp)
-            E = np.where(ok, Ec, E)
-            rp = np.where(okv, rpc, rp)
-            if roc is not None:  # there are orientation targets
-                ro_arr = np.where(okv, roc, ro_arr)
-            # after a step, clamps stay on joints the tasks still push outward (or that the
-            # projection just stopped); a rejected step is retried with all the clamps it found
-            clamped = np.where(ok[:, None], cl & (moved | (push > 0)), cl)
-            blocked = bl
-        seen = wp > 0
-        d2 = np.einsum("fjk,fjk->fj", tgt - gp, tgt - gp)
-        cnt = seen.sum(1)
-        err = np.where(cnt > 0, np.sqrt((d2 * seen).sum(1) / np.maximum(cnt, 1)), np.nan)
-        return WholeBodyResult(L, root, gp, err, clamped, n_it)
 
 
 def whole_body_ik(
