@@ -48,6 +48,7 @@ from ..errors import IKError
 from ..motion import quat
 from ..motion.skeleton import Motion, Skeleton, forward_kinematics_arrays
 from ._whole_body_dls import iterate
+from ._whole_body_start import initial_guess, root_guess
 
 __all__ = ["WholeBodyIK", "WholeBodyResult", "whole_body_ik"]
 
@@ -289,107 +290,7 @@ class WholeBodyIK:
     ) -> tuple[Array, Array]:
         """Closed-form start ``(rotations [F, J, 4], root positions [F, 3])`` from observed bone
         directions, top down, vectorised over poses (a Python loop over joints only)."""
-        F, J = targets.shape[:2]
-        lp = self.local_positions
-        G = np.empty((F, J, 4))
-        P = np.empty((F, J, 3))
-        L = np.empty((F, J, 4))
-        root = self._root_guess(targets, weights, posture, root_positions)
-        depth = self.skeleton.depth()
-        order = np.argsort(depth, kind="stable")  # level by level: still parents first
-        for i, j in enumerate(order):
-            if self.limits is not None and i > 0 and depth[j] != depth[order[i - 1]]:
-                self._project_level(L, G, order[:i], depth[order[i - 1]])
-            p = int(self.skeleton.parents[j])
-            if p < 0:
-                gpar = quat.identity(F)
-                pj = root
-            else:
-                gpar = G[:, p]
-                pj = P[:, p] + quat.mul_vec(gpar, lp[j])
-            gprior = quat.mul(gpar, posture[:, j])
-            kids = self._children[j]
-            gj = gprior
-            if p < 0 and self.fix_root_rotation:
-                kids = []
-            if len(kids) == 1:
-                c = kids[0]
-                u = quat.mul_vec(gprior, lp[c])
-                v = targets[:, c] - pj
-                ok = (
-                    (weights[:, c] > 0)
-                    & (np.linalg.norm(v, axis=-1) > 1e-9 * self.scale)
-                    & (np.linalg.norm(u, axis=-1) > 1e-12)
-                )
-                if np.any(ok):
-                    gj = np.where(ok[:, None], quat.mul(quat.between(u, v), gprior), gprior)
-            elif len(kids) > 1:
-                B = 1e-6 * np.eye(3) * np.ones((F, 1, 1))  # the posture decides what the data leave open
-                for c in kids:
-                    u = quat.mul_vec(gprior, lp[c])
-                    v = targets[:, c] - pj
-                    nu = np.linalg.norm(u, axis=-1)
-                    nv = np.linalg.norm(v, axis=-1)
-                    ok = (weights[:, c] > 0) & (nv > 1e-9 * self.scale) & (nu > 1e-12)
-                    wc = np.where(ok, weights[:, c] * nu / self.scale, 0.0)
-                    uh = u / np.maximum(nu, 1e-300)[:, None]
-                    vh = v / np.maximum(nv, 1e-300)[:, None]
-                    B = B + wc[:, None, None] * vh[:, :, None] * uh[:, None, :]
-                U, _, Vt = np.linalg.svd(B)
-                d = np.sign(np.linalg.det(U @ Vt))
-                U[:, :, 2] *= d[:, None]
-                gj = quat.normalize(quat.mul(quat.from_matrix(U @ Vt), gprior))
-            if orientations is not None:
-                tq, wo = orientations
-                gj = np.where((wo[:, j] > 0)[:, None], tq[:, j], gj)
-            G[:, j] = gj
-            P[:, j] = pj
-            L[:, j] = quat.inv_mul(gpar, gj)
-        if self.limits is not None:
-            self._project_level(L, G, order, depth[order[-1]])
-        return quat.normalize(L), root
-
-    def _project_level(self, L: Array, G: Array, done: NDArray[np.int64], d: int) -> None:
-        """Project the joints of level ``d`` (the last of the ``done`` joints) and update their
-        global rotations, so the bones below are fitted from where their limited parents put
-        them. Whole poses go to ``limits.project`` (joints not solved yet are the identity), so
-        a coupled model projects each joint under its final parent."""
-        depth = self.skeleton.depth()
-        level = [int(k) for k in done if depth[k] == d]
-        if self._per_joint is not None:
-            # independent per-joint limits: project just this level's joints
-            for k in level:
-                if k in self._per_joint:
-                    L[:, k] = self.limits.joint(k).project(L[:, k])
-        else:
-            todo = np.zeros(L.shape[1], bool)
-            todo[done] = True
-            proj = self.limits.project(np.where(todo[None, :, None], L, quat.identity(())))
-            L[:, level] = proj[:, level]
-        for k in level:
-            p = int(self.skeleton.parents[k])
-            G[:, k] = L[:, k] if p < 0 else quat.mul(G[:, p], L[:, k])
-
-    def _root_guess(self, targets: Array, weights: Array, posture: Array, root_positions: Array | None) -> Array:
-        F = targets.shape[0]
-        if root_positions is not None:
-            base = np.broadcast_to(root_positions, (F, 3)).copy()
-        else:
-            base = np.broadcast_to(self.local_positions[0], (F, 3)).copy()
-        if self.fix_root_position:
-            return base
-        seen = weights[:, 0] > 0
-        root = np.where(seen[:, None], targets[:, 0], base)
-        todo = ~seen & np.any(weights > 0, axis=1)
-        if np.any(todo):
-            # from the other observed joints, placed as in the posture
-            lp = np.repeat(self.local_positions[None], F, axis=0)
-            lp[:, 0] = 0.0
-            _, rel = forward_kinematics_arrays(posture, lp, self.skeleton.parents)
-            w = weights[todo]
-            est = (w[..., None] * (targets[todo] - rel[todo])).sum(1) / w.sum(1)[:, None]
-            root[todo] = est
-        return root
+        return initial_guess(self, targets, weights, posture, root_positions, orientations)
 
     # ------------------------------------------------------------------ solve
     def solve(
@@ -453,7 +354,7 @@ class WholeBodyIK:
             L = quat.normalize(np.broadcast_to(_as_batch("init", init, F, (J, 4)), (F, J, 4)).copy())
             if not np.all(np.isfinite(L)):
                 raise IKError("init rotations must be finite")
-            root = root0.copy() if root0 is not None else self._root_guess(tgt, w, post, None)
+            root = root0.copy() if root0 is not None else root_guess(self, tgt, w, post, None)
         if self.limits is not None:
             L = self.limits.project(L)
         n_it = self.iterations if iterations is None else int(iterations)
