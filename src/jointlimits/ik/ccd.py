@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -31,6 +31,8 @@ from ..limits.joint import FittedLimit
 from ..limits.reach import ReachWindowLimit
 from ..motion import quat
 from ..motion.skeleton import Motion, Skeleton
+from ._ccd_numpy import chain_fk as _chain_fk
+from ._ccd_numpy import solve_numpy
 
 __all__ = ["CCDResult", "StartPoses", "CCDSolver", "ccd", "solve_ccd", "precompute_start_poses", "project_fitted"]
 
@@ -63,22 +65,6 @@ class StartPoses:
 
     rotations: Array
     effectors: Array
-
-
-# --------------------------------------------------------------------------- chain helpers
-def _chain_fk(base_rot: Array, base_pos: Array, offsets: Array, local: Array) -> tuple[Array, Array]:
-    """Global rotations ``[..., n, 4]`` and positions ``[..., n+1, 3]`` of a chain (numpy)."""
-    n = local.shape[-2]
-    G = np.empty(np.broadcast_shapes(base_rot.shape[:-1], local.shape[:-2]) + (n, 4))
-    Pp = np.empty(G.shape[:-2] + (n + 1, 3))
-    g, p = base_rot, base_pos
-    for k in range(n):
-        p = p + quat.mul_vec(g, offsets[..., k, :])
-        g = quat.mul(g, local[..., k, :])
-        Pp[..., k, :] = p
-        G[..., k, :] = g
-    Pp[..., n, :] = p + quat.mul_vec(g, offsets[..., n, :])
-    return G, Pp
 
 
 def precompute_start_poses(
@@ -155,100 +141,6 @@ def project_fitted(limit: Any, rotations: ArrayLike) -> Array:
 def _compiled_limits(lims: Sequence[Any]) -> list:
     """Each chain joint's ``compiled()`` limit (None for a free joint), as the C++ solver reads them."""
     return [None if l is None else l.compiled() for l in lims]
-
-
-# --------------------------------------------------------------------------- numpy back end
-def _ccd_numpy(
-    br,
-    bp,
-    off,
-    t,
-    tr,
-    end_rot,
-    init,
-    starts,
-    start_eff,
-    lims,
-    tol,
-    ori_tol,
-    ori_weight,
-    max_iter,
-    max_restarts,
-    stall_iters,
-    stall_ratio,
-) -> CCDResult:
-    N, n = init.shape[:2]
-    has_ori = tr is not None
-    L = init.copy()
-    for k, lim in enumerate(lims):
-        if lim is not None:
-            L[:, k] = lim.project(L[:, k])
-    S = starts.shape[0]
-    tried = np.zeros((N, S), bool)
-    lt = quat.inv_mul_vec(br, t - bp)
-    best = L.copy()
-    best_score = np.full(N, np.inf)
-    best_e = np.full(N, np.inf)
-    best_oe = np.zeros(N)
-    prev = np.full(N, np.inf)
-    stall = np.zeros(N, np.int64)
-    iters = np.zeros(N, np.int64)
-    attempt_it = np.zeros(N, np.int64)
-    restarts = np.zeros(N, np.int64)
-    success = np.zeros(N, bool)
-    active = np.ones(N, bool)
-    while np.any(active):
-        a = np.nonzero(active)[0]
-        La, bra, bpa, offa, ta = L[a], br[a], bp[a], off[a], t[a]
-        for i in range(n - 1, -1, -1):
-            G, P = _chain_fk(bra, bpa, offa, La)
-            u, v = P[:, n] - P[:, i], ta - P[:, i]
-            R = quat.between(u, v)
-            lv = np.linalg.norm(v, axis=-1, keepdims=True)
-            R = np.where((np.linalg.norm(u, axis=-1, keepdims=True) < 1e-12) | (lv < 1e-12), quat.identity(()), R)
-            if has_ori:
-                E = quat.mul(R, quat.mul(G[:, n - 1], end_rot[a]))
-                Q = quat.abs(quat.mul_inv(tr[a], E))
-                ax = v / np.maximum(lv, 1e-12)
-                ang = 2.0 * np.arctan2(np.sum(Q[:, 1:] * ax, -1), Q[:, 0]) * ori_weight
-                R = quat.mul(quat.from_angle_axis(ang, ax), R)
-            par = bra if i == 0 else G[:, i - 1]
-            Li = quat.normalize(quat.inv_mul(par, quat.mul(R, G[:, i])))
-            if lims[i] is not None:
-                Li = lims[i].project(Li)
-            La[:, i] = Li
-        L[a] = La
-        G, P = _chain_fk(bra, bpa, offa, La)
-        e = np.linalg.norm(P[:, n] - ta, axis=-1)
-        if has_ori:
-            E = quat.mul(G[:, n - 1], end_rot[a])
-            oe = quat.angle(E, tr[a])
-        else:
-            oe = np.zeros_like(e)
-        score = e + oe
-        iters[a] += 1
-        attempt_it[a] += 1
-        better = score < best_score[a]
-        ib = a[better]
-        best[ib], best_score[ib], best_e[ib], best_oe[ib] = La[better], score[better], e[better], oe[better]
-        ok = (e <= tol) & ((oe <= ori_tol) if has_ori else True)
-        success[a[ok]] = True
-        slow = score > prev[a] * (1.0 - stall_ratio)
-        stall[a] = np.where(slow, stall[a] + 1, 0)
-        prev[a] = score
-        give_up = ~ok & ((stall[a] >= stall_iters) | (attempt_it[a] >= max_iter))
-        active[a[ok]] = False
-        for k in a[give_up]:  # restarts are rare: a short loop over the few that stalled
-            free = np.nonzero(~tried[k])[0]
-            if restarts[k] >= max_restarts or free.size == 0:
-                active[k] = False
-                continue
-            pick = free[np.argmin(np.sum((start_eff[free] - lt[k]) ** 2, axis=-1))]
-            tried[k, pick] = True
-            restarts[k] += 1
-            L[k] = starts[pick]
-            prev[k], stall[k], attempt_it[k] = np.inf, 0, 0
-    return CCDResult(best, success, iters, best_e, best_oe, restarts)
 
 
 # --------------------------------------------------------------------------- public API
@@ -330,7 +222,10 @@ def _ccd_direct(
         )
     except TypeError:  # options of the wrong type: the checked path reports them
         return None
-    return None if r is None else CCDResult(*r)
+    if r is None:
+        return None
+    # the binding is typed ``object``: a 6-tuple of arrays, the fields of CCDResult in order
+    return CCDResult(*cast("tuple[Array, NDArray[np.bool_], NDArray[np.int64], Array, Array, NDArray[np.int64]]", r))
 
 
 def ccd(
@@ -419,8 +314,8 @@ def ccd(
     lims = [None] * n if limits is None else list(limits)
     if len(lims) != n:
         raise IKError(f"expected {n} limits (one per chain joint), got {len(lims)}")
-    has_ori = target_rotations is not None
-    tr = quat.normalize(_vecs("target_rotations", target_rotations, N, 4)) if has_ori else None
+    tr = quat.normalize(_vecs("target_rotations", target_rotations, N, 4)) if target_rotations is not None else None
+    has_ori = tr is not None
     er = (
         quat.normalize(_vecs("end_rotation", end_rotation, N, 4))
         if end_rotation is not None
@@ -449,7 +344,7 @@ def ccd(
         float(stall_ratio),
     )
     if backend == "numpy" or not compiled_ok:
-        return _ccd_numpy(br, bp, off, t, tr, er, q0.copy(), starts, seff, lims, *args)
+        return CCDResult(*solve_numpy(br, bp, off, t, tr, er, q0.copy(), starts, seff, lims, *args))
     out = np.empty((N, n, 4))
     success = np.zeros(N, np.bool_)
     iters = np.zeros(N, np.int64)
@@ -512,23 +407,23 @@ class CCDSolver:
             kids = skeleton.children(idx[-1])
             if len(kids) != 1:
                 raise IKError(f"CCD chain: {skeleton.names[idx[-1]]!r} has {len(kids)} children; pass end")
-            e = kids[0]
+            end_idx = kids[0]
         else:
             try:
-                e = skeleton.index(end)
+                end_idx = skeleton.index(end)
             except Exception as ex:
                 raise IKError(f"CCD chain: {ex}") from None
-        if skeleton.parents[e] != idx[-1]:
-            raise IKError(f"CCD chain: end {skeleton.names[e]!r} is not a child of {skeleton.names[idx[-1]]!r}")
+        if skeleton.parents[end_idx] != idx[-1]:
+            raise IKError(f"CCD chain: end {skeleton.names[end_idx]!r} is not a child of {skeleton.names[idx[-1]]!r}")
         self.skeleton = skeleton
         self.joints = idx
-        self.end = e
+        self.end = end_idx
         self.limits = _resolve_limits(limits, len(idx), idx)
         self.start_poses = start_poses
         self.options = options
         # per-call work done once: the chain's columns, the base's ancestors (root first) for its
         # global transform, and the reference pose of the limits it was built from
-        self._chain_cols = np.array(idx + [e], np.intp)
+        self._chain_cols = np.array(idx + [end_idx], np.intp)
         path, a = [], int(skeleton.parents[idx[0]])
         while a >= 0:
             path.append(a)
@@ -589,6 +484,7 @@ class CCDSolver:
         else:
             br, bp = quat.identity(N), np.zeros((N, 3))
         off = np.ascontiguousarray(pos[:, self._chain_cols])
+        q0: ArrayLike
         if isinstance(init, str):
             if init == "reference":
                 q0 = self._reference_pose()

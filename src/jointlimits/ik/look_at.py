@@ -100,10 +100,10 @@ def look_at_chain(
         rot, posl, sk = motion.rotations, motion.positions, motion.skeleton
     else:
         try:
-            rot, posl, sk = motion
+            rot_in, pos_in, sk = motion
         except (TypeError, ValueError):
             raise IKError("motion must be a Motion or a (rotations, positions, skeleton) tuple") from None
-        rot, posl = np.asarray(rot, np.float64), np.asarray(posl, np.float64)
+        rot, posl = np.asarray(rot_in, np.float64), np.asarray(pos_in, np.float64)
     if len(chain) == 0:
         raise IKError("look-at chain is empty")
     try:

@@ -19,6 +19,7 @@ the tests check the kernels against, live with the tests (``tests/ik/two_bone_re
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import cast
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -281,16 +282,16 @@ def solve_two_bone(
         rot, posl, sk = motion.rotations, motion.positions, motion.skeleton
     else:
         try:
-            rot, posl, sk = motion
+            rot_in, pos_in, sk = motion
         except (TypeError, ValueError):
             raise IKError("motion must be a Motion or a (rotations, positions, skeleton) tuple") from None
-        rot, posl = np.asarray(rot, np.float64), np.asarray(posl, np.float64)
+        rot, posl = np.asarray(rot_in, np.float64), np.asarray(pos_in, np.float64)
     r, m, e = _resolve_chain(sk, root_joint, end_joint)
     F = rot.shape[0]
     tgt = _as_vec("target_positions", target_positions)
-    tgt = np.broadcast_to(tgt, (F, 3)) if tgt.shape in ((3,), (1, 3), (F, 3)) else None
-    if tgt is None:
+    if tgt.shape not in ((3,), (1, 3), (F, 3)):
         raise IKError(f"target_positions must be [3] or [{F}, 3], got {np.shape(target_positions)}")
+    tgt = np.broadcast_to(tgt, (F, 3))
     gr, gp = forward_kinematics_arrays(rot, posl, sk.parents)
     pr = quat.identity(F) if sk.parents[r] < 0 else gr[:, sk.parents[r]]
     sol = two_bone(gp[:, r], gp[:, m], gp[:, e], tgt, pr, rot[:, r], rot[:, m], pole)
@@ -372,7 +373,8 @@ def two_bone(
         # broadcasting, other inputs, bad values and zero-length bones down the checked path below
         r = _core.two_bone_solve(root, mid, end, target, root_parent_rotation, root_local, mid_local, pole)
         if r is not None:
-            return TwoBoneSolution(*r)
+            # the binding is typed ``object``: the fields of TwoBoneSolution in order
+            return TwoBoneSolution(*cast("tuple[Array, Array, Array, Array, NDArray[np.int8]]", r))
     else:
         _backend(backend)
     a, b, c, t = (_as_vec(n, x) for n, x in (("root", root), ("mid", mid), ("end", end), ("target", target)))
@@ -449,7 +451,7 @@ def ik_two_bone(
         except TypeError:
             r = None
         if r is not None:
-            return r
+            return cast("tuple[Array, Array]", r)  # the binding is typed ``object``
     else:
         _backend(backend)
     a, b, c, t, f, rg, mg, pg = _demo_inputs(

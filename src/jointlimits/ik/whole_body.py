@@ -44,10 +44,11 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .._native import _core
 from ..errors import IKError
 from ..motion import quat
 from ..motion.skeleton import Motion, Skeleton, forward_kinematics_arrays
+from ._whole_body_dls import iterate
+from ._whole_body_start import initial_guess, root_guess
 
 __all__ = ["WholeBodyIK", "WholeBodyResult", "whole_body_ik"]
 
@@ -269,9 +270,12 @@ class WholeBodyIK:
             w = np.ones(J)
             for n, v in weights.items():
                 w[sk.index(n)] = float(v)
-        w = np.broadcast_to(w, (F, J)) if w.shape in ((J,), (F, J)) else None
-        if w is None or not np.all(np.isfinite(w)) or np.any(w < 0):
-            raise IKError(f"orientation_weights must be finite, >= 0, [{J}] or [{F}, {J}]")
+        bad = f"orientation_weights must be finite, >= 0, [{J}] or [{F}, {J}]"
+        if w.shape not in ((J,), (F, J)):
+            raise IKError(bad)
+        w = np.broadcast_to(w, (F, J))
+        if not np.all(np.isfinite(w)) or np.any(w < 0):
+            raise IKError(bad)
         w = np.where(seen, w, 0.0)
         return quat.normalize(np.where(seen[..., None], tq, quat.identity(()))), w
 
@@ -286,107 +290,7 @@ class WholeBodyIK:
     ) -> tuple[Array, Array]:
         """Closed-form start ``(rotations [F, J, 4], root positions [F, 3])`` from observed bone
         directions, top down, vectorised over poses (a Python loop over joints only)."""
-        F, J = targets.shape[:2]
-        lp = self.local_positions
-        G = np.empty((F, J, 4))
-        P = np.empty((F, J, 3))
-        L = np.empty((F, J, 4))
-        root = self._root_guess(targets, weights, posture, root_positions)
-        depth = self.skeleton.depth()
-        order = np.argsort(depth, kind="stable")  # level by level: still parents first
-        for i, j in enumerate(order):
-            if self.limits is not None and i > 0 and depth[j] != depth[order[i - 1]]:
-                self._project_level(L, G, order[:i], depth[order[i - 1]])
-            p = int(self.skeleton.parents[j])
-            if p < 0:
-                gpar = quat.identity(F)
-                pj = root
-            else:
-                gpar = G[:, p]
-                pj = P[:, p] + quat.mul_vec(gpar, lp[j])
-            gprior = quat.mul(gpar, posture[:, j])
-            kids = self._children[j]
-            gj = gprior
-            if p < 0 and self.fix_root_rotation:
-                kids = []
-            if len(kids) == 1:
-                c = kids[0]
-                u = quat.mul_vec(gprior, lp[c])
-                v = targets[:, c] - pj
-                ok = (
-                    (weights[:, c] > 0)
-                    & (np.linalg.norm(v, axis=-1) > 1e-9 * self.scale)
-                    & (np.linalg.norm(u, axis=-1) > 1e-12)
-                )
-                if np.any(ok):
-                    gj = np.where(ok[:, None], quat.mul(quat.between(u, v), gprior), gprior)
-            elif len(kids) > 1:
-                B = 1e-6 * np.eye(3) * np.ones((F, 1, 1))  # the posture decides what the data leave open
-                for c in kids:
-                    u = quat.mul_vec(gprior, lp[c])
-                    v = targets[:, c] - pj
-                    nu = np.linalg.norm(u, axis=-1)
-                    nv = np.linalg.norm(v, axis=-1)
-                    ok = (weights[:, c] > 0) & (nv > 1e-9 * self.scale) & (nu > 1e-12)
-                    wc = np.where(ok, weights[:, c] * nu / self.scale, 0.0)
-                    uh = u / np.maximum(nu, 1e-300)[:, None]
-                    vh = v / np.maximum(nv, 1e-300)[:, None]
-                    B = B + wc[:, None, None] * vh[:, :, None] * uh[:, None, :]
-                U, _, Vt = np.linalg.svd(B)
-                d = np.sign(np.linalg.det(U @ Vt))
-                U[:, :, 2] *= d[:, None]
-                gj = quat.normalize(quat.mul(quat.from_matrix(U @ Vt), gprior))
-            if orientations is not None:
-                tq, wo = orientations
-                gj = np.where((wo[:, j] > 0)[:, None], tq[:, j], gj)
-            G[:, j] = gj
-            P[:, j] = pj
-            L[:, j] = quat.inv_mul(gpar, gj)
-        if self.limits is not None:
-            self._project_level(L, G, order, depth[order[-1]])
-        return quat.normalize(L), root
-
-    def _project_level(self, L: Array, G: Array, done: NDArray[np.int64], d: int) -> None:
-        """Project the joints of level ``d`` (the last of the ``done`` joints) and update their
-        global rotations, so the bones below are fitted from where their limited parents put
-        them. Whole poses go to ``limits.project`` (joints not solved yet are the identity), so
-        a coupled model projects each joint under its final parent."""
-        depth = self.skeleton.depth()
-        level = [int(k) for k in done if depth[k] == d]
-        if self._per_joint is not None:
-            # independent per-joint limits: project just this level's joints
-            for k in level:
-                if k in self._per_joint:
-                    L[:, k] = self.limits.joint(k).project(L[:, k])
-        else:
-            todo = np.zeros(L.shape[1], bool)
-            todo[done] = True
-            proj = self.limits.project(np.where(todo[None, :, None], L, quat.identity(())))
-            L[:, level] = proj[:, level]
-        for k in level:
-            p = int(self.skeleton.parents[k])
-            G[:, k] = L[:, k] if p < 0 else quat.mul(G[:, p], L[:, k])
-
-    def _root_guess(self, targets: Array, weights: Array, posture: Array, root_positions: Array | None) -> Array:
-        F = targets.shape[0]
-        if root_positions is not None:
-            base = np.broadcast_to(root_positions, (F, 3)).copy()
-        else:
-            base = np.broadcast_to(self.local_positions[0], (F, 3)).copy()
-        if self.fix_root_position:
-            return base
-        seen = weights[:, 0] > 0
-        root = np.where(seen[:, None], targets[:, 0], base)
-        todo = ~seen & np.any(weights > 0, axis=1)
-        if np.any(todo):
-            # from the other observed joints, placed as in the posture
-            lp = np.repeat(self.local_positions[None], F, axis=0)
-            lp[:, 0] = 0.0
-            _, rel = forward_kinematics_arrays(posture, lp, self.skeleton.parents)
-            w = weights[todo]
-            est = (w[..., None] * (targets[todo] - rel[todo])).sum(1) / w.sum(1)[:, None]
-            root[todo] = est
-        return root
+        return initial_guess(self, targets, weights, posture, root_positions, orientations)
 
     # ------------------------------------------------------------------ solve
     def solve(
@@ -450,11 +354,11 @@ class WholeBodyIK:
             L = quat.normalize(np.broadcast_to(_as_batch("init", init, F, (J, 4)), (F, J, 4)).copy())
             if not np.all(np.isfinite(L)):
                 raise IKError("init rotations must be finite")
-            root = root0.copy() if root0 is not None else self._root_guess(tgt, w, post, None)
+            root = root0.copy() if root0 is not None else root_guess(self, tgt, w, post, None)
         if self.limits is not None:
             L = self.limits.project(L)
         n_it = self.iterations if iterations is None else int(iterations)
-        return self._iterate(L, root, tgt, w / self.scale**2, ori, post, n_it)
+        return WholeBodyResult(*iterate(self, L, root, tgt, w / self.scale**2, ori, post, n_it), n_it)
 
     def solve_sequence(
         self,
@@ -541,134 +445,10 @@ class WholeBodyIK:
         second.error = np.where(cnt > 0, np.sqrt((d2 * seen).sum(1) / np.maximum(cnt, 1)), np.nan)
         return second
 
-    def _energy(
-        self, L: Array, gr: Array, gp: Array, tgt: Array, wp: Array, ori, post: Array
-    ) -> tuple[Array, Array, Array | None, Array]:
-        """(energy [F], posture residual in world [F, J, 3], orientation residual, wr [F, J])."""
-        e = tgt - gp
-        E = np.einsum("fj,fj->f", wp, np.einsum("fjk,fjk->fj", e, e))
-        rl = quat.to_scaled_angle_axis(quat.abs(quat.mul_inv(post, L)))
-        gpar = np.empty_like(gr)
-        gpar[:, 0] = quat.identity(())
-        gpar[:, 1:] = gr[:, self.skeleton.parents[1:]]
-        rp = quat.mul_vec(gpar, rl)
-        wr = np.full(wp.shape, self.posture_weight)
-        E = E + self.posture_weight * np.einsum("fjk,fjk->f", rl, rl)
-        ro = None
-        if ori is not None:
-            tq, wo = ori
-            ro = quat.to_scaled_angle_axis(quat.abs(quat.mul_inv(tq, gr)))
-            E = E + np.einsum("fj,fj->f", wo, np.einsum("fjk,fjk->fj", ro, ro))
-        return E, rp, ro, wr
-
     def _fk(self, L: Array, root: Array) -> tuple[Array, Array]:
         lp = np.repeat(self.local_positions[None], L.shape[0], axis=0)
         lp[:, 0] = root
         return forward_kinematics_arrays(L, lp, self.skeleton.parents)
-
-    def _iterate(self, L: Array, root: Array, tgt: Array, wp: Array, ori, post: Array, n_it: int) -> WholeBodyResult:
-        sk = self.skeleton
-        F, J = L.shape[:2]
-        parents = sk.parents
-        free = np.ones(3 + 3 * J, np.uint8)
-        if self.fix_root_position:
-            free[:3] = 0
-        if self.fix_root_rotation:
-            free[3:6] = 0
-        gr, gp = self._fk(L, root)
-        E, rp, ro, wr = self._energy(L, gr, gp, tgt, wp, ori, post)
-        lam = np.full(F, self.damping)
-        blocked = np.zeros((F, J, 3))  # parent-frame directions the projection pushed back
-        clamped = np.zeros((F, J), bool)
-        wo = np.zeros((F, J)) if ori is None else ori[1]
-        ro_arr = np.zeros((F, J, 3)) if ro is None else ro
-        push = np.zeros((F, J))
-        active = np.ones(F, bool)
-        for _it in range(n_it):
-            idx = np.nonzero(active)[0]
-            if idx.size == 0:
-                break
-            gpar = np.empty_like(gr)
-            gpar[:, 0] = quat.identity(())
-            gpar[:, 1:] = gr[:, parents[1:]]
-            Lc = L.copy()
-            rootc = root.copy()
-            cl = clamped.copy()
-            bl = blocked.copy()
-            moved = np.zeros((F, J), bool)
-            push[:] = 0.0
-            # the clamping loop: solve, project, and re-solve the poses whose step pushed new
-            # joints into their limits with those joints clamped too
-            for _pass in range(self.clamp_passes if self.limits is not None else 1):
-                n = quat.mul_vec(gpar[idx], bl[idx])
-                nn = np.linalg.norm(n, axis=-1, keepdims=True)
-                nrm = np.where(cl[idx][..., None] & (nn > 1e-12), n / np.maximum(nn, 1e-300), 0.0)
-                dxi = np.empty((idx.size, 3 + 3 * J))
-                pi = np.zeros((idx.size, J))
-                _core.dls_normal_step(
-                    gp[idx],
-                    tgt[idx],
-                    wp[idx],
-                    ro_arr[idx],
-                    wo[idx],
-                    rp[idx],
-                    wr[idx],
-                    nrm,
-                    lam[idx],
-                    self._chain,
-                    self._chain_len,
-                    self._off,
-                    self._first,
-                    free,
-                    dxi,
-                    pi,
-                )
-                push[idx] = pi
-                omega = dxi[:, 3:].reshape(idx.size, J, 3)
-                Li = quat.normalize(quat.mul(quat.from_scaled_angle_axis(quat.inv_mul_vec(gpar[idx], omega)), L[idx]))
-                rootc[idx] = root[idx] + dxi[:, :3]
-                if self.limits is None:
-                    Lc[idx] = Li
-                    break
-                Lp = self.limits.project(Li)
-                mv = quat.angle(Li, Lp) > 1e-9
-                Lc[idx] = Lp
-                moved[idx] = mv
-                if not mv.any():
-                    break
-                bk = quat.to_scaled_angle_axis(quat.abs(quat.mul_inv(Li, Lp)))
-                bl[idx] = np.where(mv[..., None], bk, bl[idx])
-                new = mv & ~cl[idx]
-                cl[idx] |= mv
-                redo = np.any(new, axis=1)
-                idx = idx[redo]
-                if idx.size == 0:
-                    break
-            grc, gpc = self._fk(Lc, rootc)
-            Ec, rpc, roc, _ = self._energy(Lc, grc, gpc, tgt, wp, ori, post)
-            ok = Ec <= E * (1 + 1e-12)
-            # poses whose accepted, lightly damped step no longer lowers their error are done
-            # (a heavily damped step is small for another reason: the damping is still adapting)
-            active &= ~(ok & (E - Ec <= self.tolerance * E + 1e-300) & (lam <= 10.0 * self.min_damping))
-            lam = np.where(ok, np.maximum(lam / 3.0, self.min_damping), np.minimum(lam * 4.0, 1e6))
-            okv = ok[:, None, None]
-            L = np.where(okv, Lc, L)
-            root = np.where(ok[:, None], rootc, root)
-            gr = np.where(okv, grc, gr)
-            gp = np.where(okv, gpc, gp)
-            E = np.where(ok, Ec, E)
-            rp = np.where(okv, rpc, rp)
-            if ori is not None:
-                ro_arr = np.where(okv, roc, ro_arr)
-            # after a step, clamps stay on joints the tasks still push outward (or that the
-            # projection just stopped); a rejected step is retried with all the clamps it found
-            clamped = np.where(ok[:, None], cl & (moved | (push > 0)), cl)
-            blocked = bl
-        seen = wp > 0
-        d2 = np.einsum("fjk,fjk->fj", tgt - gp, tgt - gp)
-        cnt = seen.sum(1)
-        err = np.where(cnt > 0, np.sqrt((d2 * seen).sum(1) / np.maximum(cnt, 1)), np.nan)
-        return WholeBodyResult(L, root, gp, err, clamped, n_it)
 
 
 def whole_body_ik(
