@@ -26,39 +26,32 @@ from __future__ import annotations
 # The package: a limit's rows and their gradients (._rows, numpy only), the mink limit (._limit)
 # and retargeting (._retarget); ._limit imports mink and mujoco (the optional extra [mink]), so
 # importing this module without them fails with the extra's name, as it did before it was a package.
-# The names the module had then stay importable from it.
-from ._limit import (  # noqa: F401
-    FittedLimits,
-    _batchable,
-    _body_id,
-    _EllipsoidBatch,
-    _Limit,
-    local_rotations,
-    mink,
-    mujoco,
-)
-from ._retarget import (  # noqa: F401
-    ACTIVE_BAND,
-    RETARGET_MARGIN,
-    RETARGET_MAX_STEP,
-    RUNS,
-    RetargetResult,
+# The public names in the order they had in the module (the API page lists them in import order):
+# isort: off
+from ._rows import IntegrationError, tangent_rows
+from ._limit import FittedLimits, local_rotations
+from ._retarget import (
     RetargetSettings,
-    Run,
-    _world_frame,
-    load_model,
-    make_limits,
-    qpos_to_motion,
+    RetargetResult,
     retarget,
+    qpos_to_motion,
+    tracking_errors,
+    load_model,
+    Run,
+    RUNS,
+    make_limits,
     run_one,
     run_three,
-    tracking_errors,
 )
+
+# isort: on
+# and the module's other names, private ones included, stay importable from it
+from ._limit import _batchable, _body_id, _EllipsoidBatch, _Limit, mink, mujoco  # noqa: F401
+from ._retarget import ACTIVE_BAND, RETARGET_MARGIN, RETARGET_MAX_STEP, _world_frame  # noqa: F401
 from ._rows import (  # noqa: F401
     _QL,
     EPS,
     Array,
-    IntegrationError,
     _curvature,
     _ellipsoid_rows,
     _field_rows,
@@ -69,7 +62,6 @@ from ._rows import (  # noqa: F401
     _qmul,
     _shape_rows,
     _slab_rows,
-    tangent_rows,
 )
 
 __all__ = [

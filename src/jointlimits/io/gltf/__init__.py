@@ -17,10 +17,16 @@ precision, about 1e-7 rad). Files from elsewhere load in metres.
 
 from __future__ import annotations
 
-# the names this module had before it became a package stay importable from it
+# the public names in the order they had in the module (the API page lists them in import order)
+# isort: off
+from ._read import load
+from ._write import to_gltf, save
+from ._checks import EXTRAS_KEY
+
+# isort: on
+# and the module's other names, private ones included, stay importable from it
 from ._checks import (  # noqa: F401
     _UP_TO_Y,
-    EXTRAS_KEY,
     MAX_COORD,
     MAX_ELEMENTS,
     MAX_FILE_BYTES,
@@ -43,8 +49,7 @@ from ._read import (  # noqa: F401
     _node_trs,
     _read_accessor,
     _sample,
-    load,
 )
-from ._write import _Blob, _matrix, _raw_accessor, save, to_gltf  # noqa: F401
+from ._write import _Blob, _matrix, _raw_accessor  # noqa: F401
 
-__all__ = ["load", "save", "EXTRAS_KEY"]
+__all__ = ["load", "to_gltf", "save", "EXTRAS_KEY"]
