@@ -10,7 +10,8 @@ from click.testing import CliRunner
 
 from jointlimits import JointLimits
 from jointlimits.cli import main
-from jointlimits.cli.limits import _fraction, worst_joints
+from jointlimits.cli.demo import worst_joints
+from jointlimits.cli.report import _fraction
 from jointlimits.io import bvh
 
 
@@ -62,3 +63,17 @@ def test_demo_draws_the_joints_with_the_largest_violations():
     v[40, 1] = 0.6
     v[:50, 2] = 0.2
     assert worst_joints(v, [0, 1, 2, 3], 2) == [1, 2]
+
+
+def test_names_moved_out_of_cli_limits_still_import_from_it():
+    import jointlimits.cli.limits as old
+    from jointlimits.cli import demo, report
+
+    assert old.run_demo is demo.run_demo and old.worst_joints is worst_joints and old._fraction is _fraction
+    assert old.report_command is report.report_command and old.DEMO_FILES == demo.DEMO_FILES
+    try:
+        old.no_such_name  # noqa: B018
+    except AttributeError as e:
+        assert "no_such_name" in str(e)
+    else:
+        raise AssertionError("an unknown name must raise AttributeError")

@@ -17,7 +17,9 @@ __all__ = ["main", "BadInput", "EXIT_BAD_INPUT", "check_output_path", "friendly_
 #: (module, command objects): adding a command group is one module and one line here.
 COMMANDS = [
     ("info", ["info_command"]),
-    ("limits", ["fit_command", "apply_command", "report_command", "plot_command", "demo_command"]),
+    ("limits", ["fit_command", "apply_command"]),
+    ("report", ["report_command", "plot_command"]),
+    ("demo", ["demo_command"]),
     ("filters", ["filter_command", "splice_command"]),
     ("footlock", ["footlock_command"]),
     ("view", ["view_command"]),

@@ -1,4 +1,5 @@
-"""``jointlimits fit | apply | report | plot | demo``: thin CLI layers over :class:`JointLimits`."""
+"""``jointlimits fit | apply``: thin CLI layers over :class:`JointLimits` (``report`` and ``plot``
+are in :mod:`.report`, ``demo`` in :mod:`.demo`)."""
 
 from __future__ import annotations
 
@@ -21,12 +22,11 @@ from ._common import (
     limits_for_clip,
     quiet_option,
     split_names,
-    strict_json,
 )
 from ._common import progress as progress_bar
 from .corpus import engine_options, fit_corpus, is_corpus
 
-__all__ = ["fit_command", "apply_command", "report_command", "plot_command", "demo_command"]
+__all__ = ["fit_command", "apply_command"]
 
 SHAPE_CHOICE = click.Choice(list(SHAPES))
 
@@ -466,390 +466,25 @@ def apply_command(
     )
 
 
-def _ranges_text(ranges: list[list[int]], most: int = 4) -> str:
-    parts = [f"{a}" if a == b else f"{a}-{b}" for a, b in ranges[:most]]
-    return ", ".join(parts) + (f" (+{len(ranges) - most} more)" if len(ranges) > most else "")
+#: names that lived here before ``report``, ``plot`` and ``demo`` moved to their own modules: still
+#: importable from here (looked up on first use; those modules import this one)
+_MOVED = {
+    "report_command": "report",
+    "plot_command": "report",
+    "_ranges_text": "report",
+    "_fraction": "report",
+    "_expected_text": "report",
+    "_report_table": "report",
+    "demo_command": "demo",
+    "run_demo": "demo",
+    "worst_joints": "demo",
+    "DEMO_FILES": "demo",
+}
 
 
-def _fraction(x: float) -> str:
-    """A fraction with 3 decimals, or 2 significant digits where those would read 0.000 (one
-    frame out of thousands is not none)."""
-    return f"{x:.3f}" if x == 0 or x >= 0.0005 else f"{x:.2g}"
+def __getattr__(name: str) -> Any:
+    if name in _MOVED:
+        import importlib
 
-
-def _expected_text(r: dict) -> str:
-    if "expected_recall" not in r:
-        return f"{'':>8} {'':>9}  "
-    flag = "  below" if r["below_expected"] else ""
-    return f"{r['recall']:>8.4f} {r['expected_recall']:>9.4f}{flag:<7}"
-
-
-def _report_table(rows: list[dict]) -> str:
-    ranges = any("frame_ranges" in r for r in rows)
-    expected = any("expected_recall" in r for r in rows)
-    lines = [
-        f"{'joint':<20} {'outside':>8} {'fraction':>9} {'mean deg':>9} {'max deg':>9}"
-        + (f" {'recall':>8} {'expected':>9}{'':<7}" if expected else "")
-        + ("  frames outside" if ranges else "")
-    ]
-    for r in sorted(rows, key=lambda r: -r["fraction_outside"]):
-        lines.append(
-            f"{r['joint']:<20} {r['frames_outside']:>8d} {_fraction(r['fraction_outside']):>9} "
-            f"{r['mean_violation_deg']:>9.2f} {r['max_violation_deg']:>9.2f}"
-            + (f" {_expected_text(r)}" if expected else "")
-            + (f"  {_ranges_text(r.get('frame_ranges', []))}" if ranges else "")
-        )
-    if expected:
-        below = [r["joint"] for r in rows if r.get("below_expected")]
-        lines.append(
-            f"{len(below)} of {sum('expected_recall' in r for r in rows)} joints below their expected recall"
-            + (f": {', '.join(below)}" if below else "")
-        )
-    return "\n".join(lines)
-
-
-@click.command("report")
-@click.argument("limits_file", metavar="LIMITS.json", type=click.Path(path_type=Path))
-@click.argument("clips", nargs=-1, required=True, type=click.Path(path_type=Path))
-@joint_selection
-@click.option(
-    "--retarget-rest",
-    is_flag=True,
-    help="Re-express the limits in the clips' rest pose where it differs by one rotation per joint.",
-)
-@quiet_option
-@json_option
-@friendly_errors
-def report_command(
-    limits_file: Path,
-    clips: tuple[Path, ...],
-    joints: tuple[str, ...],
-    exclude: tuple[str, ...],
-    root: bool,
-    retarget_rest: bool,
-    quiet: bool,
-    as_json: bool,
-) -> None:
-    """Per clip and joint: frames outside the limits (and which), fraction, mean and max violation
-    in degrees; then all clips together. For limits fitted with --target-recall also each joint's
-    measured recall next to the expected one, joints below it flagged. CLIPS may be folders, glob
-    patterns or @LIST.txt files."""
-    from ..limits.model import JointLimits
-
-    loaded = JointLimits.load(limits_file)
-    if is_corpus(clips):
-        from ..corpus.sources import expand
-
-        found, bad = expand([str(c) for c in clips])
-        if not found:
-            raise BadInput("no clips: " + "; ".join(f"{s}: {w}" for s, w in bad))
-        if bad and not (quiet or as_json):
-            click.echo("skipped: " + "; ".join(f"{s}: {w}" for s, w in bad), err=True)
-        clips = tuple(Path(c.path) for c in found)
-    ms = _load_clips(list(clips), quiet=quiet or as_json)
-    per_clip = []
-    for c, m in zip(clips, ms):
-        lim = limits_for_clip(loaded, m, joints, exclude, root, retarget_rest)
-        per_clip.append({"clip": str(c), "frames": m.num_frames, "joints": lim.report(m)})
-    lim = limits_for_clip(loaded, ms[0], joints, exclude, root, retarget_rest)
-    rows = (
-        lim.report(ms)
-        if len(ms) > 1
-        else [{k: v for k, v in r.items() if k != "frame_ranges"} for r in per_clip[0]["joints"]]
-    )
-    text = "\n\n".join(f"{p['clip']} ({p['frames']} frames):\n" + _report_table(p["joints"]) for p in per_clip)
-    if len(ms) > 1:
-        text += f"\n\nall {len(ms)} clips:\n" + _report_table(rows)
-    emit(
-        text,
-        {"limits": str(limits_file), "clips": [str(c) for c in clips], "joints": rows, "per_clip": per_clip},
-        quiet,
-        as_json,
-    )
-
-
-@click.command("plot")
-@click.argument("inputs", nargs=-1, required=True, type=click.Path(path_type=Path))
-@click.option("--joint", default=None, help="Joint to plot.")
-@click.option(
-    "--calibration",
-    is_flag=True,
-    help="LIMITS.json CLIP...: every joint's measured recall on the clips against its expected recall.",
-)
-@click.option("-o", "--output", type=click.Path(path_type=Path), required=True, help="PNG file to write.")
-@click.option(
-    "--after",
-    type=click.Path(path_type=Path),
-    default=None,
-    help="A filtered/limited version of CLIP: plot the joint's channel before/after instead.",
-)
-@click.option(
-    "--retarget-rest",
-    is_flag=True,
-    help="Re-express the limits in the clip's rest pose where it differs by one rotation per joint.",
-)
-@click.option("--force", is_flag=True, help="Replace an existing figure.")
-@quiet_option
-@json_option
-@friendly_errors
-def plot_command(
-    inputs: tuple[Path, ...],
-    joint: str | None,
-    calibration: bool,
-    output: Path,
-    after: Path | None,
-    retarget_rest: bool,
-    force: bool,
-    quiet: bool,
-    as_json: bool,
-) -> None:
-    """Plot a joint. With LIMITS.json and CLIP: its point cloud in limit space with the limit
-    surface, and the quaternions before/after unrolling. With CLIP and --after OUT (a filtered
-    or limited version of it): the joint's rotation before/after. Frames outside the limit are
-    marked."""
-    from .. import io as motion_io
-
-    check_output_path(output, [*inputs, after], force, suffixes=(".png",), what="figure")
-    if calibration:
-        if len(inputs) < 2 or inputs[0].suffix.lower() != ".json" or after is not None:
-            raise BadInput("usage: jointlimits plot LIMITS.json CLIP... --calibration -o FIG.png")
-        from ..limits.model import JointLimits
-        from ..viz.plots import plot_calibration
-
-        loaded = JointLimits.load(inputs[0])
-        if loaded.calibration is None:
-            raise BadInput(f"{inputs[0]}: these limits store no expected recall (fit them with --target-recall)")
-        ms = _load_clips(list(inputs[1:]), quiet=True)
-        for c, m in zip(inputs[1:], ms):
-            _require_frames(m, c)
-        lim = limits_for_clip(loaded, ms[0], (), (), False, retarget_rest)
-        path = plot_calibration(lim.report(ms), output)
-        emit(f"wrote {path}", {"output": str(path)}, quiet, as_json)
-        return
-    if joint is None:
-        raise BadInput("--joint is needed (or --calibration)")
-    if after is not None:
-        if len(inputs) != 1:
-            raise BadInput("with --after give exactly one CLIP (the original)")
-        from .filters import plot_channel_before_after
-
-        before_m, after_m = motion_io.load(inputs[0]), motion_io.load(after)
-        _require_frames(before_m, inputs[0])
-        before_m.skeleton.index(joint)
-        path = plot_channel_before_after(before_m, after_m, joint, output)
-    else:
-        if len(inputs) != 2 or inputs[0].suffix.lower() != ".json":
-            raise BadInput(
-                "usage: jointlimits plot LIMITS.json CLIP --joint NAME -o FIG.png "
-                "(or CLIP --after OUT.bvh for a before/after channel plot)"
-            )
-        from ..limits.model import JointLimits
-        from ..viz.plots import plot_joint_limit
-
-        m = motion_io.load(inputs[1])
-        _require_frames(m, inputs[1])
-        lim = limits_for_clip(JointLimits.load(inputs[0]), m, (), (), True, retarget_rest)
-        path = plot_joint_limit(lim, m, joint, output)
-    emit(f"wrote {path or output}", {"output": str(path or output), "joint": joint}, quiet, as_json)
-
-
-#: the files every demo run writes into --out (plus joint_<name>.png figures)
-DEMO_FILES = (
-    "range_of_motion.bvh",
-    "limits.json",
-    "over_rotated.bvh",
-    "limited.bvh",
-    "report.json",
-    "report.txt",
-    "violations.png",
-    "limits.html",
-)
-
-
-def worst_joints(violation: Any, joints: Any, n: int = 3) -> list[int]:
-    """The ``n`` joints (of ``joints``) with the largest violation ``[F, J]`` in any frame. (A mean
-    over all frames favours joints with a small range that are often a little out, such as toes.)"""
-    worst = np.asarray(violation).max(axis=0) if len(violation) else np.zeros(np.shape(violation)[1])
-    return sorted(joints, key=lambda j: (-worst[j], j))[:n]
-
-
-def run_demo(
-    input_clip: Path | None,
-    out_dir: Path,
-    shape: str,
-    swing_twist: bool,
-    over: float,
-    quiet: bool = False,
-    coupled: bool = False,
-) -> dict[str, Any]:
-    """The main job: fit limits, limit an over-rotated copy, write BVHs, a report, figures and an
-    interactive page (``limits.html``) of the joints the figures show."""
-    from .. import io as motion_io
-    from .._atomic import atomic_write
-    from .._names import safe_filename
-    from ..cleanup.smoothing import smooth_switches
-    from ..limits.report import violation_report
-    from ..motion import procedural
-    from ..viz.plots import plot_joint_limit, plot_violation_report
-    from ..viz.viewer import write_limits_page
-
-    files: dict[str, str] = {}
-    motion = procedural.range_of_motion() if input_clip is None else motion_io.load(input_clip)
-    lim = fit_limits([motion], shape, swing_twist, None, "mean", 0.05, {}, quiet, coupled)
-    out_dir.mkdir(parents=True, exist_ok=True)  # only once the input has loaded and fitted
-    if input_clip is None:
-        src = out_dir / "range_of_motion.bvh"
-        motion_io.save(src, motion)
-        files["range_of_motion"] = str(src)
-    lim_path = out_dir / "limits.json"
-    lim.save(lim_path)
-    files["limits"] = str(lim_path)
-    wild = procedural.over_rotate(motion, over)
-    # one pass limits the over-rotated copy and measures how far out it was
-    limited, wild_violation = lim.apply_and_measure(wild, smooth=smooth_switches, check=False)
-    for key, m in (("over_rotated", wild), ("limited", limited)):
-        p = out_dir / f"{key}.bvh"
-        motion_io.save(p, m)
-        files[key] = str(p)
-    before = violation_report(wild.skeleton.names, lim.active(), [wild_violation])
-    after = lim.report(limited)
-    # the hard projection alone: the spring that removes its pops may leave some frames slightly out
-    hard = lim.report(lim.apply(wild))
-    report = {
-        "input": str(input_clip) if input_clip else "procedural range of motion",
-        "frames": motion.num_frames,
-        "joints": len(lim.joints),
-        "shape": shape,
-        "swing_twist": swing_twist,
-        "over_rotation": over,
-        "over_rotated": before,
-        "limited": after,
-        "projected": hard,
-    }
-    rp = out_dir / "report.json"
-    with atomic_write(rp) as fh:
-        fh.write(strict_json(report))
-    files["report"] = str(rp)
-    with atomic_write(out_dir / "report.txt") as fh:
-        fh.write(
-            "over-rotated copy:\n"
-            + _report_table(before)
-            + "\n\nprojected onto the limits:\n"
-            + _report_table(hard)
-            + "\n\nafter limiting (projected, pops smoothed; limited.bvh):\n"
-            + _report_table(after)
-            + "\n"
-        )
-    files["report_text"] = str(out_dir / "report.txt")
-    files["violations_png"] = str(plot_violation_report(lim, wild, out_dir / "violations.png", projected=limited))
-    # figures for the three joints the over-rotation pushed furthest out
-    worst = [motion.skeleton.names[j] for j in worst_joints(wild_violation, lim.active())]
-    for name in worst:
-        p = out_dir / f"joint_{safe_filename(name)}.png"  # names come from the clip: never a path
-        plot_joint_limit(lim, motion, name, p, projected=limited, over_rotated=wild)
-        files[f"joint_{name}"] = str(p)
-    # the same joints on an interactive page: the fitted clip and the over-rotated copy in limit space
-    if worst:
-        names = [input_clip.name if input_clip is not None else "range_of_motion.bvh", "over_rotated.bvh"]
-        files["limits_html"] = str(
-            write_limits_page(
-                lim, [motion, wild], out_dir / "limits.html", joints=worst, overwrite=True, clip_names=names
-            )
-        )
-    report["files"] = files
-    return report
-
-
-@click.command("demo")
-@click.option(
-    "--input",
-    "input_clip",
-    type=click.Path(path_type=Path),
-    default=None,
-    help="A real BVH clip (default: a procedural range-of-motion clip of a built-in humanoid).",
-)
-@click.option(
-    "--out",
-    "out_dir",
-    type=click.Path(path_type=Path),
-    default=Path("jointlimits_demo"),
-    show_default=True,
-    help="Folder for the results.",
-)
-@click.option("--shape", type=SHAPE_CHOICE, default="ellipsoid", show_default=True, help="Limit shape in limit space.")
-@click.option("--swing-twist", is_flag=True, help="Separate limits for swing and twist about the bone axis.")
-@click.option("--coupled", is_flag=True, help="With --shape implicit: parent-conditioned limits.")
-@click.option(
-    "--over-rotation",
-    type=Finite(min=0.0, max=10.0),
-    default=0.5,
-    show_default=True,
-    help="How far past the data the over-rotated copy goes (0.5 = 50%).",
-)
-@click.option("--force", is_flag=True, help="Replace the results of an earlier run in --out.")
-@quiet_option
-@json_option
-@friendly_errors
-def demo_command(
-    input_clip: Path | None,
-    out_dir: Path,
-    shape: str,
-    swing_twist: bool,
-    coupled: bool,
-    over_rotation: float,
-    force: bool,
-    quiet: bool,
-    as_json: bool,
-) -> None:
-    """Fit limits, apply them to an over-rotated copy, write BVHs, a report, PNG figures and an
-    interactive HTML page of the worst joints' limits."""
-    if out_dir.exists() and not out_dir.is_dir():
-        raise BadInput(f"{out_dir}: --out must be a folder, and this is a file")
-    if not out_dir.exists():
-        check_output_path(out_dir, [])
-    if (
-        input_clip is not None
-        and out_dir.exists()
-        and out_dir.resolve() == input_clip.resolve().parent
-        and (out_dir / input_clip.name).exists()
-        and input_clip.name in ("limited.bvh", "over_rotated.bvh")
-    ):
-        raise BadInput(f"{input_clip}: the demo would overwrite its own input; choose another --out")
-    if coupled and (shape != "implicit" or swing_twist):
-        raise BadInput("--coupled needs --shape implicit (without --swing-twist)")
-    if shape == "implicit":  # its figures draw iso-surfaces: a missing extra fails before any work
-        from .._optional import require
-
-        require("skimage.measure", "implicit-draw", "drawing implicit limits")
-    if out_dir.is_dir() and not force:
-        old = [n for n in DEMO_FILES if (out_dir / n).exists()] + sorted(p.name for p in out_dir.glob("joint_*.png"))
-        if old:
-            raise BadInput(
-                f"{out_dir}: holds the results of an earlier run ({old[0]}, ...); pass --force to replace them"
-            )
-    rep = run_demo(input_clip, out_dir, shape, swing_twist, over_rotation, quiet or as_json, coupled)
-    b = rep["over_rotated"]
-    a = rep["limited"]
-    frac_b = np.mean([r["fraction_outside"] for r in b]) if b else 0.0
-    frac_a = np.mean([r["fraction_outside"] for r in a]) if a else 0.0
-    frac_h = np.mean([r["fraction_outside"] for r in rep["projected"]]) if a else 0.0
-    lines = [
-        f"jointlimits demo on {rep['input']}: {rep['frames']} frames, {rep['joints']} joints limited "
-        f"({shape}{', swing-twist' if swing_twist else ''})",
-        f"  over-rotated copy: {100 * frac_b:.1f}% of joint-frames outside the limits; "
-        f"projected: {100 * frac_h:.1f}%; after smoothing the pops (limited.bvh): {100 * frac_a:.1f}%",
-        "  wrote:",
-    ]
-    lines += [f"    {k:<18} {v}" for k, v in rep["files"].items()]
-    emit(
-        "\n".join(lines),
-        {
-            "input": rep["input"],
-            "frames": rep["frames"],
-            "joints": rep["joints"],
-            "fraction_outside": {"over_rotated": float(frac_b), "projected": float(frac_h), "limited": float(frac_a)},
-            "files": rep["files"],
-        },
-        quiet,
-        as_json,
-    )
+        return getattr(importlib.import_module(f"{__package__}.{_MOVED[name]}"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
