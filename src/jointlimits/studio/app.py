@@ -9,7 +9,7 @@ import http.cookies
 import threading
 import time
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, urlsplit
 
 import numpy as np
@@ -19,6 +19,9 @@ from ..motion import quat
 from . import posing
 from .scene import ContactDrawing, SkeletonDrawing, violation_colors
 from .state import SaveError, StudioState
+
+if TYPE_CHECKING:
+    from viser import GuiEvent, TransformControlsEvent
 
 __all__ = ["StudioApp", "TOKEN_COOKIE"]
 
@@ -40,6 +43,7 @@ class StudioApp:
         self.server: Any = None
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
+        self.contacts: ContactDrawing | None = None  # discs under planted feet, made when first drawn
 
     # ------------------------------------------------------------------ lifecycle
     def start(self) -> StudioApp:
@@ -70,14 +74,12 @@ class StudioApp:
         self.target = s.scene.add_transform_controls(
             "/target", scale=0.2, disable_rotations=True, depth_test=False, visible=False
         )
-        self.gizmo.on_update(
-            lambda e: (self.on_joint_gizmo(np.asarray(e.target.wxyz)), self.update_plot(force=e.phase == "end"))
-        )
-        self.target.on_update(lambda e: self.on_ik_target(np.asarray(e.target.position)))
+        self.gizmo.on_update(self._on_gizmo)
+        self.target.on_update(self._on_target)
         self.pole = s.scene.add_transform_controls(
             "/pole", scale=0.12, disable_rotations=True, depth_test=False, visible=False
         )
-        self.pole.on_update(lambda e: self.on_ik_pole(np.asarray(e.target.position)))
+        self.pole.on_update(self._on_pole)
         self._build_gui()
         self.redraw()
         self._thread = threading.Thread(target=self._play_loop, daemon=True)
@@ -127,12 +129,25 @@ class StudioApp:
             save_l = g.add_button("Save limits")
             self.status = g.add_markdown("")
         self.frame_slider.on_update(lambda _: self._ui(lambda: st.set_frame(int(self.frame_slider.value))))
-        self.play_box.on_update(lambda _: setattr(st, "playing", bool(self.play_box.value)))
-        self.speed.on_update(lambda _: setattr(st, "speed", float(self.speed.value)))
-        self.loop_box.on_update(lambda _: setattr(st, "loop", bool(self.loop_box.value)))
-        self.inputs_box.on_update(
-            lambda _: self._ui(lambda: [setattr(c, "visible", bool(self.inputs_box.value)) for c in st.inputs])
-        )
+
+        def set_playing(_: GuiEvent[Any]) -> None:
+            st.playing = bool(self.play_box.value)
+
+        def set_speed(_: GuiEvent[Any]) -> None:
+            st.speed = float(self.speed.value)
+
+        def set_loop(_: GuiEvent[Any]) -> None:
+            st.loop = bool(self.loop_box.value)
+
+        self.play_box.on_update(set_playing)
+        self.speed.on_update(set_speed)
+        self.loop_box.on_update(set_loop)
+
+        def show_inputs() -> None:
+            for c in st.inputs:
+                c.visible = bool(self.inputs_box.value)
+
+        self.inputs_box.on_update(lambda _: self._ui(show_inputs))
         self.mode.on_update(lambda _: self._ui(self._set_mode))
         self.joint.on_update(lambda _: self._ui(lambda: st.select_joint(self.joint.value)))
         self.limits_box.on_update(lambda _: self._ui(lambda: st.set_limits_on(bool(self.limits_box.value))))
@@ -202,6 +217,17 @@ class StudioApp:
         self.state.set_ik_mode(keys[0] if keys else None)
 
     # ------------------------------------------------------------------ events (also driven by tests)
+    def _on_gizmo(self, event: TransformControlsEvent) -> None:
+        """The joint gizmo dragged: pose the joint; the panel redrawn at once when the drag ends."""
+        self.on_joint_gizmo(np.asarray(event.target.wxyz))
+        self.update_plot(force=event.phase == "end")
+
+    def _on_target(self, event: TransformControlsEvent) -> None:
+        self.on_ik_target(np.asarray(event.target.position))
+
+    def _on_pole(self, event: TransformControlsEvent) -> None:
+        self.on_ik_pole(np.asarray(event.target.position))
+
     def on_joint_gizmo(self, wxyz: np.ndarray) -> np.ndarray:
         """The rotation gizmo moved to global ``wxyz``: limited local rotation of the joint."""
         self.state.playing = False
@@ -221,6 +247,8 @@ class StudioApp:
         st = self.state
         st.playing = False
         st.ik_use_pole = True
+        if st.ik_target is None:  # set with the IK mode: without one there is no chain to bend
+            raise ValueError("no IK mode selected")
         out = st.move_ik_target(st.ik_target, pole=np.asarray(position_m, np.float64) / st.metres_per_unit)
         self.redraw(move_gizmos=False)
         return out
@@ -265,7 +293,7 @@ class StudioApp:
         work = self.state.work
         if work.contacts is None or not work.feet:
             return
-        if getattr(self, "contacts", None) is None or self.contacts.n != len(work.feet):
+        if self.contacts is None or self.contacts.n != len(work.feet):
             self.contacts = ContactDrawing(self.server.scene, "/contacts", len(work.feet))
         f = min(self.state.clip_frame(work), len(work.contacts) - 1)
         feet = gp_m[list(work.feet)]

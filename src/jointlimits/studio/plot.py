@@ -58,8 +58,10 @@ def limit_figure(
     tot = sum(m.num_frames for m in clips)
     step = max(1, tot // MAX_POINTS)
     centre = np.zeros(3)
-    if lim.swing_twist:
+    shape = lim.shape  # None: swing-twist
+    if shape is None:
         geo = swing_twist_geometry(lim)
+        kind = f"{lim.swing.kind if lim.swing is not None else ''} swing-twist"
         sw, tw = relative_clouds(clips, joint, lim.reference, lim.twist_axis)
         pts = np.vstack([sw[::step], tw[::step]])
         if geo["outline"].shape[0]:
@@ -87,10 +89,11 @@ def limit_figure(
             )
         )
     else:
-        pts = relative_clouds(clips, joint, lim.reference)[::step]
-        surf = limit_surface(lim.shape)
+        pts = np.asarray(relative_clouds(clips, joint, lim.reference), np.float64)[::step]  # no twist axis: one cloud
+        surf = limit_surface(shape)
         v, t = surf["vertices"] * _DEG, surf["triangles"]
-        centre = lim.shape.position
+        centre = getattr(shape, "position", centre)  # its centre (every built-in shape has one)
+        kind = shape.kind
         if t.shape[0]:
             fig.add_trace(
                 go.Mesh3d(
@@ -102,7 +105,7 @@ def limit_figure(
                     k=t[:, 2],
                     color="#2ca02c",
                     opacity=0.25,
-                    name=f"{lim.shape.kind} limit",
+                    name=f"{shape.kind} limit",
                     showlegend=True,
                 )
             )
@@ -125,7 +128,6 @@ def limit_figure(
                     x=c[:, 0], y=c[:, 1], z=c[:, 2], mode="markers", name=name, marker={"size": 6, "color": color}
                 )
             )
-    kind = f"{lim.swing.kind} swing-twist" if lim.swing_twist else lim.shape.kind
     fig.update_layout(
         title={"text": f"{title}: {kind} (degrees)", "font": {"size": 12}},
         margin={"l": 0, "r": 0, "t": 30, "b": 0},

@@ -24,52 +24,52 @@ from numpy.typing import NDArray
 from .._atomic import atomic_write
 from .._names import html_text
 from ..errors import LimitsError
-from ..limits.fit import relative_clouds
+from ..limits.ellipsoid import Ellipsoid
 from ..limits.joint import FittedLimit, swing_section, twist_interval
 from ..limits.model import JointLimits
 from ..limits.shape import Shape
 from ..motion import quat
 from ..motion.skeleton import Motion
-from .plots import _nearest_cover, _nearest_twist, _plane_basis, _section_outline, shape_geometry
+from ._geometry import (
+    Surfaced,
+    ellipse_points,
+    ellipsoid_mesh,
+    limit_cloud,
+    limit_kind,
+    nearest_cover,
+    nearest_twist,
+    plane_basis,
+    section_outline,
+    swing_twist_clouds,
+    swing_twist_shapes,
+)
+from ._page import (
+    C_AXIS,
+    C_EDGE,
+    C_IN,
+    C_LIMIT,
+    C_OUT,
+    DEG,
+    as_clips,
+    cube_ranges,
+    lines_xyz,
+    mesh,
+    per_clip,
+    pick_joints,
+    points,
+    shown_frames,
+)
+from .plots import shape_geometry
 
 __all__ = ["write_limits_page", "limit_surface", "swing_twist_geometry", "DEFAULT_MAX_POINTS", "DIV_ID"]
 
 Array = NDArray[np.float64]
 DEFAULT_MAX_POINTS = 3000
 DIV_ID = "jointlimits-view"  # the plot's <div> id in the page
-_DEG = float(np.degrees(1.0))
 _TOLERANCE = 1e-6  # radians; JointLimits.contains' and report()'s default
-
-_C_IN, _C_OUT, _C_LIMIT, _C_EDGE, _C_AXIS = "#1f77b4", "#d62728", "#2ca02c", "#196619", "#444444"
 
 
 # --------------------------------------------------------------------------- geometry (radians)
-
-
-def _ellipsoid_mesh(shape: Shape, n_around: int = 48, n_rings: int = 24) -> tuple[Array, NDArray[np.int64]]:
-    """A UV sphere mapped onto the ellipsoid: every vertex lies on its surface."""
-    th = np.linspace(0.0, 2.0 * np.pi, n_around, endpoint=False)
-    ph = np.linspace(0.0, np.pi, n_rings + 1)[1:-1]  # rings between the poles
-    ring = np.stack(
-        [np.outer(np.sin(ph), np.cos(th)), np.outer(np.sin(ph), np.sin(th)), np.outer(np.cos(ph), np.ones_like(th))],
-        axis=-1,
-    ).reshape(-1, 3)
-    unit = np.vstack([[0.0, 0.0, 1.0], ring, [0.0, 0.0, -1.0]])
-    verts = shape.position + (unit * shape.scale) @ shape.rotation.T
-    tris = []
-    top, bottom = 0, unit.shape[0] - 1
-    nr = n_rings - 1
-
-    def at(r: int, a: int) -> int:
-        return 1 + r * n_around + a % n_around
-
-    for a in range(n_around):
-        tris.append((top, at(0, a), at(0, a + 1)))
-        tris.append((bottom, at(nr - 1, a + 1), at(nr - 1, a)))
-        for r in range(nr - 1):
-            tris.append((at(r, a), at(r + 1, a), at(r + 1, a + 1)))
-            tris.append((at(r, a), at(r + 1, a + 1), at(r, a + 1)))
-    return verts, np.asarray(tris, np.int64)
 
 
 def limit_surface(shape: Shape) -> dict[str, Any]:
@@ -81,10 +81,10 @@ def limit_surface(shape: Shape) -> dict[str, Any]:
     slabs' half-spaces, :func:`jointlimits.viz.plots.shape_geometry`), its convex-hull triangles and
     its face outlines. A flat or empty polytope gives no triangles.
     """
-    if shape.kind == "ellipsoid":
-        verts, tris = _ellipsoid_mesh(shape)
+    if isinstance(shape, Ellipsoid):
+        verts, tris = ellipsoid_mesh(shape)
         return {"vertices": verts, "triangles": tris, "lines": shape_geometry(shape)["lines"]}
-    if hasattr(shape, "surface"):  # an implicit limit: its marching-cubes iso-surface
+    if isinstance(shape, Surfaced):  # an implicit limit: its marching-cubes iso-surface
         verts, tris = shape.surface()
         return {"vertices": verts, "triangles": tris, "lines": []}
     geo = shape_geometry(shape)
@@ -107,21 +107,18 @@ def swing_twist_geometry(limit: FittedLimit) -> dict[str, Any]:
     "twist": (lo, hi) in radians along the axis, "axis": [3]}``. For an ellipsoid the outline
     points lie on the fitted 3D ellipsoid; for the other shapes, on its slabs.
     """
-    if not (isinstance(limit, FittedLimit) and limit.swing_twist):
+    parts = swing_twist_shapes(limit) if isinstance(limit, FittedLimit) else None
+    if parts is None:
         raise LimitsError("swing_twist_geometry needs a fitted swing-twist limit")
+    swing, twist = parts
     axis = limit.twist_axis
-    sec = swing_section(limit.swing, axis)
-    if sec.kind == "ellipsoid":  # a flat ellipse: its points in 3D directly (exact, no round trip)
-        th = np.linspace(0.0, 2.0 * np.pi, 97)
-        outline = (
-            sec.position
-            + np.outer(np.cos(th) * sec.scale[0], sec.rotation[:, 0])
-            + np.outer(np.sin(th) * sec.scale[1], sec.rotation[:, 1])
-        )
+    sec = swing_section(swing, axis)
+    if isinstance(sec, Ellipsoid):  # a flat ellipse: its points in 3D directly (exact, no round trip)
+        outline = ellipse_points(sec, 97)
         outline[-1] = outline[0]
     else:
-        e1, e2 = _plane_basis(axis)
-        flat = _section_outline(sec, e1, e2)
+        e1, e2 = plane_basis(axis)
+        flat = section_outline(sec, e1, e2)
         outline = np.zeros((0, 3)) if flat is None else np.outer(flat[:, 0], e1) + np.outer(flat[:, 1], e2)
     if outline.shape[0] >= 4:
         ring = outline[:-1]
@@ -134,149 +131,12 @@ def swing_twist_geometry(limit: FittedLimit) -> dict[str, Any]:
         "outline": outline,
         "vertices": verts,
         "triangles": tris,
-        "twist": twist_interval(limit.twist, axis),
+        "twist": twist_interval(twist, axis),
         "axis": axis.copy(),
     }
 
 
-# --------------------------------------------------------------------------- inputs
-
-
-def _as_clips(
-    motions: Motion | Sequence[Motion] | None, limits: JointLimits, names: Sequence[str] | None = None
-) -> list[Motion]:
-    if motions is None:
-        return []
-    ms = [motions] if isinstance(motions, Motion) else list(motions)
-    if not ms:
-        raise LimitsError("no clips given (pass motions=None to show only the limit surfaces)")
-    if names is not None and len(names) != len(ms):
-        raise LimitsError(f"clip_names has {len(names)} names for {len(ms)} clips")
-
-    def label(k: int) -> str:
-        return str(names[k]) if names is not None else f"clip {k}"
-
-    for k, m in enumerate(ms):
-        if not isinstance(m, Motion):
-            raise LimitsError(f"{label(k)} is a {type(m).__name__}, not a Motion")
-        if m.num_frames == 0:
-            raise LimitsError(f"{label(k)}: the clip has no frames")
-        try:
-            limits.check_skeleton(m.skeleton)
-        except LimitsError as e:
-            raise LimitsError(f"{label(k)}: {e}") from None
-        if not np.all(np.isfinite(m.rotations)):
-            raise LimitsError(f"{label(k)} has NaN or infinite rotations")
-    return ms
-
-
-def _pick_joints(limits: JointLimits, joints: Sequence[str] | None) -> list[int]:
-    sk = limits.skeleton
-    active = limits.active()
-    have = ", ".join(sk.names[j] for j in active) or "none"
-    if joints is None:
-        if not active:
-            raise LimitsError("no joint has an active limit: nothing to show")
-        return active
-    if isinstance(joints, str):
-        joints = [joints]
-    out: list[int] = []
-    for name in joints:
-        if name not in sk.names:
-            raise LimitsError(f"unknown joint {name!r}; joints with a limit: {have}")
-        j = sk.names.index(name)
-        if j not in limits.joints:
-            raise LimitsError(f"joint {name!r} has no limit; joints with a limit: {have}")
-        if not limits.enabled[j]:
-            raise LimitsError(f"joint {name!r} has a limit but it is disabled")
-        if j not in out:
-            out.append(j)
-    if not out:
-        raise LimitsError("no joints given (pass joints=None for every joint with a limit)")
-    return out
-
-
-def _shown_frames(total: int, max_points: int) -> NDArray[np.int64]:
-    """At most ``max_points`` frame indices spread evenly over ``total`` frames (first and last kept)."""
-    if total <= max_points:
-        return np.arange(total, dtype=np.int64)
-    return np.linspace(0, total - 1, max_points).astype(np.int64)  # step > 1: strictly increasing
-
-
 # --------------------------------------------------------------------------- traces
-
-
-def _lines_xyz(lines: Sequence[Array], k: float) -> dict[str, list]:
-    """Polylines as one trace's coordinates, separated by gaps (None)."""
-    xyz: list[list] = [[], [], []]
-    for line in lines:
-        for c in range(3):
-            xyz[c].extend((np.asarray(line)[:, c] * k).tolist())
-            xyz[c].append(None)
-    return {"x": xyz[0], "y": xyz[1], "z": xyz[2]}
-
-
-def _mesh(go: Any, verts: Array, tris: NDArray[np.int64], meta: dict, name: str, flat: bool) -> Any:
-    v = verts * _DEG
-    return go.Mesh3d(
-        x=v[:, 0],
-        y=v[:, 1],
-        z=v[:, 2],
-        i=tris[:, 0],
-        j=tris[:, 1],
-        k=tris[:, 2],
-        color=_C_LIMIT,
-        opacity=0.2,
-        flatshading=flat,
-        hoverinfo="skip",
-        name=name,
-        showlegend=True,
-        meta=meta,
-    )
-
-
-def _points(
-    go: Any, pts: Array, info: Array, clips: NDArray[np.str_], meta: dict, name: str, color: str, size: float
-) -> Any:
-    """Limit-space points (radians) as markers; ``info`` rows are (clip, frame, violation deg) and
-    ``clips`` the clip names (hover text). Single precision (about 1e-5 degrees here) keeps big
-    pages small."""
-    v = (pts * _DEG).astype(np.float32)
-    return go.Scatter3d(
-        x=v[:, 0],
-        y=v[:, 1],
-        z=v[:, 2],
-        mode="markers",
-        name=name,
-        meta=meta,
-        marker={"size": size, "color": color, "opacity": 0.85, "line": {"width": 0}},
-        customdata=info.astype(np.float32),
-        text=[html_text(c) for c in clips[info[:, 0].astype(np.int64)]],
-        hovertemplate=(
-            "%{text}, frame %{customdata[1]}<br>violation %{customdata[2]:.2f}°"
-            "<br>(%{x:.1f}°, %{y:.1f}°, %{z:.1f}°)<extra>" + html.escape(name) + "</extra>"
-        ),
-    )
-
-
-def _cube_ranges(clouds: Sequence[Array]) -> list[list[float]]:
-    """Equal ranges (degrees) around everything drawn, so limit space is not distorted."""
-    pts = [np.asarray(c, np.float64).reshape(-1, 3) for c in clouds]
-    pts = [p[np.all(np.isfinite(p), axis=1)] for p in pts if p.size]
-    if not pts or not any(p.size for p in pts):
-        return [[-10.0, 10.0]] * 3
-    allp = np.vstack(pts)
-    lo, hi = allp.min(axis=0), allp.max(axis=0)
-    c, r = 0.5 * (lo + hi), max(0.5 * float(np.max(hi - lo)) * 1.08, 1.0)
-    return [[float(c[i] - r), float(c[i] + r)] for i in range(3)]
-
-
-def _kind(lim: Any) -> str:
-    if not isinstance(lim, FittedLimit):
-        return str(getattr(lim, "kind", type(lim).__name__))
-    if lim.swing_twist:
-        return f"{lim.swing.kind} swing + {lim.twist.kind} twist"
-    return lim.shape.kind
 
 
 def _joint_group(
@@ -293,25 +153,27 @@ def _joint_group(
     sk = limits.skeleton
     name = sk.names[j]
     lim = limits.joints[j]
-    fitted = isinstance(lim, FittedLimit)
+    fitted = lim if isinstance(lim, FittedLimit) else None
+    parts = None if fitted is None else swing_twist_shapes(fitted)  # (swing, twist) shapes
+    shape = None if fitted is None else fitted.shape  # the one shape (None: swing-twist or not fitted)
     meta = {"joint": name}
     traces: list[Any] = []
     drawn: list[Array] = []
     note = ""
 
-    inside = None
+    inside = np.zeros(0, bool)  # per shown frame, when there are clips
     if ms:
-        q = np.concatenate([m.rotations[shown_in_clip, j] for m, shown_in_clip in _per_clip(ms, shown)], axis=0)
+        q = np.concatenate([m.rotations[shown_in_clip, j] for m, shown_in_clip in per_clip(ms, shown)], axis=0)
         inside = np.asarray(lim.contains(q, _TOLERANCE), bool)
         info = info.copy()
         info[:, 2] = np.degrees(lim.violation(q))
 
     def add_cloud(pts: Array, out: NDArray[np.bool_], part: str) -> None:
         label = f"{part} " if part else ""
-        for mask, role, color, size in ((~out, "inside", _C_IN, 2.5), (out, "outside", _C_OUT, 3.5)):
+        for mask, role, color, size in ((~out, "inside", C_IN, 2.5), (out, "outside", C_OUT, 3.5)):
             if mask.any():
                 traces.append(
-                    _points(
+                    points(
                         go,
                         pts[mask],
                         info[mask],
@@ -322,17 +184,17 @@ def _joint_group(
                         size,
                     )
                 )
-        drawn.append(pts * _DEG)
+        drawn.append(pts * DEG)
 
-    if fitted and lim.swing_twist:
-        axis = lim.twist_axis
-        geo = swing_twist_geometry(lim)
+    if fitted is not None and parts is not None:
+        axis = fitted.twist_axis
+        geo = swing_twist_geometry(fitted)
         lo, hi = geo["twist"]
         if ms:
-            sw, tw = relative_clouds(ms, j, lim.reference, axis)
-            sec = swing_section(lim.swing, axis)
-            swing_pts = _nearest_cover(sec, sw[shown])
-            t = _nearest_twist(tw[shown] @ axis, (lo, hi))
+            sw, tw = swing_twist_clouds(ms, j, fitted.reference, axis)
+            sec = swing_section(parts[0], axis)
+            swing_pts = nearest_cover(sec, sw[shown])
+            t = nearest_twist(tw[shown] @ axis, (lo, hi))
             # a frame the limit rejects shows red where it is out: its swing, its twist, or (at the
             # tolerance's edge) both; frames it accepts are blue in both parts
             out = ~inside
@@ -343,7 +205,7 @@ def _joint_group(
             add_cloud(t[:, None] * axis, out & (twist_out | neither), "twist")
         if geo["triangles"].shape[0]:
             traces.append(
-                _mesh(
+                mesh(
                     go,
                     geo["vertices"],
                     geo["triangles"],
@@ -355,26 +217,26 @@ def _joint_group(
         if geo["outline"].shape[0]:
             traces.append(
                 go.Scatter3d(
-                    **_lines_xyz([geo["outline"]], _DEG),
+                    **lines_xyz([geo["outline"]], DEG),
                     mode="lines",
                     name="swing limit edge",
-                    line={"color": _C_EDGE, "width": 4},
+                    line={"color": C_EDGE, "width": 4},
                     hoverinfo="skip",
                     showlegend=False,
                     meta={**meta, "role": "swing-outline"},
                 )
             )
-            drawn.append(geo["outline"] * _DEG)
-        seg = np.outer([lo, hi], axis) * _DEG
+            drawn.append(geo["outline"] * DEG)
+        seg = np.outer([lo, hi], axis) * DEG
         traces.append(
             go.Scatter3d(
                 x=seg[:, 0],
                 y=seg[:, 1],
                 z=seg[:, 2],
                 mode="lines+markers",
-                name=f"twist limit [{lo * _DEG:.1f}°, {hi * _DEG:.1f}°]",
-                line={"color": _C_LIMIT, "width": 9},
-                marker={"size": 4, "color": _C_EDGE},
+                name=f"twist limit [{lo * DEG:.1f}°, {hi * DEG:.1f}°]",
+                line={"color": C_LIMIT, "width": 9},
+                marker={"size": 4, "color": C_EDGE},
                 hoverinfo="skip",
                 meta={**meta, "role": "twist-interval"},
             )
@@ -389,7 +251,7 @@ def _joint_group(
                 z=ax_line[:, 2],
                 mode="lines",
                 name="twist axis",
-                line={"color": _C_AXIS, "width": 2, "dash": "dash"},
+                line={"color": C_AXIS, "width": 2, "dash": "dash"},
                 hoverinfo="skip",
                 meta={**meta, "role": "twist-axis"},
             )
@@ -397,28 +259,28 @@ def _joint_group(
     else:
         ref = np.asarray(getattr(lim, "reference", quat.identity()), np.float64)
         if ms:
-            cloud = relative_clouds(ms, j, ref)[shown]
-            add_cloud(_nearest_cover(lim.shape if fitted else None, cloud), ~inside, "")
-        if fitted:
-            surf = limit_surface(lim.shape)
+            cloud = limit_cloud(ms, j, ref)[shown]
+            add_cloud(nearest_cover(shape, cloud), ~inside, "")
+        if shape is not None:
+            surf = limit_surface(shape)
             if surf["triangles"].shape[0]:
                 traces.append(
-                    _mesh(
+                    mesh(
                         go,
                         surf["vertices"],
                         surf["triangles"],
                         {**meta, "role": "surface"},
-                        f"{lim.shape.kind} limit",
-                        flat=lim.shape.kind != "ellipsoid",
+                        f"{shape.kind} limit",
+                        flat=shape.kind != "ellipsoid",
                     )
                 )
             if surf["lines"]:
                 traces.append(
                     go.Scatter3d(
-                        **_lines_xyz(surf["lines"], _DEG),
+                        **lines_xyz(surf["lines"], DEG),
                         mode="lines",
-                        name=f"{lim.shape.kind} limit edges",
-                        line={"color": _C_EDGE, "width": 2},
+                        name=f"{shape.kind} limit edges",
+                        line={"color": C_EDGE, "width": 2},
                         opacity=0.6,
                         hoverinfo="skip",
                         showlegend=False,
@@ -426,7 +288,7 @@ def _joint_group(
                     )
                 )
             if surf["vertices"].size:
-                drawn.append(surf["vertices"] * _DEG)
+                drawn.append(surf["vertices"] * DEG)
             else:
                 note = " (the limit is empty or flat: nothing to draw)"
         else:
@@ -438,19 +300,14 @@ def _joint_group(
             )
         )
 
-    title = f"<b>{html.escape(name)}</b>: {html.escape(_kind(lim))} limit{html.escape(note)}"
+    kind = limit_kind(fitted) if fitted is not None else str(getattr(lim, "kind", type(lim).__name__))
+    title = f"<b>{html.escape(name)}</b>: {html.escape(kind)} limit{html.escape(note)}"
     if row is not None:
         title += (
             f" · {row['frames_outside']} of {row['frames']} frames outside "
             f"({100.0 * row['fraction_outside']:.1f}%) · max violation {row['max_violation_deg']:.1f}°"
         )
-    return traces, title, _cube_ranges(drawn)
-
-
-def _per_clip(ms: list[Motion], shown: NDArray[np.int64]) -> list[tuple[Motion, NDArray[np.int64]]]:
-    """Split global frame indices into (clip, frame indices within it)."""
-    bounds = np.cumsum([0] + [m.num_frames for m in ms])
-    return [(m, shown[(shown >= a) & (shown < b)] - a) for m, a, b in zip(ms, bounds[:-1], bounds[1:])]
+    return traces, title, cube_ranges(drawn)
 
 
 # --------------------------------------------------------------------------- the page
@@ -499,8 +356,8 @@ def write_limits_page(
 
     if isinstance(max_points, bool) or not isinstance(max_points, (int, np.integer)) or max_points < 1:
         raise LimitsError(f"max_points must be an integer >= 1, got {max_points!r}")
-    ms = _as_clips(motions, limits, clip_names)
-    picked = _pick_joints(limits, joints)
+    ms = as_clips(motions, limits, clip_names)
+    picked = pick_joints(limits, joints)
     p = Path(path)
     if p.is_dir():
         raise IsADirectoryError(errno.EISDIR, "is a folder, not a page to write", str(p))
@@ -508,7 +365,7 @@ def write_limits_page(
         raise FileExistsError(errno.EEXIST, "file exists (pass overwrite=True to replace it)", str(p))
 
     total = int(sum(m.num_frames for m in ms))
-    shown = _shown_frames(total, int(max_points))
+    shown = shown_frames(total, int(max_points))
     info = np.zeros((shown.size, 3))
     rows: dict[str, dict] = {}
     if ms:
