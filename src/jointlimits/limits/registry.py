@@ -5,8 +5,14 @@ one line in ``SHAPE_CLASSES`` (or, from outside the package, one :func:`register
 from __future__ import annotations
 
 import importlib
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from ..errors import LimitsError
+
+if TYPE_CHECKING:
+    from .joint import JointLimit
+    from .shape import Shape
 
 __all__ = [
     "SHAPE_CLASSES",
@@ -42,6 +48,12 @@ JOINT_KINDS: tuple[str, ...] = tuple(
 )
 
 
+class JointLimitClass(Protocol):
+    """A per-joint limit class: built from its limits-file entry."""
+
+    def from_dict(self, d: Mapping[str, Any], /) -> JointLimit: ...
+
+
 def _load(table: dict, kind: object, what: str) -> type:
     if not isinstance(kind, str) or kind not in table:
         raise LimitsError(f"unknown {what} {kind!r}; expected one of {', '.join(table)}")
@@ -63,11 +75,11 @@ def shape_kinds() -> tuple[str, ...]:
     return tuple(SHAPE_CLASSES)
 
 
-def shape_class(kind: object) -> type:
+def shape_class(kind: object) -> type[Shape]:
     """The class implementing limit-space shape ``kind`` (LimitsError if there is none)."""
-    return _load(SHAPE_CLASSES, kind, "limit shape")
+    return cast("type[Shape]", _load(SHAPE_CLASSES, kind, "limit shape"))
 
 
-def joint_limit_class(kind: object) -> type:
+def joint_limit_class(kind: object) -> JointLimitClass:
     """The class of a per-joint limit kind (``"fitted"``, ``"reach-window"``)."""
-    return _load(JOINT_LIMIT_CLASSES, kind, "joint limit kind")
+    return cast(JointLimitClass, _load(JOINT_LIMIT_CLASSES, kind, "joint limit kind"))

@@ -25,7 +25,7 @@ Array = NDArray[np.float64]
 class Shape:
     """A region of limit space. Subclasses implement the methods below on ``[..., 3]`` points."""
 
-    kind: ClassVar[str] = ""
+    kind: str = ""  # the registered name (a dataclass field of each subclass)
 
     def __new__(cls, *args: Any, **kwargs: Any) -> Shape:
         if cls is Shape:  # Shape("kdop", ...) is the registered class of that kind
