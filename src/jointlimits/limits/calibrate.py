@@ -283,12 +283,12 @@ def _miss_curves(
     rng = np.random.default_rng(seed)
     G = len(units)
     out = {n: np.zeros((len(joint_points), G, len(pgrid))) for n in sizes}
-    picks = {n: [np.array([w for w in range(G) if w != u]) if n == G - 1 else None for u in range(G)] for n in sizes}
-    for n in sizes:
+    picks: dict[int, list[NDArray[np.int64]]] = {}
+    for n in sizes:  # (the random choices in this order: n, then u)
+        picks[n] = []
         for u in range(G):
-            if picks[n][u] is None:
-                others = np.array([w for w in range(G) if w != u])
-                picks[n][u] = rng.choice(others, n, replace=False)
+            others = np.array([w for w in range(G) if w != u])
+            picks[n].append(others if n == G - 1 else rng.choice(others, n, replace=False))
     for j, g in enumerate(joint_points):
         vox = np.rint(g).astype(np.int64)
         ukeys = [np.unique(_keys(vox[ix])) for ix in units]

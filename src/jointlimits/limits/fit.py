@@ -14,7 +14,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, overload
 
 import numpy as np
 from numpy.typing import NDArray
@@ -25,7 +25,7 @@ from ..motion.skeleton import Motion, Skeleton
 from .cloud import CloudStats
 from .joint import FittedLimit, JointLimit, fit_shape, to_limit_space
 from .options import DEFAULT_PADDING, FitOptions, default_padding
-from .registry import JOINT_KINDS, joint_limit_class, shape_kinds
+from .registry import JOINT_KINDS, rotation_limit_class, shape_kinds
 from .rest import DEFAULT_REST_TOLERANCE, rest_directions, rest_mismatch
 
 __all__ = [
@@ -114,6 +114,14 @@ def root_joints(motions: Motion | Iterable[Motion], tolerance: float = 1e-9) -> 
             still &= s
             moves |= v
     return _roots_from_masks(sk, still, moves)
+
+
+@overload
+def relative_clouds(ms: Sequence[Motion], joint: int, reference: Array, twist_axis: None = None) -> Array: ...
+
+
+@overload
+def relative_clouds(ms: Sequence[Motion], joint: int, reference: Array, twist_axis: Array) -> tuple[Array, Array]: ...
 
 
 def relative_clouds(
@@ -371,7 +379,7 @@ class FitAccumulator:
             kind = plan.kinds[j]
             if kind in JOINT_KINDS:  # fitted from the rotations themselves (reach windows)
                 qs = st[("rot", j)].points()
-                out[j] = joint_limit_class(kind).fit(qs, axes[j], reference=ref[j], padding=pads[j])
+                out[j] = rotation_limit_class(kind).fit(qs, axes[j], reference=ref[j], padding=pads[j])
                 continue
             try:
                 if o.swing_twist:
@@ -461,11 +469,11 @@ def fit_with(
     ``options``; with ``target_recall`` the paddings are calibrated first (:mod:`.calibrate`) and
     ``settings["calibration"]`` records them."""
     cal = None
-    if options.target_recall is not None:
+    o = options
+    if o.target_recall is not None:
         from .calibrate import calibrate, fitted_joints
 
         motions = _as_motions(motions)
-        o = options
         todo = fitted_joints(motions, o.joints, o.exclude, o.root)
         ref = _reference_pose(motions, o.reference)
         cal = calibrate(motions, todo, ref, o.target_recall, o.groups, o.subsample, o.allocation)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from types import MappingProxyType
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 from numpy.typing import NDArray
@@ -25,7 +25,17 @@ from ..motion.skeleton import Motion, Skeleton
 from ._checks import check_soften
 from .file import from_document, read_document, to_document, write_document
 from .fit import fit_with, root_joints
-from .joint import FittedLimit, JointLimit, fit_shape, from_limit_space, swing_section, to_limit_space, twist_interval  # noqa: F401
+from .joint import (  # noqa: F401
+    FittedLimit,
+    JointLimit,
+    ParentedLimit,
+    SoftenableLimit,
+    fit_shape,
+    from_limit_space,
+    swing_section,
+    to_limit_space,
+    twist_interval,
+)
 from .options import FitOptions, fit_options
 from .registry import SHAPES
 from .report import violation_report, with_expected
@@ -71,7 +81,7 @@ class JointLimits:
         self,
         skeleton: Skeleton,
         joints: Mapping[int, JointLimit] | None = None,
-        enabled: Sequence[bool] | None = None,
+        enabled: Sequence[bool] | NDArray[np.bool_] | None = None,
         settings: Mapping[str, Any] | None = None,
         rest: Sequence[Array] | None = None,
         rest_tolerance: float = DEFAULT_REST_TOLERANCE,
@@ -159,7 +169,7 @@ class JointLimits:
         return self._with(enabled=on)
 
     def _with(self, **changes: Any) -> JointLimits:
-        parts = {
+        parts: dict[str, Any] = {
             "joints": self.joints,
             "enabled": self.enabled,
             "settings": self.settings,
@@ -288,14 +298,12 @@ class JointLimits:
         limited for its parent's result)."""
         for j in rest:
             lim = self.joints[j]
-            if hasattr(lim, "parent"):
+            if isinstance(lim, ParentedLimit):
                 out[..., j, :] = lim.project(q[..., j, :], soften, parent=out[..., self.skeleton.index(lim.parent), :])
+            elif soften is not None and (isinstance(lim, FittedLimit) or getattr(lim, "softenable", False)):
+                out[..., j, :] = cast(SoftenableLimit, lim).project(q[..., j, :], soften)
             else:
-                out[..., j, :] = (
-                    lim.project(q[..., j, :], soften)
-                    if soften is not None and (isinstance(lim, FittedLimit) or getattr(lim, "softenable", False))
-                    else lim.project(q[..., j, :])
-                )
+                out[..., j, :] = lim.project(q[..., j, :])
 
     def project(self, rotations: Array, soften: tuple[float, float] | None = None) -> Array:
         """Limited local rotations ``[..., J, 4]``; ``soften=(falloff, radius)`` leaves some leeway."""
@@ -318,8 +326,10 @@ class JointLimits:
             out[..., fast] = self._violation_fast(q, fast) <= tolerance
         for j in rest:
             lim = self.joints[j]
-            extra = {"parent": q[..., self.skeleton.index(lim.parent), :]} if hasattr(lim, "parent") else {}
-            out[..., j] = lim.contains(q[..., j, :], tolerance, **extra)
+            if isinstance(lim, ParentedLimit):
+                out[..., j] = lim.contains(q[..., j, :], tolerance, parent=q[..., self.skeleton.index(lim.parent), :])
+            else:
+                out[..., j] = lim.contains(q[..., j, :], tolerance)
         return out
 
     def _violation_fast(self, q: Array, fast: list[int]) -> Array:
@@ -343,8 +353,10 @@ class JointLimits:
         against its parent's input rotation)."""
         for j in rest:
             lim = self.joints[j]
-            extra = {"parent": q[..., self.skeleton.index(lim.parent), :]} if hasattr(lim, "parent") else {}
-            out[..., j] = lim.violation(q[..., j, :], **extra)
+            if isinstance(lim, ParentedLimit):
+                out[..., j] = lim.violation(q[..., j, :], parent=q[..., self.skeleton.index(lim.parent), :])
+            else:
+                out[..., j] = lim.violation(q[..., j, :])
 
     def apply(
         self,
@@ -440,9 +452,8 @@ class JointLimits:
         allow = local_step_bound(original, frame_time, 0.25, margin_degrees)
         for j in self._order():
             lim = self.joints[j]
-            coupled = hasattr(lim, "parent")
-            par = q[:, self.skeleton.index(lim.parent)] if coupled else None
-            extra = {"parent": par} if coupled else {}
+            par = q[:, self.skeleton.index(lim.parent)] if isinstance(lim, ParentedLimit) else None
+            extra = {"parent": par} if par is not None else {}
             inside = lim.contains(q[:, j], 1e-7, **extra)
             cand = q[:, j].copy()
             if not inside.all():

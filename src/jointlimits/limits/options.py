@@ -65,17 +65,17 @@ class FitOptions:
     shapes: Mapping[str, str] = field(default_factory=dict)
     """Per joint name, a shape other than :attr:`shape` (also ``"reach-window"``: a swing window
     plus a twist range fitted from the rotations)."""
-    joints: tuple[str, ...] | None = None
-    """The names of the joints to limit (None: every joint with rotation channels)."""
+    joints: Sequence[str] | None = None
+    """The names of the joints to limit (None: every joint with rotation channels); kept as a tuple."""
     coupled: bool = False
     """The child of each (parent, child) pair of :attr:`pairs` gets a limit conditioned on its
     parent's rotation (:class:`~jointlimits.limits.coupled.CoupledLimit`); needs
     ``shape="implicit"`` without swing-twist."""
-    pairs: tuple[tuple[str, str], ...] | None = None
+    pairs: Sequence[tuple[str, str]] | None = None
     """The (parent, child) joint names :attr:`coupled` couples; None: the humanoid pairs found by
     joint name (clavicle -> shoulder, shoulder -> elbow, hip -> knee, along the spine, neck -> head)."""
-    exclude: tuple[str, ...] | None = None
-    """Names of joints to leave without a limit."""
+    exclude: Sequence[str] | None = None
+    """Names of joints to leave without a limit (kept as a tuple)."""
     root: bool = False
     """Also limit the joints that carry the global position and heading."""
     rest_tolerance: float = DEFAULT_REST_TOLERANCE

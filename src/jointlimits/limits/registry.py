@@ -21,6 +21,7 @@ __all__ = [
     "JOINT_KINDS",
     "shape_class",
     "joint_limit_class",
+    "rotation_limit_class",
     "register_shape",
     "shape_kinds",
 ]
@@ -54,6 +55,12 @@ class JointLimitClass(Protocol):
     def from_dict(self, d: Mapping[str, Any], /) -> JointLimit: ...
 
 
+class RotationLimitClass(JointLimitClass, Protocol):
+    """A per-joint limit kind fitted from the joint's local rotations (:data:`JOINT_KINDS`)."""
+
+    def fit(self, local_rotations: Any, axis: Any, reference: Any = None, padding: float = 0.05) -> JointLimit: ...
+
+
 def _load(table: dict, kind: object, what: str) -> type:
     if not isinstance(kind, str) or kind not in table:
         raise LimitsError(f"unknown {what} {kind!r}; expected one of {', '.join(table)}")
@@ -83,3 +90,10 @@ def shape_class(kind: object) -> type[Shape]:
 def joint_limit_class(kind: object) -> JointLimitClass:
     """The class of a per-joint limit kind (``"fitted"``, ``"reach-window"``)."""
     return cast(JointLimitClass, _load(JOINT_LIMIT_CLASSES, kind, "joint limit kind"))
+
+
+def rotation_limit_class(kind: str) -> RotationLimitClass:
+    """The class of a per-joint limit kind fitted from rotations (one of :data:`JOINT_KINDS`)."""
+    if kind not in JOINT_KINDS:
+        raise LimitsError(f"{kind!r} is not fitted from rotations; expected one of {', '.join(JOINT_KINDS)}")
+    return cast(RotationLimitClass, _load(JOINT_LIMIT_CLASSES, kind, "joint limit kind"))

@@ -185,7 +185,8 @@ class RestRetargetedLimit:
         inner = d.get("inner")
         if not isinstance(inner, Mapping) or inner.get("kind") == cls.kind:
             raise LimitsError("rest-retargeted limit: 'inner' must be another joint limit")
-        return cls(joint_limit_class(inner.get("kind")).from_dict(inner), d.get("pre"), d.get("post"))
+        limit = joint_limit_class(inner.get("kind")).from_dict(inner)
+        return cls(limit, _quat4(d.get("pre"), "pre"), _quat4(d.get("post"), "post"))
 
 
 def rest_mismatch(

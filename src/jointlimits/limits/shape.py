@@ -8,7 +8,7 @@ reference). Each family lives in its own module and is listed in :mod:`.registry
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 from numpy.typing import NDArray
@@ -16,6 +16,9 @@ from numpy.typing import NDArray
 from ..errors import LimitsError
 from ._checks import LIMIT_SPACE_BOUND
 from .registry import shape_class
+
+if TYPE_CHECKING:
+    from .cloud import CloudStats
 
 __all__ = ["Shape"]
 
@@ -34,8 +37,9 @@ class Shape:
 
     # ------------------------------------------------------------------ fitting
     @classmethod
-    def fit(cls, points: Array, padding: float = 0.05, subsample: float | None = 0.05) -> Shape:
-        """The shape fitted to limit-space points ``[N, 3]``; every point is inside it."""
+    def fit(cls, points: Array | CloudStats, padding: float = 0.05, subsample: float | None = 0.05) -> Shape:
+        """The shape fitted to limit-space points ``[N, 3]``; every point is inside it (convex
+        shapes also fit from a :class:`~jointlimits.limits.cloud.CloudStats` of the points)."""
         raise NotImplementedError
 
     # ------------------------------------------------------------------ queries
