@@ -26,6 +26,7 @@ crawl when only walks were fitted) is not covered by it.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
 import warnings
@@ -41,6 +42,7 @@ from ..errors import LimitsError
 from ..motion.skeleton import Motion
 from . import cloud
 from .implicit import RADIUS_CELLS, THRESHOLD, choose_cell, iso_fraction
+from .options import FitOptions
 
 __all__ = [
     "CalibrationWarning",
@@ -460,3 +462,19 @@ def fitted_joints(
         drop = {sk.index(n) for n in exclude}
         todo = [j for j in todo if j not in drop]
     return todo
+
+
+def calibrated_options(
+    motions: Motion | Iterable[Motion], options: FitOptions
+) -> tuple[list[Motion], FitOptions, Calibration]:
+    """The clips, ``options`` with the paddings calibrated for ``options.target_recall`` (its
+    ``paddings`` still override them per joint) and the calibration."""
+    from .fit import _as_motions, _reference_pose
+
+    o = options
+    if o.target_recall is None:
+        raise LimitsError("calibrated_options needs a target_recall")
+    ms = _as_motions(motions)
+    todo = fitted_joints(ms, o.joints, o.exclude, o.root)
+    cal = calibrate(ms, todo, _reference_pose(ms, o.reference), o.target_recall, o.groups, o.subsample, o.allocation)
+    return ms, dataclasses.replace(o, paddings={**cal.paddings, **o.paddings}), cal

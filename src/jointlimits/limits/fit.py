@@ -11,7 +11,6 @@ and :class:`FitAccumulator` (folds the clips in, in order, then fits each joint)
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple, overload
@@ -23,9 +22,9 @@ from ..errors import LimitsError
 from ..motion import quat
 from ..motion.skeleton import Motion, Skeleton
 from .cloud import CloudStats
-from .joint import FittedLimit, JointLimit, fit_shape, to_limit_space
+from .joint import FittedLimit, JointLimit, fit_shape, rotation_limit_class, to_limit_space
 from .options import DEFAULT_PADDING, FitOptions, default_padding
-from .registry import JOINT_KINDS, rotation_limit_class, shape_kinds
+from .registry import JOINT_KINDS, shape_kinds
 from .rest import DEFAULT_REST_TOLERANCE, rest_directions, rest_mismatch
 
 __all__ = [
@@ -466,25 +465,11 @@ def fit_with(
     motions: Motion | Iterable[Motion], options: FitOptions, progress: Callable[[int, int, str], None] | None = None
 ) -> FitResult:
     """The parts of a :class:`~jointlimits.limits.model.JointLimits` fitted to ``motions`` with
-    ``options``; with ``target_recall`` the paddings are calibrated first (:mod:`.calibrate`) and
-    ``settings["calibration"]`` records them."""
-    cal = None
-    o = options
-    if o.target_recall is not None:
-        from .calibrate import calibrate, fitted_joints
-
-        motions = _as_motions(motions)
-        todo = fitted_joints(motions, o.joints, o.exclude, o.root)
-        ref = _reference_pose(motions, o.reference)
-        cal = calibrate(motions, todo, ref, o.target_recall, o.groups, o.subsample, o.allocation)
-        options = dataclasses.replace(o, paddings={**cal.paddings, **o.paddings})
+    ``options`` (``target_recall`` is read by :func:`.calibrate.calibrated_options`, not here)."""
     ms = _as_motions(motions)
     plan = plan_fit([clip_summary(m, options, f"clip {k}") for k, m in enumerate(ms)], options)
     acc = FitAccumulator(plan)
     for m in ms:
         for c in clip_clouds(m, plan):
             acc.add(c)
-    fitted = acc.finish(progress)
-    if cal is None:
-        return fitted
-    return fitted._replace(settings=dict(fitted.settings, calibration=cal.to_dict()))
+    return acc.finish(progress)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, cast, runtime_checkable
 
 import numpy as np
 from numpy.typing import NDArray
@@ -21,8 +21,8 @@ from ..errors import LimitsError
 from ..motion import quat
 from ._checks import check_soften
 from ._kernels.fused import compile_limit, pack_limit, step
-from .registry import joint_limit_class, shape_class
-from .shape import Shape
+from .registry import JOINT_KINDS, joint_limit_class
+from .shape import Shape, shape_type
 
 if TYPE_CHECKING:
     from .cloud import CloudStats
@@ -119,13 +119,13 @@ def fit_shape(points: Array | CloudStats, kind: str, padding: float = 0.05, subs
     if isinstance(points, CloudStats) and not points.keep_all:
         if points.count == 0:
             raise LimitsError("cannot fit a limit to an empty point cloud")
-        return shape_class(kind).fit(points, padding, subsample)
+        return shape_type(kind).fit(points, padding, subsample)
     pts = np.asarray(points, np.float64).reshape(-1, 3)
     if pts.shape[0] == 0:
         raise LimitsError("cannot fit a limit to an empty point cloud")
     if not np.all(np.isfinite(pts)):
         raise LimitsError("cannot fit a limit: the point cloud contains NaN or infinite values")
-    return shape_class(kind).fit(pts, padding, subsample)
+    return shape_type(kind).fit(pts, padding, subsample)
 
 
 def swing_section(shape: Shape, axis: Array) -> Shape:
@@ -454,4 +454,28 @@ def limit_from_dict(d: Mapping[str, Any]) -> JointLimit:
     """The per-joint limit of a limits-file entry, by its ``kind`` (see the registry)."""
     if not isinstance(d, Mapping):
         raise LimitsError(f"corrupt joint limit entry: expected an object, got {type(d).__name__}")
-    return joint_limit_class(d.get("kind")).from_dict(d)
+    return limit_class(d.get("kind")).from_dict(d)
+
+
+class JointLimitClass(Protocol):
+    """A per-joint limit class: built from its limits-file entry."""
+
+    def from_dict(self, d: Mapping[str, Any], /) -> JointLimit: ...
+
+
+class RotationLimitClass(JointLimitClass, Protocol):
+    """A per-joint limit kind fitted from the joint's local rotations (:data:`~.registry.JOINT_KINDS`)."""
+
+    def fit(self, local_rotations: Any, axis: Any, reference: Any = None, padding: float = 0.05) -> JointLimit: ...
+
+
+def limit_class(kind: object) -> JointLimitClass:
+    """:func:`~.registry.joint_limit_class` typed: the class of a per-joint limit kind."""
+    return cast(JointLimitClass, joint_limit_class(kind))
+
+
+def rotation_limit_class(kind: str) -> RotationLimitClass:
+    """The class of a per-joint limit kind fitted from rotations (one of ``JOINT_KINDS``)."""
+    if kind not in JOINT_KINDS:
+        raise LimitsError(f"{kind!r} is not fitted from rotations; expected one of {', '.join(JOINT_KINDS)}")
+    return cast(RotationLimitClass, joint_limit_class(kind))

@@ -131,8 +131,15 @@ class JointLimits:
         channels). ``keywords`` are FitOptions fields by name and replace those of ``options``:
         ``JointLimits.fit(clips, shape="kdop", padding=0.1)``; a name that is no field raises
         TypeError. ``progress(k, n, joint_name)`` is called before each joint is fitted."""
-        fitted = fit_with(motions, fit_options(options, keywords, "JointLimits.fit"), progress)
-        return cls(fitted.skeleton, fitted.joints, settings=fitted.settings, rest=fitted.rest)
+        o = fit_options(options, keywords, "JointLimits.fit")
+        cal = None
+        if o.target_recall is not None:
+            from .calibrate import calibrated_options
+
+            motions, o, cal = calibrated_options(motions, o)
+        fitted = fit_with(motions, o, progress)
+        settings = fitted.settings if cal is None else dict(fitted.settings, calibration=cal.to_dict())
+        return cls(fitted.skeleton, fitted.joints, settings=settings, rest=fitted.rest)
 
     @property
     def calibration(self) -> dict[str, dict[str, float]] | None:

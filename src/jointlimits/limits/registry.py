@@ -5,14 +5,8 @@ one line in ``SHAPE_CLASSES`` (or, from outside the package, one :func:`register
 from __future__ import annotations
 
 import importlib
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from ..errors import LimitsError
-
-if TYPE_CHECKING:
-    from .joint import JointLimit
-    from .shape import Shape
 
 __all__ = [
     "SHAPE_CLASSES",
@@ -21,7 +15,6 @@ __all__ = [
     "JOINT_KINDS",
     "shape_class",
     "joint_limit_class",
-    "rotation_limit_class",
     "register_shape",
     "shape_kinds",
 ]
@@ -49,18 +42,6 @@ JOINT_KINDS: tuple[str, ...] = tuple(
 )
 
 
-class JointLimitClass(Protocol):
-    """A per-joint limit class: built from its limits-file entry."""
-
-    def from_dict(self, d: Mapping[str, Any], /) -> JointLimit: ...
-
-
-class RotationLimitClass(JointLimitClass, Protocol):
-    """A per-joint limit kind fitted from the joint's local rotations (:data:`JOINT_KINDS`)."""
-
-    def fit(self, local_rotations: Any, axis: Any, reference: Any = None, padding: float = 0.05) -> JointLimit: ...
-
-
 def _load(table: dict, kind: object, what: str) -> type:
     if not isinstance(kind, str) or kind not in table:
         raise LimitsError(f"unknown {what} {kind!r}; expected one of {', '.join(table)}")
@@ -82,18 +63,11 @@ def shape_kinds() -> tuple[str, ...]:
     return tuple(SHAPE_CLASSES)
 
 
-def shape_class(kind: object) -> type[Shape]:
+def shape_class(kind: object) -> type:
     """The class implementing limit-space shape ``kind`` (LimitsError if there is none)."""
-    return cast("type[Shape]", _load(SHAPE_CLASSES, kind, "limit shape"))
+    return _load(SHAPE_CLASSES, kind, "limit shape")
 
 
-def joint_limit_class(kind: object) -> JointLimitClass:
+def joint_limit_class(kind: object) -> type:
     """The class of a per-joint limit kind (``"fitted"``, ``"reach-window"``)."""
-    return cast(JointLimitClass, _load(JOINT_LIMIT_CLASSES, kind, "joint limit kind"))
-
-
-def rotation_limit_class(kind: str) -> RotationLimitClass:
-    """The class of a per-joint limit kind fitted from rotations (one of :data:`JOINT_KINDS`)."""
-    if kind not in JOINT_KINDS:
-        raise LimitsError(f"{kind!r} is not fitted from rotations; expected one of {', '.join(JOINT_KINDS)}")
-    return cast(RotationLimitClass, _load(JOINT_LIMIT_CLASSES, kind, "joint limit kind"))
+    return _load(JOINT_LIMIT_CLASSES, kind, "joint limit kind")
