@@ -14,6 +14,7 @@ __all__ = [
     "Skeleton",
     "forward_kinematics",
     "JointLimits",
+    "FitOptions",
     "JointLimitsError",
     "BVHError",
     "LimitsError",
@@ -29,4 +30,8 @@ def __getattr__(name: str):
         from .limits.model import JointLimits
 
         return JointLimits
+    if name == "FitOptions":
+        from .limits.options import FitOptions
+
+        return FitOptions
     raise AttributeError(f"module 'jointlimits' has no attribute {name!r}")

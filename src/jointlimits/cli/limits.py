@@ -107,6 +107,7 @@ def fit_limits(
 ):
     """Fit with a progress bar over joints."""
     from ..limits.model import JointLimits
+    from ..limits.options import FitOptions
 
     bar = progress_bar(None, "fitting", "joint", disable=quiet)
 
@@ -117,25 +118,12 @@ def fit_limits(
         bar.refresh()
 
     try:
-        return JointLimits.fit(
-            clips,
-            shape=shape,
-            swing_twist=swing_twist,
-            padding=padding,
-            reference=reference,
-            subsample=subsample,
-            shapes=joint_shapes,
-            progress=progress,
-            coupled=coupled,
-            pairs=pairs,
-            joints=joints,
-            exclude=exclude,
-            root=root,
-            mirror=mirror,
-            target_recall=target_recall,
-            groups=groups,
-            allocation=allocation,
-        )
+        options = FitOptions(
+            shape=shape, swing_twist=swing_twist, padding=padding, reference=reference, subsample=subsample,
+            shapes=joint_shapes, coupled=coupled, pairs=pairs, joints=joints, exclude=exclude, root=root,
+            mirror=mirror, target_recall=target_recall, groups=groups, allocation=allocation,
+        )  # fmt: skip
+        return JointLimits.fit(clips, options, progress=progress)
     finally:
         bar.close()
 

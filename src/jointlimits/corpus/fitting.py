@@ -151,6 +151,8 @@ def fit(
     ``one_group``, clips of several skeleton groups raise JointLimitsError (listing them) after
     the first pass."""
     opts = FitOptions(**options)
+    if opts.target_recall is not None:
+        raise JointLimitsError("target_recall calibrates a fit of clips in memory (JointLimits.fit), not a corpus fit")
     clips, bad = expand(sources, strict=strict)
     out = CorpusFit(failures=list(bad))
     if not clips:

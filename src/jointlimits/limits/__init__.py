@@ -90,10 +90,11 @@ __all__ = [
     "shape_class",
     "FittedLimit",
     "JointLimits",
+    "FitOptions",
     "fit_shape",
 ]
 
-_LAZY = {"FittedLimit": "joint", "fit_shape": "joint", "JointLimits": "model"}
+_LAZY = {"FittedLimit": "joint", "fit_shape": "joint", "JointLimits": "model", "FitOptions": "options"}
 
 
 def __getattr__(name: str) -> Any:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import math
 import operator
+from collections.abc import Sequence
+from typing import overload
 
 import numpy as np
 
@@ -157,17 +159,25 @@ def _local_points(points, position, rotation):
 MAX_SOFTEN_RADIUS = 4.0 * math.pi
 
 
-_soften_ok: object = None
+_soften_ok: tuple[float, float] | None = None
 
 
-def check_soften(soften) -> tuple[float, float] | None:
+@overload
+def check_soften(soften: None) -> None: ...
+
+
+@overload
+def check_soften(soften: Sequence[float]) -> tuple[float, float]: ...
+
+
+def check_soften(soften: Sequence[float] | None) -> tuple[float, float] | None:
     """``soften=(falloff, radius)`` as two floats: falloff finite and >= 0, radius in
     ``[0, MAX_SOFTEN_RADIUS]``; None stays None. ``LimitsError`` otherwise (never NaN out)."""
     global _soften_ok
     if soften is None:
         return None
     if soften is _soften_ok:  # the tuple checked last time (immutable: still valid)
-        return soften
+        return _soften_ok
     if (
         type(soften) is tuple
         and len(soften) == 2
@@ -227,3 +237,10 @@ def check_dims(dims, what: str, n: int = 3) -> tuple[int, ...]:
     if math.prod(out) > MAX_GRID_NODES:
         raise LimitsError(f"{what}: a grid of {math.prod(out)} nodes, at most {MAX_GRID_NODES} are supported")
     return out
+
+
+def filled(value: np.ndarray | None, what: str) -> np.ndarray:
+    """``value``, an array field of a shape, which its ``__post_init__`` fills in (None before)."""
+    if value is None:
+        raise LimitsError(f"shape field {what!r} is not set")
+    return value

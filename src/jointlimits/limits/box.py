@@ -22,6 +22,7 @@ from ._checks import (
     _points,
     _raise_bad_point,
     _vec,
+    filled,
 )
 from .compiled import core_shape
 from .kdop import SlabShape
@@ -143,17 +144,19 @@ class Box(SlabShape):
         lo, hi = fit_box(points, padding)
         return cls(lo=lo, hi=hi)
 
-    def _frame_args(self) -> tuple:
+    def _frame_args(self) -> tuple[()] | tuple[np.ndarray, np.ndarray]:
         return ()
 
     def project(self, points):
         return project_box(points, self.lo, self.hi, *self._frame_args())
 
     def contains(self, points, tolerance: float = 1e-9):
-        return contains_box(points, self.lo, self.hi, *self._frame_args(), tol=tolerance)
+        position, rotation = self._frame_args() or (None, None)
+        return contains_box(points, self.lo, self.hi, position, rotation, tol=tolerance)
 
     def radius(self) -> float:
-        corner = np.maximum(np.abs(self.lo), np.abs(self.hi))
+        lo, hi = filled(self.lo, "lo"), filled(self.hi, "hi")
+        corner = np.maximum(np.abs(lo), np.abs(hi))
         c = self.position if self.kind == "oriented-box" else np.zeros(3)
         return float(np.linalg.norm(c) + np.linalg.norm(corner))
 
@@ -181,7 +184,7 @@ class OrientedBox(Box):
         lo, hi = fit_oriented_box(pts, pos, rot, padding)
         return cls(position=pos, rotation=rot, lo=lo, hi=hi)
 
-    def _frame_args(self) -> tuple:
+    def _frame_args(self) -> tuple[()] | tuple[np.ndarray, np.ndarray]:
         return (self.position, self.rotation)
 
     def slabs(self):

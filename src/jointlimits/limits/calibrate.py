@@ -26,6 +26,7 @@ crawl when only walks were fitted) is not covered by it.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
 import warnings
@@ -41,6 +42,7 @@ from ..errors import LimitsError
 from ..motion.skeleton import Motion
 from . import cloud
 from .implicit import RADIUS_CELLS, THRESHOLD, choose_cell, iso_fraction
+from .options import FitOptions
 
 __all__ = [
     "CalibrationWarning",
@@ -283,12 +285,12 @@ def _miss_curves(
     rng = np.random.default_rng(seed)
     G = len(units)
     out = {n: np.zeros((len(joint_points), G, len(pgrid))) for n in sizes}
-    picks = {n: [np.array([w for w in range(G) if w != u]) if n == G - 1 else None for u in range(G)] for n in sizes}
-    for n in sizes:
+    picks: dict[int, list[NDArray[np.int64]]] = {}
+    for n in sizes:  # (the random choices in this order: n, then u)
+        picks[n] = []
         for u in range(G):
-            if picks[n][u] is None:
-                others = np.array([w for w in range(G) if w != u])
-                picks[n][u] = rng.choice(others, n, replace=False)
+            others = np.array([w for w in range(G) if w != u])
+            picks[n].append(others if n == G - 1 else rng.choice(others, n, replace=False))
     for j, g in enumerate(joint_points):
         vox = np.rint(g).astype(np.int64)
         ukeys = [np.unique(_keys(vox[ix])) for ix in units]
@@ -460,3 +462,19 @@ def fitted_joints(
         drop = {sk.index(n) for n in exclude}
         todo = [j for j in todo if j not in drop]
     return todo
+
+
+def calibrated_options(
+    motions: Motion | Iterable[Motion], options: FitOptions
+) -> tuple[list[Motion], FitOptions, Calibration]:
+    """The clips, ``options`` with the paddings calibrated for ``options.target_recall`` (its
+    ``paddings`` still override them per joint) and the calibration."""
+    from .fit import _as_motions, _reference_pose
+
+    o = options
+    if o.target_recall is None:
+        raise LimitsError("calibrated_options needs a target_recall")
+    ms = _as_motions(motions)
+    todo = fitted_joints(ms, o.joints, o.exclude, o.root)
+    cal = calibrate(ms, todo, _reference_pose(ms, o.reference), o.target_recall, o.groups, o.subsample, o.allocation)
+    return ms, dataclasses.replace(o, paddings={**cal.paddings, **o.paddings}), cal

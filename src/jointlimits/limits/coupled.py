@@ -22,7 +22,6 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -41,6 +40,7 @@ from ._checks import (
     check_dims,
     check_grid,
     check_soften,
+    filled,
 )
 from .implicit import (
     ENCODING,
@@ -88,7 +88,7 @@ def humanoid_pairs(skeleton: Skeleton | Sequence[str], parents: Sequence[int] | 
     if not isinstance(skeleton, Skeleton):
         if parents is None:
             raise LimitsError("humanoid_pairs: give a Skeleton, or joint names and parents")
-        skeleton = Skeleton(list(skeleton), list(parents), np.zeros((len(skeleton), 3)))
+        skeleton = Skeleton(list(skeleton), np.asarray(parents, np.int64), np.zeros((len(skeleton), 3)))
     names, P = skeleton.names, skeleton.parents
     roles: dict[str, set[int]] = {}
     for a, b in COUPLED_ROLES:
@@ -152,7 +152,8 @@ def _cell_field(local: Array, shape: _Grid, radius: float, flat: bool) -> NDArra
     lo = np.clip(np.floor(g.min(0)).astype(int) - m, 0, dims - 2)
     hi = np.clip(np.ceil(g.max(0)).astype(int) + m + 1, lo + 2, dims)
     # g - lo is exact (0 <= lo <= g), so the sub-grid sees the same voxels and weights
-    sub = grid_field(g - lo, tuple(int(x) for x in hi - lo), radius, shape.threshold, True, flat)
+    nx, ny, nz = (int(x) for x in hi - lo)
+    sub = grid_field(g - lo, (nx, ny, nz), radius, shape.threshold, True, flat)
     F = np.zeros(shape.grid.shape, np.float32)
     F[lo[0] : hi[0], lo[1] : hi[1], lo[2] : hi[2]] = sub
     return F
@@ -231,6 +232,16 @@ class _Blend:
         return self.limit.base_shape.radius()
 
 
+@dataclass
+class _BlendLimit:
+    """The child's limit for given parent rotations, as the batched step reads a FittedLimit."""
+
+    reference: Array
+    twist_axis: Array
+    shape: _Blend
+    swing_twist: bool = False
+
+
 @dataclass(eq=False)
 class CoupledLimit:
     """A child joint's implicit limit conditioned on its parent joint's rotation."""
@@ -248,8 +259,10 @@ class CoupledLimit:
     fcell: float | None = None
 
     def __post_init__(self) -> None:
-        if not (isinstance(self.base, FittedLimit) and isinstance(self.base.shape, Implicit)):
+        s = self.base.shape if isinstance(self.base, FittedLimit) else None
+        if not isinstance(s, Implicit):
             raise LimitsError("a coupled limit needs an implicit (not swing-twist) child limit")
+        self._base_shape = s
         pref = np.asarray(self.parent_reference, np.float64).reshape(4)
         if not (np.all(np.isfinite(pref)) and 1e-6 < float(pref @ pref) < 1e6):
             raise LimitsError(
@@ -270,16 +283,16 @@ class CoupledLimit:
                 f"{LIMIT_SPACE_BOUND:.4g})"
             )
         F = np.asarray(self.fields, np.float32)
-        s = self.base.shape
-        self.forigin = np.asarray(s.origin if self.forigin is None else self.forigin, np.float64).reshape(3)
-        self.fcell = float(s.cell if self.fcell is None else self.fcell)
-        if not (np.all(np.isfinite(self.forigin)) and math.isfinite(self.fcell) and self.fcell > 0):
+        forigin = np.asarray(s.origin if self.forigin is None else self.forigin, np.float64).reshape(3)
+        fcell = float(s.cell if self.fcell is None else self.fcell)
+        self.forigin, self.fcell = forigin, fcell
+        if not (np.all(np.isfinite(forigin)) and math.isfinite(fcell) and fcell > 0):
             raise LimitsError("coupled limit: the fields' grid is not finite")
         if F.ndim != 4 or len(F) < 1 or min(F.shape[1:]) < 2:
             raise LimitsError(f"coupled limit: fields must be [K, nx, ny, nz] (each >= 2), got {F.shape}")
         if len(F) > MAX_FIELDS or F.size > MAX_FIELDS_NODES:
             raise LimitsError(f"coupled limit: {len(F)} fields of {F[0].size} nodes, more than supported")
-        check_grid(self.forigin, self.fcell, F.shape[1:], "coupled limit fields")
+        check_grid(forigin, fcell, F.shape[1:], "coupled limit fields")
         if self.cells.ndim != 3 or self.cells.min() < 0 or self.cells.max() >= len(F):
             raise LimitsError("coupled limit: the parent cells index fields that do not exist")
         if not (math.isfinite(self.pcell) and self.pcell > 0 and np.all(np.isfinite(self.porigin))):
@@ -293,19 +306,19 @@ class CoupledLimit:
         self._F = np.ascontiguousarray(F, np.float32)  # read as float32 (exact in double arithmetic)
         self._cmax = cell_maxima(self._F)
         self._near: tuple | None = None  # nearest_inside of every field, computed at the first projection
-        self.frame = _Grid(s.position, s.rotation, self.forigin, self.fcell, F[0], s.threshold)
+        self.frame = _Grid(s.position, s.rotation, forigin, fcell, F[0], s.threshold)
 
     def _nearest(self) -> tuple[NDArray[np.float32], NDArray[np.int32]]:
         """Per field: each node's distance to the inside and its nearest inside node (projection's
         fallback far from every metaball); computed once, when first needed."""
         if self._near is None:
-            D, NEAR = zip(*(nearest_inside(f, self.base.shape.threshold) for f in self.fields))
+            D, NEAR = zip(*(nearest_inside(f, self._base_shape.threshold) for f in self.fields))
             self._near = np.ascontiguousarray(np.stack(D)), np.ascontiguousarray(np.stack(NEAR))
         return self._near
 
     @property
     def base_shape(self) -> Implicit:
-        return self.base.shape
+        return self._base_shape
 
     # ------------------------------------------------------------------ fitting
     @classmethod
@@ -353,8 +366,9 @@ class CoupledLimit:
         local = (vc - shape.position) @ shape.rotation
         cells = np.zeros(tuple(pdims), np.int64)
         flat = bool(len(local) and np.ptp(local[:, 2]) < 1e-9)
-        own = grid = _Grid(shape.position, shape.rotation, shape.origin, shape.cell, shape.grid, shape.threshold)
-        fields = [shape.grid]
+        own_field = filled(shape.grid, "grid")
+        own = grid = _Grid(shape.position, shape.rotation, shape.origin, shape.cell, own_field, shape.threshold)
+        fields = [own_field]
         rc, iso = shape.settings["radius_cells"], iso_fraction(shape.threshold)
         if pdims.prod() > 1 and COARSEN != 1.0:
             # the conditioned fields on a coarser grid (memory: they are many), balls of the same size
@@ -385,7 +399,7 @@ class CoupledLimit:
                     fields.append(_cell_field(local[near], grid, radius, flat))
                 cells[c] = seen[key]
         if len(fields) == 1:  # no cell has its own field: the child's own, on its own grid
-            grid, fields = own, [shape.grid]
+            grid, fields = own, [own_field]
         settings = {
             "padding": float(padding),
             "parent_cell": pcell,
@@ -417,19 +431,14 @@ class CoupledLimit:
         _core.coupled_weights(vp, self.porigin, self.pcell, np.ascontiguousarray(self.cells), ids, ws)
         return ids, ws
 
-    def _proxy(self, parent_rotations: Array | None, n: int) -> SimpleNamespace:
+    def _proxy(self, parent_rotations: Array | None, n: int) -> _BlendLimit:
         if parent_rotations is None:  # no parent given: the child's own limit
             ids, ws = np.zeros((n, 1), np.int64), np.ones((n, 1))
         else:
             ids, ws = self.weights(parent_rotations)
             if len(ids) != n:
                 raise LimitsError(f"coupled limit: {len(ids)} parent rotations for {n} child rotations")
-        return SimpleNamespace(
-            reference=self.base.reference,
-            twist_axis=self.base.twist_axis,
-            swing_twist=False,
-            shape=_Blend(self, ids, ws),
-        )
+        return _BlendLimit(self.base.reference, self.base.twist_axis, _Blend(self, ids, ws))
 
     # ------------------------------------------------------------------ queries
     def project(
@@ -448,7 +457,7 @@ class CoupledLimit:
             pf = np.asarray(parent, np.float64).reshape(-1, 4)
             if len(pf) != len(flat):
                 raise LimitsError(f"coupled limit: {len(pf)} parent rotations for {len(flat)} child rotations")
-            s = self.base.shape
+            s = self._base_shape
             out = np.empty(len(flat), np.bool_)
             _core.coupled_contains(
                 np.ascontiguousarray(flat),
@@ -460,8 +469,8 @@ class CoupledLimit:
                 self.cells,
                 s.position,
                 s.rotation,
-                self.forigin,
-                self.fcell,
+                self.frame.origin,  # forigin and fcell, filled in
+                self.frame.cell,
                 s.threshold,
                 self._F,
                 self._cmax,
@@ -498,7 +507,7 @@ class CoupledLimit:
             "dims": list(self.fields.shape),
             "encoding": ENCODING,
             "fields": encode_grid(self.fields),
-            "fields_origin": self.forigin.tolist(),
+            "fields_origin": self.frame.origin.tolist(),
             "fields_cell": self.fcell,
             "settings": dict(self.settings),
         }

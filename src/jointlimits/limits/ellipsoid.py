@@ -12,7 +12,7 @@ import numpy as np
 from .._native import _core
 from ..errors import LimitsError
 from . import cloud
-from ._checks import _cloud, _flat_points, _frame, _local, _out_array, _padding, _points, _raise_bad_point, _vec
+from ._checks import _cloud, _flat_points, _frame, _local, _out_array, _padding, _points, _raise_bad_point, _vec, filled
 from .compiled import core_shape
 from .shape import ConvexShape
 
@@ -131,10 +131,10 @@ class Ellipsoid(ConvexShape):
         return contains_ellipsoid(points, self.scale, self.position, self.rotation, tol=tolerance)
 
     def radius(self) -> float:
-        return float(np.linalg.norm(self.position) + np.max(self.scale))
+        return float(np.linalg.norm(self.position) + np.max(filled(self.scale, "scale")))
 
     def _metric(self) -> np.ndarray:
-        s = np.maximum(self.scale, 1e-12)
+        s = np.maximum(filled(self.scale, "scale"), 1e-12)
         return self.rotation @ np.diag(1.0 / s**2) @ self.rotation.T
 
     def swing_section(self, axis) -> Ellipsoid:

@@ -12,8 +12,8 @@ and :class:`FitAccumulator` (folds the clips in, in order, then fits each joint)
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from dataclasses import dataclass
+from typing import Any, NamedTuple, overload
 
 import numpy as np
 from numpy.typing import NDArray
@@ -21,10 +21,10 @@ from numpy.typing import NDArray
 from ..errors import LimitsError
 from ..motion import quat
 from ..motion.skeleton import Motion, Skeleton
-from ._checks import MAX_PADDING
 from .cloud import CloudStats
-from .joint import FittedLimit, JointLimit, fit_shape, to_limit_space
-from .registry import JOINT_KINDS, joint_limit_class, shape_kinds
+from .joint import FittedLimit, JointLimit, fit_shape, rotation_limit_class, to_limit_space
+from .options import DEFAULT_PADDING, FitOptions, default_padding
+from .registry import JOINT_KINDS, shape_kinds
 from .rest import DEFAULT_REST_TOLERANCE, rest_directions, rest_mismatch
 
 __all__ = [
@@ -37,6 +37,7 @@ __all__ = [
     "clip_clouds",
     "clip_summary",
     "fit_joints",
+    "fit_with",
     "plan_fit",
     "relative_clouds",
     "root_joints",
@@ -45,17 +46,6 @@ __all__ = [
 ]
 
 Array = NDArray[np.float64]
-
-#: padding (radians) when none is given, per shape: implicit limits hug the data more closely, so
-#: they get more to admit new people's motion at least as well as the k-DOP at 0.05 (LAFAN1,
-#: leave one subject out: recall 0.9738 / 0.9894 against 0.9715 / 0.9828, false accept 0.89x /
-#: 0.85x; benchmarks/bench_quality.py)
-DEFAULT_PADDING = {"implicit": 0.095}
-
-
-def default_padding(shape: str) -> float:
-    """The padding a fit of ``shape`` uses when none is given (0.05 but for :data:`DEFAULT_PADDING`)."""
-    return DEFAULT_PADDING.get(shape, 0.05)
 
 
 class FitResult(NamedTuple):
@@ -125,6 +115,14 @@ def root_joints(motions: Motion | Iterable[Motion], tolerance: float = 1e-9) -> 
     return _roots_from_masks(sk, still, moves)
 
 
+@overload
+def relative_clouds(ms: Sequence[Motion], joint: int, reference: Array, twist_axis: None = None) -> Array: ...
+
+
+@overload
+def relative_clouds(ms: Sequence[Motion], joint: int, reference: Array, twist_axis: Array) -> tuple[Array, Array]: ...
+
+
 def relative_clouds(
     ms: Sequence[Motion], joint: int, reference: Array, twist_axis: Array | None = None
 ) -> Array | tuple[Array, Array]:
@@ -146,56 +144,6 @@ def relative_clouds(
 #: Shapes fitted from :class:`CloudStats` (greedy subsample + extreme points); the others (implicit,
 #: registered shapes) keep every point.
 CONVEX_SHAPES: tuple[str, ...] = ("box", "oriented-box", "ellipsoid", "kdop")
-
-
-@dataclass(frozen=True)
-class FitOptions:
-    """The settings of a fit (the arguments of :meth:`JointLimits.fit
-    <jointlimits.limits.model.JointLimits.fit>`, which documents them)."""
-
-    shape: str = "ellipsoid"
-    swing_twist: bool = False
-    padding: float | None = None
-    reference: Any = "mean"
-    subsample: float | None = 0.05
-    shapes: Mapping[str, str] = field(default_factory=dict)
-    joints: tuple[str, ...] | None = None
-    coupled: bool = False
-    pairs: tuple[tuple[str, str], ...] | None = None
-    exclude: tuple[str, ...] | None = None
-    root: bool = False
-    rest_tolerance: float = DEFAULT_REST_TOLERANCE
-    mirror: bool = False
-    #: per joint name, a padding other than ``padding``
-    paddings: Mapping[str, float] = field(default_factory=dict)
-
-    def __post_init__(self) -> None:
-        if self.shape not in shape_kinds():
-            raise LimitsError(f"unknown limit shape {self.shape!r}; expected one of {', '.join(shape_kinds())}")
-        if self.padding is None:
-            object.__setattr__(self, "padding", default_padding(self.shape))
-        if not (np.isfinite(self.padding) and 0 <= self.padding <= MAX_PADDING):
-            raise LimitsError(f"padding must be >= 0 and at most {MAX_PADDING} radians, got {self.padding}")
-        object.__setattr__(self, "paddings", {str(k): float(v) for k, v in (self.paddings or {}).items()})
-        for name, p in self.paddings.items():
-            if not (np.isfinite(p) and 0 <= p <= MAX_PADDING):
-                raise LimitsError(f"padding of joint {name!r} must be >= 0 and at most {MAX_PADDING} radians, got {p}")
-        object.__setattr__(self, "shapes", dict(self.shapes or {}))
-        for name in ("joints", "exclude"):
-            v = getattr(self, name)
-            if v is not None:
-                object.__setattr__(self, name, tuple(v))
-        if self.pairs is not None:
-            object.__setattr__(self, "pairs", tuple((str(a), str(b)) for a, b in self.pairs))
-
-    def key(self) -> str:
-        """A text that changes with every setting (cache keys)."""
-        ref = self.reference
-        if isinstance(ref, Motion):
-            ref = ("motion", ref.skeleton.fingerprint(), np.asarray(ref.rotations[0]).tobytes().hex())
-        elif not isinstance(ref, (str, int)):
-            ref = np.asarray(ref, np.float64).tobytes().hex()
-        return repr((*[getattr(self, f) for f in self.__dataclass_fields__ if f != "reference"], ref))
 
 
 class ClipSummary(NamedTuple):
@@ -430,7 +378,7 @@ class FitAccumulator:
             kind = plan.kinds[j]
             if kind in JOINT_KINDS:  # fitted from the rotations themselves (reach windows)
                 qs = st[("rot", j)].points()
-                out[j] = joint_limit_class(kind).fit(qs, axes[j], reference=ref[j], padding=pads[j])
+                out[j] = rotation_limit_class(kind).fit(qs, axes[j], reference=ref[j], padding=pads[j])
                 continue
             try:
                 if o.swing_twist:
@@ -510,6 +458,14 @@ def fit_joints(
         None if pairs is None else tuple(pairs), None if exclude is None else tuple(exclude),
         root, rest_tolerance, mirror, dict(paddings or {}),
     )  # fmt: skip
+    return fit_with(motions, options, progress)
+
+
+def fit_with(
+    motions: Motion | Iterable[Motion], options: FitOptions, progress: Callable[[int, int, str], None] | None = None
+) -> FitResult:
+    """The parts of a :class:`~jointlimits.limits.model.JointLimits` fitted to ``motions`` with
+    ``options`` (``target_recall`` is read by :func:`.calibrate.calibrated_options`, not here)."""
     ms = _as_motions(motions)
     plan = plan_fit([clip_summary(m, options, f"clip {k}") for k, m in enumerate(ms)], options)
     acc = FitAccumulator(plan)

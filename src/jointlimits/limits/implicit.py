@@ -36,7 +36,7 @@ from .._native import _core
 from .._optional import require
 from ..errors import LimitsError
 from . import cloud
-from ._checks import LIMIT_SPACE_BOUND, MAX_GRID_NODES, MAX_PADDING, _points, check_grid
+from ._checks import LIMIT_SPACE_BOUND, MAX_GRID_NODES, MAX_PADDING, _points, check_grid, filled
 from .shape import Shape
 
 __all__ = ["Implicit", "fit_field", "grid_field", "encode_grid", "decode_grid"]
@@ -272,7 +272,7 @@ class Implicit(Shape):
         """Each node's distance to the inside and its nearest inside node (projection's fallback far
         from every metaball), ``[1, ...]``; computed once, when first needed."""
         if self._near is None:
-            D, NEAR = nearest_inside(self.grid, self.threshold)
+            D, NEAR = nearest_inside(filled(self.grid, "grid"), self.threshold)
             self._near = D[None], NEAR[None]
         return self._near
 
@@ -302,7 +302,8 @@ class Implicit(Shape):
         margin = math.ceil(radius) + 1
         lo = np.floor(local.min(0) / h) * h - margin * h
         hi = local.max(0) + margin * h
-        dims = tuple(int(d) for d in np.maximum(np.ceil((hi - lo) / h).astype(int) + 1, 2))
+        nx, ny, nz = (int(d) for d in np.maximum(np.ceil((hi - lo) / h).astype(int) + 1, 2))
+        dims = (nx, ny, nz)
         flat = bool(np.ptp(local[:, 2]) < 1e-9) if len(local) else False
         F = fit_field(local, lo, dims, h, radius, threshold, fill_holes, flat)
         return cls(
@@ -316,7 +317,7 @@ class Implicit(Shape):
         )
 
     # ------------------------------------------------------------------ queries
-    def _args(self) -> tuple:
+    def _args(self) -> tuple[Array, Array, Array, float]:
         return self.position, self.rotation, self.origin, self.cell
 
     def value(self, points: Array) -> Array:
@@ -393,7 +394,7 @@ class Implicit(Shape):
         (vertices [V, 3], triangles [T, 3])."""
         marching_cubes = require("skimage.measure", "implicit-draw", "drawing implicit limits").marching_cubes
 
-        F = np.pad(self.grid, 1)  # closed surfaces where the inside touches the grid's edge
+        F = np.pad(filled(self.grid, "grid"), 1)  # closed surfaces where the inside touches the grid's edge
         v, t, _, _ = marching_cubes(F, level=self.threshold, step_size=step, allow_degenerate=False)
         local = self.origin + (v - 1.0) * self.cell
         return local @ self.rotation.T + self.position, np.asarray(t, np.int64)
@@ -434,9 +435,9 @@ class Implicit(Shape):
             "cell": self.cell,
             "threshold": self.threshold,
             "normal": self.normal.tolist(),
-            "dims": list(self.grid.shape),
+            "dims": list(filled(self.grid, "grid").shape),
             "encoding": ENCODING,
-            "grid": encode_grid(self.grid),
+            "grid": encode_grid(filled(self.grid, "grid")),
             "settings": dict(self.settings),
         }
 

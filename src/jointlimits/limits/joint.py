@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, cast, runtime_checkable
 
 import numpy as np
 from numpy.typing import NDArray
@@ -21,11 +21,16 @@ from ..errors import LimitsError
 from ..motion import quat
 from ._checks import check_soften
 from ._kernels.fused import compile_limit, pack_limit, step
-from .registry import joint_limit_class, shape_class
-from .shape import Shape
+from .registry import JOINT_KINDS, joint_limit_class
+from .shape import Shape, shape_type
+
+if TYPE_CHECKING:
+    from .cloud import CloudStats
 
 __all__ = [
     "JointLimit",
+    "ParentedLimit",
+    "SoftenableLimit",
     "FittedLimit",
     "fit_shape",
     "to_limit_space",
@@ -58,6 +63,30 @@ class JointLimit(Protocol):
         ...
 
 
+@runtime_checkable
+class ParentedLimit(Protocol):
+    """A per-joint limit conditioned on its parent joint's rotation (a coupled limit): each query
+    takes the parent's local rotations too."""
+
+    kind: str
+    parent: str  # the parent joint's name
+
+    def project(
+        self, rotations: Array, soften: tuple[float, float] | None = None, parent: Array | None = None
+    ) -> Array: ...
+
+    def contains(self, rotations: Array, tolerance: float = 1e-6, parent: Array | None = None) -> NDArray[np.bool_]: ...
+
+    def violation(self, rotations: Array, parent: Array | None = None) -> Array: ...
+
+
+class SoftenableLimit(Protocol):
+    """A per-joint limit whose projection takes ``soften=(falloff, radius)`` (it says so with a
+    true ``softenable`` attribute, or is a :class:`FittedLimit`)."""
+
+    def project(self, rotations: Array, soften: tuple[float, float] | None = None) -> Array: ...
+
+
 # --------------------------------------------------------------------------- limit space
 
 
@@ -79,7 +108,7 @@ def from_limit_space(points: Array, reference: Array) -> Array:
     return out.reshape(v.shape[:-1] + (4,))
 
 
-def fit_shape(points: Array, kind: str, padding: float = 0.05, subsample: float | None = 0.05) -> Shape:
+def fit_shape(points: Array | CloudStats, kind: str, padding: float = 0.05, subsample: float | None = 0.05) -> Shape:
     """Fit a shape of ``kind`` (a name in the registry) to limit-space points ``[N, 3]``.
 
     As in the seed, a shape's frame is fitted to the subsampled cloud so dense regions do not
@@ -90,13 +119,13 @@ def fit_shape(points: Array, kind: str, padding: float = 0.05, subsample: float 
     if isinstance(points, CloudStats) and not points.keep_all:
         if points.count == 0:
             raise LimitsError("cannot fit a limit to an empty point cloud")
-        return shape_class(kind).fit(points, padding, subsample)
+        return shape_type(kind).fit(points, padding, subsample)
     pts = np.asarray(points, np.float64).reshape(-1, 3)
     if pts.shape[0] == 0:
         raise LimitsError("cannot fit a limit to an empty point cloud")
     if not np.all(np.isfinite(pts)):
         raise LimitsError("cannot fit a limit: the point cloud contains NaN or infinite values")
-    return shape_class(kind).fit(pts, padding, subsample)
+    return shape_type(kind).fit(pts, padding, subsample)
 
 
 def swing_section(shape: Shape, axis: Array) -> Shape:
@@ -145,18 +174,32 @@ class FittedLimit:
             if self.reference_quirks:
                 raise LimitsError("reference_quirks needs shapes with a compiled form (box, ellipsoid, kdop)")
             if self.swing_twist:
-                self._section = self.swing.swing_section(self.twist_axis)
-                self._interval = self.twist.twist_interval(self.twist_axis)
+                swing, twist = self._parts()
+                self._section: Shape = swing.swing_section(self.twist_axis)
+                self._interval: tuple[float, float] = twist.twist_interval(self.twist_axis)
+
+    def _parts(self) -> tuple[Shape, Shape]:
+        """(swing, twist) of a swing-twist limit (both set whenever ``shape`` is None)."""
+        if self.swing is None or self.twist is None:
+            raise LimitsError("a fitted limit needs either a shape or both swing and twist shapes")
+        return self.swing, self.twist
+
+    def _shape(self) -> Shape:
+        """The one shape of a limit without swing-twist."""
+        if self.shape is None:
+            raise LimitsError("a swing-twist limit has no single shape")
+        return self.shape
 
     def _build(self) -> None:
         """The compiled shapes (``_packed``) and limit (``_compiled``), or None for both when a
         shape has no compiled form."""
-        parts = (self.shape,) if self.shape is not None else (self.swing, self.twist)
-        self._packed = self._compiled = None
+        parts = (self.shape,) if self.shape is not None else self._parts()
+        self._packed: tuple[int, bool, tuple[float, float], Any, Any] | None = None
+        self._compiled: _core.CompiledLimit | None = None
         if not all(p.has_compiled_form() for p in parts):
             return
-        self._packed = pack_limit(self)
-        mode, covers, twist, a, b = self._packed
+        packed = self._packed = pack_limit(self)
+        mode, covers, twist, a, b = packed
         self._compiled = compile_limit(self.reference, self.twist_axis, mode, covers, a, b, twist)
 
     @property
@@ -223,10 +266,11 @@ class FittedLimit:
             "reference_quirks": self.reference_quirks,
         }
         if self.swing_twist:
-            d["swing"] = self.swing.to_dict()
-            d["twist"] = self.twist.to_dict()
+            swing, twist = self._parts()
+            d["swing"] = swing.to_dict()
+            d["twist"] = twist.to_dict()
         else:
-            d["shape"] = self.shape.to_dict()
+            d["shape"] = self._shape().to_dict()
         return d
 
     @classmethod
@@ -271,7 +315,7 @@ def _long_cover(v: Array) -> Array:
     return v * k[:, None]
 
 
-def _nearest_projection(shape: Shape, v: Array, covers: bool, radius: float) -> tuple[Array, Array]:
+def _nearest_projection(shape: Region, v: Array, covers: bool, radius: float) -> tuple[Array, Array]:
     """(point, projection) on the cover whose projection is shorter (limits reaching past pi)."""
     h = shape.project(v)
     if covers and radius > np.pi:
@@ -289,7 +333,7 @@ def _soften_points(v: Array, h: Array, falloff: float, radius: float) -> Array:
     return h + (v - h) * k[:, None]
 
 
-def _relative(limit: FittedLimit, flat: Array) -> Array:
+def _relative(limit: BatchedLimit, flat: Array) -> Array:
     r = quat.inv_mul(limit.reference, flat)
     return np.where(r[:, :1] < 0.0, -r, r)
 
@@ -321,20 +365,47 @@ def _twist_clamp(limit: FittedLimit, vt: Array, covers: bool) -> tuple[Array, Ar
     return t, p
 
 
+class Region(Protocol):
+    """What the batched step calls of a limit-space shape (a Shape, or a coupled limit's blend)."""
+
+    def project(self, points: Array) -> Array: ...
+
+    def contains(self, points: Array, tolerance: float = ...) -> NDArray[np.bool_]: ...
+
+    def radius(self) -> float: ...
+
+
+class BatchedLimit(Protocol):
+    """What the batched step reads of a limit: a :class:`FittedLimit`, or a coupled limit's blend
+    for given parent rotations (one region, no swing-twist)."""
+
+    @property
+    def reference(self) -> Array: ...
+
+    @property
+    def twist_axis(self) -> Array: ...
+
+    @property
+    def shape(self) -> Region | None: ...
+
+
 def _project_batched(
-    limit: FittedLimit, rotations: Array, soften: tuple[float, float] | None, want_hard: bool
+    limit: BatchedLimit, rotations: Array, soften: tuple[float, float] | None, want_hard: bool
 ) -> tuple[Array, Array | None]:
     """The compiled step's math over whole batches in numpy, with the shape's own project()."""
     q = np.asarray(rotations, np.float64)
     flat = np.ascontiguousarray(q.reshape(-1, 4))
     r = _relative(limit, flat)
     falloff, radius = (float(soften[0]), float(soften[1])) if soften is not None else (0.0, 0.0)
-    if not limit.swing_twist:
-        v, h = _nearest_projection(limit.shape, _log(r), True, limit.shape.radius())
+    shape = limit.shape
+    if shape is not None:  # (a FittedLimit without a shape is swing-twist)
+        v, h = _nearest_projection(shape, _log(r), True, shape.radius())
         moved = np.any(h != v, axis=1)
         soft = _exp(_soften_points(v, h, falloff, radius) if soften is not None else h)
         hard = _exp(h) if want_hard and soften is not None else soft
     else:
+        if not isinstance(limit, FittedLimit):
+            raise LimitsError("a swing-twist limit is a FittedLimit")
         vs, vt = _swing_twist(limit, r)
         vs, hs = _nearest_projection(limit._section, vs, True, limit._section.radius())
         t, p = _twist_clamp(limit, vt, True)
@@ -362,7 +433,7 @@ def _contains_batched(limit: FittedLimit, rotations: Array, tolerance: float) ->
     flat = np.ascontiguousarray(q.reshape(-1, 4))
     if not limit.swing_twist:
         v = to_limit_space(flat, limit.reference)
-        shape = limit.shape
+        shape = limit._shape()
         inside = shape.contains(v, tolerance)
     else:
         vs, vt = _swing_twist(limit, _relative(limit, flat))
@@ -383,4 +454,28 @@ def limit_from_dict(d: Mapping[str, Any]) -> JointLimit:
     """The per-joint limit of a limits-file entry, by its ``kind`` (see the registry)."""
     if not isinstance(d, Mapping):
         raise LimitsError(f"corrupt joint limit entry: expected an object, got {type(d).__name__}")
-    return joint_limit_class(d.get("kind")).from_dict(d)
+    return limit_class(d.get("kind")).from_dict(d)
+
+
+class JointLimitClass(Protocol):
+    """A per-joint limit class: built from its limits-file entry."""
+
+    def from_dict(self, d: Mapping[str, Any], /) -> JointLimit: ...
+
+
+class RotationLimitClass(JointLimitClass, Protocol):
+    """A per-joint limit kind fitted from the joint's local rotations (:data:`~.registry.JOINT_KINDS`)."""
+
+    def fit(self, local_rotations: Any, axis: Any, reference: Any = None, padding: float = 0.05) -> JointLimit: ...
+
+
+def limit_class(kind: object) -> JointLimitClass:
+    """:func:`~.registry.joint_limit_class` typed: the class of a per-joint limit kind."""
+    return cast(JointLimitClass, joint_limit_class(kind))
+
+
+def rotation_limit_class(kind: str) -> RotationLimitClass:
+    """The class of a per-joint limit kind fitted from rotations (one of ``JOINT_KINDS``)."""
+    if kind not in JOINT_KINDS:
+        raise LimitsError(f"{kind!r} is not fitted from rotations; expected one of {', '.join(JOINT_KINDS)}")
+    return cast(RotationLimitClass, joint_limit_class(kind))

@@ -27,6 +27,7 @@ from ._checks import (
     _points,
     _raise_bad_point,
     _vec,
+    filled,
 )
 from .compiled import core_shape
 from .shape import ConvexShape
@@ -287,11 +288,12 @@ class KDop(SlabShape):
         """Largest |v| over the k-DOP: its farthest vertex (every triple of slab planes that meets
         inside the others), or the bound ``|position| + sqrt(3) max |bound|`` if none does. It decides
         whether the limit reaches past pi (the step then also tries the long cover)."""
-        ext = np.maximum(np.abs(self.mins), np.abs(self.maxs))
+        mins, maxs = filled(self.mins, "mins"), filled(self.maxs, "maxs")
+        ext = np.maximum(np.abs(mins), np.abs(maxs))
         bound = float(np.linalg.norm(self.position) + math.sqrt(3.0) * np.max(ext))
         ax = np.asarray(self.axes, np.float64)
         A = np.concatenate([ax, -ax])
-        b = np.concatenate([np.asarray(self.maxs, np.float64), -np.asarray(self.mins, np.float64)])
+        b = np.concatenate([np.asarray(maxs, np.float64), -np.asarray(mins, np.float64)])
         idx = np.array(list(combinations(range(len(A)), 3)))
         M = A[idx]
         scale = np.prod(np.linalg.norm(M, axis=2), axis=1)
@@ -317,8 +319,9 @@ class KDop(SlabShape):
         f[0:3], f[3:12], f[15] = self.position, self.rotation.reshape(-1), self.radius()
         if not self.exact:
             return core_shape("slabs", f, axes=self.axes, mins=self.mins, maxs=self.maxs)
-        norms = np.linalg.norm(self.axes, axis=1)
-        unit = self.axes / norms[:, None]
+        axes, mins, maxs = filled(self.axes, "axes"), filled(self.mins, "mins"), filled(self.maxs, "maxs")
+        norms = np.linalg.norm(axes, axis=1)
+        unit = axes / norms[:, None]
         G = np.ascontiguousarray(np.concatenate([unit, -unit], axis=0))
-        bnd = np.concatenate([self.maxs / norms, -self.mins / norms])
+        bnd = np.concatenate([maxs / norms, -mins / norms])
         return core_shape("kdop", f, G=G, bnd=bnd)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from types import MappingProxyType
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 from numpy.typing import NDArray
@@ -24,8 +24,19 @@ from ..motion import quat
 from ..motion.skeleton import Motion, Skeleton
 from ._checks import check_soften
 from .file import from_document, read_document, to_document, write_document
-from .fit import fit_joints, root_joints
-from .joint import FittedLimit, JointLimit, fit_shape, from_limit_space, swing_section, to_limit_space, twist_interval  # noqa: F401
+from .fit import fit_with, root_joints
+from .joint import (  # noqa: F401
+    FittedLimit,
+    JointLimit,
+    ParentedLimit,
+    SoftenableLimit,
+    fit_shape,
+    from_limit_space,
+    swing_section,
+    to_limit_space,
+    twist_interval,
+)
+from .options import FitOptions, fit_options
 from .registry import SHAPES
 from .report import violation_report, with_expected
 from .rest import DEFAULT_REST_TOLERANCE, RestRetargetedLimit, rest_directions, rest_mismatch, rest_rotations
@@ -33,6 +44,7 @@ from .shape import Shape
 
 __all__ = [
     "JointLimits",
+    "FitOptions",
     "JointLimit",
     "FittedLimit",
     "Shape",
@@ -69,7 +81,7 @@ class JointLimits:
         self,
         skeleton: Skeleton,
         joints: Mapping[int, JointLimit] | None = None,
-        enabled: Sequence[bool] | None = None,
+        enabled: Sequence[bool] | NDArray[np.bool_] | None = None,
         settings: Mapping[str, Any] | None = None,
         rest: Sequence[Array] | None = None,
         rest_tolerance: float = DEFAULT_REST_TOLERANCE,
@@ -109,91 +121,24 @@ class JointLimits:
     def fit(
         cls,
         motions: Motion | Iterable[Motion],
-        shape: str = "ellipsoid",
-        swing_twist: bool = False,
-        padding: float | None = None,
-        reference: Any = "mean",
-        subsample: float | None = 0.05,
-        shapes: Mapping[str, str] | None = None,
-        joints: Iterable[str] | None = None,
+        options: FitOptions | None = None,
+        *,
         progress: Callable[[int, int, str], None] | None = None,
-        coupled: bool = False,
-        pairs: Iterable[tuple[str, str]] | None = None,
-        exclude: Iterable[str] | None = None,
-        root: bool = False,
-        rest_tolerance: float = DEFAULT_REST_TOLERANCE,
-        mirror: bool = False,
-        paddings: Mapping[str, float] | None = None,
-        target_recall: float | None = None,
-        groups: Sequence[Any] | None = None,
-        allocation: str = "uniform",
+        **keywords: Any,
     ) -> JointLimits:
-        """Fit limits for every joint with rotation channels (or the named ``joints``).
+        """Fit limits to ``motions`` with ``options``, a :class:`~jointlimits.limits.options.FitOptions`
+        (which documents each setting; None: the defaults, an ellipsoid per joint with rotation
+        channels). ``keywords`` are FitOptions fields by name and replace those of ``options``:
+        ``JointLimits.fit(clips, shape="kdop", padding=0.1)``; a name that is no field raises
+        TypeError. ``progress(k, n, joint_name)`` is called before each joint is fitted."""
+        o = fit_options(options, keywords, "JointLimits.fit")
+        cal = None
+        if o.target_recall is not None:
+            from .calibrate import calibrated_options
 
-        The joints that carry the global position and heading (:func:`root_joints`) get no limit
-        unless ``root`` is true or ``joints`` names them; ``exclude`` names joints to leave out.
-        Every clip must have the first clip's rest pose (child bone directions within
-        ``rest_tolerance`` degrees at the fitted joints and their parents).
-
-        With ``coupled`` (``shape="implicit"``, no swing-twist) the child of each (parent,
-        child) pair gets a limit conditioned on its parent's rotation (``CoupledLimit``):
-        ``pairs`` names them, by default the humanoid pairs found by joint name (clavicle ->
-        shoulder, shoulder -> elbow, hip -> knee, along the spine, neck -> head).
-
-        ``padding`` (radians) widens each limit past the data: by default 0.05, and 0.095 for
-        ``implicit`` (:data:`~jointlimits.limits.fit.DEFAULT_PADDING`).
-
-        ``shape`` is one of ``box``, ``oriented-box``, ``ellipsoid``, ``kdop``, ``implicit``; ``shapes`` overrides
-        it per joint name (also ``"reach-window"`` for a swing window plus twist range).
-        ``reference`` is ``"mean"`` (eigen-mean of all frames), ``"first"``, a frame index of the
-        first clip, a Motion (its first frame) or a ``[J, 4]`` array.
-
-        With ``mirror`` every clip is also fitted mirrored across the skeleton's sagittal plane
-        (:func:`jointlimits.motion.mirror.mirror_motion`): a left joint learns the mirrored rotations of
-        its right counterpart and a centre joint its own, and the mean reference is taken over
-        both. The skeleton's rest offsets must be mirror images (LimitsError otherwise).
-
-        ``paddings`` overrides ``padding`` per joint name. With ``target_recall`` (implicit
-        shapes) each joint's padding is chosen so that the recall on new motion, the fraction of
-        its frames the limit admits, is expected to meet it (:mod:`.calibrate`: folds leave one of
-        ``groups``, a label per clip, out, or one clip; ``allocation`` ``"joint"`` or
-        ``"uniform"``); ``settings["calibration"]`` records per joint the padding, the expected
-        recall and its spread, and :attr:`calibration` reads them. A
-        :class:`~jointlimits.limits.calibrate.CalibrationWarning` says when the data cannot
-        support the figure (one group or one clip only).
-        """
-        if target_recall is not None:
-            from .calibrate import calibrate, fitted_joints
-            from .fit import _as_motions, _reference_pose
-
-            if shape != "implicit" or swing_twist:
-                raise LimitsError("target_recall needs shape='implicit' without swing-twist")
-            ms = _as_motions(motions)
-            motions = ms
-            todo = fitted_joints(ms, joints, exclude, root)
-            cal = calibrate(ms, todo, _reference_pose(ms, reference), target_recall, groups, subsample, allocation)
-            paddings = {**cal.paddings, **dict(paddings or {})}
-        fitted = fit_joints(
-            motions,
-            shape,
-            swing_twist,
-            padding,
-            reference,
-            subsample,
-            shapes,
-            joints,
-            progress,
-            coupled,
-            pairs,
-            exclude,
-            root,
-            rest_tolerance,
-            mirror,
-            paddings,
-        )
-        settings = fitted.settings
-        if target_recall is not None:
-            settings = dict(settings, calibration=cal.to_dict())
+            motions, o, cal = calibrated_options(motions, o)
+        fitted = fit_with(motions, o, progress)
+        settings = fitted.settings if cal is None else dict(fitted.settings, calibration=cal.to_dict())
         return cls(fitted.skeleton, fitted.joints, settings=settings, rest=fitted.rest)
 
     @property
@@ -231,7 +176,7 @@ class JointLimits:
         return self._with(enabled=on)
 
     def _with(self, **changes: Any) -> JointLimits:
-        parts = {
+        parts: dict[str, Any] = {
             "joints": self.joints,
             "enabled": self.enabled,
             "settings": self.settings,
@@ -360,14 +305,12 @@ class JointLimits:
         limited for its parent's result)."""
         for j in rest:
             lim = self.joints[j]
-            if hasattr(lim, "parent"):
+            if isinstance(lim, ParentedLimit):
                 out[..., j, :] = lim.project(q[..., j, :], soften, parent=out[..., self.skeleton.index(lim.parent), :])
+            elif soften is not None and (isinstance(lim, FittedLimit) or getattr(lim, "softenable", False)):
+                out[..., j, :] = cast(SoftenableLimit, lim).project(q[..., j, :], soften)
             else:
-                out[..., j, :] = (
-                    lim.project(q[..., j, :], soften)
-                    if soften is not None and (isinstance(lim, FittedLimit) or getattr(lim, "softenable", False))
-                    else lim.project(q[..., j, :])
-                )
+                out[..., j, :] = lim.project(q[..., j, :])
 
     def project(self, rotations: Array, soften: tuple[float, float] | None = None) -> Array:
         """Limited local rotations ``[..., J, 4]``; ``soften=(falloff, radius)`` leaves some leeway."""
@@ -390,8 +333,10 @@ class JointLimits:
             out[..., fast] = self._violation_fast(q, fast) <= tolerance
         for j in rest:
             lim = self.joints[j]
-            extra = {"parent": q[..., self.skeleton.index(lim.parent), :]} if hasattr(lim, "parent") else {}
-            out[..., j] = lim.contains(q[..., j, :], tolerance, **extra)
+            if isinstance(lim, ParentedLimit):
+                out[..., j] = lim.contains(q[..., j, :], tolerance, parent=q[..., self.skeleton.index(lim.parent), :])
+            else:
+                out[..., j] = lim.contains(q[..., j, :], tolerance)
         return out
 
     def _violation_fast(self, q: Array, fast: list[int]) -> Array:
@@ -415,8 +360,10 @@ class JointLimits:
         against its parent's input rotation)."""
         for j in rest:
             lim = self.joints[j]
-            extra = {"parent": q[..., self.skeleton.index(lim.parent), :]} if hasattr(lim, "parent") else {}
-            out[..., j] = lim.violation(q[..., j, :], **extra)
+            if isinstance(lim, ParentedLimit):
+                out[..., j] = lim.violation(q[..., j, :], parent=q[..., self.skeleton.index(lim.parent), :])
+            else:
+                out[..., j] = lim.violation(q[..., j, :])
 
     def apply(
         self,
@@ -512,9 +459,8 @@ class JointLimits:
         allow = local_step_bound(original, frame_time, 0.25, margin_degrees)
         for j in self._order():
             lim = self.joints[j]
-            coupled = hasattr(lim, "parent")
-            par = q[:, self.skeleton.index(lim.parent)] if coupled else None
-            extra = {"parent": par} if coupled else {}
+            par = q[:, self.skeleton.index(lim.parent)] if isinstance(lim, ParentedLimit) else None
+            extra = {"parent": par} if par is not None else {}
             inside = lim.contains(q[:, j], 1e-7, **extra)
             cand = q[:, j].copy()
             if not inside.all():

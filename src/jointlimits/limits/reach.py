@@ -28,6 +28,7 @@ from numpy.typing import ArrayLike, NDArray
 from .._native import _core
 from ..errors import LimitsError
 from ..motion import quat
+from ._checks import filled
 
 __all__ = ["ReachWindow", "ReachWindowLimit"]
 
@@ -63,7 +64,7 @@ class ReachWindow:
         n = n / np.max(np.abs(n))  # no overflow of the norm for any finite normal
         self.normal = n / np.linalg.norm(n)
         if self.e1 is None:
-            self.e1, e2 = _plane_basis(self.normal)
+            self.e1, _ = _plane_basis(self.normal)
         else:
             e1 = np.asarray(self.e1, np.float64).reshape(3)
             if not (np.all(np.isfinite(e1)) and 1e-12 < np.max(np.abs(e1)) < 1e12):
@@ -94,7 +95,7 @@ class ReachWindow:
 
     @property
     def e2(self) -> Array:
-        return np.cross(self.normal, self.e1)
+        return np.cross(self.normal, filled(self.e1, "e1"))
 
     def lines(self) -> tuple[Array, Array]:
         """Edge half-planes ``a_i . p <= b_i`` with unit outward normals ``a_i``."""
@@ -105,7 +106,11 @@ class ReachWindow:
         return a, np.sum(a * v, axis=-1)
 
     def to_dict(self) -> dict:
-        return {"normal": self.normal.tolist(), "e1": self.e1.tolist(), "vertices": self.vertices.tolist()}
+        return {
+            "normal": self.normal.tolist(),
+            "e1": filled(self.e1, "e1").tolist(),
+            "vertices": self.vertices.tolist(),
+        }
 
 
 # --------------------------------------------------------------------------- the limit
@@ -174,7 +179,7 @@ class ReachWindowLimit:
         self._wvs = np.zeros(W + 1, np.int64)
         verts, gs = [], []
         for w, win in enumerate(self.windows):
-            n, e1, e2 = win.normal, win.e1, win.e2
+            n, e1, e2 = win.normal, filled(win.e1, "e1"), win.e2
             a, b = win.lines()
             g = a[:, :1] * e1 + a[:, 1:] * e2 - b[:, None] * n
             g /= np.linalg.norm(g, axis=-1, keepdims=True)
@@ -369,7 +374,7 @@ class ReachWindowLimit:
         d, phi = tmp.swing_twist(q)
 
         # --- windows
-        labels = np.zeros(len(d), np.int64)
+        labels: NDArray[np.intp] = np.zeros(len(d), np.intp)
         centres = _unit(d.mean(axis=0, keepdims=True))
         for k in range(1, max_windows + 1):
             if k > 1:
@@ -416,14 +421,14 @@ def _unit(v: Array) -> Array:
     return v / np.linalg.norm(v, axis=-1, keepdims=True)
 
 
-def _spherical_kmeans(d: Array, k: int, iters: int = 30) -> tuple[Array, Array]:
+def _spherical_kmeans(d: Array, k: int, iters: int = 30) -> tuple[Array, NDArray[np.intp]]:
     """k-means on the unit sphere (cosine similarity) with farthest-point initialisation."""
-    c = [d[0]]
+    seeds = [d[0]]
     for _ in range(1, k):
-        sim = np.max(d @ np.stack(c).T, axis=-1)
-        c.append(d[int(np.argmin(sim))])
-    c = np.stack(c)
-    labels = np.zeros(len(d), np.int64)
+        sim = np.max(d @ np.stack(seeds).T, axis=-1)
+        seeds.append(d[int(np.argmin(sim))])
+    c = np.stack(seeds)
+    labels: NDArray[np.intp] = np.zeros(len(d), np.intp)
     for _ in range(iters):
         labels = np.argmax(d @ c.T, axis=-1)
         new = np.stack([d[labels == j].sum(axis=0) if np.any(labels == j) else c[j] for j in range(k)])
@@ -457,7 +462,8 @@ def _simplify_outer(v: Array, max_vertices: int) -> Array:
     while len(v) > max_vertices:
         a, b = _lines_of(v)
         K = len(v)
-        best, best_i, best_p = np.inf, -1, None
+        best, best_i = np.inf, -1
+        best_p: Array | None = None
         for i in range(K):  # edge i runs v[i] -> v[i+1]; neighbours are edges i-1 and i+1
             p = _line_intersect(a[i - 1], b[i - 1], a[(i + 1) % K], b[(i + 1) % K])
             if p is None or a[i] @ p <= b[i]:
@@ -466,7 +472,7 @@ def _simplify_outer(v: Array, max_vertices: int) -> Array:
             area = 0.5 * abs((p1[0] - p0[0]) * (p[1] - p0[1]) - (p1[1] - p0[1]) * (p[0] - p0[0]))
             if area < best:
                 best, best_i, best_p = area, i, p
-        if best_i < 0:
+        if best_i < 0 or best_p is None:  # (best_p is set with best_i)
             break
         v = _replace_edge(v, best_i, best_p)
     return v

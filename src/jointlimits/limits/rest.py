@@ -25,8 +25,7 @@ from numpy.typing import NDArray
 from ..errors import LimitsError
 from ..motion import quat
 from ..motion.skeleton import Skeleton
-from .joint import FittedLimit
-from .registry import joint_limit_class
+from .joint import FittedLimit, limit_class
 
 __all__ = [
     "rest_directions",
@@ -185,7 +184,8 @@ class RestRetargetedLimit:
         inner = d.get("inner")
         if not isinstance(inner, Mapping) or inner.get("kind") == cls.kind:
             raise LimitsError("rest-retargeted limit: 'inner' must be another joint limit")
-        return cls(joint_limit_class(inner.get("kind")).from_dict(inner), d.get("pre"), d.get("post"))
+        limit = limit_class(inner.get("kind")).from_dict(inner)
+        return cls(limit, _quat4(d.get("pre"), "pre"), _quat4(d.get("post"), "post"))
 
 
 def rest_mismatch(

@@ -8,7 +8,7 @@ reference). Each family lives in its own module and is listed in :mod:`.registry
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 import numpy as np
 from numpy.typing import NDArray
@@ -17,25 +17,34 @@ from ..errors import LimitsError
 from ._checks import LIMIT_SPACE_BOUND
 from .registry import shape_class
 
+if TYPE_CHECKING:
+    from .cloud import CloudStats
+
 __all__ = ["Shape"]
 
 Array = NDArray[np.float64]
 
 
+def shape_type(kind: object) -> type[Shape]:
+    """:func:`~.registry.shape_class` typed: the registered Shape subclass of ``kind``."""
+    return cast("type[Shape]", shape_class(kind))
+
+
 class Shape:
     """A region of limit space. Subclasses implement the methods below on ``[..., 3]`` points."""
 
-    kind: ClassVar[str] = ""
+    kind: str = ""  # the registered name (a dataclass field of each subclass)
 
     def __new__(cls, *args: Any, **kwargs: Any) -> Shape:
         if cls is Shape:  # Shape("kdop", ...) is the registered class of that kind
-            cls = shape_class(args[0] if args else kwargs.get("kind"))
+            cls = shape_type(args[0] if args else kwargs.get("kind"))
         return object.__new__(cls)
 
     # ------------------------------------------------------------------ fitting
     @classmethod
-    def fit(cls, points: Array, padding: float = 0.05, subsample: float | None = 0.05) -> Shape:
-        """The shape fitted to limit-space points ``[N, 3]``; every point is inside it."""
+    def fit(cls, points: Array | CloudStats, padding: float = 0.05, subsample: float | None = 0.05) -> Shape:
+        """The shape fitted to limit-space points ``[N, 3]``; every point is inside it (convex
+        shapes also fit from a :class:`~jointlimits.limits.cloud.CloudStats` of the points)."""
         raise NotImplementedError
 
     # ------------------------------------------------------------------ queries
@@ -89,7 +98,7 @@ class Shape:
         """The shape of a limits-file entry (LimitsError if corrupt)."""
         if not isinstance(d, Mapping):
             raise LimitsError(f"corrupt shape entry: expected an object, got {type(d).__name__}")
-        klass = shape_class(d.get("kind")) if cls is Shape else cls
+        klass = shape_type(d.get("kind")) if cls is Shape else cls
         try:
             return klass._from_dict(d)
         except LimitsError:

@@ -90,7 +90,7 @@ def step(
     else:
         _core.limit_step(packed, flat, True, soften[0], soften[1], out, hard)
     shape = np.shape(q)
-    return out.reshape(shape), (hard.reshape(shape) if want_hard else None)
+    return out.reshape(shape), (hard.reshape(shape) if hard is not None else None)
 
 
 def project_fitted(
