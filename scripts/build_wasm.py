@@ -1,6 +1,7 @@
 """Build the WebAssembly core and the web demo's assets (issue 37).
 
     python scripts/build_wasm.py            # emcc + three.js + the docs page (docs/demo/)
+    python scripts/build_wasm.py --page     # only the docs page, from the package's files
 
 1. ``emcc`` (Debian's emscripten) compiles cpp/wasm/jl_wasm.cpp over the headers in cpp/include into
    web/dist/jlcore.{js,wasm} (the npm package's files) and copies both into the package's page
@@ -85,8 +86,9 @@ def build_three() -> bool:
 
 
 def main() -> int:
-    build_core()
-    build_three()
+    if "--page" not in sys.argv[1:]:
+        build_core()
+        build_three()
     shutil.copyfile(ROOT / "web" / "jointlimits.js", ASSETS / "jointlimits.js")
     sys.path.insert(0, str(ROOT / "src"))
     from jointlimits.viz.demo import write_demo

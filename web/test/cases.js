@@ -10,6 +10,20 @@
   "use strict";
   const arr = (a) => Array.from(a);
 
+  /** J rotations (w, x, y, z) from a fixed integer sequence, normalised with sqrt only: the same
+   *  numbers in every JavaScript engine (Math.sin and Math.hypot may differ in the last bit). */
+  function testPose(J) {
+    const pose = [];
+    let s = 12345;
+    const next = () => ((s = (s * 1103515245 + 12345) % 2147483648) / 2147483648) - 0.5;
+    for (let j = 0; j < J; j++) {
+      const q = [1.2 + next(), next(), next(), next()];
+      const n = Math.sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]);
+      pose.push(q[0] / n, q[1] / n, q[2] / n, q[3] / n);
+    }
+    return pose;
+  }
+
   function runCases(jl, data) {
     const sk = data.skeleton, J = sk.names.length, rig = data.rig;
     const offsets = sk.offsets.flat();
@@ -17,13 +31,7 @@
     const name = Object.keys(data.limitSets)[0];
     const lim = jl.loadLimits(JSON.stringify(data.limitSets[name]));
     try {
-      // a pose: each joint turned by a different rotation (some past their limits)
-      const pose = [];
-      for (let j = 0; j < J; j++) {
-        const a = 0.37 * (j + 1), ax = [Math.sin(a), Math.cos(1.3 * a), Math.sin(0.7 * a) + 0.2];
-        const n = Math.hypot(...ax), h = 0.9 * Math.sin(0.5 * j + 0.3);
-        pose.push(Math.cos(h), (Math.sin(h) * ax[0]) / n, (Math.sin(h) * ax[1]) / n, (Math.sin(h) * ax[2]) / n);
-      }
+      const pose = testPose(J);
       out.project = arr(jl.project(lim, pose));
       out.projectSoft = arr(jl.project(lim, pose, { soft: true, falloff: 2, radius: 0.1 }));
       out.projectJoint = arr(jl.projectJoint(lim, rig.twoBone[1], pose.slice(0, 16)));
@@ -41,9 +49,12 @@
       const init = [];
       for (const j of ch) init.push(...q(pose, j));
       const e = rig.ccdEnd;
-      const ct = [P[3 * e] - 0.1, P[3 * e + 1] + 0.2, P[3 * e + 2] + 0.2];
+      // a reachable target: where the end is with the chain's joints at rest
+      const rest = pose.slice();
+      for (const j of ch) rest.splice(4 * j, 4, 1, 0, 0, 0);
+      const ct = g(jl.fk(rest, offsets, sk.parents).positions, e);
       for (const L of [null, lim]) {
-        const r = jl.ccd({ baseRotation: q(R, base), basePosition: g(P, base), offsets: off, target: ct, rotations: init, limits: L, joints: ch });
+        const r = jl.ccd({ baseRotation: q(R, base), basePosition: g(P, base), offsets: off, target: ct, rotations: init, limits: L, joints: ch, maxIterations: 100 });
         out[L ? "ccdLimited" : "ccd"] = [arr(r.rotations), r.success, r.iterations, r.error];
       }
       const h = rig.lookAt[rig.lookAt.length - 1];
@@ -60,7 +71,7 @@
     return out;
   }
 
-  return { runCases };
+  return { runCases, testPose };
 });
 
 if (typeof require === "function" && typeof module === "object" && require.main === module) {

@@ -20,11 +20,11 @@ async function main() {
     page.on("console", (m) => { if (m.type() === "error") errors.push(m.text()); });
     const t0 = Date.now();
     await page.goto(url);
-    await page.waitForFunction(() => globalThis.jlDemo && (jlDemo.state.ready || jlDemo.state.error), null, { timeout: 20000 });
+    await page.waitForFunction(() => globalThis.jlDemo && (jlDemo.state.ready || jlDemo.state.error), null, { timeout: 20000, polling: 20 });
     const loadMs = Date.now() - t0;
-    const fn = new Function("page", "return (async () => {" + body + "})()");
+    const fn = new Function("page", "require", "return (async () => {" + body + "})()");
     // the body runs in the page when it is a string expression; in Node (with `page`) when it starts with //node
-    const result = body.startsWith("//node") ? await fn(page) : await page.evaluate("(async () => {" + body + "})()");
+    const result = body.startsWith("//node") ? await fn(page, require) : await page.evaluate("(async () => {" + body + "})()");
     if (shot) await page.screenshot({ path: shot });
     process.stdout.write(JSON.stringify({ loadMs, pageError: await page.evaluate(() => jlDemo.state.error), errors, result }));
   } finally {

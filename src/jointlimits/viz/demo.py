@@ -58,7 +58,7 @@ def demo_rig(skeleton: Skeleton) -> dict[str, Any]:
 
     arm = up(left[0], 3)
     chain = up(right[0], 4)
-    look = up(heads[0], len(sk.names))[1:] if par[heads[0]] >= 0 else [heads[0]]
+    look = up(heads[0], len(sk.names))
     if len(arm) < 3 or len(chain) < 3 or not look:
         raise JointLimitsError("the web demo's arms need three joints from the shoulder to the hand")
     return {
@@ -112,6 +112,13 @@ def demo_data(
     else:
         sets = {limits_name: limits}
     docs = {k: _limits_document(v) for k, v in sets.items()}
+    for k, d in docs.items():
+        for e in d["joints"]:
+            if e.get("enabled") and "compiled" not in e:
+                raise JointLimitsError(
+                    f"joint {e['name']!r}: its limit kind has no compiled form, which the web demo needs "
+                    "(refit with a box, ellipsoid or k-DOP shape, or disable the joint)"
+                )
     doc = next(iter(docs.values()))
     limits = next(iter(sets.values()))
     sk = motion.skeleton if motion is not None else limits.skeleton

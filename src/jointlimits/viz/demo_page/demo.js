@@ -41,7 +41,7 @@
     skeleton: null, J: 0, offsets: null, rig: null, scale: 1,
     sets: {}, shape: null, limits: null, limitsOn: true, drawLimits: true,
     base: null, pose: null, raw: null, clip: null, clipMode: false, frame: 0,
-    targets: {}, outside: [], updates: 0, chainAngles: [],
+    targets: {}, outside: [], updates: 0, loops: {},
   };
 
   function status(lines, bad) {
@@ -65,15 +65,15 @@
     const head = find(/head/i), lh = find(/(hand|wrist)/i, "left"), rh = find(/(hand|wrist)/i, "right");
     if (head < 0 || lh < 0 || rh < 0) return null;
     const up = (j, n) => { const o = [j]; while (o.length < n && parents[o[o.length - 1]] > 0) o.push(parents[o[o.length - 1]]); return o.reverse(); };
-    const arm = up(lh, 3), ch = up(rh, 4), look = up(head, names.length).slice(1);
+    const arm = up(lh, 3), ch = up(rh, 4), look = up(head, names.length);
     if (arm.length < 3 || ch.length < 3) return null;
-    return { twoBone: arm, ccd: ch.slice(0, -1), ccdEnd: ch[ch.length - 1], lookAt: look.length ? look : [head], forward: [0, 0, 1] };
+    return { twoBone: arm, ccd: ch.slice(0, -1), ccdEnd: ch[ch.length - 1], lookAt: look, forward: [0, 0, 1] };
   }
 
   const scene = new T.Scene();
   const camera = new T.PerspectiveCamera(40, 1, 0.01, 1000);
   const renderer = new T.WebGLRenderer({ antialias: true, preserveDrawingBuffer: true });
-  const view = { yaw: 0.5, pitch: 0.15, dist: 4, center: new T.Vector3(0, 1, 0) };
+  const view = { yaw: 0.45, pitch: 0.12, dist: 4, center: new T.Vector3(0, 1, 0) };
   let G = null; // the three.js objects of the current character
 
   function setCamera() {
@@ -128,12 +128,12 @@
     geo.setAttribute("skinWeight", new T.Float32BufferAttribute(sw, 4));
     geo.setIndex(idx);
     geo.computeVertexNormals();
-    const mesh = new T.SkinnedMesh(geo, new T.MeshStandardMaterial({ color: 0xb8c4d6, roughness: 0.7, side: T.DoubleSide }));
+    const mesh = new T.SkinnedMesh(geo, new T.MeshLambertMaterial({ color: 0xb8c4d6, side: T.DoubleSide }));
     mesh.frustumCulled = false;
     mesh.add(bones[0]);
     mesh.bind(new T.Skeleton(bones));
     root.add(mesh);
-    const ball = new T.SphereGeometry(S.scale * 0.12, 12, 8);
+    const ball = new T.SphereGeometry(S.scale * 0.08, 12, 8);
     const joints = skeleton.names.map(() => { const m = new T.Mesh(ball, new T.MeshBasicMaterial({ color: 0x445566 })); root.add(m); return m; });
     const K = 32;
     const loops = skeleton.names.map(() => {
@@ -161,7 +161,7 @@
     G = { root, mesh, bones, joints, loops, cur, ghost, K };
     const h = Math.max(...restGlobal.map((p) => p[1])) - Math.min(...restGlobal.map((p) => p[1]));
     view.center.set(restGlobal[0][0], (Math.max(...restGlobal.map((p) => p[1])) + Math.min(...restGlobal.map((p) => p[1]))) / 2, restGlobal[0][2]);
-    view.dist = 2.2 * (h || 1);
+    view.dist = 3.0 * (h || 1);
     setCamera();
   }
   let restGlobal = [];
@@ -178,6 +178,7 @@
     }
     S.shape = name;
     S.limits = L;
+    S.loops = {};
     // the start pose: each limited joint at its limit's reference rotation (inside its range)
     S.base = new Float64Array(4 * S.J);
     for (let j = 0; j < S.J; j++) S.base[4 * j] = 1;
@@ -300,11 +301,13 @@
     for (const k in S.targets) { markers[k].position.set(...S.targets[k]); markers[k].visible = !S.clipMode; }
   }
 
-  function drawLimit(j, kid, g) {
-    // the limit drawn as where the child bone can point: swings of 170 degrees about K axes
-    // perpendicular to the bone, each projected into the limit (the boundary), applied to the bone
-    const K = G.K, pj = S.skeleton.parents[j];
-    const par = get4(g.rotations, pj), o = get3(S.offsets, kid), len = Math.hypot(...o) * 0.6;
+  /** The limit of joint j drawn as where its child bone can point, in j's parent's frame: swings
+   *  of 170 degrees about K axes perpendicular to the bone, each projected into the limit (onto
+   *  its boundary). Depends only on the limits: computed once per limits set and joint. */
+  function limitLoop(j, kid) {
+    const key = S.shape + ":" + j;
+    if (S.loops[key]) return S.loops[key];
+    const K = G.K, o = get3(S.offsets, kid);
     const ref = get4(S.base, j), d = norm3(qrot(ref, o));
     const a = norm3(cross(d, Math.abs(d[1]) < 0.9 ? [0, 1, 0] : [1, 0, 0])), b = cross(d, a);
     const qs = new Float64Array(4 * K);
@@ -312,16 +315,22 @@
       const t = (2 * Math.PI * k) / K, ax = norm3([Math.cos(t) * a[0] + Math.sin(t) * b[0], Math.cos(t) * a[1] + Math.sin(t) * b[1], Math.cos(t) * a[2] + Math.sin(t) * b[2]]);
       set4(qs, k, qmul(axisAngle(ax, 2.97), ref));
     }
-    const p = S.jl.projectJoint(S.limits, j, qs), at = get3(g.positions, j);
+    const p = S.jl.projectJoint(S.limits, j, qs), out = [];
+    for (let k = 0; k < K; k++) out.push(norm3(qrot(get4(p, k), o)));
+    return (S.loops[key] = out);
+  }
+
+  function drawLimit(j, kid, g) {
+    const K = G.K, par = get4(g.rotations, S.skeleton.parents[j]), o = get3(S.offsets, kid), len = Math.hypot(...o) * 0.6;
+    const loop = limitLoop(j, kid), at = get3(g.positions, j);
     const arr = G.loops[j].geometry.attributes.position.array;
     for (let k = 0; k < K; k++) {
-      const v = qrot(qmul(par, get4(p, k)), o);
-      const n = Math.hypot(...v) || 1;
-      arr[3 * k] = at[0] + (v[0] / n) * len, arr[3 * k + 1] = at[1] + (v[1] / n) * len, arr[3 * k + 2] = at[2] + (v[2] / n) * len;
+      const v = qrot(par, loop[k]);
+      arr[3 * k] = at[0] + v[0] * len, arr[3 * k + 1] = at[1] + v[1] * len, arr[3 * k + 2] = at[2] + v[2] * len;
     }
     G.loops[j].geometry.attributes.position.needsUpdate = true;
-    const v = qrot(get4(g.rotations, j), o), n = Math.hypot(...v) || 1;
-    G.cur[j].geometry.attributes.position.array.set([...at, at[0] + (v[0] / n) * len * 1.3, at[1] + (v[1] / n) * len * 1.3, at[2] + (v[2] / n) * len * 1.3]);
+    const v = norm3(qrot(get4(g.rotations, j), o));
+    G.cur[j].geometry.attributes.position.array.set([...at, at[0] + v[0] * len * 1.3, at[1] + v[1] * len * 1.3, at[2] + v[2] * len * 1.3]);
     G.cur[j].geometry.attributes.position.needsUpdate = true;
   }
 
@@ -354,7 +363,7 @@
   function makeMarkers() {
     for (const [k, c] of [["twoBone", 0x4da3ff], ["ccd", 0xffa94d], ["lookAt", 0x69db7c]]) {
       if (markers[k]) scene.remove(markers[k]);
-      markers[k] = new T.Mesh(new T.SphereGeometry(S.scale * (k === "lookAt" ? 0.3 : 0.22), 16, 12), new T.MeshBasicMaterial({ color: c }));
+      markers[k] = new T.Mesh(new T.SphereGeometry(S.scale * (k === "lookAt" ? 0.16 : 0.12), 16, 12), new T.MeshBasicMaterial({ color: c }));
       markers[k].userData.target = k;
       scene.add(markers[k]);
     }
@@ -392,7 +401,11 @@
 
   /** A target's position on the screen (CSS pixels), for tests that drag it with the mouse. */
   function screenOf(k) {
-    const v = new T.Vector3(...S.targets[k]).project(camera), r = renderer.domElement.getBoundingClientRect();
+    return screenOfPoint(S.targets[k]);
+  }
+  /** A world point's position on the screen (CSS pixels). */
+  function screenOfPoint(p) {
+    const v = new T.Vector3(...p).project(camera), r = renderer.domElement.getBoundingClientRect();
     return [r.left + ((v.x + 1) / 2) * r.width, r.top + ((1 - v.y) / 2) * r.height];
   }
 
@@ -561,11 +574,13 @@
   // ---------------------------------------------------------------- start
   async function start() {
     const t0 = performance.now();
+    S.marks = { start: t0 };
     if (location.protocol === "file:" && !globalThis.JL_WASM_BASE64) {
       // a page opened from disk cannot fetch the .wasm: its base64 copy comes as a classic script
       await new Promise((ok, no) => { const s = document.createElement("script"); s.src = "jlcore.wasm.js"; s.onload = ok; s.onerror = () => no(new Error("jlcore.wasm.js is missing")); document.head.appendChild(s); });
     }
     S.jl = await JointLimitsWasm.load();
+    S.marks.wasm = performance.now();
     $("view").appendChild(renderer.domElement);
     renderer.setPixelRatio(window.devicePixelRatio || 1);
     renderer.setClearColor(0x1d2127);
@@ -580,7 +595,7 @@
     scene.add(grid);
     $("title").textContent = D.title || "";
     setCharacter(D.skeleton, D.rig);
-    grid.scale.setScalar(Math.max(0.05, S.scale * 10));
+    grid.scale.setScalar(Math.max(0.01, S.scale * 2));
     const sets = D.limitSets || { [D.limitsName || "limits"]: D.limits };
     for (const k in sets) addLimits(k, sets[k]);
     useShape(Object.keys(sets)[0]);
@@ -603,11 +618,16 @@
     window.addEventListener("dragover", (e) => { e.preventDefault(); $("drop").style.display = "block"; });
     window.addEventListener("dragleave", () => { $("drop").style.display = "none"; });
     window.addEventListener("drop", (e) => { e.preventDefault(); $("drop").style.display = "none"; for (const f of e.dataTransfer.files) onDrop(f); });
+    S.marks.built = performance.now();
     update();
+    S.marks.updated = performance.now();
     draw();
     report();
+    S.marks.posed = performance.now();
     renderer.render(scene, camera);
+    S.marks.rendered = performance.now();
     S.loadMs = performance.now() - t0;
+    S.readyAt = performance.now(); // since the navigation started
     S.ready = true;
     requestAnimationFrame(frame);
   }
@@ -615,7 +635,7 @@
   globalThis.jlDemo = {
     state: S,
     start,
-    update, solve, violations, benchmark, renderRate, screenOf, parseBVH, loadClip, onDrop, useShape, shapeNames,
+    update, solve, violations, benchmark, renderRate, screenOf, screenOfPoint, camera, parseBVH, loadClip, onDrop, useShape, shapeNames,
     setLimits(on) { S.limitsOn = $("limits").checked = !!on; dirty = true; update(); return S.outside; },
     setTarget(k, p) { S.targets[k] = p.slice(); dirty = true; update(); return S.outside; },
     setClip(on, f) { S.clipMode = $("clipMode").checked = !!on && !!S.clip; if (f !== undefined) S.frame = f; dirty = true; update(); return S.outside; },

@@ -1,0 +1,221 @@
+"""The web demo (docs/demo, issue 37) in headless Chromium, driven by the npm package playwright-core
+(web/test/page_eval.cjs; nothing downloads a browser), and its JS API under Node.
+
+One browser session over a static server runs every in-page check (tests read its result): the
+core's projections against the native core on the shared golden points for every compiled shape,
+the same numbers as the JS API under Node, the limits toggle after a real mouse drag, look-at
+spreading over spine and head, the update rate and the load time. A second session opens the page
+that ``jointlimits view --demo`` writes, from file://.
+"""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import json
+import shutil
+import subprocess
+import threading
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from jointlimits import _core
+from jointlimits.limits.box import Box, OrientedBox
+from jointlimits.limits.compiled import _shape_dict
+from jointlimits.limits.ellipsoid import Ellipsoid
+from jointlimits.limits.kdop import KDop
+from jointlimits.limits.model import JointLimits
+from jointlimits.motion import quat
+
+from conftest import GOLDEN, SHARED_MISSING
+
+ROOT = Path(__file__).resolve().parents[2]
+WEB = ROOT / "web"
+DEMO = ROOT / "docs" / "demo"
+CHROMIUM = Path("/usr/bin/chromium")
+EVAL = WEB / "test" / "page_eval.cjs"
+
+
+def _missing() -> str | None:
+    if shutil.which("node") is None:
+        return "node not found: the web demo's tests run in Node and headless Chromium"
+    if not (WEB / "node_modules" / "playwright-core").is_dir():
+        return "web/node_modules/playwright-core not installed (cd web && npm ci): the web demo's browser tests skip"
+    if not CHROMIUM.is_file():
+        return f"{CHROMIUM} not found: install Debian's chromium (apt-get install chromium) for the web demo's tests"
+    return None
+
+
+pytestmark = pytest.mark.skipif(_missing() is not None, reason=_missing() or "")
+
+
+def page_eval(url: str, body: str, size: str = "1000x700", shot: Path | None = None) -> dict:
+    cmd = ["node", str(EVAL), url, size] + ([str(shot)] if shot else [])
+    r = subprocess.run(cmd, input=body, capture_output=True, text=True, timeout=180, cwd=WEB)
+    assert r.returncode == 0, r.stderr[-2000:]
+    out = json.loads(r.stdout)
+    assert out["pageError"] is None, out["pageError"]
+    assert not [e for e in out["errors"] if "favicon" not in e and "404" not in e], out["errors"]
+    return out
+
+
+@pytest.fixture(scope="module")
+def server():
+    handler = functools.partial(_Quiet, directory=str(DEMO))
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    t = threading.Thread(target=httpd.serve_forever, daemon=True)
+    t.start()
+    yield f"http://127.0.0.1:{httpd.server_address[1]}/index.html"
+    httpd.shutdown()
+
+
+class _Quiet(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *a):  # noqa: ANN002
+        pass
+
+
+def golden_shapes() -> tuple[dict[str, dict], np.ndarray]:
+    """A compiled shape of every kind fitted on the golden cloud, and the golden points."""
+    if not (GOLDEN / "projections.json").is_file():
+        pytest.skip(SHARED_MISSING)
+    d = json.loads((GOLDEN / "projections.json").read_text())
+    cloud = np.asarray(d["limits"]["source_cloud"], np.float64)
+    pts = np.asarray(d["points"], np.float64)
+    e, k = Ellipsoid.fit(cloud), KDop.fit(cloud)
+    axis = np.array([0.0, 0.6, 0.8])
+    shapes = [Box.fit(cloud).compile(), OrientedBox.fit(cloud).compile(), e.compile(), e.compile_section(axis)]
+    slabs = KDop(position=k.position, rotation=k.rotation, axes=k.axes, mins=k.mins, maxs=k.maxs, exact=False)
+    shapes += [k.compile(), k.compile_section(axis), slabs.compile()]
+    out = {}
+    for s in shapes:
+        out.setdefault(s.kind, _shape_dict(s))
+    return out, pts
+
+
+def _data() -> dict:
+    text = (DEMO / "data.js").read_text(encoding="utf-8")
+    return json.loads(text[text.index("=") + 1 :].strip().rstrip(";"))
+
+
+@pytest.fixture(scope="module")
+def session(server, tmp_path_factory):
+    """Everything the page computes, in one browser session."""
+    shapes, pts = golden_shapes()
+    data = _data()
+    rng = np.random.default_rng(37)
+    q_rot = quat.normalize(rng.normal(size=(40, len(data["skeleton"]["names"]), 4)))
+    shot = tmp_path_factory.mktemp("shot") / "demo.png"
+    body = (
+        "//node\nconst IN = "
+        + json.dumps({"shapes": shapes, "points": pts.reshape(-1).tolist(), "poses": q_rot.reshape(-1).tolist()})
+        + ";\n"
+        + (WEB / "test" / "session.js").read_text(encoding="utf-8")
+    )
+    out = page_eval(server, body, shot=shot)
+    return {"out": out, "shapes": shapes, "points": pts, "poses": q_rot, "data": data, "shot": shot}
+
+
+def test_projections_match_the_native_core_for_every_shape(session):
+    shapes, pts, res = session["shapes"], session["points"], session["out"]["result"]["shapes"]
+    assert len(shapes) == 6, sorted(shapes)  # every compiled kind (compiled_shape.hpp)
+    for kind, d in shapes.items():
+        native = _core.CompiledShape(
+            kind, *(np.asarray(d[k], np.float64) for k in ("f", "axes", "mins", "maxs", "G", "bnd"))
+        ).project(pts)
+        page = np.asarray(res[kind]).reshape(-1, 3)
+        assert np.max(np.abs(page - native)) <= 1e-6, kind
+        assert np.mean(np.any(native != pts, axis=1)) > 0.05, kind  # the golden points reach outside
+
+
+def test_pose_projection_matches_the_native_core_for_every_limits_set(session, tmp_path):
+    data, res = session["data"], session["out"]["result"]["poses"]
+    q = session["poses"]
+    for name, doc in data["limitSets"].items():
+        p = tmp_path / "l.json"
+        p.write_text(json.dumps(doc))
+        native = JointLimits.load(p).project(q)
+        page = np.asarray(res[name]).reshape(q.shape)
+        ang = quat.angle(native, page)
+        assert np.max(ang) <= 1e-6, (name, float(np.max(ang)))
+        assert np.max(quat.angle(native, q)) > 0.1, name  # the limits moved some rotations
+
+
+def test_node_gives_the_same_numbers_as_the_page(session):
+    r = subprocess.run(
+        ["node", str(WEB / "test" / "cases.js"), str(DEMO / "data.js")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=WEB,
+    )
+    assert r.returncode == 0, r.stderr
+    node = json.loads(r.stdout)
+    page = session["out"]["result"]["cases"]
+    assert sorted(node) == sorted(page)
+    for k in node:
+        assert node[k] == page[k], k
+
+
+def test_limits_toggle_after_dragging_the_elbow_past_its_range(session):
+    t = session["out"]["result"]["toggle"]
+    assert t["dragged"] < 0.02 * t["scale"] * 10  # the drag put the target at the shoulder
+    assert "0 joints outside their limits" in t["on"], t["on"]
+    assert "joint(s) outside their limits" in t["off"] and "LeftForeArm" in t["off"], t["off"]
+    assert t["onOutside"] == [] and "LeftForeArm" in t["offOutside"]
+
+
+def test_look_at_spreads_over_spine_then_head(session):
+    look = session["out"]["result"]["look"]
+    chain = look["chain"]
+    on = {int(k): v for k, v in look["on"].items()}
+    off = {int(k): v for k, v in look["off"].items()}
+    yaws = sorted(on)
+    # without limits the lowest joint turns all the way; nothing above it moves
+    for y in yaws:
+        assert off[y][0] > np.radians(y) * 0.9 and max(off[y][1:]) < 1e-5, (y, off[y])
+    # with limits: a small turn stays in the spine; the head turns only once every joint below
+    # has stopped turning further (used its range)
+    assert on[yaws[0]][-1] < 1e-5 and on[yaws[0]][0] > 0
+    head_moves = [y for y in yaws if on[y][-1] > 1e-3]
+    assert head_moves, on
+    y0 = head_moves[0]
+    before = yaws[yaws.index(y0) - 1]
+    assert on[before][-1] < 1e-5
+    for y in head_moves:
+        # the spine joints (all but neck and head) hold the angle they had when the head started
+        for k in range(len(chain) - 2):
+            assert on[y][k] <= on[before][k] + np.radians(1.0), (chain[k], y, on[y][k], on[before][k])
+    assert on[yaws[-1]][-1] > on[y0][-1]
+
+
+def test_update_rate_size_and_load_time(session):
+    r = session["out"]["result"]
+    assert r["bench"]["joints"] == 22
+    assert r["bench"]["rate"] >= 60, r["bench"]
+    assert r["readyAt"] <= 2000, r["readyAt"]
+    assert (DEMO / "jlcore.wasm").stat().st_size <= 1_000_000
+    assert session["shot"].stat().st_size > 10_000
+
+
+def test_view_demo_writes_a_page_that_runs_from_file(tmp_path):
+    from click.testing import CliRunner
+
+    from jointlimits.cli import main
+
+    data = _data()
+    lim = tmp_path / "limits.json"
+    lim.write_text(json.dumps(data["limitSets"][next(iter(data["limitSets"]))]))
+    out = tmp_path / "demo"
+    r = CliRunner().invoke(main, ["view", str(lim), "--demo", "-o", str(out)])
+    assert r.exit_code == 0, r.output
+    assert (out / "index.html").is_file() and (out / "jlcore.wasm.js").is_file()
+    r2 = CliRunner().invoke(main, ["view", str(lim), "--demo", "-o", str(out)])
+    assert r2.exit_code == 2 and "--force" in r2.output
+    res = page_eval(
+        (out / "index.html").as_uri(),
+        "return {status: document.getElementById('status').innerText, shapes: jlDemo.shapeNames()};",
+    )["result"]
+    assert "0 joints outside their limits" in res["status"], res
+    assert res["shapes"] == ["limits.json"]
