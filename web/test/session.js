@@ -66,5 +66,5 @@ R.look = await page.evaluate(() => {
   return out;
 });
 await page.click("#reset");
-R.bench = await page.evaluate(() => jlDemo.benchmark(2000));
+R.bench = await page.evaluate(() => jlDemo.benchmark(200));
 return R;

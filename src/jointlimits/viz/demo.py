@@ -71,7 +71,7 @@ def demo_rig(skeleton: Skeleton) -> dict[str, Any]:
 
 
 def _round(a: np.ndarray, digits: int = 6) -> list:
-    return np.round(np.asarray(a, np.float64), digits).tolist()  # type: ignore[no-any-return]
+    return np.round(np.asarray(a, np.float64), digits).tolist()
 
 
 #: The built-in page's choice of shapes: name -> JointLimits.fit's shape and swing_twist.
@@ -96,7 +96,7 @@ def _limits_document(limits: JointLimits) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as d:
         p = Path(d) / "limits.json"
         limits.save(p)
-        return json.loads(p.read_text(encoding="utf-8"))  # type: ignore[no-any-return]
+        return json.loads(p.read_text(encoding="utf-8"))
 
 
 def demo_data(
@@ -112,7 +112,7 @@ def demo_data(
     else:
         sets = {limits_name: limits}
     docs = {k: _limits_document(v) for k, v in sets.items()}
-    for k, d in docs.items():
+    for d in docs.values():
         for e in d["joints"]:
             if e.get("enabled") and "compiled" not in e:
                 raise JointLimitsError(

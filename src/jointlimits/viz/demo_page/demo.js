@@ -217,14 +217,20 @@
   }
 
   function defaultTargets() {
-    const g = globals(S.base).positions;
-    const rig = S.rig, s = S.scale;
-    const hand = get3(g, rig.twoBone[2]), sh = get3(g, rig.twoBone[0]);
-    const rh = get3(g, rig.ccdEnd), head = get3(g, rig.lookAt[rig.lookAt.length - 1]);
+    // within reach: in front of each shoulder, at fractions of the arm's length
+    const g = globals(S.base).positions, rig = S.rig;
+    const reach = (chain, end) => {
+      const sh = get3(g, chain[chain.length - 2]), hand = get3(g, end);
+      const L = Math.hypot(...get3(S.offsets, chain[chain.length - 1])) + Math.hypot(...get3(S.offsets, end));
+      return { sh, L, side: Math.sign(hand[0] - sh[0]) || 1 };
+    };
+    const l = reach(rig.twoBone.slice(0, 2), rig.twoBone[2]);
+    const r = reach(rig.ccd, rig.ccdEnd);
+    const head = get3(g, rig.lookAt[rig.lookAt.length - 1]);
     return {
-      twoBone: [(hand[0] + sh[0]) / 2, hand[1] - s * 0.5, hand[2] + s * 1.5],
-      ccd: [rh[0], rh[1] + s * 1.5, rh[2] + s * 1.5],
-      lookAt: [head[0] + s * 4, head[1], head[2] + s * 8],
+      twoBone: [l.sh[0] + l.side * 0.35 * l.L, l.sh[1] - 0.3 * l.L, l.sh[2] + 0.6 * l.L],
+      ccd: [r.sh[0] + r.side * 0.4 * r.L, r.sh[1] + 0.35 * r.L, r.sh[2] + 0.55 * r.L],
+      lookAt: [head[0] + 0.5 * l.L, head[1], head[2] + 2.5 * l.L],
     };
   }
 
