@@ -3,14 +3,20 @@
 from __future__ import annotations
 
 import json
+import shutil
+import subprocess
 from pathlib import Path
 
+import numpy as np
 import pytest
 from click.testing import CliRunner
 
 from jointlimits.cli import main
-from jointlimits.errors import JointLimitsError
+from jointlimits.ik.ccd import ccd
+from jointlimits.ik.look_at import look_at_chain
+from jointlimits.ik.two_bone import two_bone
 from jointlimits.limits.model import JointLimits
+from jointlimits.motion.skeleton import forward_kinematics_arrays
 from jointlimits.motion import procedural
 from jointlimits.viz.demo import ASSETS, STATIC_FILES, demo_rig, write_demo
 
@@ -67,3 +73,65 @@ def test_view_demo_bad_input_is_one_line_exit_2(tmp_path, fitted):
         assert r.exit_code == 2 and msg in r.output and "Traceback" not in r.output, r.output
         assert len(r.output.strip().splitlines()) == 1
     assert not (tmp_path / "o").exists()
+
+
+def _node_cases() -> tuple[dict, dict]:
+    if shutil.which("node") is None:
+        pytest.skip("node not found: the JS API's tests run in Node")
+    demo = ROOT / "docs" / "demo" / "data.js"
+    r = subprocess.run(
+        ["node", str(ROOT / "web" / "test" / "cases.js"), str(demo)], capture_output=True, text=True, timeout=120
+    )
+    assert r.returncode == 0, r.stderr
+    text = demo.read_text(encoding="utf-8")
+    return json.loads(r.stdout), json.loads(text[text.index("=") + 1 :].strip().rstrip(";"))
+
+
+def test_the_js_api_gives_the_python_packages_numbers(tmp_path):
+    """web/test/cases.js under Node against the same calls of the Python package (native core)."""
+    out, data = _node_cases()
+    sk_d, rig = data["skeleton"], data["rig"]
+    name = next(iter(data["limitSets"]))
+    p = tmp_path / "l.json"
+    p.write_text(json.dumps(data["limitSets"][name]))
+    lim = JointLimits.load(p)
+    J = len(sk_d["names"])
+    parents = np.asarray(sk_d["parents"], np.int64)
+    offsets = np.asarray(sk_d["offsets"], np.float64)
+    pose = np.asarray(out["testPose"], np.float64).reshape(J, 4)
+    close = lambda a, b, tol=1e-9: np.max(np.abs(np.asarray(a, np.float64) - np.asarray(b))) <= tol  # noqa: E731
+    assert close(out["project"], lim.project(pose[None])[0].reshape(-1))
+    gr, gp = forward_kinematics_arrays(pose, offsets, parents)
+    assert close(out["fk"][0], gr.reshape(-1), 1e-12) and close(out["fk"][1], gp.reshape(-1), 1e-12)
+    a, b, c = rig["twoBone"]
+    tgt = gp[c] + np.array([0.05, -0.1, 0.1])
+    tb = two_bone(gp[a], gp[b], gp[c], tgt, gr[parents[a]], pose[a], pose[b])
+    assert close(out["twoBone"][0], tb.root_local) and close(out["twoBone"][1], tb.mid_local)
+    assert close(out["twoBone"][3], tb.end) and out["twoBone"][4] == int(tb.case)
+    ch, e = rig["ccd"], rig["ccdEnd"]
+    rest = pose.copy()
+    rest[ch] = [1.0, 0.0, 0.0, 0.0]
+    ct = forward_kinematics_arrays(rest, offsets, parents)[1][e]
+    base = parents[ch[0]]
+    off = np.vstack([offsets[ch], offsets[e]])
+    for key, L in (("ccd", None), ("ccdLimited", [lim.joint(j) for j in ch])):
+        r = ccd(
+            gr[base][None],
+            gp[base][None],
+            off,
+            ct[None],
+            pose[ch][None],
+            limits=L,
+            tolerance=1e-3,
+            max_iterations=100,
+            max_restarts=0,
+        )
+        assert close(out[key][0], r.rotations[0].reshape(-1)), key
+        assert out[key][2] == int(r.iterations[0]) and abs(out[key][3] - float(r.error[0])) <= 1e-9, key
+    h = rig["lookAt"][-1]
+    lt = gp[h] + np.array([0.8, 0.1, 1.0])
+    chain = [sk_d["names"][j] for j in rig["lookAt"]]
+    sk = lim.skeleton
+    for key, L in (("lookAt", None), ("lookAtLimited", lim)):
+        py = look_at_chain((pose[None], offsets[None], sk), chain, lt, forward=rig["forward"], limits=L)
+        assert close(out[key], py[0].reshape(-1), 1e-9), key

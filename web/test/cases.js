@@ -32,6 +32,7 @@
     const lim = jl.loadLimits(JSON.stringify(data.limitSets[name]));
     try {
       const pose = testPose(J);
+      out.testPose = pose;
       out.project = arr(jl.project(lim, pose));
       out.projectSoft = arr(jl.project(lim, pose, { soft: true, falloff: 2, radius: 0.1 }));
       out.projectJoint = arr(jl.projectJoint(lim, rig.twoBone[1], pose.slice(0, 16)));
