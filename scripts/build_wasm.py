@@ -72,6 +72,38 @@ def three_classic(src: str) -> str:
     return "(function(){" + body + "\nglobalThis.THREE={" + ",".join(pairs) + "};})();\n"
 
 
+def _names(block: str) -> str:
+    """``a, b as c`` (an import or export list) as object pattern / literal entries ``a, c: b`` or ``a, b: c``."""
+    out = []
+    for item in block.split(","):
+        item = item.strip()
+        if item:
+            local, _, name = item.partition(" as ")
+            out.append(f"{local}: {name}" if name else local)
+    return ", ".join(out)
+
+
+def classic_module(src: str, imports: dict[str, str], name: str) -> str:
+    """One of three's example modules (examples/jsm) as a classic script: its imports read from
+    globals (``imports``: module path -> global), its exports set on ``globalThis[name]``."""
+
+    def imp(m: re.Match[str]) -> str:
+        if m.group(2) not in imports:
+            raise SystemExit(f"build_wasm: unexpected import from {m.group(2)} in a three.js module")
+        return f"const {{ {_names(m.group(1))} }} = globalThis.{imports[m.group(2)]};"
+
+    src = re.sub(r"import\s*\{([^}]*)\}\s*from\s*'([^']+)';", imp, src)
+    m = re.search(r"export\s*\{([^}]*)\};?\s*$", src)
+    if m is None:
+        raise SystemExit("build_wasm: a three.js module without a final export list")
+    exported = [e.strip().partition(" as ") for e in m.group(1).split(",") if e.strip()]
+    body = re.sub(r"^export (function|const|class) ", r"\1 ", src[: m.start()], flags=re.M)
+    if re.search(r"^\s*(import|export)\b", body, re.M):
+        raise SystemExit("build_wasm: a three.js module with imports or exports left after rewriting")
+    ret = ", ".join(f"{n or loc}: {loc}" for loc, _, n in exported)
+    return f"globalThis.{name} = (function () {{\n{body}\nreturn {{ {ret} }};\n}})();\n"
+
+
 def build_three() -> bool:
     for base in (ROOT / "web" / "node_modules", ROOT / "tests" / "js" / "node_modules"):
         f = base / "three" / "build" / "three.module.min.js"
@@ -79,6 +111,18 @@ def build_three() -> bool:
             src = f.read_text(encoding="utf-8")
             lic = src[: src.index("*/") + 2] if src.startswith("/**") else ""
             (ASSETS / "three.min.js").write_text(lic + "\n" + three_classic(src), encoding="utf-8")
+            # GLTFLoader (for dropped glTF clips) and the one helper it imports
+            jsm = base / "three" / "examples" / "jsm"
+            bgu = classic_module(
+                (jsm / "utils" / "BufferGeometryUtils.js").read_text(encoding="utf-8"), {"three": "THREE"}, "THREE_BGU"
+            )
+            gl = classic_module(
+                (jsm / "loaders" / "GLTFLoader.js").read_text(encoding="utf-8"),
+                {"three": "THREE", "../utils/BufferGeometryUtils.js": "THREE_BGU"},
+                "THREE_GLTF",
+            )
+            note = "// three.js r170 examples/jsm (MIT, Copyright 2010-2024 Three.js Authors), as classic scripts\n"
+            (ASSETS / "three-gltf.js").write_text(note + bgu + gl, encoding="utf-8")
             print(f"build_wasm: three.js from {f}")
             return True
     print("build_wasm: three.js not installed (npm install in web/); the committed three.min.js stays")

@@ -217,14 +217,20 @@
   }
 
   function defaultTargets() {
-    const g = globals(S.base).positions;
-    const rig = S.rig, s = S.scale;
-    const hand = get3(g, rig.twoBone[2]), sh = get3(g, rig.twoBone[0]);
-    const rh = get3(g, rig.ccdEnd), head = get3(g, rig.lookAt[rig.lookAt.length - 1]);
+    // within reach: in front of each shoulder, at fractions of the arm's length
+    const g = globals(S.base).positions, rig = S.rig;
+    const reach = (chain, end) => {
+      const sh = get3(g, chain[chain.length - 2]), hand = get3(g, end);
+      const L = Math.hypot(...get3(S.offsets, chain[chain.length - 1])) + Math.hypot(...get3(S.offsets, end));
+      return { sh, L, side: Math.sign(hand[0] - sh[0]) || 1 };
+    };
+    const l = reach(rig.twoBone.slice(0, 2), rig.twoBone[2]);
+    const r = reach(rig.ccd, rig.ccdEnd);
+    const head = get3(g, rig.lookAt[rig.lookAt.length - 1]);
     return {
-      twoBone: [(hand[0] + sh[0]) / 2, hand[1] - s * 0.5, hand[2] + s * 1.5],
-      ccd: [rh[0], rh[1] + s * 1.5, rh[2] + s * 1.5],
-      lookAt: [head[0] + s * 4, head[1], head[2] + s * 8],
+      twoBone: [l.sh[0] + l.side * 0.35 * l.L, l.sh[1] - 0.3 * l.L, l.sh[2] + 0.6 * l.L],
+      ccd: [r.sh[0] + r.side * 0.4 * r.L, r.sh[1] + 0.35 * r.L, r.sh[2] + 0.55 * r.L],
+      lookAt: [head[0] + 0.5 * l.L, head[1], head[2] + 2.5 * l.L],
     };
   }
 
@@ -457,6 +463,46 @@
     return { skeleton: { names, parents, offsets }, clip: { fps: dt > 0 ? 1 / dt : 30, rotations, root } };
   }
 
+  /** A glTF / GLB file's first skin (bones, parents first) and its first animation sampled at
+   *  30 frames/s (at most 600 frames): { skeleton, clip } as parseBVH returns. */
+  function parseGLTF(buffer) {
+    return new Promise((resolve, reject) => {
+      const loader = new globalThis.THREE_GLTF.GLTFLoader();
+      loader.parse(buffer, "", (gltf) => {
+        try {
+          let skin = null;
+          gltf.scene.traverse((o) => { if (!skin && o.isSkinnedMesh) skin = o.skeleton; });
+          let bones = skin ? skin.bones.slice() : [];
+          if (!bones.length) gltf.scene.traverse((o) => { if (o.isBone) bones.push(o); });
+          if (!bones.length) throw new Error("glTF: no skin or bones");
+          const set = new Set(bones), roots = bones.filter((b) => !set.has(b.parent));
+          if (roots.length !== 1) throw new Error("glTF: the bones have " + roots.length + " roots; one is needed");
+          const order = [];
+          (function walk(b) { order.push(b); for (const c of b.children) if (set.has(c)) walk(c); })(roots[0]);
+          const index = new Map(order.map((b, i) => [b, i]));
+          const names = order.map((b, i) => b.name || "joint" + i);
+          const parents = order.map((b) => (index.has(b.parent) ? index.get(b.parent) : -1));
+          const offsets = order.map((b) => [b.position.x, b.position.y, b.position.z]);
+          const anim = gltf.animations[0];
+          const fps = 30, F = anim ? Math.max(1, Math.min(600, Math.round(anim.duration * fps) + 1)) : 1;
+          let mixer = null;
+          if (anim) { mixer = new T.AnimationMixer(gltf.scene); mixer.clipAction(anim).play(); }
+          const rotations = [], root = [];
+          for (let f = 0; f < F; f++) {
+            if (mixer) mixer.setTime(f / fps);
+            const q = new Float64Array(4 * order.length);
+            order.forEach((b, j) => set4(q, j, [b.quaternion.w, b.quaternion.x, b.quaternion.y, b.quaternion.z]));
+            rotations.push(q);
+            root.push([order[0].position.x, order[0].position.y, order[0].position.z]);
+          }
+          resolve({ skeleton: { names, parents, offsets }, clip: { fps, rotations, root } });
+        } catch (e) {
+          reject(e);
+        }
+      }, (e) => reject(new Error("glTF: " + (e && e.message ? e.message : e))));
+    });
+  }
+
   function loadClip(skeleton, clip, message) {
     const same = S.skeleton && skeleton.names.join("\n") === S.skeleton.names.join("\n");
     if (!same) {
@@ -516,7 +562,10 @@
       } else if (/\.bvh$/i.test(file.name)) {
         const { skeleton, clip } = parseBVH(text);
         msg = loadClip(skeleton, clip, "loaded clip " + file.name + " (" + clip.rotations.length + " frames)");
-      } else throw new Error(file.name + ": drop a limits file (.json) or a BVH clip (.bvh)");
+      } else if (/\.(glb|gltf)$/i.test(file.name)) {
+        const { skeleton, clip } = await parseGLTF(/\.glb$/i.test(file.name) ? await file.arrayBuffer() : text);
+        msg = loadClip(skeleton, clip, "loaded clip " + file.name + " (" + clip.rotations.length + " frames)");
+      } else throw new Error(file.name + ": drop a limits file (.json) or a clip (.bvh, .glb, .gltf)");
       dirty = true;
       update();
       draw();
@@ -635,7 +684,7 @@
   globalThis.jlDemo = {
     state: S,
     start,
-    update, solve, violations, benchmark, renderRate, screenOf, screenOfPoint, camera, parseBVH, loadClip, onDrop, useShape, shapeNames,
+    update, solve, violations, parseGLTF, benchmark, renderRate, screenOf, screenOfPoint, camera, parseBVH, loadClip, onDrop, useShape, shapeNames,
     setLimits(on) { S.limitsOn = $("limits").checked = !!on; dirty = true; update(); return S.outside; },
     setTarget(k, p) { S.targets[k] = p.slice(); dirty = true; update(); return S.outside; },
     setClip(on, f) { S.clipMode = $("clipMode").checked = !!on && !!S.clip; if (f !== undefined) S.frame = f; dirty = true; update(); return S.outside; },

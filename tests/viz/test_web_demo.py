@@ -11,6 +11,7 @@ that ``jointlimits view --demo`` writes, from file://.
 
 from __future__ import annotations
 
+import base64
 import functools
 import http.server
 import json
@@ -201,10 +202,12 @@ def test_page_loop_runs_and_the_wasm_is_small(session):
     assert session["shot"].stat().st_size > 10_000
 
 
-def test_view_demo_writes_a_page_that_runs_from_file(tmp_path):
+def test_view_demo_writes_a_page_that_runs_from_file_and_takes_dropped_clips(tmp_path):
     from click.testing import CliRunner
 
+    from jointlimits import io
     from jointlimits.cli import main
+    from jointlimits.motion import procedural
 
     data = _data()
     lim = tmp_path / "limits.json"
@@ -215,9 +218,35 @@ def test_view_demo_writes_a_page_that_runs_from_file(tmp_path):
     assert (out / "index.html").is_file() and (out / "jlcore.wasm.js").is_file()
     r2 = CliRunner().invoke(main, ["view", str(lim), "--demo", "-o", str(out)])
     assert r2.exit_code == 2 and "--force" in r2.output
-    res = page_eval(
-        (out / "index.html").as_uri(),
-        "return {status: document.getElementById('status').innerText, shapes: jlDemo.shapeNames()};",
-    )["result"]
-    assert "0 joints outside their limits" in res["status"], res
+    # clips of the limits' skeleton, dropped on the page as a user would (BVH and GLB)
+    clip = procedural.over_rotate(procedural.range_of_motion(procedural.humanoid_skeleton(units="m"), seconds=2.0), 1.4)
+    io.save(tmp_path / "c.bvh", clip)
+    io.save(tmp_path / "c.glb", clip)
+    files = {n: base64.b64encode((tmp_path / n).read_bytes()).decode() for n in ("c.bvh", "c.glb")}
+    body = (
+        "const IN = "
+        + json.dumps(files)
+        + """;
+const S = jlDemo.state, out = {status: document.getElementById('status').innerText, shapes: jlDemo.shapeNames()};
+for (const n in IN) {
+  const b = Uint8Array.from(atob(IN[n]), (c) => c.charCodeAt(0));
+  await jlDemo.onDrop(new File([b], n));
+  out[n] = {status: document.getElementById('status').innerText, frames: S.clip.rotations.length,
+            names: S.skeleton.names, first: Array.from(S.clip.rotations[0]), raw: Array.from(jlDemo.setClip(true, 5).map((v) => v[0])),
+            limitedOutside: S.outside.length};
+  jlDemo.setLimits(false);
+  out[n].rawOutside = S.outside.map((v) => v[0]);
+  jlDemo.setLimits(true);
+}
+return out;"""
+    )
+    res = page_eval((out / "index.html").as_uri(), body)["result"]
+    assert "0 joints outside their limits" in res["status"], res["status"]
     assert res["shapes"] == ["limits.json"]
+    for n, tol in (("c.bvh", 1e-4), ("c.glb", 1e-6)):
+        d = res[n]
+        assert d["names"] == list(clip.skeleton.names), n
+        assert d["frames"] == clip.num_frames, (n, d["frames"])
+        first = np.asarray(d["first"]).reshape(-1, 4)
+        assert np.max(quat.angle(first, clip.rotations[0])) <= tol, n
+        assert d["limitedOutside"] == 0 and len(d["rawOutside"]) > 0, (n, d)

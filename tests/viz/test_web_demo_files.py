@@ -16,8 +16,8 @@ from jointlimits.ik.ccd import ccd
 from jointlimits.ik.look_at import look_at_chain
 from jointlimits.ik.two_bone import two_bone
 from jointlimits.limits.model import JointLimits
-from jointlimits.motion.skeleton import forward_kinematics_arrays
 from jointlimits.motion import procedural
+from jointlimits.motion.skeleton import forward_kinematics_arrays
 from jointlimits.viz.demo import ASSETS, STATIC_FILES, demo_rig, write_demo
 
 ROOT = Path(__file__).resolve().parents[2]
