@@ -232,8 +232,9 @@ for (const n in IN) {
   const b = Uint8Array.from(atob(IN[n]), (c) => c.charCodeAt(0));
   await jlDemo.onDrop(new File([b], n));
   out[n] = {status: document.getElementById('status').innerText, frames: S.clip.rotations.length,
-            names: S.skeleton.names, first: Array.from(S.clip.rotations[0]), raw: Array.from(jlDemo.setClip(true, 5).map((v) => v[0])),
-            limitedOutside: S.outside.length};
+            names: S.skeleton.names, first: Array.from(S.clip.rotations[0])};
+  jlDemo.setClip(true, 5);
+  out[n].limitedOutside = S.outside.length;
   jlDemo.setLimits(false);
   out[n].rawOutside = S.outside.map((v) => v[0]);
   jlDemo.setLimits(true);
