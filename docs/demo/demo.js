@@ -159,9 +159,11 @@
     root.add(ghost);
     scene.add(root);
     G = { root, mesh, bones, joints, loops, cur, ghost, K };
-    const h = Math.max(...restGlobal.map((p) => p[1])) - Math.min(...restGlobal.map((p) => p[1]));
+    // the rest pose's size (its largest extent: some rigs rest lying down)
+    const h = Math.max(...[0, 1, 2].map((c) => Math.max(...restGlobal.map((p) => p[c])) - Math.min(...restGlobal.map((p) => p[c]))));
     view.center.set(restGlobal[0][0], (Math.max(...restGlobal.map((p) => p[1])) + Math.min(...restGlobal.map((p) => p[1]))) / 2, restGlobal[0][2]);
     view.dist = 3.0 * (h || 1);
+    S.centerOffset = [view.center.x - restGlobal[0][0], view.center.y - restGlobal[0][1], view.center.z - restGlobal[0][2]];
     setCamera();
   }
   let restGlobal = [];
@@ -304,6 +306,10 @@
       G.ghost.geometry.attributes.position.needsUpdate = true;
     }
     G.ghost.visible = !!S.raw;
+    // the camera follows the root: a clip may walk away from where the skeleton rests
+    const r0 = get3(g.positions, 0), c = S.centerOffset;
+    view.center.set(r0[0] + c[0], r0[1] + c[1], r0[2] + c[2]);
+    setCamera();
     for (const k in S.targets) { markers[k].position.set(...S.targets[k]); markers[k].visible = !S.clipMode; }
   }
 
@@ -687,7 +693,13 @@
     update, solve, violations, parseGLTF, benchmark, renderRate, screenOf, screenOfPoint, camera, parseBVH, loadClip, onDrop, useShape, shapeNames,
     setLimits(on) { S.limitsOn = $("limits").checked = !!on; dirty = true; update(); return S.outside; },
     setTarget(k, p) { S.targets[k] = p.slice(); dirty = true; update(); return S.outside; },
-    setClip(on, f) { S.clipMode = $("clipMode").checked = !!on && !!S.clip; if (f !== undefined) S.frame = f; dirty = true; update(); return S.outside; },
+    setClip(on, f) {
+      S.clipMode = $("clipMode").checked = !!on && !!S.clip;
+      if (f !== undefined) S.frame = f, $("frame").value = String(f);
+      dirty = true;
+      update();
+      return S.outside;
+    },
     globals: (pose) => globals(pose || S.pose),
   };
   start().catch((e) => { S.error = e.message; status([["the demo could not start: " + e.message, true]]); });

@@ -139,11 +139,14 @@ def _write_demo(
         )
     except FileExistsError:  # appeared while the page was being built
         raise BadInput(f"{output / 'index.html'}: file exists; pass --force to replace it") from None
+    from ..viz.demo import MAX_FRAMES
+
     frames = clip.num_frames if clip is not None else 0
+    shown = f"{frames}" if frames <= MAX_FRAMES else f"{MAX_FRAMES} of {frames}"
     emit(
         f"wrote {page} (the web demo: {len(lim.active())} limited joint(s)"
-        + (f", {frames} frames of {clips[0].name}" if clips else "")
-        + "; open it in a browser, no server needed)",
+        + (f", {shown} frames of {clips[0].name}" if clips else "")
+        + "; opens from disk, no server needed)",
         {"output": str(page), "joints": len(lim.active()), "frames": frames, "clips": [str(c) for c in clips]},
         quiet,
         as_json,
