@@ -102,18 +102,45 @@ def _data() -> dict:
 
 
 @pytest.fixture(scope="module")
-def session(server, tmp_path_factory):
-    """Everything the page computes, in one browser session."""
+def cli_page(tmp_path_factory):
+    """The page `jointlimits view LIMITS.json --demo -o DIR` writes, and clips to drop on it."""
+    from click.testing import CliRunner
+
+    from jointlimits import io
+    from jointlimits.cli import main
+    from jointlimits.motion import procedural
+
+    tmp = tmp_path_factory.mktemp("cli")
+    data = _data()
+    lim = tmp / "limits.json"
+    lim.write_text(json.dumps(data["limitSets"][next(iter(data["limitSets"]))]))
+    out = tmp / "demo"
+    runs = [CliRunner().invoke(main, ["view", str(lim), "--demo", "-o", str(out)]) for _ in range(2)]
+    clip = procedural.over_rotate(procedural.range_of_motion(procedural.humanoid_skeleton(units="m"), seconds=2.0), 1.4)
+    io.save(tmp / "c.bvh", clip)
+    io.save(tmp / "c.glb", clip)
+    files = {n: base64.b64encode((tmp / n).read_bytes()).decode() for n in ("c.bvh", "c.glb")}
+    return {"out": out, "runs": runs, "clip": clip, "files": files}
+
+
+@pytest.fixture(scope="module")
+def session(server, cli_page, tmp_path_factory):
+    """Everything the pages compute, in one browser session (the docs page over http, then the
+    CLI's page from file://)."""
     shapes, pts = golden_shapes()
     data = _data()
     rng = np.random.default_rng(37)
     q_rot = quat.normalize(rng.normal(size=(40, len(data["skeleton"]["names"]), 4)))
     shot = tmp_path_factory.mktemp("shot") / "demo.png"
+    inputs = {
+        "shapes": shapes,
+        "points": pts.reshape(-1).tolist(),
+        "poses": q_rot.reshape(-1).tolist(),
+        "fileUrl": (cli_page["out"] / "index.html").as_uri(),
+        "files": cli_page["files"],
+    }
     body = (
-        "//node\nconst IN = "
-        + json.dumps({"shapes": shapes, "points": pts.reshape(-1).tolist(), "poses": q_rot.reshape(-1).tolist()})
-        + ";\n"
-        + (WEB / "test" / "session.js").read_text(encoding="utf-8")
+        "//node\nconst IN = " + json.dumps(inputs) + ";\n" + (WEB / "test" / "session.js").read_text(encoding="utf-8")
     )
     out = page_eval(server, body, shot=shot)
     return {"out": out, "shapes": shapes, "points": pts, "poses": q_rot, "data": data, "shot": shot}
@@ -202,52 +229,19 @@ def test_page_loop_runs_and_the_wasm_is_small(session):
     assert session["shot"].stat().st_size > 10_000
 
 
-def test_view_demo_writes_a_page_that_runs_from_file_and_takes_dropped_clips(tmp_path):
-    from click.testing import CliRunner
-
-    from jointlimits import io
-    from jointlimits.cli import main
-    from jointlimits.motion import procedural
-
-    data = _data()
-    lim = tmp_path / "limits.json"
-    lim.write_text(json.dumps(data["limitSets"][next(iter(data["limitSets"]))]))
-    out = tmp_path / "demo"
-    r = CliRunner().invoke(main, ["view", str(lim), "--demo", "-o", str(out)])
-    assert r.exit_code == 0, r.output
-    assert (out / "index.html").is_file() and (out / "jlcore.wasm.js").is_file()
-    r2 = CliRunner().invoke(main, ["view", str(lim), "--demo", "-o", str(out)])
-    assert r2.exit_code == 2 and "--force" in r2.output
-    # clips of the limits' skeleton, dropped on the page as a user would (BVH and GLB)
-    clip = procedural.over_rotate(procedural.range_of_motion(procedural.humanoid_skeleton(units="m"), seconds=2.0), 1.4)
-    io.save(tmp_path / "c.bvh", clip)
-    io.save(tmp_path / "c.glb", clip)
-    files = {n: base64.b64encode((tmp_path / n).read_bytes()).decode() for n in ("c.bvh", "c.glb")}
-    body = (
-        "const IN = "
-        + json.dumps(files)
-        + """;
-const S = jlDemo.state, out = {status: document.getElementById('status').innerText, shapes: jlDemo.shapeNames()};
-for (const n in IN) {
-  const b = Uint8Array.from(atob(IN[n]), (c) => c.charCodeAt(0));
-  await jlDemo.onDrop(new File([b], n));
-  out[n] = {status: document.getElementById('status').innerText, frames: S.clip.rotations.length,
-            names: S.skeleton.names, first: Array.from(S.clip.rotations[0])};
-  jlDemo.setClip(true, 5);
-  out[n].limitedOutside = S.outside.length;
-  jlDemo.setLimits(false);
-  out[n].rawOutside = S.outside.map((v) => v[0]);
-  jlDemo.setLimits(true);
-}
-return out;"""
-    )
-    res = page_eval((out / "index.html").as_uri(), body)["result"]
+def test_view_demo_writes_a_page_that_runs_from_file_and_takes_dropped_clips(session, cli_page):
+    first, second = cli_page["runs"]
+    assert first.exit_code == 0, first.output
+    assert (cli_page["out"] / "index.html").is_file() and (cli_page["out"] / "jlcore.wasm.js").is_file()
+    assert second.exit_code == 2 and "--force" in second.output
+    res = session["out"]["result"]["file"]
     assert "0 joints outside their limits" in res["status"], res["status"]
     assert res["shapes"] == ["limits.json"]
+    clip = cli_page["clip"]
     for n, tol in (("c.bvh", 1e-4), ("c.glb", 1e-6)):
         d = res[n]
         assert d["names"] == list(clip.skeleton.names), n
         assert d["frames"] == clip.num_frames, (n, d["frames"])
-        first = np.asarray(d["first"]).reshape(-1, 4)
-        assert np.max(quat.angle(first, clip.rotations[0])) <= tol, n
+        first_frame = np.asarray(d["first"]).reshape(-1, 4)
+        assert np.max(quat.angle(first_frame, clip.rotations[0])) <= tol, n
         assert d["limitedOutside"] == 0 and len(d["rawOutside"]) > 0, (n, d)

@@ -67,4 +67,22 @@ R.look = await page.evaluate(() => {
 });
 await page.click("#reset");
 R.bench = await page.evaluate(() => jlDemo.benchmark(200));
+// the page `jointlimits view --demo` wrote, from file://, with BVH and GLB clips dropped on it
+const p2 = await page.context().browser().newPage();
+await p2.goto(IN.fileUrl);
+await p2.waitForFunction(() => globalThis.jlDemo && (jlDemo.state.ready || jlDemo.state.error), null, { timeout: 20000, polling: 20 });
+R.file = await p2.evaluate(async (files) => {
+  const S = jlDemo.state, out = { error: S.error, status: document.getElementById("status").innerText, shapes: jlDemo.shapeNames() };
+  for (const n in files) {
+    const b = Uint8Array.from(atob(files[n]), (c) => c.charCodeAt(0));
+    await jlDemo.onDrop(new File([b], n));
+    out[n] = { status: document.getElementById("status").innerText, frames: S.clip.rotations.length, names: S.skeleton.names, first: Array.from(S.clip.rotations[0]) };
+    jlDemo.setClip(true, 5);
+    out[n].limitedOutside = S.outside.length;
+    jlDemo.setLimits(false);
+    out[n].rawOutside = S.outside.map((v) => v[0]);
+    jlDemo.setLimits(true);
+  }
+  return out;
+}, IN.files);
 return R;

@@ -28,8 +28,7 @@
     const q = qmul(qconj(a), b);
     return 2 * Math.atan2(Math.hypot(q[1], q[2], q[3]), Math.abs(q[0]));
   };
-  const get4 = (a, j) => [a[4 * j], a[4 * j + 1], a[4 * j + 2], a[4 * j + 3]];
-  const get3 = (a, j) => [a[3 * j], a[3 * j + 1], a[3 * j + 2]];
+  const get4 = (a, j) => [a[4 * j], a[4 * j + 1], a[4 * j + 2], a[4 * j + 3]], get3 = (a, j) => [a[3 * j], a[3 * j + 1], a[3 * j + 2]];
   const set4 = (a, j, q) => { for (let c = 0; c < 4; c++) a[4 * j + c] = q[c]; };
   const axisAngle = (ax, an) => { const s = Math.sin(an / 2); return [Math.cos(an / 2), ax[0] * s, ax[1] * s, ax[2] * s]; };
   const norm3 = (v) => { const n = Math.hypot(v[0], v[1], v[2]) || 1; return [v[0] / n, v[1] / n, v[2] / n]; };
@@ -44,37 +43,22 @@
     targets: {}, outside: [], updates: 0, loops: {},
   };
 
-  function status(lines, bad) {
+  function status(lines) {
     const el = $("status");
     el.textContent = "";
     for (const [text, isBad] of lines) {
-      const d = document.createElement("div");
+      const d = el.appendChild(document.createElement("div"));
       d.textContent = text;
       if (isBad) d.className = "bad";
-      el.appendChild(d);
     }
-    if (bad) el.lastChild.className = "bad";
   }
 
   // ---------------------------------------------------------------- character
-  function findRig(names, parents) {
-    // the Python side's demo_rig by names, for a dropped clip: head, left and right hands
-    const isEnd = (n) => /(end|site|top)/i.test(n);
-    const side = (n) => (/(^left|^l[_.\-]|[_.\-]l$|left)/i.test(n) || /^l(?=[A-Z])/.test(n) ? "left" : /(^right|^r[_.\-]|[_.\-]r$|right)/i.test(n) || /^r(?=[A-Z])/.test(n) ? "right" : "");
-    const find = (re, sd) => names.findIndex((n) => re.test(n) && !isEnd(n) && (sd === undefined || side(n) === sd));
-    const head = find(/head/i), lh = find(/(hand|wrist)/i, "left"), rh = find(/(hand|wrist)/i, "right");
-    if (head < 0 || lh < 0 || rh < 0) return null;
-    const up = (j, n) => { const o = [j]; while (o.length < n && parents[o[o.length - 1]] > 0) o.push(parents[o[o.length - 1]]); return o.reverse(); };
-    const arm = up(lh, 3), ch = up(rh, 4), look = up(head, names.length);
-    if (arm.length < 3 || ch.length < 3) return null;
-    return { twoBone: arm, ccd: ch.slice(0, -1), ccdEnd: ch[ch.length - 1], lookAt: look, forward: [0, 0, 1] };
-  }
-
   const scene = new T.Scene();
   const camera = new T.PerspectiveCamera(40, 1, 0.01, 1000);
   const renderer = new T.WebGLRenderer({ antialias: true, preserveDrawingBuffer: true });
   const view = { yaw: 0.45, pitch: 0.12, dist: 4, center: new T.Vector3(0, 1, 0) };
-  let G = null; // the three.js objects of the current character
+  let G = null, restGlobal = []; // the three.js objects of the current character, its rest positions
 
   function setCamera() {
     const c = Math.cos(view.pitch);
@@ -166,11 +150,9 @@
     S.centerOffset = [view.center.x - restGlobal[0][0], view.center.y - restGlobal[0][1], view.center.z - restGlobal[0][2]];
     setCamera();
   }
-  let restGlobal = [];
 
   // ---------------------------------------------------------------- limits
-  function shapeNames() { return Object.keys(S.sets); }
-
+  const shapeNames = () => Object.keys(S.sets);
   function useShape(name) {
     if (!(name in S.sets)) throw new Error("no limits named " + name);
     let L = S.sets[name];
@@ -422,97 +404,10 @@
   }
 
   // ---------------------------------------------------------------- dropped files
-  function parseBVH(text) {
-    const tok = text.split(/\s+/).filter((t) => t.length);
-    let i = 0;
-    const names = [], parents = [], offsets = [], channels = [];
-    const stack = [];
-    if (tok[i++] !== "HIERARCHY") throw new Error("not a BVH file");
-    while (i < tok.length && tok[i] !== "MOTION") {
-      const t = tok[i++];
-      if (t === "ROOT" || t === "JOINT") {
-        names.push(tok[i++]);
-        parents.push(stack.length ? stack[stack.length - 1] : -1);
-        offsets.push([0, 0, 0]);
-        channels.push([]);
-      } else if (t === "End") {
-        i++; // Site: skipped with its block
-        let depth = 0;
-        do { const u = tok[i++]; if (u === "{") depth++; else if (u === "}") depth--; } while (depth > 0 && i < tok.length);
-      } else if (t === "{") stack.push(names.length - 1);
-      else if (t === "}") stack.pop();
-      else if (t === "OFFSET") { offsets[names.length - 1] = [+tok[i], +tok[i + 1], +tok[i + 2]]; i += 3; }
-      else if (t === "CHANNELS") { const n = +tok[i++]; channels[names.length - 1] = tok.slice(i, i + n); i += n; }
-    }
-    if (tok[i++] !== "MOTION" || tok[i++] !== "Frames:") throw new Error("BVH: no MOTION section");
-    const F = +tok[i++];
-    if (tok[i++] !== "Frame" || tok[i++] !== "Time:") throw new Error("BVH: no Frame Time");
-    const dt = +tok[i++];
-    const per = channels.reduce((a, c) => a + c.length, 0);
-    if (!(F >= 0) || tok.length - i < F * per) throw new Error("BVH: fewer numbers than frames times channels");
-    const rotations = [], root = [];
-    for (let f = 0; f < F; f++) {
-      const q = new Float64Array(4 * names.length);
-      let rp = offsets[0].slice();
-      for (let j = 0; j < names.length; j++) {
-        let r = [1, 0, 0, 0];
-        for (const c of channels[j]) {
-          const v = +tok[i++];
-          if (c[1] === "p") rp["XYZ".indexOf(c[0])] = v;
-          else r = qmul(r, axisAngle(c[0] === "X" ? [1, 0, 0] : c[0] === "Y" ? [0, 1, 0] : [0, 0, 1], (v * Math.PI) / 180));
-        }
-        set4(q, j, r);
-      }
-      rotations.push(q);
-      root.push(rp);
-    }
-    return { skeleton: { names, parents, offsets }, clip: { fps: dt > 0 ? 1 / dt : 30, rotations, root } };
-  }
-
-  /** A glTF / GLB file's first skin (bones, parents first) and its first animation sampled at
-   *  30 frames/s (at most 600 frames): { skeleton, clip } as parseBVH returns. */
-  function parseGLTF(buffer) {
-    return new Promise((resolve, reject) => {
-      const loader = new globalThis.THREE_GLTF.GLTFLoader();
-      loader.parse(buffer, "", (gltf) => {
-        try {
-          let skin = null;
-          gltf.scene.traverse((o) => { if (!skin && o.isSkinnedMesh) skin = o.skeleton; });
-          let bones = skin ? skin.bones.slice() : [];
-          if (!bones.length) gltf.scene.traverse((o) => { if (o.isBone) bones.push(o); });
-          if (!bones.length) throw new Error("glTF: no skin or bones");
-          const set = new Set(bones), roots = bones.filter((b) => !set.has(b.parent));
-          if (roots.length !== 1) throw new Error("glTF: the bones have " + roots.length + " roots; one is needed");
-          const order = [];
-          (function walk(b) { order.push(b); for (const c of b.children) if (set.has(c)) walk(c); })(roots[0]);
-          const index = new Map(order.map((b, i) => [b, i]));
-          const names = order.map((b, i) => b.name || "joint" + i);
-          const parents = order.map((b) => (index.has(b.parent) ? index.get(b.parent) : -1));
-          const offsets = order.map((b) => [b.position.x, b.position.y, b.position.z]);
-          const anim = gltf.animations[0];
-          const fps = 30, F = anim ? Math.max(1, Math.min(600, Math.round(anim.duration * fps) + 1)) : 1;
-          let mixer = null;
-          if (anim) { mixer = new T.AnimationMixer(gltf.scene); mixer.clipAction(anim).play(); }
-          const rotations = [], root = [];
-          for (let f = 0; f < F; f++) {
-            if (mixer) mixer.setTime(f / fps);
-            const q = new Float64Array(4 * order.length);
-            order.forEach((b, j) => set4(q, j, [b.quaternion.w, b.quaternion.x, b.quaternion.y, b.quaternion.z]));
-            rotations.push(q);
-            root.push([order[0].position.x, order[0].position.y, order[0].position.z]);
-          }
-          resolve({ skeleton: { names, parents, offsets }, clip: { fps, rotations, root } });
-        } catch (e) {
-          reject(e);
-        }
-      }, (e) => reject(new Error("glTF: " + (e && e.message ? e.message : e))));
-    });
-  }
-
   function loadClip(skeleton, clip, message) {
     const same = S.skeleton && skeleton.names.join("\n") === S.skeleton.names.join("\n");
     if (!same) {
-      const rig = findRig(skeleton.names, skeleton.parents);
+      const rig = jlDemoFiles.findRig(skeleton.names, skeleton.parents);
       if (!rig) throw new Error("the clip's skeleton has no head and two hands the page can drive");
       setCharacter(skeleton, rig);
       S.sets = {};
@@ -554,7 +449,7 @@
         L.free();
         if (doc.skeleton.names.join("\n") !== S.skeleton.names.join("\n")) {
           if (!Array.isArray(doc.skeleton.offsets)) throw new Error("the limits file's joints differ from the character's");
-          const rig = findRig(doc.skeleton.names, doc.skeleton.parents);
+          const rig = jlDemoFiles.findRig(doc.skeleton.names, doc.skeleton.parents);
           if (!rig) throw new Error("the limits file's skeleton has no head and two hands the page can drive");
           setCharacter({ names: doc.skeleton.names, parents: doc.skeleton.parents, offsets: doc.skeleton.offsets }, rig);
           S.sets = {};
@@ -566,10 +461,10 @@
         S.targets = defaultTargets();
         msg = "loaded limits " + file.name;
       } else if (/\.bvh$/i.test(file.name)) {
-        const { skeleton, clip } = parseBVH(text);
+        const { skeleton, clip } = jlDemoFiles.parseBVH(text);
         msg = loadClip(skeleton, clip, "loaded clip " + file.name + " (" + clip.rotations.length + " frames)");
       } else if (/\.(glb|gltf)$/i.test(file.name)) {
-        const { skeleton, clip } = await parseGLTF(/\.glb$/i.test(file.name) ? await file.arrayBuffer() : text);
+        const { skeleton, clip } = await jlDemoFiles.parseGLTF(/\.glb$/i.test(file.name) ? await file.arrayBuffer() : text);
         msg = loadClip(skeleton, clip, "loaded clip " + file.name + " (" + clip.rotations.length + " frames)");
       } else throw new Error(file.name + ": drop a limits file (.json) or a clip (.bvh, .glb, .gltf)");
       dirty = true;
@@ -643,11 +538,9 @@
     window.addEventListener("resize", resize);
     resize();
     scene.add(new T.HemisphereLight(0xffffff, 0x404050, 2.2));
-    const sun = new T.DirectionalLight(0xffffff, 1.5);
+    const sun = scene.add(new T.DirectionalLight(0xffffff, 1.5)).children.at(-1);
     sun.position.set(2, 4, 3);
-    scene.add(sun);
-    const grid = new T.GridHelper(20, 40, 0x3a4048, 0x2a3038);
-    scene.add(grid);
+    const grid = scene.add(new T.GridHelper(20, 40, 0x3a4048, 0x2a3038)).children.at(-1);
     $("title").textContent = D.title || "";
     setCharacter(D.skeleton, D.rig);
     grid.scale.setScalar(Math.max(0.01, S.scale * 2));
@@ -690,7 +583,7 @@
   globalThis.jlDemo = {
     state: S,
     start,
-    update, solve, violations, parseGLTF, benchmark, renderRate, screenOf, screenOfPoint, camera, parseBVH, loadClip, onDrop, useShape, shapeNames,
+    update, solve, violations, benchmark, renderRate, screenOf, screenOfPoint, camera, loadClip, onDrop, useShape, shapeNames,
     setLimits(on) { S.limitsOn = $("limits").checked = !!on; dirty = true; update(); return S.outside; },
     setTarget(k, p) { S.targets[k] = p.slice(); dirty = true; update(); return S.outside; },
     setClip(on, f) {
