@@ -144,7 +144,8 @@
     scene.add(root);
     G = { root, mesh, bones, joints, loops, cur, ghost, K };
     // the rest pose's size (its largest extent: some rigs rest lying down)
-    const h = Math.max(...[0, 1, 2].map((c) => Math.max(...restGlobal.map((p) => p[c])) - Math.min(...restGlobal.map((p) => p[c]))));
+    S.extent = [0, 1, 2].map((c) => Math.max(...restGlobal.map((p) => p[c])) - Math.min(...restGlobal.map((p) => p[c])));
+    const h = Math.max(...S.extent);
     view.center.set(restGlobal[0][0], (Math.max(...restGlobal.map((p) => p[1])) + Math.min(...restGlobal.map((p) => p[1]))) / 2, restGlobal[0][2]);
     view.dist = 3.0 * (h || 1);
     S.centerOffset = [view.center.x - restGlobal[0][0], view.center.y - restGlobal[0][1], view.center.z - restGlobal[0][2]];
@@ -166,13 +167,15 @@
     // the start pose: each limited joint at its limit's reference rotation (inside its range)
     S.base = new Float64Array(4 * S.J);
     for (let j = 0; j < S.J; j++) S.base[4 * j] = 1;
-    // the arms start at their limits' reference rotations (elbows bent, so the two-bone solve
-    // bends them the way they bend), the rest of the body at rest
-    const arms = new Set([...S.rig.twoBone, ...S.rig.ccd]);
+    // the arms at their limits' references (elbows bent the way they bend), the body at rest
+    // unless rest is outside a joint's limit (a rig resting in no standing pose): its reference
+    const arms = new Set([...S.rig.twoBone, ...S.rig.ccd]), out = new Set(violations(S.base).map((v) => v[0]));
     for (const e of L.doc.joints) {
       const j = S.skeleton.names.indexOf(e.name);
-      if (arms.has(j) && e.enabled && e.compiled) set4(S.base, j, e.compiled.reference);
+      if ((arms.has(j) || out.has(e.name)) && e.enabled && e.compiled) set4(S.base, j, e.compiled.reference);
     }
+    // a rig resting lying down (Y-up, its rest pose lower than long): its root as the clip starts
+    if (S.clip && S.extent[1] < 0.5 * Math.max(...S.extent)) set4(S.base, 0, get4(S.clip.rotations[0], 0));
     $("shape").value = name;
   }
 
@@ -329,8 +332,7 @@
   }
 
   function report() {
-    const lines = [];
-    lines.push([`${S.clipMode ? "clip frame " + S.frame : "IK + look-at"}, limits ${S.limitsOn ? "on" : "off"} (${S.shape})`]);
+    const lines = [[`${S.clipMode ? "clip frame " + S.frame : "IK + look-at"}, limits ${S.limitsOn ? "on" : "off"} (${S.shape})`]];
     if (S.outside.length === 0) lines.push(["0 joints outside their limits"]);
     else {
       lines.push([`${S.outside.length} joint(s) outside their limits:`, true]);
@@ -467,6 +469,7 @@
         const { skeleton, clip } = await jlDemoFiles.parseGLTF(/\.glb$/i.test(file.name) ? await file.arrayBuffer() : text);
         msg = loadClip(skeleton, clip, "loaded clip " + file.name + " (" + clip.rotations.length + " frames)");
       } else throw new Error(file.name + ": drop a limits file (.json) or a clip (.bvh, .glb, .gltf)");
+      $("title").textContent = "dropped: " + file.name;
       dirty = true;
       update();
       draw();
@@ -523,14 +526,13 @@
 
   // ---------------------------------------------------------------- start
   async function start() {
-    const t0 = performance.now();
-    S.marks = { start: t0 };
+    const t0 = performance.now(), marks = (S.marks = { start: t0 });
     if (location.protocol === "file:" && !globalThis.JL_WASM_BASE64) {
       // a page opened from disk cannot fetch the .wasm: its base64 copy comes as a classic script
       await new Promise((ok, no) => { const s = document.createElement("script"); s.src = "jlcore.wasm.js"; s.onload = ok; s.onerror = () => no(new Error("jlcore.wasm.js is missing")); document.head.appendChild(s); });
     }
     S.jl = await JointLimitsWasm.load();
-    S.marks.wasm = performance.now();
+    marks.wasm = performance.now();
     $("view").appendChild(renderer.domElement);
     renderer.setPixelRatio(window.devicePixelRatio || 1);
     renderer.setClearColor(0x1d2127);
@@ -545,13 +547,13 @@
     setCharacter(D.skeleton, D.rig);
     grid.scale.setScalar(Math.max(0.01, S.scale * 2));
     const sets = D.limitSets || { [D.limitsName || "limits"]: D.limits };
-    for (const k in sets) addLimits(k, sets[k]);
-    useShape(Object.keys(sets)[0]);
-    S.targets = defaultTargets();
     if (D.clip) {
       S.clip = { fps: D.clip.fps, rotations: D.clip.rotations, root: D.clip.root };
       $("frame").max = String(D.clip.rotations.length - 1);
     }
+    for (const k in sets) addLimits(k, sets[k]);
+    useShape(Object.keys(sets)[0]);
+    S.targets = defaultTargets();
     $("limits").onchange = (e) => { S.limitsOn = e.target.checked; dirty = true; };
     $("drawLimits").onchange = (e) => { S.drawLimits = e.target.checked; dirty = true; };
     $("clipMode").onchange = (e) => { S.clipMode = e.target.checked && !!S.clip; dirty = true; };
@@ -584,14 +586,12 @@
     state: S,
     start,
     update, solve, violations, benchmark, renderRate, screenOf, screenOfPoint, camera, loadClip, onDrop, useShape, shapeNames,
-    setLimits(on) { S.limitsOn = $("limits").checked = !!on; dirty = true; update(); return S.outside; },
-    setTarget(k, p) { S.targets[k] = p.slice(); dirty = true; update(); return S.outside; },
+    setLimits(on) { S.limitsOn = $("limits").checked = !!on; dirty = true; update(); report(); return S.outside; },
+    setTarget(k, p) { S.targets[k] = p.slice(); dirty = true; update(); report(); return S.outside; },
     setClip(on, f) {
       S.clipMode = $("clipMode").checked = !!on && !!S.clip;
       if (f !== undefined) S.frame = f, $("frame").value = String(f);
-      dirty = true;
-      update();
-      return S.outside;
+      return (dirty = true), update(), report(), S.outside;
     },
     globals: (pose) => globals(pose || S.pose),
   };
