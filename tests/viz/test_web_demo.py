@@ -219,6 +219,14 @@ def test_look_at_spreads_over_spine_then_head(session):
     assert on[yaws[-1]][-1] > on[y0][-1]
 
 
+def test_every_shape_of_the_choice_keeps_the_pose_inside(session):
+    res = session["out"]["result"]["shapesOutside"]
+    assert list(res) == list(session["data"]["limitSets"])
+    for name, (shown, on, _off) in res.items():
+        assert shown == name and on == 0, (name, on)
+    assert any(off > 0 for _, _, off in res.values()), res  # the default pose leaves some limit
+
+
 def test_page_loop_runs_and_the_wasm_is_small(session):
     # the rate and the load time are measured by `python -m benchmarks --only web_demo`, not here
     r = session["out"]["result"]

@@ -66,6 +66,13 @@ R.look = await page.evaluate(() => {
   return out;
 });
 await page.click("#reset");
+// every shape of the choice, through the page's select: 0 joints outside with limits on
+R.shapesOutside = {};
+for (const name of await page.evaluate(() => jlDemo.shapeNames())) {
+  await page.selectOption("#shape", name);
+  R.shapesOutside[name] = await page.evaluate(() => [jlDemo.state.shape, jlDemo.setLimits(true).length, jlDemo.setLimits(false).length]);
+}
+await page.evaluate(() => jlDemo.setLimits(true));
 R.bench = await page.evaluate(() => jlDemo.benchmark(200));
 // the page `jointlimits view --demo` wrote, from file://, with BVH and GLB clips dropped on it
 const p2 = await page.context().browser().newPage();
