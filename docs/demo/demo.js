@@ -147,7 +147,7 @@
     S.extent = [0, 1, 2].map((c) => Math.max(...restGlobal.map((p) => p[c])) - Math.min(...restGlobal.map((p) => p[c])));
     const h = Math.max(...S.extent);
     view.center.set(restGlobal[0][0], (Math.max(...restGlobal.map((p) => p[1])) + Math.min(...restGlobal.map((p) => p[1]))) / 2, restGlobal[0][2]);
-    view.dist = 3.0 * (h || 1);
+    view.dist = 2.5 * (h || 1);
     S.centerOffset = [view.center.x - restGlobal[0][0], view.center.y - restGlobal[0][1], view.center.z - restGlobal[0][2]];
     setCamera();
   }
@@ -217,7 +217,7 @@
     return {
       twoBone: [l.sh[0] + l.side * 0.35 * l.L, l.sh[1] - 0.3 * l.L, l.sh[2] + 0.6 * l.L],
       ccd: [r.sh[0] + r.side * 0.4 * r.L, r.sh[1] + 0.35 * r.L, r.sh[2] + 0.55 * r.L],
-      lookAt: [head[0] + 0.5 * l.L, head[1], head[2] + 2.5 * l.L],
+      lookAt: [head[0] + l.side * 1.2 * l.L, head[1] + 0.3 * l.L, head[2] + 2.5 * l.L],
     };
   }
 
