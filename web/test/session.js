@@ -23,8 +23,10 @@ R.cases = await page.evaluate(() => jlCases.runCases(jlDemo.state.jl, JL_DEMO_DA
 // the limits toggle: drag the two-bone target (left hand) onto the left shoulder with the mouse
 const drag = await page.evaluate(() => {
   const S = jlDemo.state, g = jlDemo.globals(S.base).positions, a = S.rig.twoBone[0];
-  const sh = Array.from(g.slice(3 * a, 3 * a + 3));
-  // start the target beside the shoulder, in the view plane through it (the drag's plane)
+  // the goal: just below and in front of the shoulder, which folds the elbow past its flexion
+  const side = Math.sign(g[3 * S.rig.twoBone[2]] - g[3 * a]) || 1;
+  const sh = [g[3 * a] + 0.05 * side, g[3 * a + 1] - 0.1, g[3 * a + 2] + 0.05];
+  // start the target beside the goal, in the view plane through it (the drag's plane)
   const cam = jlDemo.camera, right = [cam.matrixWorld.elements[0], cam.matrixWorld.elements[1], cam.matrixWorld.elements[2]];
   const start = sh.map((x, c) => x + right[c] * 0.4);
   jlDemo.setTarget("twoBone", start);
