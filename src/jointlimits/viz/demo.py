@@ -32,7 +32,16 @@ __all__ = ["write_demo", "demo_rig", "ASSETS", "STATIC_FILES"]
 
 #: The page's static files, shipped in the package (scripts/build_wasm.py builds the core ones).
 ASSETS = Path(__file__).resolve().parent / "demo_page"
-STATIC_FILES = ("index.html", "demo.js", "demo_files.js", "jointlimits.js", "jlcore.js", "jlcore.wasm", "three.min.js", "three-gltf.js")
+STATIC_FILES = (
+    "index.html",
+    "demo.js",
+    "demo_files.js",
+    "jointlimits.js",
+    "jlcore.js",
+    "jlcore.wasm",
+    "three.min.js",
+    "three-gltf.js",
+)
 
 #: Frames of a clip the page carries at most (an even subsample beyond).
 MAX_FRAMES = 600
