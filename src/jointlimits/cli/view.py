@@ -23,7 +23,15 @@ __all__ = ["view_command"]
 @click.command("view")
 @click.argument("limits_file", metavar="LIMITS.json", type=click.Path(path_type=Path))
 @click.argument("clips", nargs=-1, metavar="[CLIP]...", type=click.Path(path_type=Path))
-@click.option("-o", "--output", type=click.Path(path_type=Path), required=True, help="HTML page to write.")
+@click.option(
+    "-o", "--output", type=click.Path(path_type=Path), required=True, help="HTML page to write (with --demo: a folder)."
+)
+@click.option(
+    "--demo",
+    is_flag=True,
+    help="Write the web demo instead (a folder: a character posed by IK and look-at with these limits on or off, "
+    "the first CLIP to scrub limited against raw; runs from file:// or any static server).",
+)
 @click.option(
     "--joint",
     "--joints",
@@ -59,6 +67,7 @@ def view_command(
     root: bool,
     retarget_rest: bool,
     max_points: int,
+    demo: bool,
     force: bool,
     quiet: bool,
     as_json: bool,
@@ -70,6 +79,9 @@ def view_command(
     from ..limits.model import JointLimits
     from ..viz.viewer import write_limits_page
 
+    if demo:
+        _write_demo(limits_file, clips, output, force, quiet, as_json)
+        return
     check_output_path(output, [limits_file, *clips], force, suffixes=(".html", ".htm"), what="page")
     if output.exists() and not force:
         raise BadInput(f"{output}: file exists; pass --force to replace it")
@@ -95,6 +107,47 @@ def view_command(
     emit(
         f"wrote {path} ({shown} joint(s), {what}; opens offline in a browser)",
         {"output": str(path), "joints": shown, "frames": frames, "clips": [str(c) for c in clips]},
+        quiet,
+        as_json,
+    )
+
+
+def _write_demo(
+    limits_file: Path, clips: tuple[Path, ...], output: Path, force: bool, quiet: bool, as_json: bool
+) -> None:
+    """``view --demo``: the web demo (jointlimits.viz.demo) with these limits and the first clip built in."""
+    from .. import io as motion_io
+    from ..limits.model import JointLimits
+    from ..viz.demo import write_demo
+
+    if len(clips) > 1:
+        raise BadInput("--demo shows one clip; give at most one CLIP")
+    if output.exists() and not output.is_dir():
+        raise BadInput(f"{output}: not a folder; --demo writes a folder (index.html and its files)")
+    if (output / "index.html").exists() and not force:
+        raise BadInput(f"{output / 'index.html'}: file exists; pass --force to replace it")
+    lim = JointLimits.load(limits_file)
+    clip = motion_io.load(clips[0]) if clips else None
+    try:
+        page = write_demo(
+            output,
+            lim,
+            clip,
+            title=f"{limits_file.name}" + (f", {clips[0].name}" if clips else ""),
+            overwrite=force,
+            limits_name=limits_file.name,
+        )
+    except FileExistsError:  # appeared while the page was being built
+        raise BadInput(f"{output / 'index.html'}: file exists; pass --force to replace it") from None
+    from ..viz.demo import MAX_FRAMES
+
+    frames = clip.num_frames if clip is not None else 0
+    shown = f"{frames}" if frames <= MAX_FRAMES else f"{MAX_FRAMES} of {frames}"
+    emit(
+        f"wrote {page} (the web demo: {len(lim.active())} limited joint(s)"
+        + (f", {shown} frames of {clips[0].name}" if clips else "")
+        + "; opens from disk, no server needed)",
+        {"output": str(page), "joints": len(lim.active()), "frames": frames, "clips": [str(c) for c in clips]},
         quiet,
         as_json,
     )
