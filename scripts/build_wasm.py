@@ -4,13 +4,14 @@
     python scripts/build_wasm.py --page     # only the docs page, from the package's files
 
 1. ``emcc`` (Debian's emscripten) compiles cpp/wasm/jl_wasm.cpp over the headers in cpp/include into
-   web/dist/jlcore.{js,wasm} (the npm package's files) and copies both into the package's page
-   assets, src/jointlimits/viz/demo_page/ (what ``jointlimits view --demo`` writes out). Without emcc this
-   step prints one line and is skipped: the committed files stay.
+   src/jointlimits/viz/demo_page/jlcore.{js,wasm}: the package's page assets (what ``jointlimits
+   view --demo`` writes out), the one copy in the tree, linked from the npm package's web/dist/ and
+   from docs/demo/. Without emcc this step prints one line and is skipped: the committed files stay.
 2. three.js: three's own ES module build (three.module.min.js, MIT, from web/node_modules or
    tests/js/node_modules) rewritten as a classic script that sets ``globalThis.THREE`` (module
    scripts do not load from file://), with its licence header kept. Skipped when three is absent.
-3. web/jointlimits.js (the JS API) is copied beside them, and docs/demo/ is written by the same
+3. The JS API is src/jointlimits/viz/demo_page/jointlimits.js (web/jointlimits.js links to it), and
+   docs/demo/ is written by the same
    function as the CLI (jointlimits.viz.demo.write_demo: the built-in humanoid, limits fitted on its
    range-of-motion clip and an over-rotated copy of that clip to scrub).
 """
@@ -52,10 +53,9 @@ def build_core() -> bool:
     # /usr/share/nodejs, where node-acorn (its dependency) lives.
     env["NODE_PATH"] = os.pathsep.join(p for p in (env.get("NODE_PATH", ""), "/usr/share/nodejs") if p)
     cmd = [emcc, *EMCC_FLAGS, f"-I{ROOT / 'cpp' / 'include'}", str(ROOT / "cpp" / "wasm" / "jl_wasm.cpp")]
-    subprocess.run([*cmd, "-o", str(DIST / "jlcore.js")], check=True, env=env)
-    for name in ("jlcore.js", "jlcore.wasm"):
-        shutil.copyfile(DIST / name, ASSETS / name)
-    print(f"build_wasm: {DIST / 'jlcore.wasm'} ({(DIST / 'jlcore.wasm').stat().st_size} bytes)")
+    # written once, into the package's page assets; web/dist/ and docs/demo/ link to them
+    subprocess.run([*cmd, "-o", str(ASSETS / "jlcore.js")], check=True, env=env)
+    print(f"build_wasm: {ASSETS / 'jlcore.wasm'} ({(ASSETS / 'jlcore.wasm').stat().st_size} bytes)")
     return True
 
 
@@ -133,12 +133,27 @@ def main() -> int:
     if "--page" not in sys.argv[1:]:
         build_core()
         build_three()
-    shutil.copyfile(ROOT / "web" / "jointlimits.js", ASSETS / "jointlimits.js")
     sys.path.insert(0, str(ROOT / "src"))
-    from jointlimits.viz.demo import write_demo
+    import tempfile
 
-    out = write_demo(ROOT / "docs" / "demo", overwrite=True)
-    print(f"build_wasm: wrote {out}")
+    from jointlimits.viz.demo import STATIC_FILES, write_demo
+
+    # docs/demo/ links to the package's static files (one copy in the tree); what the page
+    # writer makes for this page (the built-in humanoid's data, the core as base64) is copied
+    docs = ROOT / "docs" / "demo"
+    with tempfile.TemporaryDirectory() as tmp:
+        page = Path(tmp) / "demo"
+        write_demo(page, overwrite=True)
+        docs.mkdir(parents=True, exist_ok=True)
+        for f in sorted(page.iterdir()):
+            if f.name in STATIC_FILES:
+                link = docs / f.name
+                if not link.is_symlink():
+                    link.unlink(missing_ok=True)
+                    link.symlink_to(Path("../../src/jointlimits/viz/demo_page") / f.name)
+            else:
+                shutil.copyfile(f, docs / f.name)
+    print(f"build_wasm: wrote {docs}")
     return 0
 
 

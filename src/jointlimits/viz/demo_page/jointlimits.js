@@ -283,8 +283,11 @@
     const opts = Object.assign({}, options);
     if (typeof module === "object" && module.exports && typeof require === "function") {
       const path = require("path");
-      factory = factory || require(path.join(__dirname, "dist", "jlcore.js"));
-      if (!opts.wasmBinary && !opts.locateFile) opts.wasmBinary = require("fs").readFileSync(path.join(__dirname, "dist", "jlcore.wasm"));
+      // the npm package keeps the core in dist/; the page's folder (and the Python package) beside this file
+      const fs = require("fs");
+      const dir = fs.existsSync(path.join(__dirname, "dist", "jlcore.js")) ? path.join(__dirname, "dist") : __dirname;
+      factory = factory || require(path.join(dir, "jlcore.js"));
+      if (!opts.wasmBinary && !opts.locateFile) opts.wasmBinary = fs.readFileSync(path.join(dir, "jlcore.wasm"));
     }
     if (!factory) throw new Error("jlcore.js is not loaded (include it before jointlimits.js)");
     if (!opts.wasmBinary && typeof root.JL_WASM_BASE64 === "string") {
