@@ -16,6 +16,16 @@
   height (its vertical acceleration within 4 m/s^2 of free fall, 50 ms moving average), that no
   airborne frame overlaps (target 0).
 
+* ``footlock`` (the CLI's settings: steps bounded by the input's local largest + 2 deg) against the
+  issue's skating measure, computed here from own FK and nothing of the project's: per foot point
+  (ankle joints; toe joints, or the toe end sites of a rig without toe joints) the horizontal
+  distance travelled between consecutive frames on which it is *low* (below its own 10th-percentile
+  height + 3 cm) and *slow* (horizontal speed under 0.6 m/s), each clip judged on its own frames;
+  per clip the reduction of ankles and of toes, the least over LAFAN1 (target >= 85%) and over the
+  other clips (target >= 70%); foot points whose skating went up (target 0); the largest gap
+  between the reduction the CLI prints (its ``independent`` line, total) and this one (target
+  <= 10 points).
+
     python -m benchmarks.cleanup_items_34b [--quick]
 """
 
@@ -187,7 +197,129 @@ def scan_floor_items(quick: bool) -> list[dict]:
     ]
 
 
-ITEMS = [coupled_padding_items, scan_floor_items]
+def skating_by_point(m) -> dict[str, tuple[str, float]]:
+    """The issue's skating (cm) per foot point: name -> (ankle | toe, cm)."""
+    sk_mod = C.mod("motion.skeleton")
+    units = C.mod("motion.units")
+    k, sign = units.up_axis_index(units.guess_up_axis(m))
+    mpu = units.guess_units(m).metres_per_unit
+    gr, gp = sk_mod.forward_kinematics(m)
+    sk = m.skeleton
+    ends = sk_mod.end_site_positions(m, gr, gp)
+    names = [n.lower() for n in sk.names]
+    points: dict[str, tuple[str, np.ndarray]] = {}
+    for j, n in enumerate(names):
+        if ("foot" in n or "ankle" in n) and "toe" not in n:
+            kids = [c for c in range(sk.num_joints) if sk.parents[c] == j]
+            points[sk.names[j]] = ("ankle", gp[:, j])
+            toe_kids = [c for c in kids if "toe" in names[c]]
+            if not toe_kids:
+                for e, (p, _) in enumerate(sk.end_sites):
+                    if p == j:
+                        points[f"{sk.names[j]}/end"] = ("toe", ends[:, e])
+        elif "toe" in n and "end" not in n:
+            points[sk.names[j]] = ("toe", gp[:, j])
+    out: dict[str, tuple[str, float]] = {}
+    dt = m.frame_time
+    for name, (kind, p) in points.items():
+        p = p * mpu
+        h = sign * p[:, k]
+        hor = np.delete(p, k, axis=-1)
+        low = h < np.percentile(h, 10) + 0.03
+        step = np.linalg.norm(np.diff(hor, axis=0), axis=-1)
+        use = low[1:] & low[:-1] & (step / dt < 0.6)
+        out[name] = (kind, float(100 * (step * use).sum()))
+    return out
+
+
+def _reduction(before: float, after: float) -> float:
+    return 100.0 * (1 - after / before) if before > 0 else 100.0
+
+
+def footlock_items(quick: bool) -> list[dict]:
+    """footlock against the issue's independent skating measure."""
+    name = "footlock: least independent skating reduction, ankles and toes"
+    if not MOCAP.is_dir():
+        return [skipped(BENCH, name, f"{MOCAP} not found")]
+    fl = C.mod("cleanup.footlock")
+    files = sorted(MOCAP.glob("*/*.bvh"))
+    if quick:
+        files = [
+            MOCAP / f for f in ("lafan1/walk4_subject1.bvh", "cmu_cgspeed_mb/01_01.bvh", "sfu/0005_JumpRope001.bvh")
+        ]
+    per: dict[str, list[float]] = {}
+    worse: list[str] = []
+    gaps: dict[str, float] = {}
+    for f in files:
+        m = bvh.load(f)
+        if quick:
+            m = m.frames(0, min(m.num_frames, 1500))
+        key = f"{f.parent.name}/{f.stem}"
+        try:
+            out, rep = fl.footlock(m, step_margin=fl.STEP_MARGIN_DEGREES)
+        except Exception as e:  # a clip the tool refuses counts as not reduced
+            per[key] = [0.0, 0.0]
+            worse.append(f"{key}: {type(e).__name__}: {e}")
+            continue
+        b, a = skating_by_point(m), skating_by_point(out)
+        sums = {}
+        for kind in ("ankle", "toe"):
+            sb = sum(v for kk, v in b.values() if kk == kind)
+            sa = sum(v for kk, v in a.values() if kk == kind)
+            sums[kind] = (sb, sa)
+        per[key] = [round(_reduction(*sums["ankle"]), 1), round(_reduction(*sums["toe"]), 1)]
+        worse += [f"{key} {p}: {b[p][1]:.1f} -> {a[p][1]:.1f} cm" for p in b if a[p][1] > b[p][1] + 1e-9]
+        printed = (rep.independent_reduction or {}).get("total")
+        mine = _reduction(sum(x for x, _ in sums.values()), sum(y for _, y in sums.values()))
+        gaps[key] = round(abs((printed if printed is not None else 100.0) - mine), 1)
+    laf = {k: v for k, v in per.items() if k.startswith("lafan1/")}
+    other = {k: v for k, v in per.items() if not k.startswith("lafan1/")}
+    data = f"{len(files)} shared clips" + (", first 1,500 frames" if quick else "") + "; own FK, the issue's measure"
+    recs = []
+    for label, group, target in (("LAFAN1", laf, 85.0), ("other clips", other, 70.0)):
+        if group:
+            recs.append(
+                record(
+                    BENCH,
+                    f"{name}, {label}",
+                    min(min(v) for v in group.values()),
+                    "%",
+                    kind="quality",
+                    better="higher",
+                    data=data,
+                    target=target,
+                    below=sorted(k for k, v in group.items() if min(v) < target),
+                    per_clip=group,
+                )
+            )
+    recs.append(
+        record(
+            BENCH,
+            "footlock: foot points with more independent skating",
+            len(worse),
+            "points",
+            kind="count",
+            data=data,
+            target=0,
+            where=worse,
+        )
+    )
+    recs.append(
+        record(
+            BENCH,
+            "footlock: largest gap, printed independent reduction vs the issue's measure",
+            max(gaps.values(), default=0.0),
+            "points",
+            kind="quality",
+            data=data,
+            target=10.0,
+            per_clip=gaps,
+        )
+    )
+    return recs
+
+
+ITEMS = [coupled_padding_items, scan_floor_items, footlock_items]
 
 
 def run(quick: bool) -> list[dict]:
