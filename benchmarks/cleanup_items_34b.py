@@ -269,7 +269,7 @@ def footlock_items(quick: bool) -> list[dict]:
             sums[kind] = (sb, sa)
         per[key] = [round(_reduction(*sums["ankle"]), 1), round(_reduction(*sums["toe"]), 1)]
         worse += [f"{key} {p}: {b[p][1]:.1f} -> {a[p][1]:.1f} cm" for p in b if a[p][1] > b[p][1] + 1e-9]
-        printed = (rep.independent_reduction or {}).get("total")
+        printed = (getattr(rep, "low_slow_reduction", None) or rep.independent_reduction or {}).get("total")
         mine = _reduction(sum(x for x, _ in sums.values()), sum(y for _, y in sums.values()))
         gaps[key] = round(abs((printed if printed is not None else 100.0) - mine), 1)
     laf = {k: v for k, v in per.items() if k.startswith("lafan1/")}

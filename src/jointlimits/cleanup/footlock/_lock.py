@@ -26,7 +26,7 @@ from ..contacts import (
     resolve_feet,
 )
 from ._legs import _hold_toe, _joint_limit, _knee_pole, _leg_fk, _no_new_steps, _soft_reach
-from ._measure import _check_contacts, _up_index, foot_skating, measure_skating
+from ._measure import _check_contacts, _up_index, foot_skating, keep_no_worse, low_slow_skating, measure_skating
 from ._offsets import (
     DEFAULT_BLEND_FRAMES,
     MAX_FADE_DEGREES,
@@ -66,6 +66,22 @@ class FootlockReport:
     #: :func:`foot_skating` of the input and of the result (on the input's low-and-slow frames)
     independent_before: dict | None = None
     independent_after: dict | None = None
+    #: :func:`low_slow_skating` of the input and of the result (each on its own frames), and the
+    #: feet whose leg was put back to the input (over the stretches where locking added skating at
+    #: one of its points)
+    low_slow_before: dict | None = None
+    low_slow_after: dict | None = None
+    reverted: list[str] | None = None
+
+    @property
+    def low_slow_reduction(self) -> dict:
+        """Percent less low-and-slow skating, ``{"ankle", "toe", "total"}`` (None where there was none)."""
+        b, a = self.low_slow_before or {}, self.low_slow_after or {}
+        out: dict = {}
+        for key in ("ankle", "toe", "total"):
+            x, y = b.get(f"{key}_cm", 0.0), a.get(f"{key}_cm", 0.0)
+            out[key] = 100.0 * (1.0 - y / x) if x > 0 else None
+        return out
 
     @property
     def independent_reduction(self) -> dict:
@@ -90,6 +106,10 @@ class FootlockReport:
             "independent_skating_before": self.independent_before,
             "independent_skating_after": self.independent_after,
             "independent_reduction_percent": self.independent_reduction,
+            "low_slow_skating_before": self.low_slow_before,
+            "low_slow_skating_after": self.low_slow_after,
+            "low_slow_reduction_percent": self.low_slow_reduction,
+            "reverted_feet": self.reverted or [],
             "frames_changed": self.frames_changed,
             "solves": self.solves,
             "limited": self.limited,
@@ -379,7 +399,11 @@ def footlock(
         rot[fr, J] = foot
     if st.step_margin is not None:
         rot = _no_new_steps(motion, rot, chains, limits, limit_ankle, st.step_margin)
+    # where locking added low-and-slow skating at a foot point, that leg's changed run is put back
+    ls_before = low_slow_skating(motion, feet=idx)
+    worse = keep_no_worse(motion, rot, chains, idx)
     out = motion.with_rotations(rot)
+    ls_after = low_slow_skating(out, feet=idx)
     after = measure_skating(out, c, idx)
     red = 100.0 * (1.0 - after["total_m"] / before["total_m"]) if before["total_m"] > 0 else 0.0
     changed = int(np.any(rot != motion.rotations, axis=(1, 2)).sum())
@@ -398,5 +422,8 @@ def footlock(
         toe_contacts=tc,
         independent_before=ind_before,
         independent_after=foot_skating(out, reference=motion, feet=idx),
+        low_slow_before=ls_before,
+        low_slow_after=ls_after,
+        reverted=[sk.names[idx[i]] for i in worse],
     )
     return out, report
