@@ -22,6 +22,7 @@ from ..contacts import (
     DEFAULT_VELOCITY_THRESHOLD,
     contact_segments,
     detect_contacts,
+    detect_point_contacts,
     find_toes,
     resolve_feet,
 )
@@ -241,13 +242,25 @@ def footlock(
             )
     else:
         tc = _check_contacts(toe_contacts, F, len(idx))
+    # a foot without a toe joint: its end site (if it has one) is its toe
+    gr, gp = forward_kinematics(motion)
+    toe_end: dict[int, NDArray[np.float64]] = {}
+    if toes:
+        for i, j in enumerate(idx):
+            ends = [o for p, o in sk.end_sites if p == j]
+            if toe_idx[i] is None and ends:
+                toe_end[i] = np.asarray(ends[0], np.float64)
+        if toe_end and F and toe_contacts is None:
+            pts = np.stack([gp[:, idx[i]] + quat.mul_vec(gr[:, idx[i]], o) for i, o in toe_end.items()], axis=1)
+            tc[:, list(toe_end)] = detect_point_contacts(
+                motion, pts, height_threshold, velocity_threshold, min_frames, margin=margin
+            )
     if limits is not None and hasattr(limits, "check_skeleton"):
         limits.check_skeleton(sk)
     mpu = guess_units(motion).metres_per_unit
     up, _ = _up_index(motion)
     before = measure_skating(motion, c, idx)
     ind_before = foot_skating(motion, feet=idx)
-    gr, gp = forward_kinematics(motion)
     rot = motion.rotations.copy()
     chains = [(int(sk.parents[sk.parents[j]]), int(sk.parents[j]), j) for j in idx]
 
@@ -257,6 +270,8 @@ def footlock(
     fs, ks, tg, rs, tws, tts = [], [], [], [], [], []
     for i, (_h, _k, j) in enumerate(chains):
         pt = gp[:, toe_idx[i]] if toe_idx[i] is not None else None
+        if i in toe_end:
+            pt = gp[:, j] + quat.mul_vec(gr[:, j], toe_end[i])
         o, Rf, need = _planted_offsets(
             gp[:, j],
             pt,
@@ -299,6 +314,9 @@ def footlock(
         toe_want = np.concatenate(tts)
         TT = np.array([-1 if t is None else t for t in toe_idx])[which]
         toe_off = np.where((TT >= 0)[:, None], motion.positions[fr, np.maximum(TT, 0)], 0.0)
+        for i, o in toe_end.items():
+            toe_off[which == i] = o
+            TT[which == i] = -2  # a toe end site: held like a toe joint
         targets = _soft_reach(gp[fr, H], gp[fr, K], gp[fr, J], targets, None if lock_height else up)
         off = np.stack([motion.positions[fr, H], motion.positions[fr, K], motion.positions[fr, J]], axis=1)
         base_p = np.where((Pp >= 0)[:, None], gp[fr, np.maximum(Pp, 0)], 0.0)
@@ -376,7 +394,7 @@ def footlock(
             return hip, knee, foot, ankle, err, nlim, nref
 
         hip, knee, foot, ankle, err, nlim, nref = solve(targets)
-        toe_rows = np.nonzero((TT >= 0) & (toe_w > 0))[0]
+        toe_rows = np.nonzero((TT != -1) & (toe_w > 0))[0]
         if toe_first and toe_rows.size and limits is not None and limit_ankle:
             # the ankle's limit turned the foot: move the ankle so that a planted toe stays put
             r = toe_rows
