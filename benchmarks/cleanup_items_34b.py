@@ -47,11 +47,11 @@ PADDINGS = (0.0, 0.25, 0.5)
 
 
 def _skeleton_groups(quick: bool) -> dict[str, list[Path]]:
-    """Clips of ../shared by skeleton (folder and joint count): quick one clip each."""
+    """Clips of ../shared by skeleton (folder, joint count, topology): quick one clip each."""
     groups: dict[str, list[Path]] = {}
     for f in sorted(MOCAP.glob("*/*.bvh")):
         m = bvh.load(f)
-        groups.setdefault(f"{f.parent.name}-{m.skeleton.num_joints}j", []).append(f)
+        groups.setdefault(f"{f.parent.name}-{m.skeleton.num_joints}j-{m.skeleton.fingerprint()[:6]}", []).append(f)
     return {k: v[:1] for k, v in groups.items()} if quick else groups
 
 
