@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from jointlimits.cleanup.contacts import find_feet
 from jointlimits.cleanup.footlock import STEP_MARGIN_DEGREES, footlock
 from jointlimits.cleanup.footlock._measure import foot_points, keep_no_worse, low_slow_skating
-from jointlimits.cleanup.contacts import find_feet
 from jointlimits.io import bvh
 from jointlimits.motion import quat
 
