@@ -39,6 +39,7 @@ from ..motion import quat
 from ..motion.skeleton import Motion, end_site_positions, forward_kinematics
 from .engine import Engine
 from .groups import Grouping, convention_of
+from .limitset import load_limits, pick_limits
 from .sources import Clip, expand, load_clip, reason
 
 __all__ = ["ScanResult", "airborne", "measure", "scan", "write_table", "write_html", "COLUMNS", "MEASURES"]
@@ -226,7 +227,12 @@ def _scan_task(clip: Clip, limits: Any) -> dict[str, Any]:
         row["_skeleton"] = m.skeleton
         row["_rest"] = rest_directions(m.skeleton)
         row["convention"] = convention_of(m.skeleton)
-        row.update(measure(m, limits))
+        lim, why = pick_limits(limits, m.skeleton)
+        if why:
+            row["_no_limits"] = why
+        row.update(measure(m, lim))
+        if why:
+            row["limits_worst_joint"] = "(no limits for this skeleton)"
     except Exception as e:
         row["error"] = reason(e)
     return row
@@ -238,6 +244,8 @@ class ScanResult:
 
     rows: list[dict[str, Any]] = field(default_factory=list)
     failures: list[tuple[str, str]] = field(default_factory=list)
+    #: clips measured without limits (none fitted on their skeleton): (file, reason)
+    no_limits: list[tuple[str, str]] = field(default_factory=list)
 
     def column(self, name: str) -> list[Any]:
         return [r.get(name) for r in self.rows]
@@ -255,17 +263,16 @@ def scan(
     progress: bool | None = None,
 ) -> ScanResult:
     """Measure every clip of ``sources`` (see the module doc) on the engine. A clip that fails to
-    load is a row with its ``error`` (``strict``: JointLimitsError)."""
-    from ..limits.model import JointLimits
-
-    if isinstance(limits, (str, os.PathLike)):
-        limits = JointLimits.load(limits)
+    load is a row with its ``error`` (``strict``: JointLimitsError). ``limits``: one limits file,
+    the folder ``fit -o DIR`` writes, or JointLimits; each clip is measured against the limits
+    fitted on its skeleton (:func:`~.limitset.pick_limits`; clips without are in ``no_limits``)."""
+    limits = load_limits(limits)
     clips, bad = expand(sources, strict=strict)
     if not clips:
         raise JointLimitsError("no clips: " + "; ".join(f"{s}: {w}" for s, w in bad))
     res = ScanResult(failures=list(bad))
     grouping = Grouping()
-    settings = "scan\0" + ("" if limits is None else repr(sorted(limits.to_dict().items())))
+    settings = "scan\0" + ("" if limits is None else repr([sorted(lim.to_dict().items()) for lim in limits]))
     with Engine(client, scheduler, workers, cache, progress) as eng:
         for row in eng.map(_scan_task, clips, limits, label="scan", settings=settings, paths=[c.path for c in clips]):
             if row.get("error"):
@@ -276,6 +283,8 @@ def scan(
                 row["group"] = grouping.assign(row.pop("_skeleton"), row.pop("_rest"))
             row.pop("_skeleton", None)
             row.pop("_rest", None)
+            if row.get("_no_limits"):
+                res.no_limits.append((row["file"], row.pop("_no_limits")))
             res.rows.append({c: row.get(c) for c in COLUMNS})
     return res
 
