@@ -346,7 +346,7 @@ def export_limits(
             if train_all is not None:
                 train_masks[v].append(eng_train)
             eng_rand = np.asarray(el.admits(r_rand), bool)
-            rep = {
+            rep: dict[str, Any] = {
                 "train_frames": int(train.shape[0]),
                 "train_engine": float(eng_train.mean()),
                 "train_fitted": float(fit_train.mean()),
