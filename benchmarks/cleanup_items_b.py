@@ -191,3 +191,8 @@ def run(quick: bool) -> list[dict]:
 
 if __name__ == "__main__":
     main_single(BENCH, run)
+
+# issue 34 part B's items (coupled fits over --padding, scan's floor, ...): their own module
+from .cleanup_items_34b import ITEMS as _ITEMS_34B  # noqa: E402
+
+ITEMS += _ITEMS_34B

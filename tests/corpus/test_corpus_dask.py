@@ -152,7 +152,7 @@ def test_cli_fit_and_scan_through_scheduler_equal_local(cluster, clips, tmp_path
         "scan", str(clips), "-o", str(tmp_path / "qa.parquet"), "--html", str(tmp_path / "qa.html"),
         "--limits", out["groups"][bandai]["output"], "--scheduler", cluster.address, "-q",
     )  # fmt: skip
-    assert r.returncode == 0, r.stderr
+    assert r.returncode == 3, r.stderr  # partial: broken.bvh unread, the cmu clips without limits
     rows = corpus.read_table(tmp_path / "qa.parquet")
     with distributed.Client(processes=False, n_workers=1, threads_per_worker=2, dashboard_address=None) as threads:
         here = corpus.scan([clips], threads, limits=out["groups"][bandai]["output"]).rows

@@ -30,6 +30,7 @@ __all__ = [
     "find_feet",
     "find_toes",
     "detect_contacts",
+    "detect_point_contacts",
     "contact_segments",
     "resolve_feet",
     "widen",
@@ -212,3 +213,37 @@ def detect_contacts(
     if int(margin) > 0:
         c = widen(c, margin)
     return (c, np.asarray(level, np.float64)) if return_ground else c
+
+
+def detect_point_contacts(
+    motion: Motion,
+    points: Array,
+    height_threshold: float = DEFAULT_HEIGHT_THRESHOLD,
+    velocity_threshold: float = DEFAULT_VELOCITY_THRESHOLD,
+    min_frames: int = DEFAULT_MIN_FRAMES,
+    *,
+    margin: int = 0,
+) -> NDArray[np.bool_]:
+    """:func:`detect_contacts`' test (metres) on global positions ``points`` ``[F, n, 3]`` (file
+    units) instead of joints, e.g. a foot's end site on a rig without toe joints."""
+    p = np.asarray(points, np.float64) * guess_units(motion).metres_per_unit
+    F = p.shape[0]
+    if F == 0:
+        return np.zeros((0, p.shape[1]), bool)
+    k, sign = up_axis_index(guess_up_axis(motion))
+    h = sign * p[..., k]
+    c = h - np.percentile(h, GROUND_PERCENTILE, axis=0) <= height_threshold
+    ph = p.copy()
+    ph[..., k] = 0.0
+    v = np.zeros(h.shape)
+    if F >= 3:
+        v[1:-1] = np.linalg.norm(ph[2:] - ph[:-2], axis=-1) / (2.0 * motion.frame_time)
+        v[0], v[-1] = v[1], v[-2]
+    elif F == 2:
+        v[:] = np.linalg.norm(ph[1] - ph[0], axis=-1) / motion.frame_time
+    c &= v <= velocity_threshold
+    if int(min_frames) > 1:
+        c = np.stack([_clean(c[:, i], int(min_frames)) for i in range(p.shape[1])], axis=1)
+    if int(margin) > 0:
+        c = widen(c, margin)
+    return c

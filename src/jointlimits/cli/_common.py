@@ -20,6 +20,8 @@ from .._atomic import check_writable
 from ..errors import JointLimitsError
 
 EXIT_BAD_INPUT = 2
+#: a corpus command (scan, clean) that left clips unprocessed: listed on stderr (and in --json)
+EXIT_PARTIAL = 3
 
 #: errno -> what to tell the user about the path (file system errors, one line each)
 _OS_REASONS = {

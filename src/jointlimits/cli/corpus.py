@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from ._common import BadInput, Finite, check_output_path, emit, friendly_errors, json_option, quiet_option
+from ._common import EXIT_PARTIAL, BadInput, Finite, check_output_path, emit, friendly_errors, json_option, quiet_option
 
 __all__ = ["scan_command", "clean_command", "engine_options", "is_corpus", "fit_corpus"]
 
@@ -109,9 +109,10 @@ def fit_corpus(
 @click.option(
     "--limits",
     "limits_file",
-    type=click.Path(path_type=Path, dir_okay=False),
+    type=click.Path(path_type=Path),
     default=None,
-    help="Measure frames outside these limits.",
+    help="Measure frames outside these limits: a limits file, or the folder `fit -o DIR` writes (each clip "
+    "against its skeleton's file).",
 )
 @click.option(
     "--html",
@@ -139,7 +140,9 @@ def scan_command(
     as_json: bool,
 ) -> None:
     """One row per clip of SOURCES (files, folders, glob patterns, @LIST.txt) with what is wrong
-    with it: glitches, pops, foot skating, floor contact, jitter, frames outside limits."""
+    with it: glitches, pops, foot skating, floor contact, jitter, frames outside limits. Exit status
+    3 (partial) when a clip could not be read or, with --limits, had no limits for its skeleton
+    (listed on stderr)."""
     from .. import corpus
 
     check_output_path(output, [], force, suffixes=(".parquet", ".csv"), what="table")
@@ -153,18 +156,27 @@ def scan_command(
     if html_path is not None:
         corpus.write_html(res.rows, html_path)
     _failures(res.failures, quiet or as_json)
+    if res.no_limits and not (quiet or as_json):
+        click.echo(f"measured without limits {len(res.no_limits)}:", err=True)
+        for path, why in res.no_limits:
+            click.echo(f"  {path}: {why}", err=True)
     ok = [r for r in res.rows if not r.get("error")]
     emit(
-        f"scanned {len(ok)} clip(s), {sum(r['frames'] for r in ok)} frames, {len(res.failures)} skipped -> {output}",
+        f"scanned {len(ok)} clip(s), {sum(r['frames'] for r in ok)} frames, {len(res.failures)} skipped"
+        + (f", {len(res.no_limits)} without limits" if res.no_limits else "")
+        + f" -> {output}",
         {
             "output": str(output),
             "html": None if html_path is None else str(html_path),
             "clips": len(ok),
             "skipped": [{"file": f, "reason": r} for f, r in res.failures],
+            "without_limits": [{"file": f, "reason": r} for f, r in res.no_limits],
         },
         quiet,
         as_json,
     )
+    if res.failures or res.no_limits:
+        raise click.exceptions.Exit(EXIT_PARTIAL)
 
 
 @click.command("clean")
@@ -177,7 +189,12 @@ def scan_command(
     help="Folder to write the cleaned clips to.",
 )
 @click.option(
-    "--limits", "limits_file", type=click.Path(path_type=Path, dir_okay=False), default=None, help="Apply these limits."
+    "--limits",
+    "limits_file",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Apply these limits: a limits file, or the folder `fit -o DIR` writes (each clip its skeleton's file; "
+    "a clip with none is skipped).",
 )
 @click.option("--smooth", is_flag=True, help="With --limits: remove pops where a projection switches sides.")
 @click.option("--detect", is_flag=True, help="Detect pops and filter them (tracking spring).")
@@ -211,7 +228,8 @@ def clean_command(
     as_json: bool,
 ) -> None:
     """Run the cleanup chain (--detect, --limits, --footlock) on every clip of SOURCES and write
-    them under --out with the same folder structure, with scan-before/after.parquet beside them."""
+    them under --out with the same folder structure, with scan-before/after.parquet beside them.
+    Exit status 3 (partial) when a clip was skipped (listed on stderr with the reason)."""
     from .. import corpus
 
     settings = corpus.CleanSettings(detect, threshold, limits_file, smooth, footlock)
@@ -228,3 +246,5 @@ def clean_command(
         quiet,
         as_json,
     )
+    if res.failures:
+        raise click.exceptions.Exit(EXIT_PARTIAL)

@@ -153,13 +153,22 @@ def footlock_command(
         f"{rep.refined} refined by CCD; {rep.frames_changed} frames changed)"
     )
     ib, ia, red = rep.independent_before, rep.independent_after, rep.independent_reduction
+
+    def pct(x):
+        return "n/a" if x is None else f"{x:.1f}% less"
+
     if ib is not None and ia is not None:
-
-        def pct(x):
-            return "n/a" if x is None else f"{x:.1f}% less"
-
         click.echo(
             f"  independent skating (ankle and toe joints on low-and-slow frames): "
             f"ankles {ib['ankle_cm']:.1f} -> {ia['ankle_cm']:.1f} cm ({pct(red['ankle'])}), "
             f"toes {ib['toe_cm']:.1f} -> {ia['toe_cm']:.1f} cm ({pct(red['toe'])})"
+        )
+    lb, la, lr = rep.low_slow_before, rep.low_slow_after, rep.low_slow_reduction
+    if lb is not None and la is not None:
+        click.echo(
+            f"  low-and-slow skating (each foot point below its 10th-percentile height + 3 cm, under 0.6 m/s): "
+            f"ankles {lb['ankle_cm']:.1f} -> {la['ankle_cm']:.1f} cm ({pct(lr['ankle'])}), "
+            f"toes {lb['toe_cm']:.1f} -> {la['toe_cm']:.1f} cm ({pct(lr['toe'])}), "
+            f"all {pct(lr['total'])}"
+            + (f"; legs left as they were (locking added skating): {', '.join(rep.reverted)}" if rep.reverted else "")
         )

@@ -64,6 +64,28 @@ def _report_table(rows: list[dict]) -> str:
     return "\n".join(lines)
 
 
+def _clip_line(label: str, frames: int, rows: list[dict]) -> str:
+    """One line for a clip (or a whole folder): joints with frames outside, and the worst one."""
+    out = [r for r in rows if r["frames_outside"] > 0]
+    head = f"{label}: {frames} frames, {len(out)} of {len(rows)} joints outside"
+    if not out:
+        return head
+    worst = max(out, key=lambda r: (r["fraction_outside"], r["max_violation_deg"]))
+    return (
+        f"{head}; most {worst['joint']} ({_fraction(worst['fraction_outside'])} of frames, "
+        f"max {worst['max_violation_deg']:.1f} deg)"
+    )
+
+
+def _folder_text(per_clip: list[dict], rows: list[dict]) -> str:
+    """A folder's report: one line per clip, then one summary line (the detail is in --json)."""
+    lines = [_clip_line(p["clip"], p["frames"], p["joints"]) for p in per_clip]
+    total = sum(p["frames"] for p in per_clip)
+    clean = sum(all(r["frames_outside"] == 0 for r in p["joints"]) for p in per_clip)
+    lines.append(_clip_line(f"all {len(per_clip)} clips ({clean} inside the limits)", total, rows))
+    return "\n".join(lines)
+
+
 @click.command("report")
 @click.argument("limits_file", metavar="LIMITS.json", type=click.Path(path_type=Path))
 @click.argument("clips", nargs=-1, required=True, type=click.Path(path_type=Path))
@@ -89,11 +111,13 @@ def report_command(
     """Per clip and joint: frames outside the limits (and which), fraction, mean and max violation
     in degrees; then all clips together. For limits fitted with --target-recall also each joint's
     measured recall next to the expected one, joints below it flagged. CLIPS may be folders, glob
-    patterns or @LIST.txt files."""
+    patterns or @LIST.txt files; with a folder, glob or list the text is one line per clip and a
+    summary line (the tables are in --json)."""
     from ..limits.model import JointLimits
 
     loaded = JointLimits.load(limits_file)
-    if is_corpus(clips):
+    folder = is_corpus(clips)
+    if folder:
         from ..corpus.sources import expand
 
         found, bad = expand([str(c) for c in clips])
@@ -114,7 +138,9 @@ def report_command(
         else [{k: v for k, v in r.items() if k != "frame_ranges"} for r in per_clip[0]["joints"]]
     )
     text = "\n\n".join(f"{p['clip']} ({p['frames']} frames):\n" + _report_table(p["joints"]) for p in per_clip)
-    if len(ms) > 1:
+    if folder:
+        text = _folder_text(per_clip, rows)
+    elif len(ms) > 1:
         text += f"\n\nall {len(ms)} clips:\n" + _report_table(rows)
     emit(
         text,

@@ -12,6 +12,7 @@ from typing import Any
 
 from ..errors import JointLimitsError
 from .engine import Engine
+from .limitset import load_limits, pick_limits
 from .scan import COLUMNS, measure, write_table
 from .sources import Clip, expand, load_clip, reason
 
@@ -24,7 +25,8 @@ SCAN_AFTER = "scan-after.parquet"
 @dataclass(frozen=True)
 class CleanSettings:
     """The steps of the chain, in this order: ``detect`` pops and filter them (tracking spring,
-    ``threshold``), apply ``limits`` (a JointLimits or a limits file; ``smooth`` removes the jumps
+    ``threshold``), apply ``limits`` (a JointLimits, a limits file or the folder ``fit -o DIR``
+    writes: each clip takes the file of its skeleton, a clip with none is skipped; ``smooth`` removes the jumps
     where a projection switches sides), ``footlock`` the feet."""
 
     detect: bool = False
@@ -65,6 +67,7 @@ def _clean_task(item: tuple[Clip, str], s: CleanSettings, limits: Any) -> tuple[
     from .scan import _scan_task
 
     before = _scan_task(clip, limits)
+    before.pop("_no_limits", None)
     before.pop("_skeleton", None)
     before.pop("_rest", None)
     after: dict[str, Any] = {"file": target, "format": clip.format}
@@ -73,11 +76,14 @@ def _clean_task(item: tuple[Clip, str], s: CleanSettings, limits: Any) -> tuple[
         return before, after
     try:
         m = load_clip(clip)
-        out = clean_motion(m, s, limits)
+        lim, why = pick_limits(limits, m.skeleton)
+        if why:
+            raise JointLimitsError(why)
+        out = clean_motion(m, s, lim)
         Path(target).parent.mkdir(parents=True, exist_ok=True)
         motion_io.save(target, out)
         after["convention"] = before.get("convention")
-        after.update(measure(out, limits))
+        after.update(measure(out, lim))
     except Exception as e:
         after["error"] = reason(e)
     return before, after
@@ -108,12 +114,10 @@ def clean(
     """Clean every clip of ``sources`` into ``out`` (each at its path relative to its source),
     and write :data:`SCAN_BEFORE` and :data:`SCAN_AFTER` there. Refuses (JointLimitsError) when an
     output exists, unless ``force``, before anything is written."""
-    from ..limits.model import JointLimits
-
     s = settings or CleanSettings()
     if not s.any():
         raise JointLimitsError("nothing to clean: give limits, detect or footlock")
-    limits = JointLimits.load(s.limits) if isinstance(s.limits, (str, os.PathLike)) else s.limits
+    limits = load_limits(s.limits)
     clips, bad = expand(sources, strict=strict)
     if not clips:
         raise JointLimitsError("no clips: " + "; ".join(f"{s}: {w}" for s, w in bad))

@@ -11,7 +11,11 @@ The measures, per clip (lengths in metres by the clip's guessed units, along its
   (height 0) in two consecutive frames moving faster than ``SKATE_M_S`` horizontally, as a
   fraction of frame pairs; and the project's own measure
   (:func:`jointlimits.cleanup.footlock.foot_skating`, cm per second);
-* the longest stretch with no foot near the floor (seconds);
+* the clip's floor (``floor_m``): the height of its lowest foot point (foot and toe joints and their
+  end sites), a low percentile (``FLOOR_PERCENTILE``) over the frames, so a clip recorded a few
+  centimetres above (or below) height 0 stands on its own floor;
+* airborne frames: no foot point (as above: a rig without toe joints has its toe end sites) within
+  ``FOOT_NEAR_M`` of that floor; the count, and the longest stretch (seconds);
 * frames whose lowest point is more than ``BELOW_FLOOR_M`` below the floor;
 * jitter: the mean magnitude of the joints' jerk (third difference of global positions, m/s^3).
 """
@@ -35,15 +39,18 @@ from ..motion import quat
 from ..motion.skeleton import Motion, end_site_positions, forward_kinematics
 from .engine import Engine
 from .groups import Grouping, convention_of
+from .limitset import load_limits, pick_limits
 from .sources import Clip, expand, load_clip, reason
 
-__all__ = ["ScanResult", "measure", "scan", "write_table", "write_html", "COLUMNS", "MEASURES"]
+__all__ = ["ScanResult", "airborne", "measure", "scan", "write_table", "write_html", "COLUMNS", "MEASURES"]
 
 GLITCH_DEG_S = 5000.0
 GLITCH_ROOT_M_S = 10.0
 FOOT_NEAR_M = 0.05
 SKATE_M_S = 0.5
 BELOW_FLOOR_M = 0.02
+#: percentile (over the frames) of the lowest foot point's height taken as the clip's floor
+FLOOR_PERCENTILE = 2.0
 
 #: every column of a scan row, in order, with its type (the table's schema)
 COLUMNS: dict[str, str] = {
@@ -67,6 +74,8 @@ COLUMNS: dict[str, str] = {
     "skate_cm_per_s": "float64",
     "airborne_s": "float64",
     "airborne_at": "string",
+    "airborne_frames": "int64",
+    "floor_m": "float64",
     "below_floor_frames": "int64",
     "below_floor_at": "string",
     "jitter_m_s3": "float64",
@@ -80,6 +89,7 @@ MEASURES: list[tuple[str, str]] = [
     ("skate_ratio", "foot skating ratio (papers' definition)"),
     ("skate_cm_per_s", "foot skating (project measure, cm/s)"),
     ("airborne_s", "longest stretch with no foot near the floor (s)"),
+    ("airborne_frames", "frames with no foot near the clip's floor"),
     ("below_floor_frames", f"frames more than {100 * BELOW_FLOOR_M:g} cm below the floor"),
     ("jitter_m_s3", "jitter (mean joint jerk, m/s^3)"),
 ]
@@ -93,6 +103,38 @@ def _frames_text(frames: Sequence[int] | np.ndarray, most: int = 8) -> str:
 def _runs(mask: np.ndarray) -> list[tuple[int, int]]:
     d = np.diff(np.concatenate([[0], mask.astype(np.int8), [0]]))
     return list(zip(np.nonzero(d == 1)[0].tolist(), np.nonzero(d == -1)[0].tolist()))
+
+
+def _airborne(
+    sk: Any, h: np.ndarray, h_all: np.ndarray, feet: Sequence[int], toes: Sequence[int]
+) -> tuple[np.ndarray, float]:
+    """Frames with no foot point near its own floor, and the lowest floor (metres). ``h``: heights
+    of the foot then toe joints, ``h_all`` of every joint then end site."""
+    # each foot point's own floor (the foot and toe joints, and the end sites of feet without a toe
+    # joint): a low percentile of its heights, so a clip above or below height 0, or a floor that
+    # drifts a few centimetres between the feet, still stands on it
+    bare = [e for e, (p, _) in enumerate(sk.end_sites) if p in feet and not any(sk.parents[t] == p for t in toes)]
+    hc = np.concatenate([h, h_all[:, sk.num_joints + np.asarray(bare, np.int64)]], axis=1)
+    floor = np.percentile(hc, FLOOR_PERCENTILE, axis=0)
+    return np.asarray(~(hc - floor <= FOOT_NEAR_M).any(axis=1)), float(floor.min())
+
+
+def airborne(m: Motion) -> np.ndarray:
+    """Per frame, whether :func:`measure` counts it airborne (no foot point within ``FOOT_NEAR_M``
+    of its own floor); all False on a skeleton without feet."""
+    from ..cleanup.contacts import find_feet, find_toes
+    from ..motion.units import guess_units, guess_up_axis, up_axis_index
+
+    sk = m.skeleton
+    feet = find_feet(sk)
+    if not feet or m.num_frames == 0:
+        return np.zeros(m.num_frames, bool)
+    toes = [t for t in find_toes(sk, feet) if t is not None]
+    k, sign = up_axis_index(guess_up_axis(m))
+    mpu = guess_units(m).metres_per_unit
+    gr, gp = forward_kinematics(m)
+    h_all = sign * np.concatenate([gp, end_site_positions(m, gr, gp)], axis=1)[..., k] * mpu
+    return _airborne(sk, h_all[:, list(feet) + toes], h_all, feet, toes)[0]
 
 
 def measure(m: Motion, limits: Any = None) -> dict[str, Any]:
@@ -152,6 +194,7 @@ def measure(m: Motion, limits: Any = None) -> dict[str, Any]:
     if feet:
         fj = list(feet) + toes
         h = sign * gp[:, fj, k] * mpu
+        air, row["floor_m"] = _airborne(sk, h, h_all, feet, toes)
         near = h <= FOOT_NEAR_M
         hor = np.delete(gp[:, fj], k, axis=-1) * mpu
         if F > 1:
@@ -164,7 +207,7 @@ def measure(m: Motion, limits: Any = None) -> dict[str, Any]:
             row["skate_cm_per_s"] = float(foot_skating(m)["total_cm"]) / (F * dt)
         except JointLimitsError:
             row["skate_cm_per_s"] = math.nan
-        air = np.asarray(~near.any(axis=1))
+        row["airborne_frames"] = int(air.sum())
         runs = _runs(air)
         a, b = max(runs, key=lambda r: r[1] - r[0]) if runs else (0, 0)
         row["airborne_s"] = (b - a) * dt
@@ -184,7 +227,12 @@ def _scan_task(clip: Clip, limits: Any) -> dict[str, Any]:
         row["_skeleton"] = m.skeleton
         row["_rest"] = rest_directions(m.skeleton)
         row["convention"] = convention_of(m.skeleton)
-        row.update(measure(m, limits))
+        lim, why = pick_limits(limits, m.skeleton)
+        if why:
+            row["_no_limits"] = why
+        row.update(measure(m, lim))
+        if why:
+            row["limits_worst_joint"] = "(no limits for this skeleton)"
     except Exception as e:
         row["error"] = reason(e)
     return row
@@ -196,6 +244,8 @@ class ScanResult:
 
     rows: list[dict[str, Any]] = field(default_factory=list)
     failures: list[tuple[str, str]] = field(default_factory=list)
+    #: clips measured without limits (none fitted on their skeleton): (file, reason)
+    no_limits: list[tuple[str, str]] = field(default_factory=list)
 
     def column(self, name: str) -> list[Any]:
         return [r.get(name) for r in self.rows]
@@ -213,17 +263,16 @@ def scan(
     progress: bool | None = None,
 ) -> ScanResult:
     """Measure every clip of ``sources`` (see the module doc) on the engine. A clip that fails to
-    load is a row with its ``error`` (``strict``: JointLimitsError)."""
-    from ..limits.model import JointLimits
-
-    if isinstance(limits, (str, os.PathLike)):
-        limits = JointLimits.load(limits)
+    load is a row with its ``error`` (``strict``: JointLimitsError). ``limits``: one limits file,
+    the folder ``fit -o DIR`` writes, or JointLimits; each clip is measured against the limits
+    fitted on its skeleton (:func:`~.limitset.pick_limits`; clips without are in ``no_limits``)."""
+    limits = load_limits(limits)
     clips, bad = expand(sources, strict=strict)
     if not clips:
         raise JointLimitsError("no clips: " + "; ".join(f"{s}: {w}" for s, w in bad))
     res = ScanResult(failures=list(bad))
     grouping = Grouping()
-    settings = "scan\0" + ("" if limits is None else repr(sorted(limits.to_dict().items())))
+    settings = "scan\0" + ("" if limits is None else repr([sorted(lim.to_dict().items()) for lim in limits]))
     with Engine(client, scheduler, workers, cache, progress) as eng:
         for row in eng.map(_scan_task, clips, limits, label="scan", settings=settings, paths=[c.path for c in clips]):
             if row.get("error"):
@@ -234,6 +283,8 @@ def scan(
                 row["group"] = grouping.assign(row.pop("_skeleton"), row.pop("_rest"))
             row.pop("_skeleton", None)
             row.pop("_rest", None)
+            if row.get("_no_limits"):
+                res.no_limits.append((row["file"], row.pop("_no_limits")))
             res.rows.append({c: row.get(c) for c in COLUMNS})
     return res
 

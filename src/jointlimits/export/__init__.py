@@ -26,6 +26,7 @@ from ..errors import JointLimitsError
 from ..motion import quat
 from ..motion.skeleton import Motion, Skeleton, forward_kinematics
 from .base import Engine, JointInfo
+from .locked import LOCK_DEG, lock_reason
 from .swingtwist import JointFrame, fit_frame, haar, sample_inside, shrink_inside
 
 __all__ = ["ENGINES", "VARIANTS", "ExportError", "get_engine", "export_limits", "Export", "JointExport"]
@@ -214,6 +215,19 @@ class Export:
                     f"{'ALL JOINTS':<18} {v:<12} {100 * w['train_engine']:>9.2f} {100 * w['train_fitted']:>9.2f}"
                     f"{held}   (frames with every exported joint admitted)"
                 )
+        for v in self.variants:
+            locked = [je for je in self.joints if "locked" in je.report[v]]
+            if locked:
+                lines.append(
+                    f"{v}: {len(locked)} of {len(self.joints)} joints (nearly) locked, a range under {LOCK_DEG:g} deg:"
+                )
+            by_reason: dict[str, list[str]] = {}
+            for je in locked:
+                lk = je.report[v]["locked"]
+                ranges = ", ".join(f"{k} {d:.1f}" for k, d in lk["ranges_deg"].items())
+                by_reason.setdefault(lk["reason"], []).append(f"{je.info.name} ({ranges})")
+            for why, names in by_reason.items():
+                lines.append(f"  {'; '.join(names)}: {why}")
         return "\n".join(lines)
 
 
@@ -332,7 +346,7 @@ def export_limits(
             if train_all is not None:
                 train_masks[v].append(eng_train)
             eng_rand = np.asarray(el.admits(r_rand), bool)
-            rep = {
+            rep: dict[str, Any] = {
                 "train_frames": int(train.shape[0]),
                 "train_engine": float(eng_train.mean()),
                 "train_fitted": float(fit_train.mean()),
@@ -349,6 +363,9 @@ def export_limits(
                     holdout_engine=float(eng_hold.mean()),
                     holdout_fitted=float(fit_hold.mean()),
                 )
+            locked = lock_reason(el, covering, je.shrink, v, eng.name)
+            if locked is not None:
+                rep["locked"] = locked
             je.report[v] = rep
         out.append(je)
     if progress is not None:
@@ -356,8 +373,9 @@ def export_limits(
 
     summary: dict[str, dict] = {}
     for v in variants:
-        keys = [k for k in out[0].report[v] if k != "train_frames" and k != "holdout_frames"]
+        keys = [k for k in out[0].report[v] if k not in ("train_frames", "holdout_frames", "locked")]
         summary[v] = {"mean": {k: float(np.mean([je.report[v][k] for je in out])) for k in keys}}
+        summary[v]["locked"] = [je.info.name for je in out if "locked" in je.report[v]]
         if train_all is not None:
             summary[v]["whole_pose"] = {
                 "train_engine": float(np.all(train_masks[v], axis=0).mean()),

@@ -370,16 +370,8 @@ class CoupledLimit:
         own = grid = _Grid(shape.position, shape.rotation, shape.origin, shape.cell, own_field, shape.threshold)
         fields = [own_field]
         rc, iso = shape.settings["radius_cells"], iso_fraction(shape.threshold)
-        if pdims.prod() > 1 and COARSEN != 1.0:
-            # the conditioned fields on a coarser grid (memory: they are many), balls of the same size
-            H = shape.cell * COARSEN
-            rb = rc * shape.cell + padding / iso
-            m = math.ceil(rb / H) + 1
-            glo = np.floor(local.min(0) / H) * H - m * H
-            dims = tuple(int(d) for d in np.maximum(np.ceil((local.max(0) + m * H - glo) / H).astype(int) + 1, 2))
-            grid = _Grid(shape.position, shape.rotation, glo, H, np.zeros(dims, np.float32), shape.threshold)
-            fields = [_cell_field(local, grid, rb / H, flat)]
-        radius = (rc * shape.cell + (padding + condition_padding) / iso) / grid.cell
+        # the parent cells' frame windows first (they do not depend on the fields' grid)
+        windows: list[NDArray[np.int64]] = []
         if pdims.prod() > 1:
             # frames by cell (sorted once): a window's candidates are the frames of its cells
             fid = np.ravel_multi_index(tuple(cidx.T), tuple(pdims))
@@ -395,9 +387,26 @@ class CoupledLimit:
                     continue
                 key = near.tobytes()
                 if key not in seen:
-                    seen[key] = len(fields)
-                    fields.append(_cell_field(local[near], grid, radius, flat))
+                    seen[key] = len(windows) + 1
+                    windows.append(near)
                 cells[c] = seen[key]
+        if pdims.prod() > 1 and COARSEN != 1.0:
+            # the conditioned fields on a coarser grid (memory: they are many), balls of the same size;
+            # coarser still when that many fields would pass the size a limits file may hold
+            rb = rc * shape.cell + padding / iso
+            coarsen = COARSEN
+            while True:
+                H = shape.cell * coarsen
+                m = math.ceil(rb / H) + 1
+                glo = np.floor(local.min(0) / H) * H - m * H
+                dims = tuple(int(d) for d in np.maximum(np.ceil((local.max(0) + m * H - glo) / H).astype(int) + 1, 2))
+                if (len(windows) + 1) * math.prod(dims) <= MAX_FIELDS_NODES:
+                    break
+                coarsen *= 1.25
+            grid = _Grid(shape.position, shape.rotation, glo, H, np.zeros(dims, np.float32), shape.threshold)
+            fields = [_cell_field(local, grid, rb / H, flat)]
+        radius = (rc * shape.cell + (padding + condition_padding) / iso) / grid.cell
+        fields += [_cell_field(local[near], grid, radius, flat) for near in windows]
         if len(fields) == 1:  # no cell has its own field: the child's own, on its own grid
             grid, fields = own, [own_field]
         settings = {

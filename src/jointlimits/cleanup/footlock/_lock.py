@@ -22,11 +22,12 @@ from ..contacts import (
     DEFAULT_VELOCITY_THRESHOLD,
     contact_segments,
     detect_contacts,
+    detect_point_contacts,
     find_toes,
     resolve_feet,
 )
 from ._legs import _hold_toe, _joint_limit, _knee_pole, _leg_fk, _no_new_steps, _soft_reach
-from ._measure import _check_contacts, _up_index, foot_skating, measure_skating
+from ._measure import _check_contacts, _up_index, foot_skating, keep_no_worse, low_slow_skating, measure_skating
 from ._offsets import (
     DEFAULT_BLEND_FRAMES,
     MAX_FADE_DEGREES,
@@ -66,6 +67,22 @@ class FootlockReport:
     #: :func:`foot_skating` of the input and of the result (on the input's low-and-slow frames)
     independent_before: dict | None = None
     independent_after: dict | None = None
+    #: :func:`low_slow_skating` of the input and of the result (each on its own frames), and the
+    #: feet whose leg was put back to the input (over the stretches where locking added skating at
+    #: one of its points)
+    low_slow_before: dict | None = None
+    low_slow_after: dict | None = None
+    reverted: list[str] | None = None
+
+    @property
+    def low_slow_reduction(self) -> dict:
+        """Percent less low-and-slow skating, ``{"ankle", "toe", "total"}`` (None where there was none)."""
+        b, a = self.low_slow_before or {}, self.low_slow_after or {}
+        out: dict = {}
+        for key in ("ankle", "toe", "total"):
+            x, y = b.get(f"{key}_cm", 0.0), a.get(f"{key}_cm", 0.0)
+            out[key] = 100.0 * (1.0 - y / x) if x > 0 else None
+        return out
 
     @property
     def independent_reduction(self) -> dict:
@@ -90,6 +107,10 @@ class FootlockReport:
             "independent_skating_before": self.independent_before,
             "independent_skating_after": self.independent_after,
             "independent_reduction_percent": self.independent_reduction,
+            "low_slow_skating_before": self.low_slow_before,
+            "low_slow_skating_after": self.low_slow_after,
+            "low_slow_reduction_percent": self.low_slow_reduction,
+            "reverted_feet": self.reverted or [],
             "frames_changed": self.frames_changed,
             "solves": self.solves,
             "limited": self.limited,
@@ -221,13 +242,25 @@ def footlock(
             )
     else:
         tc = _check_contacts(toe_contacts, F, len(idx))
+    # a foot without a toe joint: its end site (if it has one) is its toe
+    gr, gp = forward_kinematics(motion)
+    toe_end: dict[int, NDArray[np.float64]] = {}
+    if toes:
+        for i, j in enumerate(idx):
+            ends = [o for p, o in sk.end_sites if p == j]
+            if toe_idx[i] is None and ends:
+                toe_end[i] = np.asarray(ends[0], np.float64)
+        if toe_end and F and toe_contacts is None:
+            pts = np.stack([gp[:, idx[i]] + quat.mul_vec(gr[:, idx[i]], o) for i, o in toe_end.items()], axis=1)
+            tc[:, list(toe_end)] = detect_point_contacts(
+                motion, pts, height_threshold, velocity_threshold, min_frames, margin=margin
+            )
     if limits is not None and hasattr(limits, "check_skeleton"):
         limits.check_skeleton(sk)
     mpu = guess_units(motion).metres_per_unit
     up, _ = _up_index(motion)
     before = measure_skating(motion, c, idx)
     ind_before = foot_skating(motion, feet=idx)
-    gr, gp = forward_kinematics(motion)
     rot = motion.rotations.copy()
     chains = [(int(sk.parents[sk.parents[j]]), int(sk.parents[j]), j) for j in idx]
 
@@ -237,6 +270,8 @@ def footlock(
     fs, ks, tg, rs, tws, tts = [], [], [], [], [], []
     for i, (_h, _k, j) in enumerate(chains):
         pt = gp[:, toe_idx[i]] if toe_idx[i] is not None else None
+        if i in toe_end:
+            pt = gp[:, j] + quat.mul_vec(gr[:, j], toe_end[i])
         o, Rf, need = _planted_offsets(
             gp[:, j],
             pt,
@@ -279,6 +314,9 @@ def footlock(
         toe_want = np.concatenate(tts)
         TT = np.array([-1 if t is None else t for t in toe_idx])[which]
         toe_off = np.where((TT >= 0)[:, None], motion.positions[fr, np.maximum(TT, 0)], 0.0)
+        for i, o in toe_end.items():
+            toe_off[which == i] = o
+            TT[which == i] = -2  # a toe end site: held like a toe joint
         targets = _soft_reach(gp[fr, H], gp[fr, K], gp[fr, J], targets, None if lock_height else up)
         off = np.stack([motion.positions[fr, H], motion.positions[fr, K], motion.positions[fr, J]], axis=1)
         base_p = np.where((Pp >= 0)[:, None], gp[fr, np.maximum(Pp, 0)], 0.0)
@@ -356,7 +394,7 @@ def footlock(
             return hip, knee, foot, ankle, err, nlim, nref
 
         hip, knee, foot, ankle, err, nlim, nref = solve(targets)
-        toe_rows = np.nonzero((TT >= 0) & (toe_w > 0))[0]
+        toe_rows = np.nonzero((TT != -1) & (toe_w > 0))[0]
         if toe_first and toe_rows.size and limits is not None and limit_ankle:
             # the ankle's limit turned the foot: move the ankle so that a planted toe stays put
             r = toe_rows
@@ -379,7 +417,11 @@ def footlock(
         rot[fr, J] = foot
     if st.step_margin is not None:
         rot = _no_new_steps(motion, rot, chains, limits, limit_ankle, st.step_margin)
+    # where locking added low-and-slow skating at a foot point, that leg's changed run is put back
+    ls_before = low_slow_skating(motion, feet=idx)
+    worse = keep_no_worse(motion, rot, chains, idx)
     out = motion.with_rotations(rot)
+    ls_after = low_slow_skating(out, feet=idx)
     after = measure_skating(out, c, idx)
     red = 100.0 * (1.0 - after["total_m"] / before["total_m"]) if before["total_m"] > 0 else 0.0
     changed = int(np.any(rot != motion.rotations, axis=(1, 2)).sum())
@@ -398,5 +440,8 @@ def footlock(
         toe_contacts=tc,
         independent_before=ind_before,
         independent_after=foot_skating(out, reference=motion, feet=idx),
+        low_slow_before=ls_before,
+        low_slow_after=ls_after,
+        reverted=[sk.names[idx[i]] for i in worse],
     )
     return out, report

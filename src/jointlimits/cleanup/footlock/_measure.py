@@ -155,3 +155,92 @@ def foot_drift(motion: Motion, reference: Motion, feet: Sequence[str | int] | No
         y0, y1 = np.arctan2(v0[:, h[0]], v0[:, h[1]]), np.arctan2(v1[:, h[0]], v1[:, h[1]])
         heading.append(np.degrees(np.abs((y1 - y0 + np.pi) % (2 * np.pi) - np.pi))[flat])
     return {"cm": cm, "heading_deg": heading}
+
+
+#: low-and-slow skating (:func:`low_slow_skating`): a foot point is low below this percentile of its
+#: own heights ...
+LOW_PERCENTILE = 10.0
+#: ... plus this many metres, and slow under this horizontal speed (m/s)
+LOW_MARGIN_M = 0.03
+SLOW_M_S = 0.6
+
+
+def foot_points(motion: Motion, feet: Sequence[int]) -> list[tuple[str, str, int, int]]:
+    """The foot points of ``feet``: ``(name, kind, foot index in feet, point)`` with ``kind``
+    ``ankle`` or ``toe`` and ``point`` a joint index, or ``-1 - e`` for end site ``e`` (the toes of a
+    foot without a toe joint)."""
+    sk = motion.skeleton
+    toes = find_toes(sk, feet)
+    pts = [(sk.names[j], "ankle", i, j) for i, j in enumerate(feet)]
+    for i, (j, t) in enumerate(zip(feet, toes)):
+        if t is not None:
+            pts.append((sk.names[t], "toe", i, t))
+        else:
+            pts += [(f"{sk.names[j]} end", "toe", i, -1 - e) for e, (p, _) in enumerate(sk.end_sites) if p == j]
+    return pts
+
+
+def low_slow_steps(motion: Motion, feet: Sequence[int]) -> list[tuple[str, str, int, Array]]:
+    """Per foot point (:func:`foot_points`): ``(name, kind, foot, cm [F-1])``, the horizontal
+    distance between consecutive frames where both are low and the step slow (see
+    :func:`low_slow_skating`), else 0."""
+    from ...motion.skeleton import end_site_positions
+
+    k, sign = _up_index(motion)
+    mpu = guess_units(motion).metres_per_unit
+    gr, gp = forward_kinematics(motion)
+    ends = end_site_positions(motion, gr, gp)
+    out = []
+    for name, kind, i, p in foot_points(motion, list(feet)):
+        pos = (gp[:, p] if p >= 0 else ends[:, -1 - p]) * mpu
+        h = sign * pos[:, k]
+        low = h < (np.percentile(h, LOW_PERCENTILE) if len(h) else 0.0) + LOW_MARGIN_M
+        step = np.linalg.norm(np.diff(_horizontal(pos, k), axis=0), axis=-1)
+        use = low[1:] & low[:-1] & (step < SLOW_M_S * motion.frame_time)
+        out.append((name, kind, i, 100.0 * step * use))
+    return out
+
+
+def low_slow_skating(motion: Motion, feet: Sequence[str | int] | None = None) -> dict:
+    """Foot skating (cm) judged on the clip itself: per foot point (:func:`foot_points`) the
+    horizontal distance it travels between consecutive frames on which it is low (below its own
+    ``LOW_PERCENTILE`` height + ``LOW_MARGIN_M``) and slow (under ``SLOW_M_S`` horizontally).
+    Returns ``{"total_cm", "ankle_cm", "toe_cm", "per_point": {name: {"cm", "kind", "foot"}}}``."""
+    idx = resolve_feet(motion, feet)
+    per: dict[str, dict[str, Any]] = {
+        name: {"cm": float(cm.sum()), "kind": kind, "foot": i} for name, kind, i, cm in low_slow_steps(motion, idx)
+    }
+    ank = float(sum(v["cm"] for v in per.values() if v["kind"] == "ankle"))
+    toe = float(sum(v["cm"] for v in per.values() if v["kind"] == "toe"))
+    return {"total_cm": ank + toe, "ankle_cm": ank, "toe_cm": toe, "per_point": per}
+
+
+def keep_no_worse(motion: Motion, rot: Array, chains: Sequence[Sequence[int]], feet: Sequence[int]) -> list[int]:
+    """Put back, in place in ``rot`` ``[F, J, 4]``, the input's leg rotations over each run of
+    changed frames of a leg where locking added low-and-slow skating at one of that foot's points
+    (a run starts and ends beside unchanged frames, so putting it back adds no jump); a leg still
+    worse after three rounds is put back whole. Returns the feet (indices into ``feet``) touched."""
+    F = motion.num_frames
+    before = low_slow_steps(motion, feet)
+    touched: set[int] = set()
+    for round_ in range(4):
+        after = low_slow_steps(motion.with_rotations(rot), feet)
+        worse_any = False
+        for i, chain in enumerate(chains):
+            pts = [(b[3], a[3]) for b, a in zip(before, after) if b[2] == i]
+            if not any(a.sum() > b.sum() + 1e-9 for b, a in pts):
+                continue
+            worse_any = True
+            touched.add(i)
+            if round_ == 3:
+                rot[:, list(chain)] = motion.rotations[:, list(chain)]
+                continue
+            changed = np.any(rot[:, list(chain)] != motion.rotations[:, list(chain)], axis=(1, 2))
+            d = np.diff(np.concatenate([[0], changed.astype(np.int8), [0]]))
+            for a0, b0 in zip(np.nonzero(d == 1)[0], np.nonzero(d == -1)[0]):
+                s0, s1 = max(a0 - 1, 0), min(b0, F - 1)
+                if any(a[s0:s1].sum() > b[s0:s1].sum() + 1e-9 for b, a in pts):
+                    rot[a0:b0, list(chain)] = motion.rotations[a0:b0, list(chain)]
+        if not worse_any:
+            break
+    return sorted(touched)
