@@ -14,7 +14,10 @@ from pathlib import Path
 
 MOCAP = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "mocap"
 
-CMU = "CMU Graphics Lab Motion Capture Database terms (free for research; may be included in commercially-sold products, not resold)"
+CMU = (
+    "CMU Graphics Lab Motion Capture Database terms (free for research; may be included in "
+    "commercially-sold products, not resold)"
+)
 #: (clip regex on the path relative to MOCAP, person, convention, licence as the README states it, ships)
 PEOPLE: list[tuple[str, str, str, str, bool]] = [
     (r"^lafan1/.*_subject1\.bvh$", "lafan1/subject1", "lafan1", "CC BY-NC-ND 4.0", False),

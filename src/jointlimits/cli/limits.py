@@ -20,6 +20,7 @@ from ._common import (
     joint_selection,
     json_option,
     limits_for_clip,
+    load_limits,
     quiet_option,
     split_names,
 )
@@ -401,7 +402,6 @@ def apply_command(
     --joints names them."""
     from .. import io as motion_io
     from ..cleanup.smoothing import smooth_switches
-    from ..limits.model import JointLimits
     from .filters import _check_outputs, _pick_joint
 
     _check_outputs(output, plot_path, [clip, limits_file], force)
@@ -409,7 +409,7 @@ def apply_command(
     _require_frames(m, clip)
     if plot_path is not None and plot_joint is not None:
         m.skeleton.index(plot_joint)  # an unknown joint fails before anything is written
-    lim = limits_for_clip(JointLimits.load(limits_file), m, joints, exclude, root, retarget_rest)
+    lim = limits_for_clip(load_limits(limits_file), m, joints, exclude, root, retarget_rest)
     # (limits_for_clip checked the skeleton; one pass limits the clip and measures the input)
     n_frames, names = m.num_frames, m.skeleton.names
     stats: list[tuple[int, float]] = []  # per block of frames: frames limited, largest violation

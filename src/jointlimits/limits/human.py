@@ -26,7 +26,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..errors import LimitsError
-from ..motion.anatomy import SEGMENTS, Anatomy, anatomy, joint_transform, limit_points
+from ..motion.anatomy import SEGMENTS, anatomy, joint_transform, limit_points
 from ..motion.skeleton import Motion, Skeleton
 from .joint import FittedLimit, fit_shape
 from .kdop import KDop
@@ -85,13 +85,8 @@ class HumanModel:
     def points(motions: Iterable[Motion]) -> dict[str, Array]:
         """Pooled model-space points per segment of ``motions`` (any humanoid rigs)."""
         acc: dict[str, list[Array]] = {}
-        cache: dict[str, Anatomy] = {}
         for m in motions:
-            key = m.skeleton.fingerprint()
-            body = cache.get(key)
-            if body is None:
-                body = cache[key] = anatomy(m.skeleton)
-            for name, pts in limit_points(m, body).items():
+            for name, pts in limit_points(m, anatomy(m.skeleton, m)).items():
                 acc.setdefault(name, []).append(pts)
         return {n: np.concatenate(acc[n]) for n in SEGMENTS if n in acc}
 
@@ -123,9 +118,11 @@ class HumanModel:
         """Per segment, whether each model-space point is admitted."""
         return {n: self.segments[n].contains(p, 1e-9) for n, p in points.items() if n in self.segments}
 
-    def limits(self, skeleton: Skeleton) -> JointLimits:
-        """:class:`JointLimits` on ``skeleton`` (any humanoid rig) from this model."""
-        body = anatomy(skeleton)
+    def limits(self, skeleton: Skeleton, pose: Motion | Array | None = None) -> JointLimits:
+        """:class:`JointLimits` on ``skeleton`` (any humanoid rig) from this model; ``pose`` (the
+        clip they are for, or local rotations ``[J, 4]``) sets the twist zeros as in
+        :func:`~jointlimits.motion.anatomy.anatomy` (None: the rest pose)."""
+        body = anatomy(skeleton, pose)
         joints: dict[int, FittedLimit] = {}
         for name, seg in body.segments.items():
             shape = self.segments.get(name)
@@ -211,10 +208,13 @@ def load_model(model: str | os.PathLike | HumanModel | None = None) -> HumanMode
     return HumanModel.load(model)
 
 
-def limits_for(skeleton: Skeleton, model: str | os.PathLike | HumanModel | None = None) -> JointLimits:
+def limits_for(
+    skeleton: Skeleton, model: str | os.PathLike | HumanModel | None = None, pose: Motion | Array | None = None
+) -> JointLimits:
     """Joint limits for any humanoid ``skeleton`` from a human model, with no fitting (``model``:
-    a path written by ``jointlimits human build``; None: the shipped model)."""
-    return load_model(model).limits(skeleton)
+    a path written by ``jointlimits human build``; None: the shipped model; ``pose``: the clip
+    they are for, whose mean pose sets the twist zeros, see :meth:`HumanModel.limits`)."""
+    return load_model(model).limits(skeleton, pose)
 
 
 def recall_by_segment(model: HumanModel, points: Mapping[str, Array]) -> dict[str, float]:

@@ -42,6 +42,7 @@ __all__ = [
     "Segment",
     "Anatomy",
     "anatomy",
+    "mean_pose",
     "anatomical_rotations",
     "anatomical_angles",
     "limit_points",
@@ -125,13 +126,6 @@ def _frame(x: Array, secondary: Array) -> Array:
     return quat.normalize(quat.from_matrix(np.stack([x, y, z], axis=1)))
 
 
-def _transport(parent: Array, x: Array, part: str) -> Array:
-    """A child frame along ``x`` whose z follows its parent frame's (feet: the parent's -x)."""
-    m = _axes(parent)
-    sec = -m[:, 0] if part == "foot" else m[:, 2]
-    return _frame(x, sec)
-
-
 def _chain_child(sk: Skeleton, kids: list[list[int]], j: int) -> Array | None:
     """Rest offset of the bone ``j`` rotates: toward its child with the longest line below
     (else its End Site)."""
@@ -149,14 +143,26 @@ def _chain_child(sk: Skeleton, kids: list[list[int]], j: int) -> Array | None:
     return ends[0] if ends else None
 
 
-def anatomy(skeleton: Skeleton) -> Anatomy:
+def mean_pose(motion: Motion) -> Array:
+    """Per joint, the mean local rotation ``[J, 4]`` of a clip (the reference pose of
+    :func:`anatomy`)."""
+    if motion.num_frames == 0:
+        return quat.identity((motion.num_joints,))
+    return quat.average(motion.rotations, axis=0)
+
+
+def anatomy(skeleton: Skeleton, pose: Array | Motion | None = None) -> Anatomy:
     """The canonical segments of a humanoid skeleton; raises :class:`SkeletonError` when the
     topology shows no body, or the names no left and right.
 
-    Frames come from features that are rigid in each joint's own frame, so any rest pose gives the
-    same result: the pelvis's from its spine and hip offsets (up, left), the chest's from its neck
-    and clavicle offsets, a limb segment's x axis from its bone, its z axis carried down from its
-    parent's frame as posed at rest (the twist zero: the rig's rest twist)."""
+    The pelvis's and the chest's frames are rigid features of their own offsets (up: toward the
+    spine or neck; left: between the hips or clavicles), so every rest pose gives the same frames.
+    A limb segment's x axis is its bone; its twist zero is the pose ``pose`` (local rotations
+    ``[J, 4]``, or a clip, whose :func:`mean_pose` is taken; None: the rest pose): there the
+    segment's frame is its parent's frame carried to the canonical neutral direction and swung
+    the shortest way onto the bone, so its anatomical rotation in that pose has no twist.
+    Without a pose, rigs whose rest pose is not human-shaped (bones along X) get the rest pose's
+    twists."""
     roles = body_roles(skeleton)
     if roles is None:
         raise SkeletonError("the skeleton shows no humanoid body (no joint with a spine and two legs below it)")
@@ -179,6 +185,11 @@ def anatomy(skeleton: Skeleton) -> Anatomy:
     if not any(side for _, side in by):
         raise SkeletonError("the joint names do not tell left from right (no Left/Right, L/R or l_/r_ names)")
     _, gp = forward_kinematics_arrays(quat.identity((J,)), skeleton.offsets, skeleton.parents)
+    if isinstance(pose, Motion):
+        pose = mean_pose(pose)
+    local = quat.identity((J,)) if pose is None else np.asarray(pose, np.float64).reshape(J, 4)
+    gm, _ = forward_kinematics_arrays(local[None], skeleton.offsets, skeleton.parents)
+    gm = gm[0]
 
     def first_below(j: int, chain: list[int]) -> int:
         return next((c for c in chain if np.linalg.norm(gp[c] - gp[j]) > 1e-9), chain[-1])
@@ -201,41 +212,55 @@ def anatomy(skeleton: Skeleton) -> Anatomy:
         return _frame(up, fwd), up, left, fwd
 
     pf, up, left, forward = body_frame(pelvis, first_below(pelvis, spine + neck), side_pair("thigh", "shin"))
-    cf = body_frame(chest, first_below(chest, neck) if neck else chest, side_pair("clavicle", "upper_arm"))[0] if neck else pf
+    cf = pf
+    if neck:
+        cf = body_frame(chest, first_below(chest, neck), side_pair("clavicle", "upper_arm"))[0]
     ident = quat.identity(())
 
-    def chain_frames(parent: Array, joints: list[int], last: Array) -> tuple[Array, ...]:
-        out = [parent]
+    def swung(parent_local: Array, parent_joint: int, neutral: Array, j: int) -> Array:
+        """Segment ``j``'s frame (its local coordinates) from its parent's, in the pose."""
+        bone = _chain_child(skeleton, kids, j)
+        w = quat.mul(quat.mul(gm[parent_joint], parent_local), neutral)  # neutral-predicted, world
+        if bone is None or float(np.linalg.norm(bone)) < 1e-9:
+            return quat.normalize(quat.inv_mul(gm[j], w))
+        x = quat.mul_vec(gm[j], _unit(bone))
+        w = quat.mul(quat.between(quat.mul_vec(w, np.array([1.0, 0.0, 0.0])), x), w)
+        return quat.normalize(quat.inv_mul(gm[j], w))
+
+    def chain_frames(parent: Array, parent_joint: int, joints: list[int], last: Array) -> tuple[Array, ...]:
+        out, up_joint = [parent], parent_joint
         for j in joints[:-1]:
-            bone = _chain_child(skeleton, kids, j)
-            x = _axes(out[-1])[:, 0] if bone is None or np.linalg.norm(bone) < 1e-9 else _unit(bone)
-            out.append(_transport(out[-1], x, "spine"))
+            out.append(swung(out[-1], up_joint, ident, j))
+            up_joint = j
         return (*out, last)
 
     segments: dict[str, Segment] = {}
-    segments["spine"] = Segment("spine", tuple(spine), pelvis, chain_frames(pf, spine, cf), ident)
+    segments["spine"] = Segment("spine", tuple(spine), pelvis, chain_frames(pf, pelvis, spine, cf), ident)
     heads = [j for j in range(J) if roles[j][0] == "head"]
     if neck and heads and neck[-1] == heads[0]:
-        hb = _chain_child(skeleton, kids, neck[-1])
-        hx = _axes(cf)[:, 0] if hb is None or np.linalg.norm(hb) < 1e-9 else _unit(hb)
-        hf = _transport(cf, hx, "neck")
-        segments["neck"] = Segment("neck", tuple(neck), chest, chain_frames(cf, neck, hf), ident)
+        frames_n, prev = [cf], chest
+        for j in neck:
+            frames_n.append(swung(frames_n[-1], prev, ident, j))
+            prev = j
+        segments["neck"] = Segment("neck", tuple(neck), chest, tuple(frames_n), ident)
 
     # the canonical neutral pose (T-pose), in a body frame of its own
     cup, cleft, cfwd = np.array([0.0, 1.0, 0.0]), np.array([1.0, 0.0, 0.0]), np.array([0.0, 0.0, 1.0])
 
-    def canonical_dir(part: str, side: str) -> Array:
+    def canonical_frame(part: str, side: str) -> Array:
         s = 1.0 if side == "left" else -1.0
         if part in ("clavicle", "upper_arm", "forearm", "hand"):
-            return s * cleft
+            return _frame(s * cleft, cfwd)
         if part in ("thigh", "shin"):
-            return -cup
+            return _frame(-cup, cfwd)
         if part in ("foot", "toes"):
-            return cfwd
-        return cup
+            return _frame(cfwd, cup)
+        return _frame(cup, cfwd)
 
-    cbody = _frame(cup, cfwd)
-    frames: dict[tuple[str, str], tuple[Array, Array]] = {("pelvis", ""): (pf, cbody), ("chest", ""): (cf, cbody)}
+    frames: dict[tuple[str, str], tuple[Array, Array]] = {
+        ("pelvis", ""): (pf, canonical_frame("pelvis", "")),
+        ("chest", ""): (cf, canonical_frame("chest", "")),
+    }
     joint_of: dict[tuple[str, str], int] = {("pelvis", ""): pelvis, ("chest", ""): chest}
     for part in _LIMB:
         for side in SIDES:
@@ -247,16 +272,11 @@ def anatomy(skeleton: Skeleton) -> Anatomy:
             if pkey not in frames:  # no clavicle: the arm hangs from the chest
                 pkey = ("chest", "")
             parent_rig, parent_can = frames[pkey]
-            bone = _chain_child(skeleton, kids, j)
-            cdir = canonical_dir(part, side)
-            if bone is None or float(np.linalg.norm(bone)) < 1e-9:
-                x = _axes(parent_rig)[:, 0]
-            else:
-                x = _unit(bone)
-            a = _transport(parent_rig, x, part)
-            c = _transport(parent_can, cdir, part)
+            c = canonical_frame(part, side)
+            neutral = quat.inv_mul(parent_can, c)
+            a = swung(parent_rig, joint_of[pkey], neutral, j)
             name = f"{side}_{part}"
-            segments[name] = Segment(name, (j,), joint_of[pkey], (parent_rig, a), quat.inv_mul(parent_can, c))
+            segments[name] = Segment(name, (j,), joint_of[pkey], (parent_rig, a), neutral)
             frames[(part, side)] = (a, c)
             joint_of[(part, side)] = j
     ordered = {n: segments[n] for n in SEGMENTS if n in segments}
@@ -271,7 +291,7 @@ def _globals(motion: Motion) -> Array:
 def anatomical_rotations(motion: Motion, body: Anatomy | None = None) -> dict[str, Array]:
     """Per canonical segment, its anatomical rotation ``[F, 4]`` (relative to its parent segment,
     from the canonical neutral pose; spine and neck chains composed)."""
-    body = anatomy(motion.skeleton) if body is None else body
+    body = anatomy(motion.skeleton, motion) if body is None else body
     gr = _globals(motion)
     out = {}
     for name, s in body.segments.items():
@@ -319,7 +339,7 @@ def limit_points(motion: Motion, body: Anatomy | None = None) -> dict[str, Array
     """Per segment, the model-space points ``[N, 3]`` of a clip: the scaled angle axis of the
     anatomical rotation; for a chain of ``n`` joints, ``n`` times each joint's own share (one
     point per joint and frame), so a limit on them bounds every joint of any chain alike."""
-    body = anatomy(motion.skeleton) if body is None else body
+    body = anatomy(motion.skeleton, motion) if body is None else body
     gr = _globals(motion)
     out = {}
     for name, s in body.segments.items():
