@@ -143,12 +143,18 @@ def _chain_child(sk: Skeleton, kids: list[list[int]], j: int) -> Array | None:
     return ends[0] if ends else None
 
 
+#: grid (radians, per scaled-angle-axis component) the mean pose is snapped to, so that limiting a
+#: few frames of a clip does not move its twist zeros (and a limited clip stays inside)
+POSE_GRID = 0.05
+
+
 def mean_pose(motion: Motion) -> Array:
-    """Per joint, the mean local rotation ``[J, 4]`` of a clip (the reference pose of
-    :func:`anatomy`)."""
+    """Per joint, the mean local rotation ``[J, 4]`` of a clip snapped to :data:`POSE_GRID` (the
+    reference pose of :func:`anatomy`)."""
     if motion.num_frames == 0:
         return quat.identity((motion.num_joints,))
-    return quat.average(motion.rotations, axis=0)
+    v = quat.to_scaled_angle_axis(quat.abs(quat.average(motion.rotations, axis=0)))
+    return quat.from_scaled_angle_axis(np.round(v / POSE_GRID) * POSE_GRID)
 
 
 def anatomy(skeleton: Skeleton, pose: Array | Motion | None = None) -> Anatomy:
