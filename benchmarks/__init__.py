@@ -38,4 +38,5 @@ BENCHMARKS = (
     "quat",
     "cleanup",
     "corpus",
+    "human",
 )

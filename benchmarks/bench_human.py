@@ -162,8 +162,17 @@ def run(quick: bool = False) -> list[dict]:
             if variant == "all":
                 lopo_all[p] = per
             recs.append(
-                record(BENCH, f"LOPO recall, human ({variant}), {p}", mean, "fraction", kind="quality",
-                       better="higher", weakest=worst, weakest_recall=wv, per_segment=per)
+                record(
+                    BENCH,
+                    f"LOPO recall, human ({variant}), {p}",
+                    mean,
+                    "fraction",
+                    kind="quality",
+                    better="higher",
+                    weakest=worst,
+                    weakest_recall=wv,
+                    per_segment=per,
+                )
             )
         rig = mine[0]
         joints = [j for js in _segment_joints(rig["body"]).values() for j in js]
@@ -183,8 +192,17 @@ def run(quick: bool = False) -> list[dict]:
             kfa = _rig_fa(kd, joints, n_rand, 1)
             kd_txt = f"{kmean * 100:6.2f}% / {kworst} {kwv * 100:.1f}% / {kfa:.4f}"
             recs.append(
-                record(BENCH, f"LOPO recall, k-DOP ({rig['conv']}), {p}", kmean, "fraction", kind="quality",
-                       better="higher", weakest=kworst, weakest_recall=kwv, fa=kfa)
+                record(
+                    BENCH,
+                    f"LOPO recall, k-DOP ({rig['conv']}), {p}",
+                    kmean,
+                    "fraction",
+                    kind="quality",
+                    better="higher",
+                    weakest=kworst,
+                    weakest_recall=kwv,
+                    fa=kfa,
+                )
             )
         a, s = row["all"], row["shipped"]
         print(
@@ -212,21 +230,119 @@ def run(quick: bool = False) -> list[dict]:
         f"FA {np.mean(c_fa):.4f}; human (all, LOPO mean {np.mean([np.mean(list(v.values())) for v in lopo_all.values()]) * 100:.2f}%) "
         f"FA {np.mean(h_fa):.4f} (ratio {np.mean(h_fa) / np.mean(c_fa):.2f})"
     )
-    recs.append(record(BENCH, "clinical AAOS boxes, recall (all people)", c_recall, "fraction", kind="quality",
-                       better="higher", fa=float(np.mean(c_fa))))
-    recs.append(record(BENCH, "human (all), FA per segment (composed rotation)", float(np.mean(h_fa)), "fraction",
-                       kind="quality", better="lower", anchor="clinical AAOS FA", anchor_value=float(np.mean(c_fa))))
+    recs.append(
+        record(
+            BENCH,
+            "clinical AAOS boxes, recall (all people)",
+            c_recall,
+            "fraction",
+            kind="quality",
+            better="higher",
+            fa=float(np.mean(c_fa)),
+        )
+    )
+    recs.append(
+        record(
+            BENCH,
+            "human (all), FA per segment (composed rotation)",
+            float(np.mean(h_fa)),
+            "fraction",
+            kind="quality",
+            better="lower",
+            anchor="clinical AAOS FA",
+            anchor_value=float(np.mean(c_fa)),
+        )
+    )
     # the shipped model's stored expected recall against the people it never saw (non-shipping sets)
     shipped = load_model()
     if shipped.expected_recall:
         test = _pool([d for d in data if not d["ships"]])
         _, _, _, per = _recall(shipped.contains(test))
         gaps = {k: abs(shipped.expected_recall[k] - v) for k, v in per.items() if k in shipped.expected_recall}
-        print(f"  shipped model on LAFAN1, Bandai Namco, SFU: expected vs measured per segment, mean |gap| "
-              f"{np.mean(list(gaps.values())) * 100:.2f} points, worst {max(gaps.values()) * 100:.2f} ({max(gaps, key=gaps.get)})")
-        recs.append(record(BENCH, "shipped model: |expected - measured| recall, mean over segments",
-                           float(np.mean(list(gaps.values()))), "fraction", kind="quality", better="lower",
-                           worst=max(gaps.values())))
+        print(
+            f"  shipped model on LAFAN1, Bandai Namco, SFU: expected vs measured per segment, mean |gap| "
+            f"{np.mean(list(gaps.values())) * 100:.2f} points, worst {max(gaps.values()) * 100:.2f} ({max(gaps, key=gaps.get)})"
+        )
+        recs.append(
+            record(
+                BENCH,
+                "shipped model: |expected - measured| recall, mean over segments",
+                float(np.mean(list(gaps.values()))),
+                "fraction",
+                kind="quality",
+                better="lower",
+                worst=max(gaps.values()),
+            )
+        )
+    recs += _apply_checks(data, quick)
+    return recs
+
+
+def _apply_checks(data: list[dict[str, Any]], quick: bool) -> list[dict]:
+    """``limits_for`` + apply on every shared clip: joint-frames outside after a BVH round trip
+    (limits made again from the written clip), and the speed against a per-convention k-DOP."""
+    import tempfile
+    from pathlib import Path
+
+    from jointlimits import JointLimits, io
+    from jointlimits.limits.human import limits_for
+
+    recs = []
+    outside = limited = 0
+    with tempfile.TemporaryDirectory() as tmp:
+        for d in data:
+            m = d["motion"]
+            lim = limits_for(m.skeleton, None, m).select(None, None, m, False)
+            out = lim.apply(m)
+            path = Path(tmp) / Path(d["rel"]).name
+            io.save(path, out)
+            back = io.load(path)
+            again = limits_for(back.skeleton, None, back).select(None, None, back, False)
+            outside += int((again.violation(back.rotations) > 1e-6).sum())
+            limited += int(np.any(lim.violation(m.rotations) > 1e-6, axis=1).sum())
+    print(
+        f"  apply human on all {len(data)} shared clips: {limited} frames limited, "
+        f"{outside} joint-frames outside after (limits made again from the written BVH)"
+    )
+    recs.append(
+        record(
+            BENCH,
+            "apply human, every shared clip: joint-frames outside after",
+            outside,
+            "joint-frames",
+            kind="count",
+            better="lower",
+            frames_limited=limited,
+        )
+    )
+    # speed: the human model against a k-DOP fitted on the same rig (same shape), same clip
+    clip = next(d for d in data if d["rel"] == "lafan1/dance1_subject1.bvh")["motion"]
+    other = [d["motion"] for d in data if d["person"] == "lafan1/subject2"]
+    lim_h = limits_for(clip.skeleton, None, clip).select(None, None, clip, False)
+    lim_k = JointLimits.fit(other, shape="kdop").select(None, None, clip, False)
+    rates = {}
+    for name, lim in (("human", lim_h), ("k-DOP file", lim_k)):
+        best = float("inf")
+        for _ in range(2 if quick else 5):
+            t = time.perf_counter()
+            lim.apply(clip)
+            best = min(best, time.perf_counter() - t)
+        rates[name] = clip.num_frames / best
+    print(
+        f"  apply speed on dance1_subject1: human {rates['human']:,.0f} frames/s, per-convention k-DOP "
+        f"{rates['k-DOP file']:,.0f} frames/s (ratio {rates['human'] / rates['k-DOP file']:.2f})"
+    )
+    recs.append(
+        record(
+            BENCH,
+            "apply human, frames/s (lafan1 dance1_subject1)",
+            rates["human"],
+            "frames/s",
+            kind="rate",
+            anchor="per-convention k-DOP file, same run",
+            anchor_value=rates["k-DOP file"],
+        )
+    )
     return recs
 
 

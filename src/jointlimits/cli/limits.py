@@ -341,8 +341,16 @@ def fit_command(
 
 
 @click.command("apply")
-@click.argument("limits_file", metavar="LIMITS.json", type=click.Path(path_type=Path))
-@click.argument("clip", type=click.Path(path_type=Path))
+@click.argument("inputs", metavar="[LIMITS.json] CLIP", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option(
+    "--limits",
+    "limits_opt",
+    default=None,
+    type=click.Path(path_type=Path),
+    metavar="LIMITS",
+    help="The limits instead of the LIMITS.json argument: a limits file, a human model file, or "
+    "'human' (the shipped human model, for any humanoid rig, no fitting).",
+)
 @click.option(
     "-o",
     "--output",
@@ -382,8 +390,8 @@ def fit_command(
 @json_option
 @friendly_errors
 def apply_command(
-    limits_file: Path,
-    clip: Path,
+    inputs: tuple[Path, ...],
+    limits_opt: Path | None,
     output: Path,
     soften: tuple[float, float] | None,
     smooth: bool,
@@ -399,11 +407,15 @@ def apply_command(
 ) -> None:
     """Project every frame of CLIP (any supported motion format) into the limits and write the
     result. The joints carrying the global position and heading are left alone unless --root or
-    --joints names them."""
+    --joints names them. LIMITS.json may be ``human`` (the shipped human model) or a model
+    written by ``jointlimits human build``; ``--limits LIMITS`` replaces the argument."""
     from .. import io as motion_io
     from ..cleanup.smoothing import smooth_switches
     from .filters import _check_outputs, _pick_joint
 
+    if len(inputs) != (1 if limits_opt is not None else 2):
+        raise BadInput("usage: jointlimits apply LIMITS.json CLIP -o OUT (or apply --limits LIMITS CLIP -o OUT)")
+    limits_file, clip = (limits_opt, inputs[0]) if limits_opt is not None else (inputs[0], inputs[1])
     _check_outputs(output, plot_path, [clip, limits_file], force)
     m = motion_io.load(clip)
     _require_frames(m, clip)

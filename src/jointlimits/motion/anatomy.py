@@ -157,6 +157,65 @@ def mean_pose(motion: Motion) -> Array:
     return quat.from_scaled_angle_axis(np.round(v / POSE_GRID) * POSE_GRID)
 
 
+def _human_rest(skeleton: Skeleton, roles: list[tuple[str, str]], gp: Array) -> bool:
+    """Whether the rest pose is human-shaped (a T- or A-pose standing up): thighs and shins within
+    30 deg of straight down from the pelvis-to-chest direction, upper arms and forearms within 60 deg
+    of sideways."""
+    J = skeleton.num_joints
+    spine = [j for j in range(J) if roles[j][0] == "spine"]
+    pelvis = int(skeleton.parents[spine[0]])
+    up = _unit(gp[spine[-1]] - gp[pelvis])
+    for j in range(J):
+        role = roles[j][0]
+        p = int(skeleton.parents[j])
+        if role not in ("shin", "forearm", "foot", "hand") or p < 0:
+            continue
+        d = _unit(gp[j] - gp[p])  # the bone of the thigh / upper arm (etc.) above
+        if float(np.linalg.norm(d)) < 0.5:
+            continue
+        if role in ("shin", "foot") and float(d @ -up) < np.cos(np.radians(30)):
+            return False
+        if role in ("forearm", "hand") and abs(float(d @ up)) > np.sin(np.radians(60)):
+            return False
+    return True
+
+
+def _standing_pose(skeleton: Skeleton, roles: list[tuple[str, str]], gp: Array, kids: list[list[int]]) -> Array:
+    """Local rotations ``[J, 4]`` that stand a rig whose rest pose is not human-shaped (bones along
+    X) in the T-pose: each limb bone, spine and neck joint swung the shortest way from where its
+    parent leaves it onto its canonical direction (pelvis frame from its own offsets)."""
+    J = skeleton.num_joints
+    spine = [j for j in range(J) if roles[j][0] == "spine"]
+    pelvis = int(skeleton.parents[spine[0]])
+    up = (
+        _unit(gp[spine[0]] - gp[pelvis])
+        if np.linalg.norm(gp[spine[0]] - gp[pelvis]) > 1e-9
+        else _unit(gp[spine[-1]] - gp[pelvis])
+    )
+    lat = np.zeros(3)
+    for j, (role, side) in enumerate(roles):
+        if role == "thigh":
+            lat += gp[j] if side == "left" else -gp[j]
+    left = _unit(lat - (lat @ up) * up)
+    fwd = np.cross(left, up)
+    want = {"spine": up, "neck": up, "head": up, "thigh": -up, "shin": -up, "foot": fwd, "toe": fwd}
+    local = quat.identity((J,))
+    glob = quat.identity((J,))
+    for j in np.argsort(skeleton.depth(), kind="stable"):
+        p = int(skeleton.parents[j])
+        gpar = glob[p] if p >= 0 else quat.identity(())
+        role, side = roles[j]
+        d = want.get(role)
+        if role in ("clavicle", "upper_arm", "forearm", "hand"):
+            d = left if side == "left" else -left
+        bone = _chain_child(skeleton, kids, j)
+        if d is not None and bone is not None and float(np.linalg.norm(bone)) > 1e-9:
+            cur = quat.mul_vec(gpar, _unit(bone))
+            local[j] = quat.normalize(quat.inv_mul(gpar, quat.mul(quat.between(cur, d), gpar)))
+        glob[j] = quat.mul(gpar, local[j])
+    return local
+
+
 def anatomy(skeleton: Skeleton, pose: Array | Motion | None = None) -> Anatomy:
     """The canonical segments of a humanoid skeleton; raises :class:`SkeletonError` when the
     topology shows no body, or the names no left and right.
@@ -164,7 +223,8 @@ def anatomy(skeleton: Skeleton, pose: Array | Motion | None = None) -> Anatomy:
     The pelvis's and the chest's frames are rigid features of their own offsets (up: toward the
     spine or neck; left: between the hips or clavicles), so every rest pose gives the same frames.
     A limb segment's x axis is its bone; its twist zero is the pose ``pose`` (local rotations
-    ``[J, 4]``, or a clip, whose :func:`mean_pose` is taken; None: the rest pose): there the
+    ``[J, 4]``; or a clip: the rest pose when it is human-shaped, a T- or A-pose, else the clip's
+    :func:`mean_pose`; None: the rest pose): there the
     segment's frame is its parent's frame carried to the canonical neutral direction and swung
     the shortest way onto the bone, so its anatomical rotation in that pose has no twist.
     Without a pose, rigs whose rest pose is not human-shaped (bones along X) get the rest pose's
@@ -191,8 +251,8 @@ def anatomy(skeleton: Skeleton, pose: Array | Motion | None = None) -> Anatomy:
     if not any(side for _, side in by):
         raise SkeletonError("the joint names do not tell left from right (no Left/Right, L/R or l_/r_ names)")
     _, gp = forward_kinematics_arrays(quat.identity((J,)), skeleton.offsets, skeleton.parents)
-    if isinstance(pose, Motion):
-        pose = mean_pose(pose)
+    if isinstance(pose, Motion) or pose is None:
+        pose = None if _human_rest(skeleton, roles, gp) else _standing_pose(skeleton, roles, gp, kids)
     local = quat.identity((J,)) if pose is None else np.asarray(pose, np.float64).reshape(J, 4)
     gm, _ = forward_kinematics_arrays(local[None], skeleton.offsets, skeleton.parents)
     gm = gm[0]
