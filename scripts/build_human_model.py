@@ -26,7 +26,7 @@ from jointlimits.limits.human import DEFAULT_PADDING, HumanModel  # noqa: E402
 def main() -> None:
     rows = [c for c in clips() if c[4]]
     pts = []
-    for rel, person, conv, lic, ships in rows:
+    for rel, person, _conv, _lic, _ships in rows:
         m = io.load(MOCAP / rel)
         if rel.startswith("cmu_cgspeed_mb/"):
             m = m.frames(1, None)
