@@ -287,14 +287,15 @@ def _apply_checks(data: list[dict[str, Any]], quick: bool) -> list[dict]:
     from pathlib import Path
 
     from jointlimits import JointLimits, io
-    from jointlimits.limits.human import limits_for
+    from jointlimits.limits.human import limits_for, load_model
 
+    shipped = load_model()
     recs = []
     outside = limited = 0
     with tempfile.TemporaryDirectory() as tmp:
         for d in data:
             m = d["motion"]
-            lim = limits_for(m.skeleton, None, m).select(None, None, m, False)
+            lim = shipped.limits_for_clip(m).select(None, None, m, False)
             out = lim.apply(m)
             path = Path(tmp) / Path(d["rel"]).name
             io.save(path, out)

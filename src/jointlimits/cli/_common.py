@@ -175,7 +175,7 @@ def limits_for_clip(
     if isinstance(lim, HumanModel):
         if motion is None:
             raise BadInput("a human model needs a clip: it makes limits for the clip's skeleton")
-        lim = lim.limits(motion.skeleton, motion)
+        lim = lim.limits_for_clip(motion)
     if motion is not None:
         lim.check_skeleton(motion.skeleton, rest=False)
         if retarget_rest:

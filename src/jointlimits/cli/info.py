@@ -69,15 +69,14 @@ def info_command(clip: Path, show_anatomy: bool, quiet: bool, as_json: bool) -> 
 
         body = anatomy(sk, m)
         ranges = angle_ranges(m, body)
-        data["anatomy"] = {
-            n: {"joints": [sk.names[j] for j in body.segments[n].joints], **r} for n, r in ranges.items()
-        }
+        seg_joints = {n: [sk.names[j] for j in body.segments[n].joints] for n in ranges}
+        data["anatomy"] = {n: {"joints": seg_joints[n], **r} for n, r in ranges.items()}
         lines.append("  anatomical angles (deg, min..max): flexion/extension, abduction/adduction, rotation")
         for n, r in ranges.items():
-            joints = ",".join(data["anatomy"][n]["joints"])
+            jn = ",".join(seg_joints[n])
             f, a, t = (r[k] for k in ("flexion", "abduction", "rotation"))
             lines.append(
-                f"    {n:15s} {f[0]:7.1f}..{f[1]:6.1f}  {a[0]:7.1f}..{a[1]:6.1f}  {t[0]:7.1f}..{t[1]:6.1f}  ({joints})"
+                f"    {n:15s} {f[0]:7.1f}..{f[1]:6.1f}  {a[0]:7.1f}..{a[1]:6.1f}  {t[0]:7.1f}..{t[1]:6.1f}  ({jn})"
             )
         emit("\n".join(lines), data, quiet, as_json, unknown_as_null=True)
         return

@@ -136,6 +136,26 @@ class HumanModel:
         settings = {"human_model": {"version": self.version, "padding": self.padding}}
         return JointLimits(skeleton, joints, settings=settings)
 
+    def limits_for_clip(self, motion: Motion, passes: int = 4) -> JointLimits:
+        """Limits for one clip whose limited copy is inside limits made again from that copy: on a
+        rig whose rest pose is not human-shaped the twist zeros come from the clip's mean pose,
+        which limiting moves, so the pose is taken again from the limited clip until it stays
+        (at most ``passes`` times)."""
+        from ..motion.anatomy import mean_pose, needs_pose
+
+        if not needs_pose(motion.skeleton) or motion.num_frames == 0:
+            return self.limits(motion.skeleton)
+        pose = mean_pose(motion)
+        lim = self.limits(motion.skeleton, pose)
+        for _ in range(passes):
+            limited = motion.with_rotations(lim.project(motion.rotations))
+            again = mean_pose(limited)
+            if np.array_equal(again, pose):
+                break
+            pose = again
+            lim = self.limits(motion.skeleton, pose)
+        return lim
+
     # ------------------------------------------------------------------ file
     def to_dict(self) -> dict[str, Any]:
         return {

@@ -180,40 +180,14 @@ def _human_rest(skeleton: Skeleton, roles: list[tuple[str, str]], gp: Array) -> 
     return True
 
 
-def _standing_pose(skeleton: Skeleton, roles: list[tuple[str, str]], gp: Array, kids: list[list[int]]) -> Array:
-    """Local rotations ``[J, 4]`` that stand a rig whose rest pose is not human-shaped (bones along
-    X) in the T-pose: each limb bone, spine and neck joint swung the shortest way from where its
-    parent leaves it onto its canonical direction (pelvis frame from its own offsets)."""
-    J = skeleton.num_joints
-    spine = [j for j in range(J) if roles[j][0] == "spine"]
-    pelvis = int(skeleton.parents[spine[0]])
-    up = (
-        _unit(gp[spine[0]] - gp[pelvis])
-        if np.linalg.norm(gp[spine[0]] - gp[pelvis]) > 1e-9
-        else _unit(gp[spine[-1]] - gp[pelvis])
-    )
-    lat = np.zeros(3)
-    for j, (role, side) in enumerate(roles):
-        if role == "thigh":
-            lat += gp[j] if side == "left" else -gp[j]
-    left = _unit(lat - (lat @ up) * up)
-    fwd = np.cross(left, up)
-    want = {"spine": up, "neck": up, "head": up, "thigh": -up, "shin": -up, "foot": fwd, "toe": fwd}
-    local = quat.identity((J,))
-    glob = quat.identity((J,))
-    for j in np.argsort(skeleton.depth(), kind="stable"):
-        p = int(skeleton.parents[j])
-        gpar = glob[p] if p >= 0 else quat.identity(())
-        role, side = roles[j]
-        d = want.get(role)
-        if role in ("clavicle", "upper_arm", "forearm", "hand"):
-            d = left if side == "left" else -left
-        bone = _chain_child(skeleton, kids, j)
-        if d is not None and bone is not None and float(np.linalg.norm(bone)) > 1e-9:
-            cur = quat.mul_vec(gpar, _unit(bone))
-            local[j] = quat.normalize(quat.inv_mul(gpar, quat.mul(quat.between(cur, d), gpar)))
-        glob[j] = quat.mul(gpar, local[j])
-    return local
+def needs_pose(skeleton: Skeleton) -> bool:
+    """Whether :func:`anatomy` takes twist zeros from a clip's mean pose on this skeleton (its rest
+    pose is not human-shaped)."""
+    roles = body_roles(skeleton)
+    if roles is None:
+        return False
+    _, gp = forward_kinematics_arrays(quat.identity((skeleton.num_joints,)), skeleton.offsets, skeleton.parents)
+    return not _human_rest(skeleton, roles, gp)
 
 
 def anatomy(skeleton: Skeleton, pose: Array | Motion | None = None) -> Anatomy:
@@ -251,8 +225,8 @@ def anatomy(skeleton: Skeleton, pose: Array | Motion | None = None) -> Anatomy:
     if not any(side for _, side in by):
         raise SkeletonError("the joint names do not tell left from right (no Left/Right, L/R or l_/r_ names)")
     _, gp = forward_kinematics_arrays(quat.identity((J,)), skeleton.offsets, skeleton.parents)
-    if isinstance(pose, Motion) or pose is None:
-        pose = None if _human_rest(skeleton, roles, gp) else _standing_pose(skeleton, roles, gp, kids)
+    if isinstance(pose, Motion):
+        pose = None if _human_rest(skeleton, roles, gp) else mean_pose(pose)
     local = quat.identity((J,)) if pose is None else np.asarray(pose, np.float64).reshape(J, 4)
     gm, _ = forward_kinematics_arrays(local[None], skeleton.offsets, skeleton.parents)
     gm = gm[0]
@@ -330,9 +304,10 @@ def anatomy(skeleton: Skeleton, pose: Array | Motion | None = None) -> Anatomy:
     joint_of: dict[tuple[str, str], int] = {("pelvis", ""): pelvis, ("chest", ""): chest}
     for part in _LIMB:
         for side in SIDES:
-            j = by.get((_ROLE.get(part, part), side))
-            if j is None:
+            found = by.get((_ROLE.get(part, part), side))
+            if found is None:
                 continue
+            j = found
             pp = _PARENT[part]
             pkey = (pp, "") if pp in ("pelvis", "chest") else (pp, side)
             if pkey not in frames:  # no clavicle: the arm hangs from the chest
