@@ -138,12 +138,11 @@ def run(quick: bool = False) -> list[dict]:
     from jointlimits.motion import quat
     from jointlimits.motion.anatomy import anatomical_angles
 
-    t0 = time.perf_counter()
     data = _load()
     people = sorted({d["person"] for d in data})
     n_rand = 4000 if quick else 20000
     recs: list[dict] = []
-    print(f"  {len(data)} clips, {len(people)} people ({time.perf_counter() - t0:.0f} s to load)")
+    print(f"  {len(data)} clips, {len(people)} people")
     header = "  person              conv         human(all) mean / weakest          human(shipped) mean / weakest"
     header += "      FA human   k-DOP(conv) mean / weakest / FA"
     print(header)
