@@ -276,7 +276,42 @@ def run(quick: bool = False) -> list[dict]:
             )
         )
     recs += _apply_checks(data, quick)
+    recs += prior_check(data)
     return recs
+
+
+def prior_check(data: list[dict[str, Any]]) -> list[dict]:
+    """``fit --prior human`` on one clip of a person the shipped model never saw (LAFAN1 subject 2,
+    push1): recall on their other clips against the shipped model alone and a fit on that clip."""
+    from jointlimits import JointLimits
+    from jointlimits.limits.human import load_model
+
+    shipped = load_model()
+    one = next(d for d in data if d["rel"] == "lafan1/push1_subject2.bvh")
+    rest = [d for d in data if d["person"] == "lafan1/subject2" and d is not one]
+    widened, _ = shipped.widened([one["motion"]])
+    fitted = JointLimits.fit([one["motion"]])
+    hit = {"human": 0, "one-clip fit": 0, "prior": 0}
+    total = 0
+    for d in rest:
+        m = d["motion"]
+        joints = [j for s in d["body"].segments.values() for j in s.joints]
+        for name, lim in (
+            ("human", shipped.limits_for_clip(m)),
+            ("one-clip fit", fitted),
+            ("prior", widened.limits_for_clip(m)),
+        ):
+            hit[name] += int(lim.contains(m.rotations)[:, joints].sum())
+        total += m.num_frames * len(joints)
+    rec = {k: v / total for k, v in hit.items()}
+    print(
+        "  fit --prior human on lafan1 push1_subject2, recall on subject 2's other clips: "
+        + ", ".join(f"{k} {v * 100:.2f}%" for k, v in rec.items())
+    )
+    return [
+        record(BENCH, f"prior check: recall, {k}", v, "fraction", kind="quality", better="higher")
+        for k, v in rec.items()
+    ]
 
 
 def _apply_checks(data: list[dict[str, Any]], quick: bool) -> list[dict]:

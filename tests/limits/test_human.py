@@ -94,3 +94,15 @@ def test_cli_human_build_and_errors(tmp_path):
     assert r.returncode == 0, r.stderr
     r = _cli("apply", str(src), "-o", str(tmp_path / "x.bvh"))
     assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1
+
+
+def test_prior_widened_by_clips_admits_both():
+    prior = HumanModel.build([range_of_motion(seconds=4.0, seed=1)])
+    user = range_of_motion(seconds=4.0, seed=2, over_rotation=0.7)
+    widened, decided = prior.widened([user])
+    pts_user = HumanModel.points([user])
+    pts_prior = HumanModel.points([range_of_motion(seconds=4.0, seed=1)])
+    for pts in (pts_user, pts_prior):
+        assert all(v.all() for v in widened.contains(pts).values())
+    assert not all(v.all() for v in prior.contains(pts_user).values())
+    assert set(decided.values()) <= {"prior", "clips", "both"} and set(decided.values()) != {"prior"}

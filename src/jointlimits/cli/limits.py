@@ -210,6 +210,14 @@ def _coupled_pairs(lim) -> list[tuple[str, str]]:
     help="With --target-recall: one padding whose mean expected recall meets the target, each joint its own, "
     "or the least rotation space admitted at that mean (balanced).",
 )
+@click.option(
+    "--prior",
+    default=None,
+    type=click.Path(path_type=Path),
+    metavar="MODEL",
+    help="Combine the clips with a human model ('human' or a 'human build' file): the clips widen it where "
+    "they move further, the model covers the rest; prints per segment which decided.",
+)
 @joint_selection
 @click.option("--force", is_flag=True, help="Replace an existing output (also one that is an input).")
 @engine_options
@@ -231,6 +239,7 @@ def fit_command(
     target_recall: float | None,
     groups: tuple[str, ...],
     allocation: str,
+    prior: Path | None,
     joints: tuple[str, ...],
     exclude: tuple[str, ...],
     root: bool,
@@ -257,6 +266,9 @@ def fit_command(
         raise BadInput("--groups and --allocation need --target-recall")
     if target_recall is not None and (shape != "implicit" or swing_twist):
         raise BadInput("--target-recall needs --shape implicit (without --swing-twist)")
+    if prior is not None:
+        _fit_with_prior(clips, output, prior, padding, force, quiet, as_json)
+        return
     labels = group_labels([str(c) for c in clips], list(groups)) if groups else None
     if (coupled or pair) and (shape != "implicit" or swing_twist):
         raise BadInput("--coupled and --pair need --shape implicit (without --swing-twist)")
@@ -338,6 +350,26 @@ def fit_command(
             f"lowest {cal[worst]['expected_recall']:.4f} ({worst}); folds: {lim.settings['calibration']['folds']} "
             f"{_plural(lim.settings['calibration']['units'])}"
         )
+
+
+def _fit_with_prior(
+    clips: tuple[Path, ...], output: Path, prior: Path, padding: float | None, force: bool, quiet: bool, as_json: bool
+) -> None:
+    """``fit --prior MODEL``: the human model widened by the clips, as limits on their skeleton."""
+    from ..limits.human import load_model
+
+    check_output_path(output, list(clips), force, suffixes=(".json",), what="limits file")
+    model = load_model(prior)
+    ms = _load_clips(list(clips), quiet or as_json)
+    fp = {m.skeleton.fingerprint() for m in ms}
+    if len(fp) > 1:
+        raise BadInput("--prior fits clips of one skeleton (these clips have several)")
+    widened, decided = model.widened(ms, padding)
+    lim = widened.limits_for_clip(ms[0])
+    lim.save(output)
+    text = f"wrote {output}: the human model widened by {len(ms)} clip(s); per segment what decided the bounds:\n"
+    text += "\n".join(f"  {n:16s} {d}" for n, d in decided.items())
+    emit(text, {"output": str(output), "decided": decided}, quiet, as_json)
 
 
 @click.command("apply")

@@ -136,6 +136,32 @@ class HumanModel:
         settings = {"human_model": {"version": self.version, "padding": self.padding}}
         return JointLimits(skeleton, joints, settings=settings)
 
+    def widened(self, motions: Iterable[Motion], padding: float | None = None) -> tuple[HumanModel, dict[str, str]]:
+        """This model combined with a user's clips (``fit --prior``): per segment the smallest k-DOP
+        of the same frame and slabs that holds both this model's and the clips' model-space points
+        (``padding`` radians out, default the model's). Also, per segment, which decided its
+        bounds: "prior" (the model alone), "clips" (every bound moved by the clips) or "both"."""
+        pad = self.padding if padding is None else float(padding)
+        pts = self.points(motions)
+        shapes: dict[str, Shape] = dict(self.segments)
+        decided = {n: "prior" for n in self.segments}
+        for n, p in pts.items():
+            shape = self.segments.get(n)
+            if not isinstance(shape, KDop) or not len(p):
+                continue
+            axes = np.asarray(shape.axes, np.float64)
+            proj = ((p - shape.position) @ np.asarray(shape.rotation, np.float64)) @ axes.T
+            mins, maxs = np.asarray(shape.mins, np.float64), np.asarray(shape.maxs, np.float64)
+            lo = np.minimum(mins, proj.min(axis=0) - pad)
+            hi = np.maximum(maxs, proj.max(axis=0) + pad)
+            moved = int(np.sum(lo < mins) + np.sum(hi > maxs))
+            decided[n] = "prior" if moved == 0 else "clips" if moved == 2 * len(axes) else "both"
+            shapes[n] = KDop(
+                position=shape.position, rotation=shape.rotation, axes=axes, mins=lo, maxs=hi, exact=shape.exact
+            )
+        prov = {"prior": self.provenance, "widened_by_frames": int(sum(len(v) for v in pts.values()))}
+        return HumanModel(shapes, self.padding, {}, prov, self.version), decided
+
     def limits_for_clip(self, motion: Motion, passes: int = 4) -> JointLimits:
         """Limits for one clip whose limited copy is inside limits made again from that copy: on a
         rig whose rest pose is not human-shaped the twist zeros come from the clip's mean pose,
