@@ -39,4 +39,5 @@ BENCHMARKS = (
     "cleanup",
     "corpus",
     "web_demo",
+    "human",
 )

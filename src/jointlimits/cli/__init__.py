@@ -29,6 +29,7 @@ COMMANDS = [
     ("studio", ["studio_command"]),
     ("retarget", ["retarget_command"]),
     ("corpus", ["scan_command", "clean_command"]),
+    ("human", ["human_group"]),
 ]
 
 

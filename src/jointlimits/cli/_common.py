@@ -154,12 +154,30 @@ def joint_selection(fn: Callable) -> Callable:
     return fn
 
 
+def load_limits(path: Any) -> Any:
+    """A limits file, or a human model: ``human`` (the shipped one) or a file ``human build`` wrote
+    (made ready for each clip by :func:`limits_for_clip`)."""
+    from ..limits.human import is_human_model, load_model
+    from ..limits.model import JointLimits
+
+    if is_human_model(path):
+        return load_model(path)
+    return JointLimits.load(path)
+
+
 def limits_for_clip(
     lim: Any, motion: Any, joints: Iterable[str], exclude: Iterable[str], root: bool, retarget_rest: bool = False
 ) -> Any:
     """Loaded limits made ready for a clip (or none): the same joints, re-expressed in its rest pose
     with ``--retarget-rest``, on the joints ``--joints``/``--exclude``/``--root`` choose (by
-    default without those carrying the global position and heading), and checked against it."""
+    default without those carrying the global position and heading), and checked against it.
+    A human model (:func:`load_limits`) becomes limits on the clip's own skeleton."""
+    from ..limits.human import HumanModel
+
+    if isinstance(lim, HumanModel):
+        if motion is None:
+            raise BadInput("a human model needs a clip: it makes limits for the clip's skeleton")
+        lim = lim.limits_for_clip(motion)
     if motion is not None:
         lim.check_skeleton(motion.skeleton, rest=False)
         if retarget_rest:

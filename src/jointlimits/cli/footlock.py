@@ -103,7 +103,6 @@ def footlock_command(
     contacts and by the independent measure (ankle and toe joints on low-and-slow frames)."""
     from .. import io as motion_io
     from ..cleanup.footlock import FootlockSettings, footlock
-    from ..limits.model import JointLimits
 
     if free_ankle and limits_path is None:
         raise BadInput("--free-ankle needs --limits (without limits no joint is limited)")
@@ -115,7 +114,13 @@ def footlock_command(
     if min_frames < 1:
         raise BadInput(f"--min-frames must be >= 1, got {min_frames}")
     motion = motion_io.load(clip)
-    limits = JointLimits.load(limits_path) if limits_path else None
+    limits = None
+    if limits_path:
+        from ..limits.human import HumanModel
+        from ._common import load_limits
+
+        loaded = load_limits(limits_path)
+        limits = loaded.limits_for_clip(motion) if isinstance(loaded, HumanModel) else loaded
     settings = FootlockSettings(
         height_threshold=height_threshold,
         velocity_threshold=velocity_threshold,

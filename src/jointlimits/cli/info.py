@@ -13,10 +13,16 @@ __all__ = ["info_command"]
 
 @click.command("info")
 @click.argument("clip", type=click.Path(path_type=Path))
+@click.option(
+    "--anatomy",
+    "show_anatomy",
+    is_flag=True,
+    help="Per canonical segment, the range of flexion, abduction and rotation in degrees.",
+)
 @quiet_option
 @json_option
 @friendly_errors
-def info_command(clip: Path, quiet: bool, as_json: bool) -> None:
+def info_command(clip: Path, show_anatomy: bool, quiet: bool, as_json: bool) -> None:
     """Print a clip's joints, channels, frames, fps, duration, units, up axis and body height
     (the standing height over the whole clip: head above the lowest foot point). CLIP is any
     supported motion format (.bvh, .glb/.gltf, AMASS .npz)."""
@@ -58,6 +64,22 @@ def info_command(clip: Path, quiet: bool, as_json: bool) -> None:
         f"  up axis guess {up}; units guess {units.name} "
         f"(body height over the clip {units.height:.4g} -> {units.height * units.metres_per_unit:.2f} m)",
     ]
+    if show_anatomy:
+        from ..motion.anatomy import anatomy, angle_ranges
+
+        body = anatomy(sk, m)
+        ranges = angle_ranges(m, body)
+        seg_joints = {n: [sk.names[j] for j in body.segments[n].joints] for n in ranges}
+        data["anatomy"] = {n: {"joints": seg_joints[n], **r} for n, r in ranges.items()}
+        lines.append("  anatomical angles (deg, min..max): flexion/extension, abduction/adduction, rotation")
+        for n, r in ranges.items():
+            jn = ",".join(seg_joints[n])
+            f, a, t = (r[k] for k in ("flexion", "abduction", "rotation"))
+            lines.append(
+                f"    {n:15s} {f[0]:7.1f}..{f[1]:6.1f}  {a[0]:7.1f}..{a[1]:6.1f}  {t[0]:7.1f}..{t[1]:6.1f}  ({jn})"
+            )
+        emit("\n".join(lines), data, quiet, as_json, unknown_as_null=True)
+        return
     depth = sk.depth()
     for j, n in enumerate(sk.names):
         chans = " ".join(c[0] + c[1:4].replace("pos", "p").replace("rot", "r") for c in sk.channels[j])

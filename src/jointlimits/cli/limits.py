@@ -20,6 +20,7 @@ from ._common import (
     joint_selection,
     json_option,
     limits_for_clip,
+    load_limits,
     quiet_option,
     split_names,
 )
@@ -209,6 +210,14 @@ def _coupled_pairs(lim) -> list[tuple[str, str]]:
     help="With --target-recall: one padding whose mean expected recall meets the target, each joint its own, "
     "or the least rotation space admitted at that mean (balanced).",
 )
+@click.option(
+    "--prior",
+    default=None,
+    type=click.Path(path_type=Path),
+    metavar="MODEL",
+    help="Combine the clips with a human model ('human' or a 'human build' file): the clips widen it where "
+    "they move further, the model covers the rest; prints per segment which decided.",
+)
 @joint_selection
 @click.option("--force", is_flag=True, help="Replace an existing output (also one that is an input).")
 @engine_options
@@ -230,6 +239,7 @@ def fit_command(
     target_recall: float | None,
     groups: tuple[str, ...],
     allocation: str,
+    prior: Path | None,
     joints: tuple[str, ...],
     exclude: tuple[str, ...],
     root: bool,
@@ -256,6 +266,9 @@ def fit_command(
         raise BadInput("--groups and --allocation need --target-recall")
     if target_recall is not None and (shape != "implicit" or swing_twist):
         raise BadInput("--target-recall needs --shape implicit (without --swing-twist)")
+    if prior is not None:
+        _fit_with_prior(clips, output, prior, padding, force, quiet, as_json)
+        return
     labels = group_labels([str(c) for c in clips], list(groups)) if groups else None
     if (coupled or pair) and (shape != "implicit" or swing_twist):
         raise BadInput("--coupled and --pair need --shape implicit (without --swing-twist)")
@@ -339,9 +352,37 @@ def fit_command(
         )
 
 
+def _fit_with_prior(
+    clips: tuple[Path, ...], output: Path, prior: Path, padding: float | None, force: bool, quiet: bool, as_json: bool
+) -> None:
+    """``fit --prior MODEL``: the human model widened by the clips, as limits on their skeleton."""
+    from ..limits.human import load_model
+
+    check_output_path(output, list(clips), force, suffixes=(".json",), what="limits file")
+    model = load_model(prior)
+    ms = _load_clips(list(clips), quiet or as_json)
+    fp = {m.skeleton.fingerprint() for m in ms}
+    if len(fp) > 1:
+        raise BadInput("--prior fits clips of one skeleton (these clips have several)")
+    widened, decided = model.widened(ms, padding)
+    lim = widened.limits_for_clip(ms[0])
+    lim.save(output)
+    text = f"wrote {output}: the human model widened by {len(ms)} clip(s); per segment what decided the bounds:\n"
+    text += "\n".join(f"  {n:16s} {d}" for n, d in decided.items())
+    emit(text, {"output": str(output), "decided": decided}, quiet, as_json)
+
+
 @click.command("apply")
-@click.argument("limits_file", metavar="LIMITS.json", type=click.Path(path_type=Path))
-@click.argument("clip", type=click.Path(path_type=Path))
+@click.argument("inputs", metavar="[LIMITS.json] CLIP", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option(
+    "--limits",
+    "limits_opt",
+    default=None,
+    type=click.Path(path_type=Path),
+    metavar="LIMITS",
+    help="The limits instead of the LIMITS.json argument: a limits file, a human model file, or "
+    "'human' (the shipped human model, for any humanoid rig, no fitting).",
+)
 @click.option(
     "-o",
     "--output",
@@ -381,8 +422,8 @@ def fit_command(
 @json_option
 @friendly_errors
 def apply_command(
-    limits_file: Path,
-    clip: Path,
+    inputs: tuple[Path, ...],
+    limits_opt: Path | None,
     output: Path,
     soften: tuple[float, float] | None,
     smooth: bool,
@@ -398,18 +439,21 @@ def apply_command(
 ) -> None:
     """Project every frame of CLIP (any supported motion format) into the limits and write the
     result. The joints carrying the global position and heading are left alone unless --root or
-    --joints names them."""
+    --joints names them. LIMITS.json may be ``human`` (the shipped human model) or a model
+    written by ``jointlimits human build``; ``--limits LIMITS`` replaces the argument."""
     from .. import io as motion_io
     from ..cleanup.smoothing import smooth_switches
-    from ..limits.model import JointLimits
     from .filters import _check_outputs, _pick_joint
 
+    if len(inputs) != (1 if limits_opt is not None else 2):
+        raise BadInput("usage: jointlimits apply LIMITS.json CLIP -o OUT (or apply --limits LIMITS CLIP -o OUT)")
+    limits_file, clip = (limits_opt, inputs[0]) if limits_opt is not None else (inputs[0], inputs[1])
     _check_outputs(output, plot_path, [clip, limits_file], force)
     m = motion_io.load(clip)
     _require_frames(m, clip)
     if plot_path is not None and plot_joint is not None:
         m.skeleton.index(plot_joint)  # an unknown joint fails before anything is written
-    lim = limits_for_clip(JointLimits.load(limits_file), m, joints, exclude, root, retarget_rest)
+    lim = limits_for_clip(load_limits(limits_file), m, joints, exclude, root, retarget_rest)
     # (limits_for_clip checked the skeleton; one pass limits the clip and measures the input)
     n_frames, names = m.num_frames, m.skeleton.names
     stats: list[tuple[int, float]] = []  # per block of frames: frames limited, largest violation

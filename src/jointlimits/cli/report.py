@@ -14,6 +14,7 @@ from ._common import (
     joint_selection,
     json_option,
     limits_for_clip,
+    load_limits,
     quiet_option,
 )
 from .corpus import is_corpus
@@ -112,10 +113,9 @@ def report_command(
     in degrees; then all clips together. For limits fitted with --target-recall also each joint's
     measured recall next to the expected one, joints below it flagged. CLIPS may be folders, glob
     patterns or @LIST.txt files; with a folder, glob or list the text is one line per clip and a
-    summary line (the tables are in --json)."""
-    from ..limits.model import JointLimits
+    summary line (the tables are in --json). LIMITS may be ``human`` (the built-in human model)."""
 
-    loaded = JointLimits.load(limits_file)
+    loaded = load_limits(limits_file)
     folder = is_corpus(clips)
     if folder:
         from ..corpus.sources import expand
@@ -220,7 +220,7 @@ def plot_command(
         before_m.skeleton.index(joint)
         path = plot_channel_before_after(before_m, after_m, joint, output)
     else:
-        if len(inputs) != 2 or inputs[0].suffix.lower() != ".json":
+        if len(inputs) != 2 or (inputs[0].suffix.lower() != ".json" and str(inputs[0]) != "human"):
             raise BadInput(
                 "usage: jointlimits plot LIMITS.json CLIP --joint NAME -o FIG.png "
                 "(or CLIP --after OUT.bvh for a before/after channel plot)"
@@ -230,6 +230,6 @@ def plot_command(
 
         m = motion_io.load(inputs[1])
         _require_frames(m, inputs[1])
-        lim = limits_for_clip(JointLimits.load(inputs[0]), m, (), (), True, retarget_rest)
+        lim = limits_for_clip(load_limits(inputs[0]), m, (), (), True, retarget_rest)
         path = plot_joint_limit(lim, m, joint, output)
     emit(f"wrote {path or output}", {"output": str(path or output), "joint": joint}, quiet, as_json)

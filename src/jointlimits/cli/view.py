@@ -76,8 +76,8 @@ def view_command(
     (red where outside) and the limit surface, turnable in 3D, with a dropdown to switch joints.
     Without CLIP only the limit surfaces are shown. The page works offline (plotly.js inline)."""
     from .. import io as motion_io
-    from ..limits.model import JointLimits
     from ..viz.viewer import write_limits_page
+    from ._common import load_limits
 
     if demo:
         _write_demo(limits_file, clips, output, force, quiet, as_json)
@@ -85,7 +85,7 @@ def view_command(
     check_output_path(output, [limits_file, *clips], force, suffixes=(".html", ".htm"), what="page")
     if output.exists() and not force:
         raise BadInput(f"{output}: file exists; pass --force to replace it")
-    lim = JointLimits.load(limits_file)
+    lim = load_limits(limits_file)
     ms = [motion_io.load(c) for c in clips]
     names = split_names(joints)
     lim = limits_for_clip(lim, ms[0] if ms else None, joints, exclude, root, retarget_rest)
