@@ -201,18 +201,25 @@ def detect_contacts(
         ph[..., k] = 0.0
         if height_unit != "metres":
             ph = ph * guess_units(motion).metres_per_unit
-        v = np.zeros(h.shape)
-        if F >= 3:
-            v[1:-1] = np.linalg.norm(ph[2:] - ph[:-2], axis=-1) / (2.0 * motion.frame_time)
-            v[0], v[-1] = v[1], v[-2]
-        elif F == 2:
-            v[:] = np.linalg.norm(ph[1] - ph[0], axis=-1) / motion.frame_time
-        c &= v <= velocity_threshold
+        c &= _speed(ph, motion.frame_time) <= velocity_threshold
     if int(min_frames) > 1:
         c = np.stack([_clean(c[:, i], int(min_frames)) for i in range(len(idx))], axis=1)
     if int(margin) > 0:
         c = widen(c, margin)
     return (c, np.asarray(level, np.float64)) if return_ground else c
+
+
+def _speed(p: Array, dt: float) -> Array:
+    """Per frame and point the speed of positions ``p`` ``[F, n, 3]`` (central differences, the
+    ends copied from their neighbours)."""
+    F = p.shape[0]
+    v = np.zeros(p.shape[:2])
+    if F >= 3:
+        v[1:-1] = np.linalg.norm(p[2:] - p[:-2], axis=-1) / (2.0 * dt)
+        v[0], v[-1] = v[1], v[-2]
+    elif F == 2:
+        v[:] = np.linalg.norm(p[1] - p[0], axis=-1) / dt
+    return v
 
 
 def detect_point_contacts(
@@ -235,13 +242,7 @@ def detect_point_contacts(
     c = h - np.percentile(h, GROUND_PERCENTILE, axis=0) <= height_threshold
     ph = p.copy()
     ph[..., k] = 0.0
-    v = np.zeros(h.shape)
-    if F >= 3:
-        v[1:-1] = np.linalg.norm(ph[2:] - ph[:-2], axis=-1) / (2.0 * motion.frame_time)
-        v[0], v[-1] = v[1], v[-2]
-    elif F == 2:
-        v[:] = np.linalg.norm(ph[1] - ph[0], axis=-1) / motion.frame_time
-    c &= v <= velocity_threshold
+    c &= _speed(ph, motion.frame_time) <= velocity_threshold
     if int(min_frames) > 1:
         c = np.stack([_clean(c[:, i], int(min_frames)) for i in range(p.shape[1])], axis=1)
     if int(margin) > 0:
