@@ -266,6 +266,11 @@ def parse_rows(src: bytes, n_ch: int, out: Annotated[NDArray[numpy.float64], dic
     Rows of n_ch plain decimals (blank lines skipped) into out [rows, n_ch] and their byte ranges into ranges [rows, 2]; the rows parsed, or -1 at anything else (the checked path reports it).
     """
 
+def bvh_load_rows(src: bytes, n_ch: int, offsets: Annotated[NDArray[numpy.float64], dict(order='C', device='cpu', writable=False)], pos_col: Annotated[NDArray[numpy.int64], dict(order='C', device='cpu', writable=False)], pos_dst: Annotated[NDArray[numpy.int64], dict(order='C', device='cpu', writable=False)], rot_joint: Annotated[NDArray[numpy.int64], dict(order='C', device='cpu', writable=False)], rot_col: Annotated[NDArray[numpy.int64], dict(order='C', device='cpu', writable=False)], rot_axes: Annotated[NDArray[numpy.int64], dict(order='C', device='cpu', writable=False)], extra_col: Annotated[NDArray[numpy.int64], dict(order='C', device='cpu', writable=False)], positions: Annotated[NDArray[numpy.float64], dict(order='C', device='cpu')], rotations: Annotated[NDArray[numpy.float64], dict(order='C', device='cpu')], hashes: Annotated[NDArray[numpy.uint64], dict(order='C', device='cpu')], ranges: Annotated[NDArray[numpy.int64], dict(order='C', device='cpu')], extra: Annotated[NDArray[numpy.float64], dict(order='C', device='cpu')], first: int, max_rows: int, base: int) -> tuple[int, int]:
+    """
+    BVH frame rows (plain decimals, blank lines skipped) straight into a clip's positions, rotations (three-axis Euler joints, degrees), fingerprints, row byte ranges (plus base) and extra columns, from row first on, at most max_rows rows: (rows written or -1, the block's line endings).
+    """
+
 def q_mul(a: Annotated[NDArray[numpy.float64], dict(order='C', device='cpu', writable=False)], b: Annotated[NDArray[numpy.float64], dict(order='C', device='cpu', writable=False)], out: Annotated[NDArray[numpy.float64], dict(order='C', device='cpu')]) -> None:
     """Hamilton products a b of [n, 4] rows into out."""
 
