@@ -96,6 +96,26 @@ class PoseLimits:
     @property
     def joints(self) -> list[int]: ...
 
+def project_box_fast(pts: Annotated[NDArray[numpy.float64], dict(order='C', device='cpu', writable=False)], lo: Annotated[NDArray[numpy.float64], dict(order='C', device='cpu', writable=False)], hi: Annotated[NDArray[numpy.float64], dict(order='C', device='cpu', writable=False)], out: object | None) -> object:
+    """
+    project_box_aa with its checks in one call: the result (out, or a new array), or None where the checked path must run (wrong shapes, non-finite values, lo > hi).
+    """
+
+def project_box_f32_fast(pts: Annotated[NDArray[numpy.float32], dict(order='C', device='cpu', writable=False)], lo: Annotated[NDArray[numpy.float64], dict(order='C', device='cpu', writable=False)], hi: Annotated[NDArray[numpy.float64], dict(order='C', device='cpu', writable=False)], out: object | None) -> object:
+    """
+    project_box_aa_f32 with its checks in one call: out, or None where the checked path must run.
+    """
+
+def project_box_oriented_fast(pts: Annotated[NDArray[numpy.float64], dict(order='C', device='cpu', writable=False)], lo: Annotated[NDArray[numpy.float64], dict(order='C', device='cpu', writable=False)], hi: Annotated[NDArray[numpy.float64], dict(order='C', device='cpu', writable=False)], pos: Annotated[NDArray[numpy.float64], dict(order='C', device='cpu', writable=False)], rot: Annotated[NDArray[numpy.float64], dict(order='C', device='cpu', writable=False)], always_map: bool, out: object | None) -> object:
+    """
+    project_box_oriented with its checks in one call: the result, or None where the checked path must run.
+    """
+
+def project_ellipsoid_fast(pts: Annotated[NDArray[numpy.float64], dict(order='C', device='cpu', writable=False)], scale: Annotated[NDArray[numpy.float64], dict(order='C', device='cpu', writable=False)], eps: float, pos: Annotated[NDArray[numpy.float64], dict(order='C', device='cpu', writable=False)], rot: Annotated[NDArray[numpy.float64], dict(order='C', device='cpu', writable=False)], iterations: int, out: object | None) -> object:
+    """
+    project_ellipsoid with its checks in one call: the result, or None where the checked path must run.
+    """
+
 def project_box_aa(pts: Annotated[NDArray[numpy.float64], dict(order='C', device='cpu', writable=False)], lo: Annotated[NDArray[numpy.float64], dict(order='C', device='cpu', writable=False)], hi: Annotated[NDArray[numpy.float64], dict(order='C', device='cpu', writable=False)], out: Annotated[NDArray[numpy.float64], dict(order='C', device='cpu')]) -> bool:
     """
     Clamp points [n, 3] to lo <= p <= hi into out; False if any input is not finite.
