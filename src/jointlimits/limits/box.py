@@ -100,7 +100,7 @@ def project_box(points, lo, hi, position=None, rotation=None, *, always_map: boo
                 bool(always_map),
                 out,
             )
-        if fast is not None:
+        if isinstance(fast, np.ndarray):
             return fast
     except TypeError:  # not float64 (float32) C-contiguous arrays
         pass

@@ -91,7 +91,7 @@ def project_ellipsoid(
                 iterations,
                 out,
             )
-            if fast is not None:
+            if isinstance(fast, np.ndarray):
                 return fast
     except TypeError:  # not float64 C-contiguous arrays
         pass
