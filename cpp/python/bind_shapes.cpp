@@ -2,6 +2,7 @@
 // greedy subsampling: the kernels of jointlimits.limits.{box,ellipsoid,kdop,cloud}.
 #include <nanobind/stl/pair.h>
 
+#include <cmath>
 #include <utility>
 
 #include "bind.hpp"
@@ -23,9 +24,147 @@ Frame frame(const CArr& pos, const CArr& rot) {
     check_shape(rot, "rot", {3, 3});
     return Frame(pos.data(), rot.data());
 }
+// Thin calls: one C++ check of arrays already right (exact dtype, C-contiguous; nanobind's
+// noconvert raises TypeError for anything else), returning the result array, or None where the
+// Python wrapper's checked path must run (it reports the clear error, or converts the input).
+using NArr = nb::ndarray<const double, nb::c_contig, nb::device::cpu>;
+using FIn = nb::ndarray<const float, nb::c_contig, nb::device::cpu>;
+using FOut = nb::ndarray<float, nb::c_contig, nb::device::cpu>;
+
+bool finite3(const NArr& a, std::size_t n) {
+    if (a.ndim() != 1 || a.shape(0) != n) return false;
+    for (std::size_t k = 0; k < n; ++k)
+        if (!std::isfinite(a.data()[k])) return false;
+    return true;
+}
+
+/// rows of a [..., 3] input (-1 if its shape is not that)
+template <class A>
+int64_t rows_of(const A& pts) {
+    if (pts.ndim() == 0 || pts.ndim() > 16 || pts.shape(pts.ndim() - 1) != 3) return -1;
+    return static_cast<int64_t>(pts.size() / 3);
+}
+
+/// out (float64 or float32 T, the points' shape), or a new array of that shape when out is None;
+/// false if out is not such an array.
+template <class T, class A>
+bool out_like(const A& pts, nb::handle out, nb::object& res, T*& data) {
+    if (out.is_none()) {
+        std::size_t shape[16];
+        for (std::size_t d = 0; d < pts.ndim(); ++d) shape[d] = pts.shape(d);
+        T* buf = new T[pts.size() ? pts.size() : 1];
+        nb::capsule owner(buf, [](void* p) noexcept { delete[] static_cast<T*>(p); });
+        res = nb::cast(nb::ndarray<nb::numpy, T>(buf, pts.ndim(), shape, owner));
+        data = buf;
+        return true;
+    }
+    nb::ndarray<T, nb::c_contig, nb::device::cpu> o;
+    if (!nb::try_cast(out, o, false) || o.ndim() != pts.ndim()) return false;
+    for (std::size_t d = 0; d < pts.ndim(); ++d)
+        if (o.shape(d) != pts.shape(d)) return false;
+    res = nb::borrow(out);
+    data = o.data();
+    return true;
+}
 }  // namespace
 
+void bind_thin_calls(nb::module_& m) {
+    m.def(
+        "project_box_fast",
+        [](NArr pts, NArr lo, NArr hi, nb::handle out) -> nb::object {
+            const int64_t n = rows_of(pts);
+            if (n < 0 || !finite3(lo, 3) || !finite3(hi, 3)) return nb::none();
+            for (int k = 0; k < 3; ++k)
+                if (lo.data()[k] > hi.data()[k]) return nb::none();
+            nb::object res;
+            double* o;
+            if (!out_like(pts, out, res, o)) return nb::none();
+            bool ok;
+            {
+                nb::gil_scoped_release nogil;
+                ok = jointlimits::project_box_aa(pts.data(), n, lo.data(), hi.data(), o);
+            }
+            return ok ? res : nb::none();
+        },
+        nb::arg("pts").noconvert(), nb::arg("lo").noconvert(), nb::arg("hi").noconvert(), nb::arg("out").none(),
+        "project_box_aa with its checks in one call: the result (out, or a new array), or None where the "
+        "checked path must run (wrong shapes, non-finite values, lo > hi).");
+    m.def(
+        "project_box_f32_fast",
+        [](FIn pts, NArr lo, NArr hi, nb::handle out) -> nb::object {
+            const int64_t n = rows_of(pts);
+            if (n < 0 || !finite3(lo, 3) || !finite3(hi, 3)) return nb::none();
+            float l[3], h[3];
+            for (int k = 0; k < 3; ++k) {
+                if (lo.data()[k] > hi.data()[k]) return nb::none();
+                l[k] = static_cast<float>(lo.data()[k]);
+                h[k] = static_cast<float>(hi.data()[k]);
+            }
+            nb::object res;
+            float* o;
+            if (out.is_none() || !out_like(pts, out, res, o)) return nb::none();
+            bool ok;
+            {
+                nb::gil_scoped_release nogil;
+                ok = jointlimits::project_box_aa(pts.data(), n, l, h, o);
+            }
+            return ok ? res : nb::none();
+        },
+        nb::arg("pts").noconvert(), nb::arg("lo").noconvert(), nb::arg("hi").noconvert(), nb::arg("out").none(),
+        "project_box_aa_f32 with its checks in one call: out, or None where the checked path must run.");
+    m.def(
+        "project_box_oriented_fast",
+        [](NArr pts, NArr lo, NArr hi, NArr pos, NArr rot, bool always_map, nb::handle out) -> nb::object {
+            const int64_t n = rows_of(pts);
+            if (n < 0 || !finite3(lo, 3) || !finite3(hi, 3) || !finite3(pos, 3)) return nb::none();
+            if (rot.ndim() != 2 || rot.shape(0) != 3 || rot.shape(1) != 3) return nb::none();
+            for (int k = 0; k < 9; ++k)
+                if (!std::isfinite(rot.data()[k])) return nb::none();
+            for (int k = 0; k < 3; ++k)
+                if (lo.data()[k] > hi.data()[k]) return nb::none();
+            nb::object res;
+            double* o;
+            if (!out_like(pts, out, res, o)) return nb::none();
+            const Frame fr(pos.data(), rot.data());
+            bool ok;
+            {
+                nb::gil_scoped_release nogil;
+                ok = jointlimits::project_box_oriented(pts.data(), n, lo.data(), hi.data(), fr, always_map, o);
+            }
+            return ok ? res : nb::none();
+        },
+        nb::arg("pts").noconvert(), nb::arg("lo").noconvert(), nb::arg("hi").noconvert(), nb::arg("pos").noconvert(),
+        nb::arg("rot").noconvert(), nb::arg("always_map"), nb::arg("out").none(),
+        "project_box_oriented with its checks in one call: the result, or None where the checked path must run.");
+    m.def(
+        "project_ellipsoid_fast",
+        [](NArr pts, NArr scale, double eps, NArr pos, NArr rot, int iterations, nb::handle out) -> nb::object {
+            const int64_t n = rows_of(pts);
+            if (n < 0 || !finite3(scale, 3) || !finite3(pos, 3) || iterations < 1) return nb::none();
+            if (!(std::isfinite(eps) && eps >= 0.0)) return nb::none();
+            if (rot.ndim() != 2 || rot.shape(0) != 3 || rot.shape(1) != 3) return nb::none();
+            for (int k = 0; k < 9; ++k)
+                if (!std::isfinite(rot.data()[k])) return nb::none();
+            for (int k = 0; k < 3; ++k)
+                if (scale.data()[k] < 0.0) return nb::none();
+            nb::object res;
+            double* o;
+            if (!out_like(pts, out, res, o)) return nb::none();
+            const Frame fr(pos.data(), rot.data());
+            int64_t bad;
+            {
+                nb::gil_scoped_release nogil;
+                bad = jointlimits::project_ellipsoid(pts.data(), n, scale.data(), eps, fr, iterations, o);
+            }
+            return bad < 0 ? res : nb::none();
+        },
+        nb::arg("pts").noconvert(), nb::arg("scale").noconvert(), nb::arg("eps"), nb::arg("pos").noconvert(),
+        nb::arg("rot").noconvert(), nb::arg("iterations"), nb::arg("out").none(),
+        "project_ellipsoid with its checks in one call: the result, or None where the checked path must run.");
+}
+
 void bind_shapes(nb::module_& m) {
+    bind_thin_calls(m);
     m.def(
         "project_box_aa",
         [](CArr pts, CArr lo, CArr hi, Arr out) {

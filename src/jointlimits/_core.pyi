@@ -96,6 +96,26 @@ class PoseLimits:
     @property
     def joints(self) -> list[int]: ...
 
+def project_box_fast(pts: Annotated[NDArray[numpy.float64], dict(order='C', device='cpu', writable=False)], lo: Annotated[NDArray[numpy.float64], dict(order='C', device='cpu', writable=False)], hi: Annotated[NDArray[numpy.float64], dict(order='C', device='cpu', writable=False)], out: object | None) -> object:
+    """
+    project_box_aa with its checks in one call: the result (out, or a new array), or None where the checked path must run (wrong shapes, non-finite values, lo > hi).
+    """
+
+def project_box_f32_fast(pts: Annotated[NDArray[numpy.float32], dict(order='C', device='cpu', writable=False)], lo: Annotated[NDArray[numpy.float64], dict(order='C', device='cpu', writable=False)], hi: Annotated[NDArray[numpy.float64], dict(order='C', device='cpu', writable=False)], out: object | None) -> object:
+    """
+    project_box_aa_f32 with its checks in one call: out, or None where the checked path must run.
+    """
+
+def project_box_oriented_fast(pts: Annotated[NDArray[numpy.float64], dict(order='C', device='cpu', writable=False)], lo: Annotated[NDArray[numpy.float64], dict(order='C', device='cpu', writable=False)], hi: Annotated[NDArray[numpy.float64], dict(order='C', device='cpu', writable=False)], pos: Annotated[NDArray[numpy.float64], dict(order='C', device='cpu', writable=False)], rot: Annotated[NDArray[numpy.float64], dict(order='C', device='cpu', writable=False)], always_map: bool, out: object | None) -> object:
+    """
+    project_box_oriented with its checks in one call: the result, or None where the checked path must run.
+    """
+
+def project_ellipsoid_fast(pts: Annotated[NDArray[numpy.float64], dict(order='C', device='cpu', writable=False)], scale: Annotated[NDArray[numpy.float64], dict(order='C', device='cpu', writable=False)], eps: float, pos: Annotated[NDArray[numpy.float64], dict(order='C', device='cpu', writable=False)], rot: Annotated[NDArray[numpy.float64], dict(order='C', device='cpu', writable=False)], iterations: int, out: object | None) -> object:
+    """
+    project_ellipsoid with its checks in one call: the result, or None where the checked path must run.
+    """
+
 def project_box_aa(pts: Annotated[NDArray[numpy.float64], dict(order='C', device='cpu', writable=False)], lo: Annotated[NDArray[numpy.float64], dict(order='C', device='cpu', writable=False)], hi: Annotated[NDArray[numpy.float64], dict(order='C', device='cpu', writable=False)], out: Annotated[NDArray[numpy.float64], dict(order='C', device='cpu')]) -> bool:
     """
     Clamp points [n, 3] to lo <= p <= hi into out; False if any input is not finite.
@@ -264,6 +284,11 @@ def merge_rows(src: bytes, starts: Annotated[NDArray[numpy.int64], dict(order='C
 def parse_rows(src: bytes, n_ch: int, out: Annotated[NDArray[numpy.float64], dict(order='C', device='cpu')], ranges: Annotated[NDArray[numpy.int64], dict(order='C', device='cpu')]) -> int:
     """
     Rows of n_ch plain decimals (blank lines skipped) into out [rows, n_ch] and their byte ranges into ranges [rows, 2]; the rows parsed, or -1 at anything else (the checked path reports it).
+    """
+
+def bvh_load_rows(src: bytes, n_ch: int, offsets: Annotated[NDArray[numpy.float64], dict(order='C', device='cpu', writable=False)], pos_col: Annotated[NDArray[numpy.int64], dict(order='C', device='cpu', writable=False)], pos_dst: Annotated[NDArray[numpy.int64], dict(order='C', device='cpu', writable=False)], rot_joint: Annotated[NDArray[numpy.int64], dict(order='C', device='cpu', writable=False)], rot_col: Annotated[NDArray[numpy.int64], dict(order='C', device='cpu', writable=False)], rot_axes: Annotated[NDArray[numpy.int64], dict(order='C', device='cpu', writable=False)], extra_col: Annotated[NDArray[numpy.int64], dict(order='C', device='cpu', writable=False)], positions: Annotated[NDArray[numpy.float64], dict(order='C', device='cpu')], rotations: Annotated[NDArray[numpy.float64], dict(order='C', device='cpu')], hashes: Annotated[NDArray[numpy.uint64], dict(order='C', device='cpu')], ranges: Annotated[NDArray[numpy.int64], dict(order='C', device='cpu')], extra: Annotated[NDArray[numpy.float64], dict(order='C', device='cpu')], first: int, max_rows: int, base: int) -> tuple[int, int]:
+    """
+    BVH frame rows (plain decimals, blank lines skipped) straight into a clip's positions, rotations (three-axis Euler joints, degrees), fingerprints, row byte ranges (plus base) and extra columns, from row first on, at most max_rows rows: (rows written or -1, the block's line endings).
     """
 
 def q_mul(a: Annotated[NDArray[numpy.float64], dict(order='C', device='cpu', writable=False)], b: Annotated[NDArray[numpy.float64], dict(order='C', device='cpu', writable=False)], out: Annotated[NDArray[numpy.float64], dict(order='C', device='cpu')]) -> None:

@@ -11,6 +11,12 @@ import numpy as np
 
 from ..errors import LimitsError
 
+#: the identity frame of the thin compiled calls (read-only: shared by every call)
+_ZERO3 = np.zeros(3)
+_EYE3 = np.eye(3)
+_ZERO3.flags.writeable = False
+_EYE3.flags.writeable = False
+
 
 def _as_float_array(x, name: str) -> np.ndarray:
     try:

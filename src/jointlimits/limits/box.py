@@ -12,6 +12,8 @@ from .._native import _core
 from ..errors import LimitsError
 from . import cloud
 from ._checks import (
+    _EYE3,
+    _ZERO3,
     _cloud,
     _flat_points,
     _frame,
@@ -81,6 +83,27 @@ def project_box(points, lo, hi, position=None, rotation=None, *, always_map: boo
     the input itself. For the axis-aligned box ``out`` may be float32 instead: then the clamp
     runs in float32 (half the memory traffic of this memory-bound loop).
     """
+    try:  # arrays already right: checked once in the compiled call (None: take the checked path)
+        if position is None and rotation is None:
+            fast = (
+                _core.project_box_f32_fast(points, lo, hi, out)
+                if type(out) is np.ndarray and out.dtype == np.float32
+                else _core.project_box_fast(points, lo, hi, out)
+            )
+        else:
+            fast = _core.project_box_oriented_fast(
+                points,
+                lo,
+                hi,
+                _ZERO3 if position is None else position,
+                _EYE3 if rotation is None else rotation,
+                bool(always_map),
+                out,
+            )
+        if isinstance(fast, np.ndarray):
+            return fast
+    except TypeError:  # not float64 (float32) C-contiguous arrays
+        pass
     if type(out) is np.ndarray and out.dtype == np.float32 and position is None and rotation is None:
         return _project_box_aa_f32(points, lo, hi, out)
     flat, shape = _flat_points(points)

@@ -12,7 +12,20 @@ import numpy as np
 from .._native import _core
 from ..errors import LimitsError
 from . import cloud
-from ._checks import _cloud, _flat_points, _frame, _local, _out_array, _padding, _points, _raise_bad_point, _vec, filled
+from ._checks import (
+    _EYE3,
+    _ZERO3,
+    _cloud,
+    _flat_points,
+    _frame,
+    _local,
+    _out_array,
+    _padding,
+    _points,
+    _raise_bad_point,
+    _vec,
+    filled,
+)
 from .compiled import core_shape
 from .shape import ConvexShape
 
@@ -67,6 +80,21 @@ def project_ellipsoid(
     the reference ``apply_ellipsoid_limit``, which projects onto ``scale**2 + 1e-5``
     (points between the two surfaces are left unchanged here, as ``h`` is kept >= 0).
     """
+    try:  # arrays already right: checked once in the compiled call (None: take the checked path)
+        if type(iterations) is int and type(eps) is float:
+            fast = _core.project_ellipsoid_fast(
+                points,
+                scale,
+                eps,
+                _ZERO3 if position is None else position,
+                _EYE3 if rotation is None else rotation,
+                iterations,
+                out,
+            )
+            if isinstance(fast, np.ndarray):
+                return fast
+    except TypeError:  # not float64 C-contiguous arrays
+        pass
     flat, shape = _flat_points(points)
     s = _scale(scale)
     pos, rot = _frame(position, rotation)

@@ -278,6 +278,29 @@ def forward_kinematics_arrays(
 ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """Global rotations and positions from local ones ``[..., J, 4]``, ``[..., J, 3]`` (parents
     listed before children): gr_j = gr_p lr_j, gp_j = gp_p + gr_p lp_j."""
+    r, p = rotations, positions
+    if (  # arrays already right (float64, C-contiguous, same frames): straight to the kernel
+        type(r) is np.ndarray
+        and type(p) is np.ndarray
+        and type(parents) is np.ndarray
+        and r.dtype == np.float64
+        and p.dtype == np.float64
+        and parents.dtype == np.int64
+        and r.ndim >= 2
+        and r.size > 0
+        and r.shape[:-1] == p.shape[:-1]
+        and r.shape[-1] == 4
+        and p.shape[-1] == 3
+        and r.flags.c_contiguous
+        and p.flags.c_contiguous
+        and parents.flags.c_contiguous
+    ):
+        J = r.shape[-2]
+        gr, gp = np.empty(r.shape), np.empty(p.shape)
+        _core.forward_kinematics(
+            r.reshape(-1, J, 4), p.reshape(-1, J, 3), parents, gr.reshape(-1, J, 4), gp.reshape(-1, J, 3)
+        )
+        return gr, gp
     rotations = np.asarray(rotations, np.float64)
     positions = np.asarray(positions, np.float64)
     lead = np.broadcast_shapes(rotations.shape[:-2], positions.shape[:-2])

@@ -13,6 +13,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..._atomic import check_input_file
+from ..._native import _core
 from ...errors import BVHError
 from ...motion import quat
 from ...motion.skeleton import POSITION_CHANNELS, ROTATION_CHANNELS, Motion, Skeleton
@@ -31,6 +32,8 @@ from ._parse import (
 )
 from ._source import BVHSource, _EulerRotations, _LazyEuler, _qhash
 
+_AXIS = {"x": 0, "y": 1, "z": 2}
+
 
 class _MotionBuilder:
     """Fills a clip's arrays block by block of channel rows (no ``[F, C]`` copy of the whole data)."""
@@ -38,11 +41,11 @@ class _MotionBuilder:
     def __init__(self, skeleton: Skeleton, capacity: int):
         J = skeleton.num_joints
         self.skeleton = skeleton
+        # every row is written whole (defaults included) by add or add_text: no fill here
         self.positions = np.empty((capacity, J, 3))
-        self.positions[:] = skeleton.offsets[None]
-        self.rotations = np.zeros((capacity, J, 4))
-        self.rotations[..., 0] = 1.0
-        self.hashes = np.full((capacity, J), _qhash(np.array([1.0, 0.0, 0.0, 0.0]))[()], np.uint64)
+        self.rotations = np.empty((capacity, J, 4))
+        self.hashes = np.empty((capacity, J), np.uint64)
+        self.ranges = np.empty((capacity, 2), np.int64)  # each row's byte range in the file
         self.pos_cols: list[tuple[int, int, int]] = []  # (joint, axis, column)
         groups: dict[str, tuple[list[int], list[list[int]]]] = {}
         self.orders: list[str] = []
@@ -62,10 +65,30 @@ class _MotionBuilder:
                 g[0].append(j)
                 g[1].append(rot_cols)
         self.groups = [(axes, np.array(js), np.array(cols)) for axes, (js, cols) in groups.items()]
+        self.n_ch = col
+        # the compiled pass: positions, three-axis Euler joints; other rotations through "extra"
+        i64 = np.int64
+        self._pos_col = np.array([c for _, _, c in self.pos_cols], i64)
+        self._pos_dst = np.array([3 * j + k for j, k, _ in self.pos_cols], i64)
+        three = [(axes, js, cols) for axes, js, cols in self.groups if len(axes) == 3 and len(set(axes)) == 3]
+        self._rot_joint = np.array([j for _, js, _ in three for j in js], i64)
+        self._rot_col = np.array([c for _, _, cols in three for row in cols for c in row], i64)
+        self._rot_axes = np.array([_AXIS[a] for axes, js, _ in three for _ in js for a in axes], i64)
+        self._other = [
+            (axes, js, cols) for axes, js, cols in self.groups if not (len(axes) == 3 and len(set(axes)) == 3)
+        ]
+        self._extra_col = np.array([c for _, _, cols in self._other for c in cols.ravel()], i64)
+        self._extra = np.empty((capacity, self._extra_col.size))
+        self._offsets = np.ascontiguousarray(skeleton.offsets, np.float64)
+        self._ident = _qhash(np.array([1.0, 0.0, 0.0, 0.0]))[()]
         self.n = 0
 
-    def add(self, data: NDArray[np.float64]) -> None:
+    def add(self, data: NDArray[np.float64], ranges: NDArray[np.int64] | None) -> None:
+        """Rows parsed by the checked path (``ranges``: their byte ranges in the file, if known)."""
         a, b = self.n, self.n + data.shape[0]
+        self.positions[a:b] = self.skeleton.offsets[None]
+        self.rotations[a:b] = (1.0, 0.0, 0.0, 0.0)
+        self.hashes[a:b] = self._ident
         for j, k, col in self.pos_cols:
             self.positions[a:b, j, k] = data[:, col]
         for axes, js, cols in self.groups:
@@ -73,7 +96,47 @@ class _MotionBuilder:
             q = quat.from_euler_axes(ang, axes, degrees=True)
             self.rotations[a:b, js] = q
             self.hashes[a:b, js] = _qhash(q)
+        if ranges is not None:
+            self.ranges[a:b] = ranges
         self.n = b
+
+    def add_text(self, block: bytes, base: int, max_rows: int) -> tuple[int, int] | None:
+        """Rows of a block straight from text in one compiled pass: (rows, line endings), or None
+        if the block is not plain rows of numbers or holds more than max_rows (the checked path
+        then reads it, and reports what is wrong)."""
+        a = self.n
+        rows, lines = _core.bvh_load_rows(
+            block,
+            self.n_ch,
+            self._offsets,
+            self._pos_col,
+            self._pos_dst,
+            self._rot_joint,
+            self._rot_col,
+            self._rot_axes,
+            self._extra_col,
+            self.positions,
+            self.rotations,
+            self.hashes,
+            self.ranges,
+            self._extra,
+            a,
+            max_rows,
+            base,
+        )
+        if rows < 0:
+            return None
+        b = a + rows
+        at = 0
+        for axes, js, cols in self._other:  # rotations of one, two or repeated axes (rare)
+            w = cols.size
+            ang = self._extra[a:b, at : at + w].reshape(rows, len(js), -1)
+            q = quat.from_euler_axes(ang, axes, degrees=True)
+            self.rotations[a:b, js] = q
+            self.hashes[a:b, js] = _qhash(q)
+            at += w
+        self.n = b
+        return rows, lines
 
     def motion(self, frame_time: float, source: BVHSource | None = None) -> Motion:
         euler = None if source is None else _LazyEuler(source)
@@ -147,7 +210,7 @@ def _read(
     line_no = first_line
     data_start = fh.tell()
     block_at = data_start  # file offset of the block being parsed
-    rows: list[NDArray[np.int64]] = []
+    ranges_known = True  # every row's byte range is in builder.ranges
     decimals = None
     while True:
         chunk = fh.read(_BLOCK_BYTES)
@@ -161,24 +224,29 @@ def _read(
                 continue
             block, carry = block[: cut + 1], block[cut + 1 :]
         if block:
-            if n_ch == 0:
-                nz = [k for k, l in enumerate(block.split(b"\n")) if l.strip()]
-                if nz:
-                    raise BVHError("frame data given but no joint has channels", line_no + nz[0], path)
-            elif held >= n_frames:
-                held += sum(1 for l in block.split(b"\n") if l.strip())
+            fast = None
+            if n_ch > 0 and held < n_frames:
+                fast = builder.add_text(block, block_at, min(n_frames - held, capacity - builder.n))
+            if fast is not None:
+                held += fast[0]
+                line_no += fast[1]
             else:
-                values, ranges = _parse_rows_ranges(block, line_no, held, n_ch, path)
-                take = min(values.shape[0], n_frames - held)
-                if take > capacity - builder.n:
-                    take = capacity - builder.n
-                builder.add(values[:take])
-                if ranges.shape[0] == values.shape[0]:
-                    rows.append(ranges[:take] + block_at)
-                if decimals is None:
-                    decimals = _decimals(block)
-                held += values.shape[0]
-            line_no += block.count(b"\n")
+                if n_ch == 0:
+                    nz = [k for k, l in enumerate(block.split(b"\n")) if l.strip()]
+                    if nz:
+                        raise BVHError("frame data given but no joint has channels", line_no + nz[0], path)
+                elif held >= n_frames:
+                    held += sum(1 for l in block.split(b"\n") if l.strip())
+                else:
+                    values, ranges = _parse_rows_ranges(block, line_no, held, n_ch, path)
+                    take = min(values.shape[0], n_frames - held, capacity - builder.n)
+                    known = ranges.shape[0] == values.shape[0]
+                    ranges_known &= known
+                    builder.add(values[:take], ranges[:take] + block_at if known else None)
+                    held += values.shape[0]
+                line_no += block.count(b"\n")
+            if decimals is None and n_ch > 0:
+                decimals = _decimals(block)
             block_at += len(block)
         if not chunk:
             break
@@ -189,10 +257,10 @@ def _read(
             path,
         )
     source = None
-    row_ranges = np.concatenate(rows) if rows else np.zeros((0, 2), np.int64)
+    row_ranges = builder.ranges[: builder.n]
     if row_ranges.shape[0]:
         row_ranges[0, 0] = data_start  # blank lines before the first row go with it
-    if row_ranges.shape[0] == builder.n == n_frames and (source_path is not None or data is not None):
+    if ranges_known and builder.n == n_frames and (source_path is not None or data is not None):
         eol = b"\r\n" if _crlf_header(data, source_path) else b"\n"
         tail = int(row_ranges[-1, 1]) if n_frames else data_start
         source = BVHSource(
