@@ -8,7 +8,6 @@ import contextlib
 import hashlib
 import logging
 import os
-import pickle
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
@@ -17,6 +16,7 @@ from typing import Any
 from .._atomic import atomic_write
 from .._optional import require
 from ..errors import JointLimitsError
+from . import store
 
 __all__ = ["Engine", "content_hash"]
 
@@ -30,28 +30,31 @@ def content_hash(path: str, chunk: int = 1 << 20) -> str:
     return h.hexdigest()
 
 
-def _cached(cache: str | None, settings: str, func: Callable[..., Any], path: str, *args: Any) -> Any:
+def _cached(cache: str | None, settings: str, func: Callable[..., Any], path: str, *args: Any) -> tuple[Any, bool]:
     """``func(*args)`` or its result stored under ``cache`` for this file's content and ``settings``
-    (runs on a worker; a result is written atomically, so a killed run leaves no partial one)."""
+    (runs on a worker; a result is written atomically, so a killed run leaves no partial one), and
+    whether a stored entry was there but refused (damaged, foreign, or not plain data: see
+    :mod:`.store`), so recomputed. Entries are plain data, never pickles: a planted file runs no code."""
     if cache is None:
-        return func(*args)
+        return func(*args), False
     try:
         digest = content_hash(path)
     except OSError:
-        return func(*args)  # the task reports the unreadable file itself
+        return func(*args), False  # the task reports the unreadable file itself
     key = hashlib.sha256(f"{digest}\0{settings}".encode()).hexdigest()
-    target = Path(cache) / key[:2] / f"{key}.pkl"
+    target = Path(cache) / key[:2] / f"{key}.npz"
+    refused = False
     if target.is_file():
-        try:
-            with open(target, "rb") as f:
-                return pickle.load(f)
-        except (OSError, pickle.UnpicklingError, EOFError):
-            pass  # recompute a damaged entry
+        value = store.load(target, key)
+        if value is not store.MISSING:
+            return value, False
+        refused = True  # recompute a damaged or foreign entry, and say so
     result = func(*args)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    with atomic_write(target, binary=True) as f:
-        pickle.dump(result, f, protocol=pickle.HIGHEST_PROTOCOL)
-    return result
+    try:
+        store.dump(result, target, key)
+    except store.StoreError:
+        pass  # a value the store cannot hold is not cached
+    return result, refused
 
 
 class Engine:
@@ -74,6 +77,8 @@ class Engine:
         self.progress = sys.stderr.isatty() if progress is None else progress
         self.client: Any = client
         self._stack = contextlib.ExitStack()
+        #: cache entries found but refused (damaged, foreign, not plain data) and recomputed
+        self.cache_refused = 0
         if workers is not None and workers < 1:
             raise JointLimitsError(f"--workers must be >= 1, got {workers}")
 
@@ -181,7 +186,8 @@ class Engine:
                     )
                     nxt += 1
                 fut = futures.pop(i)
-                host, results = fut.result()
+                host, results, refused = fut.result()
+                self.cache_refused += refused
                 fut.release()
                 if ran_on is not None:
                     ran_on += [host] * len(results)
@@ -205,9 +211,10 @@ def _worker_address() -> str | None:
 
 def _batch(
     cache: str | None, settings: str | None, func: Callable[..., Any], paths: list, items: list, *args: Any
-) -> tuple[str | None, list[Any]]:
+) -> tuple[str | None, list[Any], int]:
     """One task: ``func`` over a few clips (each through the cache when there is one), and the
     address of the worker it ran on."""
     if cache is None:
-        return _worker_address(), [func(it, *args) for it in items]
-    return _worker_address(), [_cached(cache, settings or "", func, p, it, *args) for p, it in zip(paths, items)]
+        return _worker_address(), [func(it, *args) for it in items], 0
+    done = [_cached(cache, settings or "", func, p, it, *args) for p, it in zip(paths, items)]
+    return _worker_address(), [r for r, _ in done], sum(refused for _, refused in done)
