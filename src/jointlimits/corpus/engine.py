@@ -13,12 +13,20 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from .._atomic import atomic_write
 from .._optional import require
 from ..errors import JointLimitsError
 from . import store
 
-__all__ = ["Engine", "content_hash"]
+__all__ = ["Engine", "Interrupted", "content_hash"]
+
+
+class Interrupted(KeyboardInterrupt):
+    """A corpus job stopped by an interrupt (SIGINT): ``done`` of ``total`` clips had finished.
+    What they wrote stays (whole files only); running the same job again finishes the rest."""
+
+    def __init__(self, done: int, total: int, what: str = "clips", resume: str | None = None):
+        super().__init__(f"interrupted after {done} of {total} {what}")
+        self.done, self.total, self.what, self.resume = done, total, what, resume
 
 
 def content_hash(path: str, chunk: int = 1 << 20) -> str:
@@ -79,6 +87,8 @@ class Engine:
         self._stack = contextlib.ExitStack()
         #: cache entries found but refused (damaged, foreign, not plain data) and recomputed
         self.cache_refused = 0
+        #: items whose results :meth:`map` has handed out
+        self.done = 0
         if workers is not None and workers < 1:
             raise JointLimitsError(f"--workers must be >= 1, got {workers}")
 
@@ -193,6 +203,7 @@ class Engine:
                     ran_on += [host] * len(results)
                 for r in results:
                     yield r
+                    self.done += 1
                     bar.update(1)
         finally:
             for f in futures.values():

@@ -100,7 +100,7 @@ def _decode(v: Any, arrays: Any, depth: int = 0) -> Any:
         return v
     if not isinstance(v, dict) or len(v) != 1:
         raise StoreError("not a stored value")
-    (tag, x), = v.items()
+    ((tag, x),) = v.items()
     if tag == "i" and isinstance(x, int):
         return x
     if tag == "f":
