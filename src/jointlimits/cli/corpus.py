@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import contextlib
 import glob
+import os
 import shutil
 import signal
 import sys
+import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -46,6 +48,9 @@ def engine_options(fn: Callable) -> Callable:
 
 #: the exit status of a corpus command stopped by SIGINT (128 + the signal's number, as shells report it)
 EXIT_INTERRUPTED = 130
+#: seconds an interrupted corpus command takes at most to stop (a cluster that has not shut down
+#: gracefully by then is ended)
+STOP_SECONDS = 3.5
 
 
 @contextlib.contextmanager
@@ -57,8 +62,22 @@ def interruptible(resume_hint: str = "") -> Iterator[None]:
     one line naming how many clips finished."""
     from ..corpus.engine import Interrupted
 
+    def force() -> None:  # the cluster did not shut down in time: end it, and this process
+        from ..corpus.engine import _end_children
+
+        _end_children()
+        click.echo(f"interrupted{resume_hint}", err=True)
+        os._exit(EXIT_INTERRUPTED)
+
+    def on_sigint(signum: int, frame: Any) -> None:
+        if not watchdog.is_alive():
+            watchdog.start()
+        raise KeyboardInterrupt
+
+    watchdog = threading.Timer(STOP_SECONDS, force)
+    watchdog.daemon = True
     old = signal.getsignal(signal.SIGINT)
-    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGINT, on_sigint)
     try:
         yield
     except Interrupted as e:

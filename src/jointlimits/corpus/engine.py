@@ -8,7 +8,9 @@ import contextlib
 import hashlib
 import logging
 import os
+import signal
 import sys
+import threading
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -65,6 +67,33 @@ def _cached(cache: str | None, settings: str, func: Callable[..., Any], path: st
     return result, refused
 
 
+def _end_children() -> None:
+    """SIGKILL this process's child processes that are still running (the local cluster's
+    workers; Linux's /proc, elsewhere nothing)."""
+    me = os.getpid()
+    for d in Path("/proc").glob("[0-9]*"):
+        try:
+            stat = (d / "stat").read_text()
+            fields = stat[stat.rindex(")") + 2 :].split()
+            if int(fields[1]) == me and fields[0] != "Z" and "resource_tracker" not in (d / "cmdline").read_text():
+                os.kill(int(d.name), signal.SIGKILL)
+        except (OSError, ValueError, IndexError):
+            continue
+
+
+@contextlib.contextmanager
+def _sigint_ignored() -> Iterator[None]:
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    old = signal.getsignal(signal.SIGINT)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, old)
+
+
 class Engine:
     """Where a corpus job runs: ``client`` (a ``dask.distributed.Client``), else a cluster at
     ``scheduler`` (``tcp://HOST:PORT``), else a local cluster of ``workers`` processes (default:
@@ -85,6 +114,7 @@ class Engine:
         self.progress = sys.stderr.isatty() if progress is None else progress
         self.client: Any = client
         self._stack = contextlib.ExitStack()
+        self._cluster: Any = None
         #: cache entries found but refused (damaged, foreign, not plain data) and recomputed
         self.cache_refused = 0
         #: items whose results :meth:`map` has handed out
@@ -103,19 +133,35 @@ class Engine:
                 raise JointLimitsError(f"cannot reach the Dask scheduler at {self.scheduler}: {e}") from None
         else:
             n = self.workers or os.cpu_count() or 1
-            cluster = self._stack.enter_context(
-                distributed.LocalCluster(
-                    n_workers=n,
-                    threads_per_worker=1,
-                    processes=True,
-                    dashboard_address=None,
-                    silence_logs=logging.ERROR,
+            # the worker processes start with SIGINT ignored (they inherit it): an interrupt is
+            # this process's to handle, which shuts them down, so Ctrl-C (sent to the whole
+            # process group) prints no traceback of theirs
+            with _sigint_ignored():
+                cluster = self._stack.enter_context(
+                    distributed.LocalCluster(
+                        n_workers=n,
+                        threads_per_worker=1,
+                        processes=True,
+                        dashboard_address=None,
+                        silence_logs=logging.ERROR,
+                    )
                 )
-            )
             self.client = self._stack.enter_context(distributed.Client(cluster))
+            self._cluster = cluster
         return self
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, kind: Any, *exc: Any) -> None:
+        if kind is not None and issubclass(kind, KeyboardInterrupt):
+            # stopped by the user: no graceful hand-over of work that will not be used; what this
+            # engine started is shut down within a few seconds
+            with contextlib.suppress(Exception):
+                self.client.close(timeout=1)
+            if self._cluster is not None:
+                with contextlib.suppress(Exception):
+                    self._cluster.close(timeout=2)
+                _end_children()  # a worker that did not leave in time
+            self._stack.pop_all()  # closed above, with bounds; closing again would wait unbounded
+            return
         self._stack.close()
 
     def n_workers(self) -> int:
