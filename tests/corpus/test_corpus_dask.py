@@ -173,7 +173,7 @@ def test_worker_killed_mid_run_same_result(cluster, clips, tmp_path, monkeypatch
 
     t = threading.Thread(target=run)
     t.start()
-    while not any((tmp_path / "cache").rglob("*.pkl")) and t.is_alive():
+    while not any((tmp_path / "cache").rglob("*.npz")) and t.is_alive():
         time.sleep(0.005)
     victim = cluster.workers.pop(0)
     victim.send_signal(signal.SIGKILL)
@@ -197,14 +197,14 @@ def test_resume_from_cache_after_the_run_is_killed(cluster, clips, tmp_path):
         "-q",
     ]
     p = subprocess.Popen([sys.executable, "-m", "jointlimits", *args], env=_env())
-    while not any(cache.rglob("*.pkl")) and p.poll() is None:
+    while not any(cache.rglob("*.npz")) and p.poll() is None:
         time.sleep(0.005)
     p.send_signal(signal.SIGKILL)
     p.wait()
-    before = {f: f.stat().st_mtime_ns for f in cache.rglob("*.pkl")}
+    before = {f: f.stat().st_mtime_ns for f in cache.rglob("*.npz")}
     assert before and not (tmp_path / "l.json").exists()
     r = _cli(*args)
     assert r.returncode == 0, r.stderr
-    after = {f: f.stat().st_mtime_ns for f in cache.rglob("*.pkl")}
+    after = {f: f.stat().st_mtime_ns for f in cache.rglob("*.npz")}
     assert all(after[f] == t for f, t in before.items())  # reused, not recomputed
     assert JointLimits.load(tmp_path / "l.json").to_dict() == _walks(clips)

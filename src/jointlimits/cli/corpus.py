@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import glob
-from collections.abc import Callable
+import os
+import shutil
+import signal
+import sys
+import threading
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +46,54 @@ def engine_options(fn: Callable) -> Callable:
     return fn
 
 
+#: the exit status of a corpus command stopped by SIGINT (128 + the signal's number, as shells report it)
+EXIT_INTERRUPTED = 130
+#: seconds an interrupted corpus command takes at most to stop (a cluster that has not shut down
+#: gracefully by then is ended)
+STOP_SECONDS = 3.5
+
+
+@contextlib.contextmanager
+def interruptible(resume_hint: str = "") -> Iterator[None]:
+    """Run a corpus job so that SIGINT stops it, whether it reaches this process alone (``kill
+    -INT``, a job scheduler) or the whole process group (Ctrl-C), and even when the process was
+    started with SIGINT ignored (a background job of a script): the cluster this command started
+    is shut down, what finished stays, and the command exits with :data:`EXIT_INTERRUPTED` after
+    one line naming how many clips finished."""
+    from ..corpus.engine import Interrupted
+
+    def force() -> None:  # the cluster did not shut down in time: end it, and this process
+        from ..corpus.engine import _end_children
+
+        _end_children()
+        click.echo(f"interrupted{resume_hint}", err=True)
+        os._exit(EXIT_INTERRUPTED)
+
+    def on_sigint(signum: int, frame: Any) -> None:
+        if not watchdog.is_alive():
+            watchdog.start()
+        raise KeyboardInterrupt
+
+    watchdog = threading.Timer(STOP_SECONDS, force)
+    watchdog.daemon = True
+    old = signal.getsignal(signal.SIGINT)
+    signal.signal(signal.SIGINT, on_sigint)
+    try:
+        yield
+    except Interrupted as e:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C does not cut the line short
+        click.echo(f"interrupted: {e.done} of {e.total} {e.what}{resume_hint}", err=True)
+        sys.exit(EXIT_INTERRUPTED)
+    except KeyboardInterrupt:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        click.echo(f"interrupted{resume_hint}", err=True)
+        sys.exit(EXIT_INTERRUPTED)
+    finally:
+        with contextlib.suppress(ValueError, TypeError):
+            if signal.getsignal(signal.SIGINT) is not signal.SIG_IGN:
+                signal.signal(signal.SIGINT, old)
+
+
 def is_corpus(sources: tuple[Path, ...], **engine: Any) -> bool:
     """Whether ``fit`` takes the corpus path: a folder, a pattern or a list among the sources, or
     an engine option."""
@@ -74,10 +128,11 @@ def fit_corpus(
     one_file = output.suffix.lower() == ".json" and not output.is_dir()
     if one_file:
         check_output_path(output, [], force)
-    res = corpus.fit(
-        [str(s) for s in sources], one_group=one_file, strict=strict, workers=workers, scheduler=scheduler, cache=cache,
-        progress=None if not (quiet or as_json) else False, **options,
-    )  # fmt: skip
+    with interruptible("; nothing was written"):
+        res = corpus.fit(
+            [str(s) for s in sources], one_group=one_file, strict=strict, workers=workers, scheduler=scheduler,
+            cache=cache, progress=None if not (quiet or as_json) else False, **options,
+        )  # fmt: skip
     if not res.limits:
         raise BadInput("no clip could be fitted")
     written = {}
@@ -148,13 +203,27 @@ def scan_command(
     check_output_path(output, [], force, suffixes=(".parquet", ".csv"), what="table")
     if html_path is not None:
         check_output_path(html_path, [], force, suffixes=(".html",), what="summary")
-    res = corpus.scan(
-        sources, limits=limits_file, strict=strict, workers=workers, scheduler=scheduler, cache=cache,
-        progress=None if not (quiet or as_json) else False,
-    )  # fmt: skip
+    # without --cache, the clips measured so far are kept beside the table until it is written,
+    # so that the same command run again after an interrupt measures only the rest
+    resume = output.with_name(f".{output.name}.resume") if cache is None else None
+    if resume is not None and force:
+        shutil.rmtree(resume, ignore_errors=True)
+    hint = "; run the same command again to finish the rest" + (f" (kept in {resume})" if resume else "")
+    with interruptible(hint):
+        res = corpus.scan(
+            sources, limits=limits_file, strict=strict, workers=workers, scheduler=scheduler,
+            cache=cache if resume is None else resume, progress=None if not (quiet or as_json) else False,
+        )  # fmt: skip
     corpus.write_table(res.rows, output)
     if html_path is not None:
         corpus.write_html(res.rows, html_path)
+    if resume is not None:
+        shutil.rmtree(resume, ignore_errors=True)
+    if res.cache_refused and not (quiet or as_json):
+        click.echo(
+            f"warning: {res.cache_refused} cached result(s) were damaged or not written by jointlimits; measured again",
+            err=True,
+        )
     _failures(res.failures, quiet or as_json)
     if res.no_limits and not (quiet or as_json):
         click.echo(f"measured without limits {len(res.no_limits)}:", err=True)
@@ -205,6 +274,13 @@ def scan_command(
     help="Scale factor on the pop detector's plausible bound of a joint's jump (default: filter's).",
 )
 @click.option("--footlock", is_flag=True, help="Lock planted feet (two-bone leg IK).")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["bvh", "glb", "gltf", "usd", "usda", "usdc", "fbx"], case_sensitive=False),
+    default=None,
+    help="Write every cleaned clip in this format (default: each input's own; AMASS .npz inputs as BVH).",
+)
 @click.option("--workers", type=click.IntRange(min=1), default=None, help="Local Dask workers (default: one per core).")
 @click.option("--scheduler", default=None, metavar="tcp://HOST:PORT", help="Run on this existing Dask cluster.")
 @click.option("--strict", is_flag=True, help="Stop at the first clip that fails.")
@@ -220,6 +296,7 @@ def clean_command(
     detect: bool,
     threshold: float | None,
     footlock: bool,
+    fmt: str | None,
     workers: int | None,
     scheduler: str | None,
     strict: bool,
@@ -235,14 +312,27 @@ def clean_command(
     settings = corpus.CleanSettings(detect, threshold, limits_file, smooth, footlock)
     if not settings.any():
         raise BadInput("nothing to clean: give --limits, --detect or --footlock")
-    res = corpus.clean(
-        sources, out, settings=settings, force=force, strict=strict, workers=workers, scheduler=scheduler,
-        progress=None if not (quiet or as_json) else False,
-    )  # fmt: skip
+    with interruptible("; run the same command again to finish the rest"):
+        res = corpus.clean(
+            sources, out, settings=settings, force=force, strict=strict, workers=workers, scheduler=scheduler,
+            progress=None if not (quiet or as_json) else False, format=fmt,
+        )  # fmt: skip
     _failures(res.failures, quiet or as_json)
+    text = f"cleaned {len(res.outputs)} clip(s), {len(res.failures)} skipped -> {out}"
+    if res.resumed:
+        text += f"\n{len(res.resumed)} of them were done by an earlier run and kept"
+    if res.converted:
+        kinds = sorted({Path(i).suffix.lower() for i, _ in res.converted})
+        to = sorted({Path(o).suffix.lower() for _, o in res.converted})
+        text += f"\n{len(res.converted)} {'/'.join(kinds)} input(s) written as {'/'.join(to)}"
     emit(
-        f"cleaned {len(res.outputs)} clip(s), {len(res.failures)} skipped -> {out}",
-        {"outputs": res.outputs, "skipped": [{"file": f, "reason": r} for f, r in res.failures]},
+        text,
+        {
+            "outputs": res.outputs,
+            "resumed": res.resumed,
+            "converted": [{"input": i, "output": o} for i, o in res.converted],
+            "skipped": [{"file": f, "reason": r} for f, r in res.failures],
+        },
         quiet,
         as_json,
     )

@@ -8,17 +8,27 @@ import contextlib
 import hashlib
 import logging
 import os
-import pickle
+import signal
 import sys
+import threading
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from .._atomic import atomic_write
 from .._optional import require
 from ..errors import JointLimitsError
+from . import store
 
-__all__ = ["Engine", "content_hash"]
+__all__ = ["Engine", "Interrupted", "content_hash"]
+
+
+class Interrupted(KeyboardInterrupt):
+    """A corpus job stopped by an interrupt (SIGINT): ``done`` of ``total`` clips had finished.
+    What they wrote stays (whole files only); running the same job again finishes the rest."""
+
+    def __init__(self, done: int, total: int, what: str = "clips", resume: str | None = None):
+        super().__init__(f"interrupted after {done} of {total} {what}")
+        self.done, self.total, self.what, self.resume = done, total, what, resume
 
 
 def content_hash(path: str, chunk: int = 1 << 20) -> str:
@@ -30,28 +40,58 @@ def content_hash(path: str, chunk: int = 1 << 20) -> str:
     return h.hexdigest()
 
 
-def _cached(cache: str | None, settings: str, func: Callable[..., Any], path: str, *args: Any) -> Any:
+def _cached(cache: str | None, settings: str, func: Callable[..., Any], path: str, *args: Any) -> tuple[Any, bool]:
     """``func(*args)`` or its result stored under ``cache`` for this file's content and ``settings``
-    (runs on a worker; a result is written atomically, so a killed run leaves no partial one)."""
+    (runs on a worker; a result is written atomically, so a killed run leaves no partial one), and
+    whether a stored entry was there but refused (damaged, foreign, or not plain data: see
+    :mod:`.store`), so recomputed. Entries are plain data, never pickles: a planted file runs no code."""
     if cache is None:
-        return func(*args)
+        return func(*args), False
     try:
         digest = content_hash(path)
     except OSError:
-        return func(*args)  # the task reports the unreadable file itself
+        return func(*args), False  # the task reports the unreadable file itself
     key = hashlib.sha256(f"{digest}\0{settings}".encode()).hexdigest()
-    target = Path(cache) / key[:2] / f"{key}.pkl"
+    target = Path(cache) / key[:2] / f"{key}.npz"
+    refused = False
     if target.is_file():
-        try:
-            with open(target, "rb") as f:
-                return pickle.load(f)
-        except (OSError, pickle.UnpicklingError, EOFError):
-            pass  # recompute a damaged entry
+        value = store.load(target, key)
+        if value is not store.MISSING:
+            return value, False
+        refused = True  # recompute a damaged or foreign entry, and say so
     result = func(*args)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    with atomic_write(target, binary=True) as f:
-        pickle.dump(result, f, protocol=pickle.HIGHEST_PROTOCOL)
-    return result
+    try:
+        store.dump(result, target, key)
+    except store.StoreError:
+        pass  # a value the store cannot hold is not cached
+    return result, refused
+
+
+def _end_children() -> None:
+    """SIGKILL this process's child processes that are still running (the local cluster's
+    workers; Linux's /proc, elsewhere nothing)."""
+    me = os.getpid()
+    for d in Path("/proc").glob("[0-9]*"):
+        try:
+            stat = (d / "stat").read_text()
+            fields = stat[stat.rindex(")") + 2 :].split()
+            if int(fields[1]) == me and fields[0] != "Z" and "resource_tracker" not in (d / "cmdline").read_text():
+                os.kill(int(d.name), signal.SIGKILL)
+        except (OSError, ValueError, IndexError):
+            continue
+
+
+@contextlib.contextmanager
+def _sigint_ignored() -> Iterator[None]:
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    old = signal.getsignal(signal.SIGINT)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, old)
 
 
 class Engine:
@@ -74,6 +114,11 @@ class Engine:
         self.progress = sys.stderr.isatty() if progress is None else progress
         self.client: Any = client
         self._stack = contextlib.ExitStack()
+        self._cluster: Any = None
+        #: cache entries found but refused (damaged, foreign, not plain data) and recomputed
+        self.cache_refused = 0
+        #: items whose results :meth:`map` has handed out
+        self.done = 0
         if workers is not None and workers < 1:
             raise JointLimitsError(f"--workers must be >= 1, got {workers}")
 
@@ -88,19 +133,35 @@ class Engine:
                 raise JointLimitsError(f"cannot reach the Dask scheduler at {self.scheduler}: {e}") from None
         else:
             n = self.workers or os.cpu_count() or 1
-            cluster = self._stack.enter_context(
-                distributed.LocalCluster(
-                    n_workers=n,
-                    threads_per_worker=1,
-                    processes=True,
-                    dashboard_address=None,
-                    silence_logs=logging.ERROR,
+            # the worker processes start with SIGINT ignored (they inherit it): an interrupt is
+            # this process's to handle, which shuts them down, so Ctrl-C (sent to the whole
+            # process group) prints no traceback of theirs
+            with _sigint_ignored():
+                cluster = self._stack.enter_context(
+                    distributed.LocalCluster(
+                        n_workers=n,
+                        threads_per_worker=1,
+                        processes=True,
+                        dashboard_address=None,
+                        silence_logs=logging.ERROR,
+                    )
                 )
-            )
             self.client = self._stack.enter_context(distributed.Client(cluster))
+            self._cluster = cluster
         return self
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, kind: Any, *exc: Any) -> None:
+        if kind is not None and issubclass(kind, KeyboardInterrupt):
+            # stopped by the user: no graceful hand-over of work that will not be used; what this
+            # engine started is shut down within a few seconds
+            with contextlib.suppress(Exception):
+                self.client.close(timeout=1)
+            if self._cluster is not None:
+                with contextlib.suppress(Exception):
+                    self._cluster.close(timeout=2)
+                _end_children()  # a worker that did not leave in time
+            self._stack.pop_all()  # closed above, with bounds; closing again would wait unbounded
+            return
         self._stack.close()
 
     def n_workers(self) -> int:
@@ -181,12 +242,14 @@ class Engine:
                     )
                     nxt += 1
                 fut = futures.pop(i)
-                host, results = fut.result()
+                host, results, refused = fut.result()
+                self.cache_refused += refused
                 fut.release()
                 if ran_on is not None:
                     ran_on += [host] * len(results)
                 for r in results:
                     yield r
+                    self.done += 1
                     bar.update(1)
         finally:
             for f in futures.values():
@@ -205,9 +268,10 @@ def _worker_address() -> str | None:
 
 def _batch(
     cache: str | None, settings: str | None, func: Callable[..., Any], paths: list, items: list, *args: Any
-) -> tuple[str | None, list[Any]]:
+) -> tuple[str | None, list[Any], int]:
     """One task: ``func`` over a few clips (each through the cache when there is one), and the
     address of the worker it ran on."""
     if cache is None:
-        return _worker_address(), [func(it, *args) for it in items]
-    return _worker_address(), [_cached(cache, settings or "", func, p, it, *args) for p, it in zip(paths, items)]
+        return _worker_address(), [func(it, *args) for it in items], 0
+    done = [_cached(cache, settings or "", func, p, it, *args) for p, it in zip(paths, items)]
+    return _worker_address(), [r for r, _ in done], sum(refused for _, refused in done)

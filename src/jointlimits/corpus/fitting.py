@@ -8,7 +8,6 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import os
-import pickle
 import shutil
 import tempfile
 import threading
@@ -21,6 +20,7 @@ from typing import Any
 from ..errors import JointLimitsError, LimitsError
 from ..limits.fit import ClipSummary, FitAccumulator, FitOptions, FitPlan, clip_clouds, clip_summary, plan_fit
 from ..limits.model import JointLimits
+from . import store
 from .engine import Engine
 from .groups import Grouping
 from .sources import Clip, expand, load_clip, reason
@@ -58,7 +58,7 @@ def _keep_dir(run: str) -> Path:
 
 
 def _kept_file(run: str, path: str) -> Path:
-    return _keep_dir(run) / (hashlib.sha256(path.encode()).hexdigest()[:32] + ".pkl")
+    return _keep_dir(run) / (hashlib.sha256(path.encode()).hexdigest()[:32] + ".npz")
 
 
 def _keep(run: str, path: str, m: Any, budget: int) -> None:
@@ -72,27 +72,18 @@ def _keep(run: str, path: str, m: Any, budget: int) -> None:
         if _kept.get(run, 0) + size > budget:
             return
         _kept[run] = _kept.get(run, 0) + size
-    target = _kept_file(run, path)
-    tmp = target.with_suffix(".tmp")
     try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        with open(tmp, "wb") as f:
-            pickle.dump(bare, f, protocol=pickle.HIGHEST_PROTOCOL)
-        os.replace(tmp, target)
-    except OSError:  # a full or read-only scratch disk: pass 2 parses the clip again
-        tmp.unlink(missing_ok=True)
+        store.dump(bare, _kept_file(run, path), f"{run}\0{path}")
+    except (OSError, store.StoreError):  # a full or read-only scratch disk: pass 2 parses the clip again
+        pass
 
 
 def _take(run: str, path: str) -> Any:
     """The clip kept by :func:`_keep` on this worker (removed from the store), or None."""
     target = _kept_file(run, path)
-    try:
-        with open(target, "rb") as f:
-            m = pickle.load(f)
-        target.unlink()
-        return m
-    except (OSError, pickle.UnpicklingError, EOFError):
-        return None
+    m = store.load(target, f"{run}\0{path}")
+    target.unlink(missing_ok=True)
+    return None if m is store.MISSING else m
 
 
 def _forget(run: str) -> None:

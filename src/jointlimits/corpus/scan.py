@@ -37,7 +37,7 @@ import numpy as np
 from ..errors import JointLimitsError, MissingExtraError
 from ..motion import quat
 from ..motion.skeleton import Motion, end_site_positions, forward_kinematics
-from .engine import Engine
+from .engine import Engine, Interrupted
 from .groups import Grouping, convention_of
 from .limitset import load_limits, pick_limits
 from .sources import Clip, expand, load_clip, reason
@@ -230,12 +230,22 @@ def _scan_task(clip: Clip, limits: Any) -> dict[str, Any]:
         lim, why = pick_limits(limits, m.skeleton)
         if why:
             row["_no_limits"] = why
-        row.update(measure(m, lim))
+        with np.errstate(all="ignore"):
+            row.update(measure(m, lim))
         if why:
             row["limits_worst_joint"] = "(no limits for this skeleton)"
+        bad = [c for c, kind in COLUMNS.items() if kind == "float64" and not _finite(row.get(c))]
+        for c in bad:
+            row[c] = None
+        if bad:
+            row["error"] = f"measures not finite (values too large to measure): {', '.join(bad)}"
     except Exception as e:
         row["error"] = reason(e)
     return row
+
+
+def _finite(v: Any) -> bool:
+    return v is None or (isinstance(v, (int, float, np.number)) and math.isfinite(float(v)))
 
 
 @dataclass
@@ -246,6 +256,8 @@ class ScanResult:
     failures: list[tuple[str, str]] = field(default_factory=list)
     #: clips measured without limits (none fitted on their skeleton): (file, reason)
     no_limits: list[tuple[str, str]] = field(default_factory=list)
+    #: cache entries found but refused (damaged, foreign, not plain data) and measured again
+    cache_refused: int = 0
 
     def column(self, name: str) -> list[Any]:
         return [r.get(name) for r in self.rows]
@@ -263,9 +275,12 @@ def scan(
     progress: bool | None = None,
 ) -> ScanResult:
     """Measure every clip of ``sources`` (see the module doc) on the engine. A clip that fails to
-    load is a row with its ``error`` (``strict``: JointLimitsError). ``limits``: one limits file,
-    the folder ``fit -o DIR`` writes, or JointLimits; each clip is measured against the limits
-    fitted on its skeleton (:func:`~.limitset.pick_limits`; clips without are in ``no_limits``)."""
+    load is a row with its ``error`` (``strict``: JointLimitsError); so is a clip with a measure
+    that is not finite (the measure is left empty). ``limits``: one limits file, the folder ``fit
+    -o DIR`` writes, or JointLimits; each clip is measured against the limits fitted on its skeleton
+    (:func:`~.limitset.pick_limits`; clips without are in ``no_limits``). Results go through
+    ``cache`` (a folder) when given, so a rerun measures only the clips not done; an interrupt
+    raises :class:`~.engine.Interrupted`."""
     limits = load_limits(limits)
     clips, bad = expand(sources, strict=strict)
     if not clips:
@@ -274,18 +289,23 @@ def scan(
     grouping = Grouping()
     settings = "scan\0" + ("" if limits is None else repr([sorted(lim.to_dict().items()) for lim in limits]))
     with Engine(client, scheduler, workers, cache, progress) as eng:
-        for row in eng.map(_scan_task, clips, limits, label="scan", settings=settings, paths=[c.path for c in clips]):
-            if row.get("error"):
-                if strict:
-                    raise JointLimitsError(f"{row['file']}: {row['error']}")
-                res.failures.append((row["file"], row["error"]))
-            else:
-                row["group"] = grouping.assign(row.pop("_skeleton"), row.pop("_rest"))
-            row.pop("_skeleton", None)
-            row.pop("_rest", None)
-            if row.get("_no_limits"):
-                res.no_limits.append((row["file"], row.pop("_no_limits")))
-            res.rows.append({c: row.get(c) for c in COLUMNS})
+        try:
+            rows = eng.map(_scan_task, clips, limits, label="scan", settings=settings, paths=[c.path for c in clips])
+            for row in rows:
+                if row.get("error"):
+                    if strict:
+                        raise JointLimitsError(f"{row['file']}: {row['error']}")
+                    res.failures.append((row["file"], row["error"]))
+                else:
+                    row["group"] = grouping.assign(row.pop("_skeleton"), row.pop("_rest"))
+                row.pop("_skeleton", None)
+                row.pop("_rest", None)
+                if row.get("_no_limits"):
+                    res.no_limits.append((row["file"], row.pop("_no_limits")))
+                res.rows.append({c: row.get(c) for c in COLUMNS})
+        except KeyboardInterrupt:
+            raise Interrupted(eng.done, len(clips), "clips scanned") from None
+        res.cache_refused = eng.cache_refused
     return res
 
 
@@ -364,9 +384,7 @@ def write_html(
         f"<h1>{html.escape(title)}</h1><p>{len(rows)} clips, {len(rows) - len(ok)} failed to load.</p>",
     ]
     for col, name in MEASURES:
-        vals = [
-            (r[col], r) for r in ok if r.get(col) is not None and not (isinstance(r[col], float) and math.isnan(r[col]))
-        ]
+        vals = [(float(r[col]), r) for r in rows if r.get(col) is not None and _finite(r[col])]
         if not vals:
             continue
         fig, ax = plt.subplots(figsize=(5, 2.2), dpi=80)
