@@ -85,7 +85,9 @@ def test_cli_clean_detect_and_filter_detect_write_the_same_file(walk, tmp_path):
     one = tmp_path / "filtered.bvh"
     r = CliRunner().invoke(main, ["filter", str(src), "--detect", "-o", str(one), "-q"])
     assert r.exit_code == 0, r.output
-    r = CliRunner().invoke(main, ["clean", str(src.parent), "--detect", "--out", str(tmp_path / "out"), "--workers", "1"])
+    r = CliRunner().invoke(
+        main, ["clean", str(src.parent), "--detect", "--out", str(tmp_path / "out"), "--workers", "1"]
+    )
     assert r.exit_code == 0, r.output
     two = next((tmp_path / "out").rglob("clip.bvh"))
     assert one.read_bytes() == two.read_bytes()

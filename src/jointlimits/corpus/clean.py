@@ -1,6 +1,6 @@
 """Cleaning a corpus: the cleanup chain on every clip (pops repaired joint by joint, as
-``jointlimits filter --detect``, limits applied, feet locked), written with the same folder structure under an output folder,
-with a scan of every clip before and after beside them."""
+``jointlimits filter --detect``, limits applied, feet locked), written with the same folder
+structure under an output folder, with a scan of every clip before and after beside them."""
 
 from __future__ import annotations
 
