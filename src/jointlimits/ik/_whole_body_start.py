@@ -74,17 +74,23 @@ def initial_guess(
             if np.any(ok):
                 gj = np.where(ok[:, None], quat.mul(quat.between(u, v), gprior), gprior)
         elif len(kids) > 1:
-            B = 1e-6 * np.eye(3) * np.ones((F, 1, 1))  # the posture decides what the data leave open
+            # each child's direction weighs by its bone length squared (a short bone's direction is
+            # mostly noise: a 1 mm bone under 1 cm of noise points anywhere); the posture decides
+            # what the data leave open
+            B = np.zeros((F, 3, 3))
+            total = np.zeros(F)
             for c in kids:
                 u = quat.mul_vec(gprior, lp[c])
                 v = targets[:, c] - pj
                 nu = np.linalg.norm(u, axis=-1)
                 nv = np.linalg.norm(v, axis=-1)
                 ok = (weights[:, c] > 0) & (nv > 1e-9 * ik.scale) & (nu > 1e-12)
-                wc = np.where(ok, weights[:, c] * nu / ik.scale, 0.0)
+                wc = np.where(ok, weights[:, c] * (nu / ik.scale) ** 2, 0.0)
+                total = total + wc
                 uh = u / np.maximum(nu, 1e-300)[:, None]
                 vh = v / np.maximum(nv, 1e-300)[:, None]
                 B = B + wc[:, None, None] * vh[:, :, None] * uh[:, None, :]
+            B = B + (1e-3 * total + 1e-12)[:, None, None] * np.eye(3)
             U, _, Vt = np.linalg.svd(B)
             d = np.sign(np.linalg.det(U @ Vt))
             U[:, :, 2] *= d[:, None]
