@@ -331,7 +331,8 @@ def item_recover(quick: bool) -> list[dict]:
             cm = guess_units(m).metres_per_unit * 100.0
             _, g = fk(m)
             noisy = g + rng.normal(size=g.shape) * (1.0 / cm) / np.sqrt(3.0)
-            src_raw = _dilate(raw_mask(m), 3)
+            # a raw jump of the source (any joint: the whole body is re-fitted there) within 3 frames
+            src_raw = _dilate(raw_mask(m).any(axis=1, keepdims=True), 3)
             lims = [("without limits", None)]
             if len(paths) > 1:
                 lims.append(("with limits", bc._fit("ellipsoid", [bvh.load(q) for q in _other(paths, p, 4)])))
