@@ -193,8 +193,9 @@ def recover(
     :data:`AUTO_NOISE_SHARE` of the median bone, :func:`position_noise`), so the rotations of
     short bones do not jump with the noise. When the rig (a Motion) keeps its root still and
     carries the translation on a child of the root (Bandai Namco's Hips), the result does too:
-    the root stays where it is observed (its rig place when never observed). ``robust``: down-weight outliers in the second pass (by
-    their distance against twice the median residual of the first). Returns the motion and
+    the root stays where it is observed (its rig place when never observed). ``robust``:
+    down-weight outliers in the second pass (by their distance against twice the median residual
+    of the first). Returns the motion and
     a :class:`RecoveryReport`.
     """
     import time
