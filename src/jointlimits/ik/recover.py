@@ -246,6 +246,8 @@ def recover(
         posture = "rig mean posture"
     ik = WholeBodyIK(sk, limits, local_positions=local, rest=rest, iterations=iterations)
     free = WholeBodyIK(sk, None, local_positions=local, rest=ik.rest)
+    # what noise is left after the damper: the start weighs short bones down by it
+    ik.noise = free.noise = noise if smooth is None else position_noise(p, sk, local)
     # "before": the closed-form guess without limits (what a limit-free fit gives at once)
     tg, wg = free._targets(p, None, None)
     g_rot, g_root = free.initial_guess(tg, wg, np.broadcast_to(ik.rest, (p.shape[0], J, 4)))
