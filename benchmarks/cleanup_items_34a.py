@@ -18,8 +18,8 @@ steps and own forward kinematics, never the pop detector). Imported by ``bench_c
   joint-frames outside (``contains``, target 0) and joint-frames whose step exceeds the input's
   largest step at that joint within 0.25 s by more than 2 deg (target 0).
 * **recover**: positions from forward kinematics of every shared clip plus 1 cm (RMS, 3-D) Gaussian
-  noise, recovered on the clip's own rig (its BVH) without limits and with limits fitted on other
-  clips of its skeleton: MPJPE against the noiseless positions (target <= 1.5 cm) and local rotation
+  noise, recovered on the clip's own rig (its BVH) without limits and with ellipsoid limits fitted
+  on the other clips of its skeleton (up to 24, another person's first): MPJPE against the noiseless positions (target <= 1.5 cm) and local rotation
   steps over 3,000 deg/s where the source has none within 3 frames (target 0).
 
 Quick: the first clip of each folder (cut to 600 frames for recover, 1,500 otherwise); full: all.
@@ -335,7 +335,7 @@ def item_recover(quick: bool) -> list[dict]:
             src_raw = _dilate(raw_mask(m).any(axis=1, keepdims=True), 3)
             lims = [("without limits", None)]
             if len(paths) > 1:
-                lims.append(("with limits", bc._fit("ellipsoid", [bvh.load(q) for q in _other(paths, p, 4)])))
+                lims.append(("with limits", bc._fit("ellipsoid", [bvh.load(q) for q in _other(paths, p, 24)])))
             for label, lim in lims:
                 out, _ = recover(noisy, m, lim)
                 _, go = fk(out)

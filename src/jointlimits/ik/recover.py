@@ -4,7 +4,8 @@ Markerless capture and 3D pose estimators give joint positions, noisy and with g
 needs rotations. :func:`recover` fits a skeleton to every frame with the whole-body IK of
 :mod:`jointlimits.ik.whole_body` (damped least squares, the limits as the top-priority task, a
 weak pull toward the rest posture for what positions do not observe), frames batched, then
-restarts each frame from its predecessor (warm start) with outliers down-weighted. NaN positions
+restarts each frame from its predecessor (warm start) with outliers down-weighted; a frame where
+a joint still turns faster than any human joint does is solved again from the frame before. NaN positions
 are occlusions: the joint simply has no target in that frame. ``smooth`` first runs the
 toolkit's damper (the gain of :func:`jointlimits.cleanup.springs.halflife_to_gain`) forward and
 backward over the observed positions (zero phase lag).
@@ -155,6 +156,31 @@ def _translation_joint(rig: Skeleton | Motion) -> int | None:
     return None
 
 
+#: a local rotation faster than this (deg/s) between two solved frames is re-solved from the
+#: frame before (no human joint turns that fast: the batch solve took the other branch there)
+CONTINUITY_DEG_PER_S = 1500.0
+
+
+def _continuity_pass(ik: WholeBodyIK, p: Array, res: Any, frame_time: float) -> int:
+    """Frames whose solution turns a joint faster than :data:`CONTINUITY_DEG_PER_S` from the
+    frame before are solved again from that frame's solution (a warm start that keeps the twist
+    and the side of a limit), in order, so a run of such frames follows the motion. In place;
+    returns the number of frames solved again."""
+    F = p.shape[0]
+    bound = np.radians(CONTINUITY_DEG_PER_S) * frame_time
+    rot, roots, pos = res.rotations, res.root_positions, res.positions
+    redone = 0
+    for f in range(1, F):
+        if not np.any(np.isfinite(p[f])):
+            continue
+        if float(quat.angle(quat.normalize(rot[f]), quat.normalize(rot[f - 1])).max()) <= bound:
+            continue
+        r = ik.solve(p[f : f + 1], init=rot[f - 1 : f], root_positions=roots[f - 1 : f])
+        rot[f], roots[f], pos[f] = r.rotations[0], r.root_positions[0], r.positions[0]
+        redone += 1
+    return redone
+
+
 def _joint_frames_outside(limits: Any, rotations: Array) -> NDArray[np.bool_]:
     if limits is None:
         return np.zeros(rotations.shape[:2], bool)
@@ -255,6 +281,7 @@ def recover(
 
     first_scale = 0.0 if robust else None  # 0: twice the median residual of the first pass
     res = ik.solve_sequence(p, warm_start=warm_start, robust=first_scale, chunk=chunk, progress=progress)
+    redone = _continuity_pass(ik, p, res, ft) if warm_start else 0
     if empty.size:
         _fill_gaps(res.rotations, res.root_positions, np.nonzero(seen.any(axis=1))[0], empty)
         if limits is not None:  # an interpolated pose is projected like every other one
@@ -294,6 +321,7 @@ def recover(
             "smooth_halflife": smooth,
             "posture_prior": posture,
             "position_noise": noise,
+            "frames_solved_again": redone,
             "translation_joint": None if carrier is None else sk.names[carrier],
         },
     )
