@@ -19,8 +19,9 @@ steps and own forward kinematics, never the pop detector). Imported by ``bench_c
   largest step at that joint within 0.25 s by more than 2 deg (target 0).
 * **recover**: positions from forward kinematics of every shared clip plus 1 cm (RMS, 3-D) Gaussian
   noise, recovered on the clip's own rig (its BVH) without limits and with ellipsoid limits fitted
-  on the other clips of its skeleton (up to 24, another person's first): MPJPE against the noiseless positions (target <= 1.5 cm) and local rotation
-  steps over 3,000 deg/s where the source has none within 3 frames (target 0).
+  on the other clips of its skeleton (up to 24, another person's first): MPJPE against the
+  noiseless positions (target <= 1.5 cm) and local rotation steps over 3,000 deg/s where the source
+  has none (at any joint) within 3 frames (target 0).
 
 Quick: the first clip of each folder (cut to 600 frames for recover, 1,500 otherwise); full: all.
 """
