@@ -450,7 +450,7 @@ class JointLimits:
         outside is projected; where the result steps further between two frames than ``original``
         does at that joint within 0.25 s (plus ``margin_degrees``), the joint walks toward it at
         that speed instead, every frame inside (a projection that switches sides adds no jump); a
-        jump the walk cannot avoid (the limit of a coupled child moved with its parent) is walked
+        jump the walk cannot avoid at a coupled child (its limit moved with its parent) is walked
         backward in time as well, so it is spread over the frames before it. Joint-frames inside
         and not walking are returned bit for bit."""
         from ..motion.steps import local_step_bound, walk
@@ -474,6 +474,9 @@ class JointLimits:
                 return y if lim.contains(y, 1e-7, **pt)[0] else lim.project(y, **pt)
 
             fwd = walk(cand, allow[:, j], keep)
+            if par is None:
+                q[:, j] = fwd
+                continue
             # where the walk had to stay on a projection that jumps (a coupled child whose parent
             # moved its limit away), the jump is spread over the frames before it: the same walk
             # backward in time (frames whose steps are within the bound stay bit for bit)
