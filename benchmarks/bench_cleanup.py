@@ -28,8 +28,8 @@ detector or the skating measure that the cleanup itself uses.
   LAFAN1 clip the independent skating reduction at ankles and toes (target 90%, the measure of
   ``benchmarks/bench_footlock.py``).
 
-At the end, the records of ``benchmarks/cleanup_items_b.py`` (``ITEMS``: callables
-``(quick) -> list[dict]``), when that module exists.
+At the end, the records of ``benchmarks/cleanup_items_b.py`` and ``benchmarks/cleanup_items_34a.py``
+(``ITEMS``: callables ``(quick) -> list[dict]``), when those modules exist.
 
     python -m benchmarks.bench_cleanup [--quick]
 
@@ -514,15 +514,16 @@ def run(quick: bool) -> list[dict]:
     recs: list[dict] = []
     for item in ITEMS:
         recs += item(quick)
-    try:
-        other = importlib.import_module(f"{__package__ or 'benchmarks'}.cleanup_items_b")
-    except ModuleNotFoundError as e:
-        if not (e.name or "").endswith("cleanup_items_b"):
-            raise
-        other = None
-    if other is not None:
-        for item in getattr(other, "ITEMS", []):
-            recs += item(quick)
+    for extra in ("cleanup_items_b", "cleanup_items_34a"):
+        try:
+            other = importlib.import_module(f"{__package__ or 'benchmarks'}.{extra}")
+        except ModuleNotFoundError as e:
+            if not (e.name or "").endswith(extra):
+                raise
+            other = None
+        if other is not None:
+            for item in getattr(other, "ITEMS", []):
+                recs += item(quick)
     return recs
 
 

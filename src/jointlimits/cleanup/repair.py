@@ -18,6 +18,11 @@ channel, its cuts are repaired in one of two ways:
   lifts, then fades it); a jump on the first
   or last two frames instead extrapolates those frames from the motion next to them.
 
+A joint whose local rotation turns more than :data:`FLIP_DEGREES` between two frames (a flip: no
+human joint does that at any frame rate) is repaired there too, whatever its pop score (a twist
+flip of a bone with no child moves no joint position, so its score can stay low); the other
+channels of that frame are left alone. Such frames are listed among the cuts.
+
 With ``keep_planted``, where a repair changed a foot's leg chain (an ancestor's rotation or
 position) over a run of frames and the heel or toe is planted in the input (low and slow,
 :func:`jointlimits.cleanup.contacts.detect_contacts`) on the unchanged frames either side, the
@@ -39,7 +44,7 @@ from ..motion.skeleton import Motion
 from .pops import PopParams, pop_scores
 from .tracking import DEFAULT_THRESHOLD, TrackingError
 
-__all__ = ["PopRepair", "repair_pops", "cut_channels"]
+__all__ = ["PopRepair", "repair_pops", "cut_channels", "flip_frames", "FLIP_DEGREES"]
 
 Array = NDArray[np.float64]
 
@@ -50,6 +55,9 @@ DEFAULT_JOIN = 1.0
 DEFAULT_BLEND = 0.25
 #: longest out-and-back burst refilled by interpolation (seconds)
 DEFAULT_MAX_BURST = 0.5
+#: a local rotation step larger than this (degrees, between two frames) is a flip, repaired
+#: whatever the pop score (at 30 fps it is 2,700 deg/s)
+FLIP_DEGREES = 90.0
 
 
 @dataclass
@@ -87,6 +95,16 @@ def cut_channels(scores: Array, cuts: Sequence[int], threshold: float, join: flo
         level = join * min(threshold, float(peak.max(initial=0.0)))
         out.append([int(j) for j in np.nonzero((peak >= level) & (peak > 0.0))[0]])
     return out
+
+
+def flip_frames(rotations: Array, degrees: float = FLIP_DEGREES) -> list[tuple[int, int]]:
+    """``(frame, joint)`` of every local rotation step over ``degrees`` (``rotations`` [F, J, 4])."""
+    q = quat.normalize(np.asarray(rotations, np.float64))
+    if q.shape[0] < 2:
+        return []
+    step = np.degrees(quat.angle(q[1:], q[:-1]))
+    f, j = np.nonzero(step > degrees)
+    return [(int(a) + 1, int(b)) for a, b in zip(f, j)]
 
 
 def _hermite(n: int, x1: Array, v0: Array, v1: Array) -> Array:
@@ -331,8 +349,9 @@ def repair_pops(
     rs, ps = pop_scores(motion, params)
     found = np.nonzero(np.maximum(rs.max(axis=1), ps.max(axis=1)) > threshold)[0].tolist() if detect else []
     all_cuts = sorted(set(given) | {int(c) for c in found})
-    rep.cuts = all_cuts
-    if not all_cuts:
+    flips = flip_frames(motion.rotations) if detect else []
+    rep.cuts = sorted(set(all_cuts) | {f for f, _ in flips})
+    if not rep.cuts:
         return motion.copy(), rep
     both = np.concatenate([rs, ps], axis=1)
     per_cut = cut_channels(both, all_cuts, threshold, join)
@@ -348,6 +367,10 @@ def repair_pops(
             rep.rotations[c] = rj
         if pj:
             rep.positions[c] = pj
+    for f, j in flips:  # a flip is repaired at its own joint, whatever its score
+        if f not in rot_cuts.get(j, []):
+            rot_cuts.setdefault(j, []).append(f)
+            rep.rotations.setdefault(f, []).append(names[j])
     dt = motion.frame_time
     max_len = max(1, int(round(max_burst / dt)))
     blend_n = max(2, int(round(blend / dt)))

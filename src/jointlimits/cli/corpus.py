@@ -266,7 +266,7 @@ def scan_command(
     "a clip with none is skipped).",
 )
 @click.option("--smooth", is_flag=True, help="With --limits: remove pops where a projection switches sides.")
-@click.option("--detect", is_flag=True, help="Detect pops and filter them (tracking spring).")
+@click.option("--detect", is_flag=True, help="Detect pops and repair them joint by joint (as filter --detect).")
 @click.option(
     "--threshold",
     type=Finite(min=0.0, min_open=True, max=1e6),

@@ -1,6 +1,6 @@
-"""Cleaning a corpus: the cleanup chain on every clip (pops filtered by the tracking spring,
-limits applied, feet locked), written with the same folder structure under an output folder,
-with a scan of every clip before and after beside them."""
+"""Cleaning a corpus: the cleanup chain on every clip (pops repaired joint by joint, as
+``jointlimits filter --detect``, limits applied, feet locked), written with the same folder
+structure under an output folder, with a scan of every clip before and after beside them."""
 
 from __future__ import annotations
 
@@ -26,9 +26,10 @@ SCAN_AFTER = "scan-after.parquet"
 
 @dataclass(frozen=True)
 class CleanSettings:
-    """The steps of the chain, in this order: ``detect`` pops and filter them (tracking spring,
-    ``threshold``), apply ``limits`` (a JointLimits, a limits file or the folder ``fit -o DIR``
-    writes: each clip takes the file of its skeleton, a clip with none is skipped; ``smooth`` removes the jumps
+    """The steps of the chain, in this order: ``detect`` pops and repair them joint by joint
+    (:func:`jointlimits.cleanup.repair.repair_pops`, the repair ``filter --detect`` runs, pop score
+    above ``threshold``), apply ``limits`` (a JointLimits, a limits file or the folder ``fit -o
+    DIR`` writes: each clip takes the file of its skeleton, a clip with none is skipped; ``smooth`` removes the jumps
     where a projection switches sides), ``footlock`` the feet."""
 
     detect: bool = False
@@ -44,11 +45,10 @@ class CleanSettings:
 def clean_motion(m: Any, s: CleanSettings, limits: Any = None) -> Any:
     """One clip through the chain."""
     if s.detect:
-        from ..cleanup.tracking import DEFAULT_THRESHOLD, detect_discontinuities, filter_motion
+        from ..cleanup.repair import repair_pops
+        from ..cleanup.tracking import DEFAULT_THRESHOLD
 
-        cuts = detect_discontinuities(m, s.threshold or DEFAULT_THRESHOLD).tolist()
-        if cuts:
-            m = filter_motion(m, cuts=cuts)
+        m, _ = repair_pops(m, None, True, DEFAULT_THRESHOLD if s.threshold is None else s.threshold)
     if limits is not None:
         smooth = None
         if s.smooth:

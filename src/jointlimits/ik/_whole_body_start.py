@@ -45,6 +45,7 @@ def initial_guess(
     P = np.empty((F, J, 3))
     L = np.empty((F, J, 4))
     root = root_guess(ik, targets, weights, posture, root_positions)
+    noise = float(getattr(ik, "noise", 0.0))
     depth = ik.skeleton.depth()
     order = np.argsort(depth, kind="stable")  # level by level: still parents first
     for i, j in enumerate(order):
@@ -75,6 +76,7 @@ def initial_guess(
                 gj = np.where(ok[:, None], quat.mul(quat.between(u, v), gprior), gprior)
         elif len(kids) > 1:
             B = 1e-6 * np.eye(3) * np.ones((F, 1, 1))  # the posture decides what the data leave open
+            total = np.zeros(F)
             for c in kids:
                 u = quat.mul_vec(gprior, lp[c])
                 v = targets[:, c] - pj
@@ -82,9 +84,14 @@ def initial_guess(
                 nv = np.linalg.norm(v, axis=-1)
                 ok = (weights[:, c] > 0) & (nv > 1e-9 * ik.scale) & (nu > 1e-12)
                 wc = np.where(ok, weights[:, c] * nu / ik.scale, 0.0)
+                if noise > 0.0:  # a bone short next to the noise points anywhere: it weighs less
+                    wc = wc * nu * nu / (nu * nu + (2.0 * noise) ** 2)
+                total = total + wc
                 uh = u / np.maximum(nu, 1e-300)[:, None]
                 vh = v / np.maximum(nv, 1e-300)[:, None]
                 B = B + wc[:, None, None] * vh[:, :, None] * uh[:, None, :]
+            if noise > 0.0:  # under noise the posture weighs a share of the data
+                B = B + (1e-3 * total)[:, None, None] * np.eye(3)
             U, _, Vt = np.linalg.svd(B)
             d = np.sign(np.linalg.det(U @ Vt))
             U[:, :, 2] *= d[:, None]

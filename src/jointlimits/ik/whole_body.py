@@ -150,6 +150,10 @@ class WholeBodyIK:
         lengths = lengths[lengths > 0]
         #: length unit of the position residuals: the mean bone length
         self.scale = float(lengths.mean()) if lengths.size else 1.0
+        #: noise of the observed positions (file units, per axis; 0: exact): under noise the
+        #: closed-form start weighs each bone's direction down by its length against the noise
+        #: (see :func:`jointlimits.ik.recover.position_noise`)
+        self.noise = 0.0
         if rest is None:
             rest = quat.identity(J)
             if limits is not None and hasattr(limits, "joints"):

@@ -449,8 +449,10 @@ class JointLimits:
         limits, joint by joint, parents first (a coupled child for its parent's result): a joint-frame
         outside is projected; where the result steps further between two frames than ``original``
         does at that joint within 0.25 s (plus ``margin_degrees``), the joint walks toward it at
-        that speed instead, every frame inside (a projection that switches sides adds no jump).
-        Joint-frames inside and not walking are returned bit for bit."""
+        that speed instead, every frame inside (a projection that switches sides adds no jump); a
+        jump the walk cannot avoid at a coupled child (its limit moved with its parent) is walked
+        backward in time as well, so it is spread over the frames before it. Joint-frames inside
+        and not walking are returned bit for bit."""
         from ..motion.steps import local_step_bound, walk
 
         q = np.array(rotations, np.float64)
@@ -471,7 +473,21 @@ class JointLimits:
                 pt = {"parent": par[t : t + 1]} if par is not None else {}
                 return y if lim.contains(y, 1e-7, **pt)[0] else lim.project(y, **pt)
 
-            q[:, j] = walk(cand, allow[:, j], keep)
+            fwd = walk(cand, allow[:, j], keep)
+            if par is None:
+                q[:, j] = fwd
+                continue
+            # where the walk had to stay on a projection that jumps (a coupled child whose parent
+            # moved its limit away), the jump is spread over the frames before it: the same walk
+            # backward in time (frames whose steps are within the bound stay bit for bit)
+            F = fwd.shape[0]
+            rb = allow[:, j].copy()
+            rb[1:] = allow[:0:-1, j]
+
+            def keep_back(y: Array, t: int, keep: Any = keep, F: int = F) -> Array:
+                return keep(y, F - 1 - t)
+
+            q[:, j] = walk(fwd[::-1], rb, keep_back)[::-1]
         return q
 
     def report(self, motions: Motion | Iterable[Motion], tolerance: float = 1e-6) -> list[dict[str, Any]]:

@@ -67,7 +67,8 @@ def walk(
 ) -> Array:
     """``target`` ``[F, 4]`` followed frame by frame, stepping at most ``bound[t]`` radians from the
     previous output; where the target is farther, the output moves toward it along the shortest arc
-    by the bound (halved up to six times when ``keep`` moves the step beyond it, then it stays).
+    by the bound (halved up to six times when ``keep`` moves the step beyond it, then it stays, or,
+    where ``keep`` moves the staying rotation too, takes the smallest of the steps it tried).
     ``keep(q[1, 4], t)`` returns an allowed rotation (e.g. the projection into a limit). Frames
     where the output is back on the target are the target's own values, bit for bit."""
     tq = np.asarray(target, np.float64)
@@ -97,17 +98,23 @@ def walk(
         chasing = True
         frac = bound[t] / a
         x = out[t - 1 : t]
+        tried: list[tuple[float, Array]] = []
         for _ in range(6):
             y = quat.slerp(out[t - 1 : t], tq[t : t + 1], frac)
             if keep is not None:
                 y = keep(y, t)
-            if float(quat.angle(y[0], out[t - 1])) <= bound[t]:
+            d = float(quat.angle(y[0], out[t - 1]))
+            if d <= bound[t]:
                 x = y
                 break
+            tried.append((d, y))
             frac *= 0.5
         else:
             if keep is not None:
+                # no step within the bound is allowed here: the smallest one that is
                 x = keep(x, t)
+                tried.append((float(quat.angle(x[0], out[t - 1])), x))
+                x = min(tried, key=lambda c: c[0])[1]
         out[t] = -x[0] if np.dot(x[0], tq[t]) < 0.0 else x[0]
         t += 1
     return out

@@ -399,15 +399,16 @@ class StudioState:
             self.raw = self.pose.copy()
 
     def filter(self, detect: bool = True) -> list[int]:
-        """Tracking-spring filter of the working clip at its detected discontinuities; returns them."""
-        from ..cleanup.tracking import detect_discontinuities, filter_motion
+        """Pops of the working clip repaired joint by joint (as ``jointlimits filter --detect``);
+        returns the cut frames."""
+        from ..cleanup.repair import repair_pops
 
         with self.lock:
-            cuts = detect_discontinuities(self.work.motion) if detect else np.zeros(0, np.int64)
-            self.work.motion = filter_motion(self.work.motion, cuts)
+            self.work.motion, rep = repair_pops(self.work.motion, None, detect)
+            cuts = [int(c) for c in rep.cuts]
             self.history.append(f"filter ({len(cuts)} cuts)")
             self.raw = self.pose.copy()
-            return [int(c) for c in cuts]
+            return cuts
 
     def splice(self) -> str:
         """Append the next input clip (the first one again when there is only one) to the working
