@@ -17,6 +17,7 @@ from ..cleanup.tracking import DEFAULT_HALFLIFE, DEFAULT_THRESHOLD, DEFAULT_VELO
 from ..errors import JointLimitsError
 from ..motion.skeleton import Motion
 from ._common import (
+    CLIP_OUTPUT_FORMATS,
     BadInput,
     Finite,
     check_distinct_outputs,
@@ -100,7 +101,7 @@ def _pick_joint(motion: Motion, joint: str | None, after: Motion) -> str:
     "out",
     type=click.Path(path_type=Path, dir_okay=False),
     required=True,
-    help="Where to write the filtered BVH.",
+    help=f"Where to write the filtered clip: {CLIP_OUTPUT_FORMATS}.",
 )
 @click.option("--cuts", default=None, help="Comma-separated frames where a discontinuity starts.")
 @click.option("--detect", is_flag=True, help="Detect discontinuities (robust jump detector).")
@@ -225,7 +226,7 @@ def filter_command(
     "out",
     type=click.Path(path_type=Path, dir_okay=False),
     required=True,
-    help="Where to write the spliced BVH.",
+    help=f"Where to write the spliced clip: {CLIP_OUTPUT_FORMATS}.",
 )
 @click.option(
     "--at", "at", type=click.IntRange(0, None), default=None, help="Frame of A where B starts (default: end of A)."
