@@ -288,9 +288,8 @@ def splice_command(
     if plot_path is not None:
         raw = splice(a, b, at=at, smooth=False, align=align) if smooth else res
         name = _pick_joint(raw, joint, res)
-        lo = max(0, join - 30)
-        hi = min(res.num_frames, join + int(round(4 * max(halflife, 0.25) / res.frame_time)) + 30)
-        plot_channel_before_after(raw, res, name, plot_path, frames=(lo, hi), cuts=[join], title="splice smoothing")
+        # the top panels span the whole result; the zoom panel shows the frames the smoothing changed
+        plot_channel_before_after(raw, res, name, plot_path, cuts=[join], title="splice smoothing")
     emit(
         f"{out}: {res.num_frames} frames, B starts at frame {join}",
         {

@@ -489,6 +489,8 @@ def plot_before_after(
         axes[0].axvspan(zoom[0], zoom[1] - 1, color="0.85", zorder=0)
         axes[2].set_title(f"zoom: frames {zoom[0]}-{zoom[1] - 1} (the largest change)", fontsize=9)
         axes[2].set_ylabel("deg")
+    for ax in axes[:2]:  # exactly the frames drawn, first to last
+        ax.set_xlim(idx[0], max(idx[-1], idx[0] + 1))
     axes[0].set_ylabel("rotation (scaled angle axis, deg)")
     axes[1].set_ylabel("angular speed (deg/frame)")
     axes[-1].set_xlabel("frame")
