@@ -110,6 +110,7 @@ class StudioApp:
             self.speed = g.add_slider("Speed", 0.1, 3.0, 0.1, 1.0)
             self.loop_box = g.add_checkbox("Loop", True)
             self.inputs_box = g.add_checkbox("Show inputs", True)
+            self.follow_box = g.add_checkbox("Follow root", True)
         with g.add_folder("Pose"):
             self.mode = g.add_dropdown("Gizmo", ["rotate joint"] + [posing.ik_mode(k).label for k in st.ik_chains])
             self.joint = g.add_dropdown("Joint", st.joint_names(), initial_value=st.skeleton.names[st.selected])
@@ -269,6 +270,7 @@ class StudioApp:
             gr, gp = posing.pose_fk(st.skeleton, st.pose, st.positions)
             viol = st.limits.violation(st.pose[None])[0]
             self.work_drawing.update(gr, gp * mpu, violation_colors(viol))
+            self.follow_root(gp[0] * mpu)
             self._draw_contacts(gp * mpu)
             rgr, rgp = posing.pose_fk(st.skeleton, st.raw, st.positions)
             ghost = bool(np.max(quat.angle(st.raw, st.pose)) > 1e-4)
@@ -291,6 +293,28 @@ class StudioApp:
                 f"{np.degrees(viol[j]):.1f}° · worst {st.skeleton.names[worst]} "
                 f"{np.degrees(viol[worst]):.1f}°"
             )
+
+    def follow_root(self, root_m: np.ndarray) -> None:
+        """Keep every client's camera on the working clip's root (``root_m``, metres): the camera
+        and the point it looks at shift by the root's horizontal distance from that point, so a
+        clip that walks away stays in view; the height and angle the user chose stay. Off with
+        the "Follow root" checkbox."""
+        box = getattr(self, "follow_box", None)
+        if box is None or not bool(box.value):
+            return
+        for client in list(self.server.get_clients().values()):
+            cam = client.camera
+            try:
+                look = np.asarray(cam.look_at, np.float64)
+                pos = np.asarray(cam.position, np.float64)
+            except AssertionError:  # the client has not sent its camera yet
+                continue
+            move = np.array([float(root_m[0]) - look[0], 0.0, float(root_m[2]) - look[2]])
+            if float(np.abs(move).max()) < 1e-3:
+                continue
+            with client.atomic():
+                cam.look_at = tuple(look + move)
+                cam.position = tuple(pos + move)
 
     def _draw_contacts(self, gp_m: np.ndarray) -> None:
         """Discs under the working clip's planted feet (after foot-lock), on the current frame."""
