@@ -67,15 +67,16 @@ def test_the_browser_plays_the_limited_clip_and_the_camera_follows_the_root(stat
         with sync_playwright() as pw:
             b = pw.chromium.launch(executable_path=CHROMIUM, args=args)
             page = b.new_page(viewport={"width": 1000, "height": 650})
+            page.set_default_timeout(90000)  # a loaded 2-core machine: the page can take long to start
             page.goto(app.url)
-            page.wait_for_selector("canvas", timeout=30000)
+            page.wait_for_selector("canvas")
             page.wait_for_timeout(2000)
             state.set_frame(0)
             app.redraw()
             page.get_by_text("Play", exact=True).first.click()
             frames, worst = set(), 0.0
-            t_end = time.monotonic() + 4.0
-            while time.monotonic() < t_end and len(frames) < 400:
+            t_end = time.monotonic() + 90.0  # until a third of the clip played (slow on a loaded machine)
+            while time.monotonic() < t_end and (len(frames) < 15 or state.frame < state.num_frames // 3):
                 with state.lock:
                     frames.add(state.frame)
                     worst = max(worst, float(state.limits.violation(state.pose[None]).max()))

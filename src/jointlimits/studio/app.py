@@ -312,9 +312,7 @@ class StudioApp:
             move = np.array([float(root_m[0]) - look[0], 0.0, float(root_m[2]) - look[2]])
             if float(np.abs(move).max()) < 1e-3:
                 continue
-            with client.atomic():
-                cam.look_at = tuple(look + move)
-                cam.position = tuple(pos + move)
+            cam.position = tuple(pos + move)  # viser moves the look-at point with the position
 
     def _draw_contacts(self, gp_m: np.ndarray) -> None:
         """Discs under the working clip's planted feet (after foot-lock), on the current frame."""
