@@ -82,7 +82,9 @@ def test_the_browser_plays_the_limited_clip_and_the_camera_follows_the_root(stat
                     worst = max(worst, float(state.limits.violation(state.pose[None]).max()))
                 page.wait_for_timeout(50)
             state.playing = False
-            page.wait_for_timeout(800)  # the last camera move reaches the browser and comes back
+            page.wait_for_timeout(1000)
+            app.redraw()  # the stopped frame drawn once more
+            page.wait_for_timeout(2000)  # its camera move reaches the browser and the browser's state comes back
             assert len(frames) > 10, frames  # it played
             assert worst < 1e-6  # every pose drawn while playing was inside the limits
             root = state.positions[0] * mpu
