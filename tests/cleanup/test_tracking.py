@@ -207,7 +207,7 @@ def bvh_files(tmp_path: Path) -> tuple[Path, Path]:
     return a, b
 
 
-def test_cli_splice_and_filter(bvh_files, tmp_path: Path) -> None:
+def test_cli_splice_and_filter(bvh_files, tmp_path: Path, monkeypatch) -> None:
     from jointlimits.cli.filters import filter_command, splice_command
     from jointlimits.io import bvh
 
@@ -215,11 +215,20 @@ def test_cli_splice_and_filter(bvh_files, tmp_path: Path) -> None:
     runner = CliRunner()
     out = tmp_path / "s.bvh"
     fig = tmp_path / "s.png"
+    from jointlimits.viz import plots
+
+    figs = []
+    make = plots._figure
+    monkeypatch.setattr(plots, "_figure", lambda *a, **k: figs.append(make(*a, **k)) or figs[-1])
     r = runner.invoke(splice_command, [str(a), str(b), "-o", str(out), "--at", "100", "--plot", str(fig)])
     assert r.exit_code == 0, r.output
     s = bvh.load(out)
     assert s.num_frames == 100 + 80
     assert fig.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    for ax in figs[0].axes[:2]:  # the rotation and speed panels span the whole result (#38)
+        x0, x1 = ax.get_xlim()
+        assert x0 <= 0 and x1 >= s.num_frames - 1, (x0, x1)
+        assert max(line.get_xdata()[-1] for line in ax.get_lines()) == s.num_frames - 1
     raw = tmp_path / "raw.bvh"
     assert runner.invoke(splice_command, [str(a), str(b), "-o", str(raw), "--no-smooth", "-q"]).exit_code == 0
     f = tmp_path / "f.bvh"

@@ -8,6 +8,7 @@ import pytest
 from click.testing import CliRunner
 
 from jointlimits import JointLimits
+from jointlimits import io as motion_io
 from jointlimits.cli import main
 from jointlimits.errors import IKError
 from jointlimits.ik.recover import recover, smooth_positions
@@ -156,6 +157,11 @@ def test_cli_recover(tmp_path, clip, limits):
     assert "outside the limits" in r.output and "after 0 joint-frames in 0 frames" in r.output
     m = bvh.load(out)
     assert m.num_frames == 40 and limits.contains(m.rotations, 1e-4).all()
+    glb = tmp_path / "out.glb"  # every writable format, by the output's extension (#38)
+    r = CliRunner().invoke(main, ["recover", str(pos), "--skeleton", str(rig), "--limits", str(lim), "-o", str(glb)])
+    assert r.exit_code == 0, r.output
+    g = motion_io.load(glb)
+    assert g.num_frames == 40 and g.skeleton.names == m.skeleton.names and limits.contains(g.rotations, 1e-3).all()
     r = CliRunner().invoke(main, ["recover", str(pos), "--skeleton", str(rig), "-o", str(out)])
     assert r.exit_code == 2 and "file exists; pass --force" in r.output and bvh.load(out).num_frames == 40
     out.unlink()
@@ -164,7 +170,7 @@ def test_cli_recover(tmp_path, clip, limits):
         (["recover", str(pos), "--skeleton", str(rig), "-o", str(rig)], "would overwrite the input"),
         (["recover", str(tmp_path / "nope.npz"), "--skeleton", str(rig), "-o", str(out)], "no such file"),
         (["recover", str(lim), "--skeleton", str(rig), "-o", str(out)], "unknown positions file type"),
-        (["recover", str(pos), "--skeleton", str(rig), "-o", str(tmp_path / "x.npz")], "give it a .bvh name"),
+        (["recover", str(pos), "--skeleton", str(rig), "-o", str(tmp_path / "x.npz")], "one of .bvh, .glb"),
         (["recover", str(pos), "--skeleton", str(rig), "-o", str(out), "--smooth", "0"], "--smooth"),
     ]:
         r = CliRunner().invoke(main, args)

@@ -10,7 +10,7 @@ import pytest
 
 from jointlimits import JointLimits
 from jointlimits.motion import procedural, quat
-from jointlimits.studio import Clip, StudioState
+from jointlimits.studio import Clip, StudioState, posing
 
 CHROMIUM = "/usr/bin/chromium"
 
@@ -86,7 +86,12 @@ def test_whole_body_hand_target_inside_limits(app):
     ch = st.ik_chains["left-hand-body"]
     _, feet_before = st.joint_global(st.skeleton.index("LeftFoot"))
     t0 = st.ik_target.copy()
-    app.on_ik_target((t0 + np.array([10.0, 15.0, 10.0])) * st.metres_per_unit)
+    # a target the limits let the hand reach: where the range-of-motion clip (the limits' training
+    # data) puts it at another frame (the pose starts limited: every frame is shown inside, #38)
+    _, gp = posing.pose_fk(st.skeleton, st.fit_clips[0].rotations[40], st.positions)
+    target = gp[ch.effector]
+    assert np.linalg.norm(target - t0) > 5.0  # cm: a real move
+    app.on_ik_target(target * st.metres_per_unit)
     assert st.limits.violation(st.pose[None])[0].max() < 1e-6  # every joint inside its limit
     assert st.effector_error() < 2.0  # the hand follows (cm)
     _, feet_after = st.joint_global(st.skeleton.index("LeftFoot"))

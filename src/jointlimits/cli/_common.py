@@ -101,6 +101,8 @@ def check_output_path(
     ``--force``), that has the wrong extension, or that cannot be written (folder, missing or
     read-only parent, name too long)."""
     if suffixes is not None and out.suffix.lower() not in suffixes:
+        if len(suffixes) > 2:
+            raise BadInput(f"{out}: the {what} is a motion file; give it one of {', '.join(suffixes)}")
         raise BadInput(f"{out}: the {what} is written as {suffixes[0][1:].upper()}; give a {suffixes[0]} path")
     try:
         out_r = out.resolve()
@@ -112,6 +114,12 @@ def check_output_path(
         check_writable(out)
     except OSError as e:
         raise BadInput(os_error_message(e)) from None
+
+
+#: What a clip output takes: every format :func:`jointlimits.io.save` writes (``io.WRITABLE``).
+CLIP_OUTPUT_FORMATS = ".bvh, .glb/.gltf, .usd/.usda/.usdc or .fbx (through Blender): the format follows the extension"
+#: What a clip input takes: every format :func:`jointlimits.io.load` reads (``io.FORMATS``).
+CLIP_INPUT_FORMATS = ".bvh, .glb/.gltf, .usd/.usda/.usdc, .fbx (through Blender) or AMASS .npz"
 
 
 def quiet_option(fn: Callable) -> Callable:

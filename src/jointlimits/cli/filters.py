@@ -17,6 +17,7 @@ from ..cleanup.tracking import DEFAULT_HALFLIFE, DEFAULT_THRESHOLD, DEFAULT_VELO
 from ..errors import JointLimitsError
 from ..motion.skeleton import Motion
 from ._common import (
+    CLIP_OUTPUT_FORMATS,
     BadInput,
     Finite,
     check_distinct_outputs,
@@ -100,7 +101,7 @@ def _pick_joint(motion: Motion, joint: str | None, after: Motion) -> str:
     "out",
     type=click.Path(path_type=Path, dir_okay=False),
     required=True,
-    help="Where to write the filtered BVH.",
+    help=f"Where to write the filtered clip: {CLIP_OUTPUT_FORMATS}.",
 )
 @click.option("--cuts", default=None, help="Comma-separated frames where a discontinuity starts.")
 @click.option("--detect", is_flag=True, help="Detect discontinuities (robust jump detector).")
@@ -225,7 +226,7 @@ def filter_command(
     "out",
     type=click.Path(path_type=Path, dir_okay=False),
     required=True,
-    help="Where to write the spliced BVH.",
+    help=f"Where to write the spliced clip: {CLIP_OUTPUT_FORMATS}.",
 )
 @click.option(
     "--at", "at", type=click.IntRange(0, None), default=None, help="Frame of A where B starts (default: end of A)."
@@ -287,9 +288,8 @@ def splice_command(
     if plot_path is not None:
         raw = splice(a, b, at=at, smooth=False, align=align) if smooth else res
         name = _pick_joint(raw, joint, res)
-        lo = max(0, join - 30)
-        hi = min(res.num_frames, join + int(round(4 * max(halflife, 0.25) / res.frame_time)) + 30)
-        plot_channel_before_after(raw, res, name, plot_path, frames=(lo, hi), cuts=[join], title="splice smoothing")
+        # the top panels span the whole result; the zoom panel shows the frames the smoothing changed
+        plot_channel_before_after(raw, res, name, plot_path, cuts=[join], title="splice smoothing")
     emit(
         f"{out}: {res.num_frames} frames, B starts at frame {join}",
         {

@@ -16,14 +16,21 @@ from ..cleanup.footlock import (
     DEFAULT_VELOCITY_THRESHOLD,
     STEP_MARGIN_DEGREES,
 )
-from ._common import BadInput, Finite, friendly_errors, quiet_option, strict_json
+from ._common import CLIP_OUTPUT_FORMATS, BadInput, Finite, friendly_errors, quiet_option, strict_json
 
 __all__ = ["footlock_command"]
 
 
 @click.command("footlock")
 @click.argument("clip", type=click.Path(path_type=Path))
-@click.option("-o", "--output", "out", type=click.Path(path_type=Path), required=True, help="Output BVH file.")
+@click.option(
+    "-o",
+    "--output",
+    "out",
+    type=click.Path(path_type=Path),
+    required=True,
+    help=f"Motion file to write: {CLIP_OUTPUT_FORMATS}.",
+)
 @click.option(
     "--limits",
     "limits_path",

@@ -25,7 +25,7 @@ __all__ = ["info_command"]
 def info_command(clip: Path, show_anatomy: bool, quiet: bool, as_json: bool) -> None:
     """Print a clip's joints, channels, frames, fps, duration, units, up axis and body height
     (the standing height over the whole clip: head above the lowest foot point). CLIP is any
-    supported motion format (.bvh, .glb/.gltf, AMASS .npz)."""
+    supported motion format: .bvh, .glb/.gltf, .usd/.usda/.usdc, .fbx (through Blender) or AMASS .npz."""
     from .. import io as motion_io
     from ..motion.units import guess_units, guess_up_axis, stature
 

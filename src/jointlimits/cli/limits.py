@@ -12,6 +12,7 @@ import numpy as np
 from ..limits._checks import MAX_PADDING
 from ..limits.registry import JOINT_KINDS, SHAPES
 from ._common import (
+    CLIP_OUTPUT_FORMATS,
     BadInput,
     Finite,
     check_output_path,
@@ -388,7 +389,7 @@ def _fit_with_prior(
     "--output",
     type=click.Path(path_type=Path),
     required=True,
-    help="Motion file to write (any supported format: .bvh, .glb, .gltf, .usd/.usda/.usdc, .fbx).",
+    help=f"Motion file to write: {CLIP_OUTPUT_FORMATS}.",
 )
 @click.option(
     "--soften",

@@ -9,7 +9,15 @@ from pathlib import Path
 
 import click
 
-from ._common import BadInput, Finite, check_output_path, friendly_errors, quiet_option, strict_json
+from ._common import (
+    CLIP_OUTPUT_FORMATS,
+    BadInput,
+    Finite,
+    check_output_path,
+    friendly_errors,
+    quiet_option,
+    strict_json,
+)
 from ._common import progress as progress_bar
 
 __all__ = ["recover_command"]
@@ -31,7 +39,14 @@ __all__ = ["recover_command"]
     default=None,
     help="Joint limits JSON (from jointlimits fit); without it the recovery is unconstrained.",
 )
-@click.option("-o", "--output", "out", type=click.Path(path_type=Path), required=True, help="Output BVH file.")
+@click.option(
+    "-o",
+    "--output",
+    "out",
+    type=click.Path(path_type=Path),
+    required=True,
+    help=f"Motion file to write: {CLIP_OUTPUT_FORMATS}.",
+)
 @click.option(
     "--fps",
     type=Finite(min=0.0, min_open=True, max=1e5),
@@ -75,16 +90,16 @@ def recover_command(
     force: bool,
 ) -> None:
     """Recover rotations from 3D joint POSITIONS (.npz, .npy, .csv or the FK of a .bvh; NaN or
-    empty = not observed) on the --skeleton rig, inside --limits, and write OUT as BVH; prints the
-    fit error and the frames outside the limits before (limit-free closed-form fit) and after."""
+    empty = not observed) on the --skeleton rig, inside --limits, and write OUT (BVH, glTF, USD or
+    FBX by its extension); prints the fit error and the frames outside the limits before
+    (limit-free closed-form fit) and after."""
+    from .. import io as motion_io
     from ..ik.recover import load_limits_for, recover
-    from ..io import bvh
+    from ..io import WRITABLE, bvh
     from ..io.positions import load_positions
 
     inputs = [positions, skeleton_path] + ([limits_path] if limits_path else [])
-    check_output_path(out, inputs, force)
-    if out.suffix.lower() != ".bvh":
-        raise BadInput(f"{out}: the output is written as BVH; give it a .bvh name")
+    check_output_path(out, inputs, force, suffixes=WRITABLE)
     if iterations < 0:
         raise BadInput(f"--iterations must be >= 0, got {iterations}")
     if fps is not None and not fps > 0:
@@ -117,7 +132,7 @@ def recover_command(
         )
     finally:
         bar.close()
-    bvh.save(out, motion)
+    motion_io.save(out, motion)
     truth = _rotation_error(positions, rig.skeleton, motion)
     if truth is not None:
         rep.extra["rotation_error_deg"], rep.extra["rotation_error_inner_deg"] = truth

@@ -8,7 +8,16 @@ from pathlib import Path
 
 import click
 
-from ._common import BadInput, Finite, check_output_path, emit, friendly_errors, json_option, quiet_option
+from ._common import (
+    CLIP_OUTPUT_FORMATS,
+    BadInput,
+    Finite,
+    check_output_path,
+    emit,
+    friendly_errors,
+    json_option,
+    quiet_option,
+)
 
 __all__ = ["resample_command", "rename_command"]
 
@@ -17,7 +26,11 @@ __all__ = ["resample_command", "rename_command"]
 @click.argument("clip", type=click.Path(path_type=Path))
 @click.option("--fps", type=Finite(min=0.0, min_open=True, max=1e4), required=True, help="Frame rate of the result.")
 @click.option(
-    "-o", "--output", type=click.Path(path_type=Path), required=True, help="Motion file to write (.bvh, .glb, .gltf)."
+    "-o",
+    "--output",
+    type=click.Path(path_type=Path),
+    required=True,
+    help=f"Motion file to write: {CLIP_OUTPUT_FORMATS}.",
 )
 @click.option("--force", is_flag=True, help="Replace an existing output (also the input clip).")
 @quiet_option
@@ -67,7 +80,13 @@ def resample_command(clip: Path, fps: float, output: Path, force: bool, quiet: b
     metavar="DEG",
     help="Largest angle between mapped bones at rest (default 30).",
 )
-@click.option("-o", "--output", type=click.Path(path_type=Path), required=True, help="Motion file to write.")
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(path_type=Path),
+    required=True,
+    help=f"Motion file to write: {CLIP_OUTPUT_FORMATS}.",
+)
 @click.option("--force", is_flag=True, help="Replace an existing output (also the input clip).")
 @quiet_option
 @json_option

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from ._common import BadInput, check_output_path, emit, friendly_errors, json_option, quiet_option
+from ._common import CLIP_OUTPUT_FORMATS, BadInput, check_output_path, emit, friendly_errors, json_option, quiet_option
 from ._common import progress as progress_bar
 
 __all__ = ["retarget_command"]
@@ -27,7 +27,13 @@ __all__ = ["retarget_command"]
     required=True,
     help="Limits file (its skeleton is the output's; its limits are the constraint).",
 )
-@click.option("-o", "--output", type=click.Path(path_type=Path), required=True, help="BVH file to write.")
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(path_type=Path),
+    required=True,
+    help=f"Motion file to write: {CLIP_OUTPUT_FORMATS}.",
+)
 @click.option(
     "--mode",
     type=click.Choice(["fitted", "box", "none"]),
@@ -80,11 +86,12 @@ def retarget_command(
     as_json: bool,
 ) -> None:
     """Retarget SOURCE onto the MJCF humanoid with mink (root, end-effector and joint-position
-    tasks) and write the result as BVH on the limits' skeleton."""
+    tasks) and write the result on the limits' skeleton (BVH, glTF, USD or FBX by OUT's extension)."""
     from .. import io as motion_io
+    from ..io import WRITABLE
     from ..limits.model import JointLimits
 
-    check_output_path(output, [source, mjcf, limits_file], force, suffixes=(".bvh",))
+    check_output_path(output, [source, mjcf, limits_file], force, suffixes=WRITABLE)
     for p in (source, mjcf, limits_file):
         if not p.is_file():
             raise BadInput(f"{p}: no such file")

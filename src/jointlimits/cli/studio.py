@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import ipaddress
 import secrets
 import time
 from pathlib import Path
@@ -16,12 +15,9 @@ __all__ = ["studio_command", "is_loopback"]
 
 def is_loopback(host: str) -> bool:
     """Whether ``host`` is a loopback address (or ``localhost``): reachable from this machine only."""
-    if host.lower() in ("localhost", "localhost."):
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
+    from ..studio.access import is_loopback as loopback  # the studio package loads only when used
+
+    return loopback(host)
 
 
 @click.command("studio")
@@ -36,13 +32,14 @@ def is_loopback(host: str) -> bool:
     "--host",
     default="127.0.0.1",
     show_default=True,
-    help="Address to bind: a loopback address unless --allow-remote is given.",
+    help="Address or name to bind (IPv4, IPv6 such as ::1 or [::1], or a name of this machine): a loopback "
+    "address unless --allow-remote is given.",
 )
 @click.option(
     "--allow-remote",
     is_flag=True,
-    help="Allow an address other machines reach: prints a warning, and every request must carry the random "
-    "token in the printed URL.",
+    help="Allow an address other machines reach (prints a warning). Every request, loopback or not, must "
+    "carry the random token in the printed URL and name the studio in its Host header.",
 )
 @click.option(
     "--save-dir",
@@ -64,16 +61,19 @@ def studio_command(
     from ..limits.model import JointLimits
     from ..motion import procedural
     from ..studio import Clip, StudioState
+    from ..studio.access import resolve_host
     from ..studio.app import StudioApp
 
-    token = None
-    if not is_loopback(host):
-        if not allow_remote:
-            raise BadInput(
-                f"--host {host} is reachable from other machines, and the studio writes into --save-dir: "
-                "pass --allow-remote to serve it anyway (with a token)"
-            )
-        token = secrets.token_urlsafe(16)
+    token = secrets.token_urlsafe(16)  # every run, loopback too: any web page can reach a loopback port
+    if not is_loopback(host) and not allow_remote:
+        raise BadInput(
+            f"--host {host} is reachable from other machines, and the studio writes into --save-dir: "
+            "pass --allow-remote to serve it anyway (with a token)"
+        )
+    try:
+        resolve_host(host)  # before any fitting: an address it cannot serve on fails in one line, within 2 s
+    except ValueError as e:
+        raise BadInput(str(e)) from None
     if not save_dir.is_dir():
         raise BadInput(f"{save_dir}: save folder does not exist")
     if clips:
@@ -88,7 +88,7 @@ def studio_command(
     inputs = [*clips, *([limits_file] if limits_file else [])]
     state = StudioState(items, limits, fit_clips=fit_on, save_dir=save_dir, inputs=inputs)
     app = StudioApp(state, host=host, port=port, token=token).start()
-    if token:
+    if not is_loopback(host):
         click.echo(
             f"warning: the studio on {host} is reachable from other machines; anyone with this URL can pose "
             f"and save into {save_dir}",

@@ -13,7 +13,7 @@ from types import ModuleType
 from ..errors import JointLimitsError
 from ..motion.skeleton import Motion
 
-__all__ = ["FORMATS", "format_for", "load", "save"]
+__all__ = ["FORMATS", "WRITABLE", "format_for", "load", "save"]
 
 #: File extension (lower case) -> module of this package with ``load(path)`` and ``save(path, motion)``.
 FORMATS: dict[str, str] = {
@@ -26,6 +26,9 @@ FORMATS: dict[str, str] = {
     ".usdc": "usd",
     ".fbx": "fbx",
 }
+
+#: Extensions :func:`save` writes (AMASS ``.npz`` is read only).
+WRITABLE: tuple[str, ...] = (".bvh", ".glb", ".gltf", ".usd", ".usda", ".usdc", ".fbx")
 
 
 def format_for(path: str | Path) -> ModuleType:

@@ -33,13 +33,16 @@ about 1e-5 rad.
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
+import io
 import json
 import os
 import shutil
 import subprocess
 import sys
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -90,6 +93,40 @@ def blender_python(explicit: str | os.PathLike | None = None) -> str | None:
     return exe
 
 
+@contextlib.contextmanager
+def _silenced() -> Iterator[None]:
+    """Blender's own lines (its FBX add-on's ``print``s and its C code's ``printf``s) kept off this
+    process's stdout and stderr while bpy runs in-process, so ``--json`` output stays one JSON
+    object and ``-q`` prints nothing: file descriptors 1 and 2 point at /dev/null meanwhile, and
+    ``sys.stdout``/``sys.stderr`` at a discarded buffer."""
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    saved: list[tuple[int, int]] = []
+    try:
+        with open(os.devnull, "wb") as null:
+            for fd in (1, 2):
+                with contextlib.suppress(OSError):
+                    saved.append((fd, os.dup(fd)))
+                    os.dup2(null.fileno(), fd)
+            with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+                yield
+    finally:
+        for fd, copy in saved:
+            with contextlib.suppress(OSError):
+                # C-level buffers (Blender's printf) go to /dev/null before the descriptor returns
+                _flush_c_stdio()
+                os.dup2(copy, fd)
+            os.close(copy)
+
+
+def _flush_c_stdio() -> None:
+    with contextlib.suppress(Exception):
+        import ctypes
+
+        ctypes.CDLL(None).fflush(None)
+
+
 def _missing() -> MissingExtraError:
     return MissingExtraError(
         "FBX files need Blender's bpy, which is not installed in this Python: pip install 'jointlimits[blender]' "
@@ -113,10 +150,11 @@ def _run(op: str, src: Path, dst: Path, exe: str, label: Path) -> None:
 def _read_arrays(path: Path, blender: str | os.PathLike | None) -> dict[str, Any]:
     exe = None if blender is None and in_process() else blender_python(blender)
     if exe is None and in_process():
-        from . import _blender
-
         try:
-            return _blender.read_fbx(str(path))
+            with _silenced():
+                from . import _blender
+
+                return _blender.read_fbx(str(path))
         except (RuntimeError, ValueError) as e:
             raise FormatError(f"{path}: Blender's FBX importer failed ({str(e).strip().splitlines()[-1]})") from None
     if exe is None:
@@ -282,10 +320,11 @@ def save(
     with tempfile.TemporaryDirectory(prefix="jl-fbx-") as tmp:
         out = Path(tmp) / "out.fbx"
         if exe is None:
-            from . import _blender
-
             try:
-                _blender.write_fbx(str(out), data)
+                with _silenced():
+                    from . import _blender
+
+                    _blender.write_fbx(str(out), data)
             except (RuntimeError, ValueError) as e:
                 raise FormatError(f"{p}: Blender's FBX exporter failed ({str(e).strip().splitlines()[-1]})") from None
         else:

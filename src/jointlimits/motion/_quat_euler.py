@@ -25,12 +25,12 @@ def _check_order(order: str) -> str:
 
 
 def from_euler(angles: ArrayLike, order: str = "xyz", degrees: bool = False) -> Array:
-    """Intrinsic Euler angles [..., 3] -> quaternion q = R_order[0](a0) R_order[1](a1) R_order[2](a2)."""
+    """Intrinsic Euler angles [..., 3] -> quaternion ``q = R_order[0](a0) R_order[1](a1) R_order[2](a2)``."""
     return from_euler_axes(angles, _check_order(order), degrees)
 
 
 def from_euler_axes(angles: ArrayLike, axes: str, degrees: bool = False) -> Array:
-    """Product R_axes[0](a0) R_axes[1](a1) ... for any sequence of axes ``[..., len(axes)]``
+    """Product ``R_axes[0](a0) R_axes[1](a1) ...`` for any sequence of axes ``[..., len(axes)]``
     (a BVH joint's rotation channels: one to three, repeats allowed)."""
     a = _f(angles)
     if len(axes) == 3 and len(set(axes)) == 3 and _f64(a) and a.shape[-1:] == (3,):

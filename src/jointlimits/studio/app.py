@@ -2,21 +2,17 @@
 
 from __future__ import annotations
 
-import contextlib
-import hmac
-import http
-import http.cookies
+import secrets
 import threading
 import time
-from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
-from urllib.parse import parse_qs, urlsplit
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
 from .._optional import require
 from ..motion import quat
 from . import posing
+from .access import TOKEN_COOKIE, BindAddress, guarded, resolve_host
 from .scene import ContactDrawing, SkeletonDrawing, violation_colors
 from .state import SaveError, StudioState
 
@@ -25,21 +21,27 @@ if TYPE_CHECKING:
 
 __all__ = ["StudioApp", "TOKEN_COOKIE"]
 
-#: Cookie the studio sets once a request came with its token, so the page's own requests (scripts,
-#: the websocket) carry it without the token in every URL.
-TOKEN_COOKIE = "jointlimits_studio_token"
-
 _INPUT_COLORS = [(150, 150, 160), (120, 160, 220), (200, 150, 120)]
 
 
 class StudioApp:
-    """Serve ``state`` on ``host:port`` (127.0.0.1 by default). ``start()`` returns at once."""
+    """Serve ``state`` on ``host:port`` (127.0.0.1 by default). ``start()`` returns at once.
 
-    def __init__(self, state: StudioState, host: str = "127.0.0.1", port: int = 8080, token: str | None = None):
+    ``host`` is an IPv4 or IPv6 literal (bracketed or not) or a name of this machine; ``start()``
+    raises ``ValueError`` with one line, within 2 s, when the studio cannot listen there. Every
+    request must name the studio in its ``Host`` header and, when it has an ``Origin``, come from
+    the studio's page (see :mod:`jointlimits.studio.access`). ``token=True`` (the default) makes a
+    random per-run token that every request must carry (it is in :attr:`url`); a string is that
+    token; ``None`` turns the token off (the Host and Origin checks stay)."""
+
+    def __init__(
+        self, state: StudioState, host: str = "127.0.0.1", port: int = 8080, token: str | None | Literal[True] = True
+    ):
         self.state = state
         self.host, self.port = host, port
         #: when set, every HTTP and websocket request must carry it (``?token=`` or the cookie)
-        self.token = token
+        self.token: str | None = secrets.token_urlsafe(16) if token is True else token
+        self.address: BindAddress | None = None
         self.server: Any = None
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -50,8 +52,9 @@ class StudioApp:
         viser = require("viser", "studio", "the studio")
 
         st = self.state
-        with _token_required(self.token):
-            self.server = s = viser.ViserServer(host=self.host, port=self.port, verbose=False)
+        self.address = where = resolve_host(self.host)
+        with guarded(where, self.token):
+            self.server = s = viser.ViserServer(host=where.bind, port=self.port, verbose=False)
         self.port = s.get_port()
         s.scene.set_up_direction("+y")
         s.initial_camera.position = (0.0, 1.3, 4.0)
@@ -95,7 +98,8 @@ class StudioApp:
 
     @property
     def url(self) -> str:
-        return f"http://{self.host}:{self.port}" + (f"/?token={self.token}" if self.token else "")
+        host = self.address.url_host if self.address is not None else self.host
+        return f"http://{host}:{self.port}/" + (f"?token={self.token}" if self.token else "")
 
     # ------------------------------------------------------------------ GUI
     def _build_gui(self) -> None:
@@ -106,6 +110,7 @@ class StudioApp:
             self.speed = g.add_slider("Speed", 0.1, 3.0, 0.1, 1.0)
             self.loop_box = g.add_checkbox("Loop", True)
             self.inputs_box = g.add_checkbox("Show inputs", True)
+            self.follow_box = g.add_checkbox("Follow root", True)
         with g.add_folder("Pose"):
             self.mode = g.add_dropdown("Gizmo", ["rotate joint"] + [posing.ik_mode(k).label for k in st.ik_chains])
             self.joint = g.add_dropdown("Joint", st.joint_names(), initial_value=st.skeleton.names[st.selected])
@@ -265,6 +270,7 @@ class StudioApp:
             gr, gp = posing.pose_fk(st.skeleton, st.pose, st.positions)
             viol = st.limits.violation(st.pose[None])[0]
             self.work_drawing.update(gr, gp * mpu, violation_colors(viol))
+            self.follow_root(gp[0] * mpu)
             self._draw_contacts(gp * mpu)
             rgr, rgp = posing.pose_fk(st.skeleton, st.raw, st.positions)
             ghost = bool(np.max(quat.angle(st.raw, st.pose)) > 1e-4)
@@ -287,6 +293,26 @@ class StudioApp:
                 f"{np.degrees(viol[j]):.1f}° · worst {st.skeleton.names[worst]} "
                 f"{np.degrees(viol[worst]):.1f}°"
             )
+
+    def follow_root(self, root_m: np.ndarray) -> None:
+        """Keep every client's camera on the working clip's root (``root_m``, metres): the camera
+        and the point it looks at shift by the root's horizontal distance from that point, so a
+        clip that walks away stays in view; the height and angle the user chose stay. Off with
+        the "Follow root" checkbox."""
+        box = getattr(self, "follow_box", None)
+        if box is None or not bool(box.value):
+            return
+        for client in list(self.server.get_clients().values()):
+            cam = client.camera
+            try:
+                look = np.asarray(cam.look_at, np.float64)
+                pos = np.asarray(cam.position, np.float64)
+            except AssertionError:  # the client has not sent its camera yet
+                continue
+            move = np.array([float(root_m[0]) - look[0], 0.0, float(root_m[2]) - look[2]])
+            if float(np.abs(move).max()) < 1e-3:
+                continue
+            cam.position = tuple(pos + move)  # viser moves the look-at point with the position
 
     def _draw_contacts(self, gp_m: np.ndarray) -> None:
         """Discs under the working clip's planted feet (after foot-lock), on the current frame."""
@@ -311,51 +337,3 @@ class StudioApp:
                 except Exception:  # a client vanished mid-update; keep playing
                     pass
             last = now
-
-
-def _authorized(request: Any, token: str) -> bool:
-    """Whether an HTTP or websocket-upgrade request carries ``token`` (query or cookie)."""
-    given = parse_qs(urlsplit(request.path).query).get("token", [""])[0]
-    if not given:
-        jar = http.cookies.SimpleCookie()
-        with contextlib.suppress(http.cookies.CookieError):
-            jar.load(request.headers.get("Cookie", ""))
-        given = jar[TOKEN_COOKIE].value if TOKEN_COOKIE in jar else ""
-    return hmac.compare_digest(given.encode(), token.encode())
-
-
-@contextlib.contextmanager
-def _token_required(token: str | None) -> Iterator[None]:
-    """While viser starts its server: make every request it accepts (the page, its files, the
-    websocket) carry ``token``, by wrapping the ``process_request`` hook viser gives websockets'
-    ``serve``; refused ones get 403. The page's response sets the token cookie. No token: as is."""
-    if token is None:
-        yield
-        return
-    import websockets.asyncio.server as wss
-    from websockets.datastructures import Headers
-    from websockets.http11 import Response
-
-    serve = wss.serve
-
-    def guarded_serve(*args: Any, **kwargs: Any) -> Any:
-        inner = kwargs.get("process_request")
-
-        def process_request(connection: Any, request: Any) -> Any:
-            if not _authorized(request, token):
-                body = b"this studio needs its token: open the URL it printed\n"
-                headers = Headers([("Content-Type", "text/plain"), ("Content-Length", str(len(body)))])
-                return Response(http.HTTPStatus.FORBIDDEN.value, "Forbidden", headers, body)
-            resp = inner(connection, request) if inner is not None else None
-            if resp is not None:
-                resp.headers["Set-Cookie"] = f"{TOKEN_COOKIE}={token}; HttpOnly; SameSite=Strict; Path=/"
-            return resp
-
-        kwargs["process_request"] = process_request
-        return serve(*args, **kwargs)
-
-    setattr(wss, "serve", guarded_serve)  # noqa: B010 - a class in websockets' stubs, a function here
-    try:
-        yield
-    finally:
-        setattr(wss, "serve", serve)  # noqa: B010

@@ -98,6 +98,7 @@ class StudioState:
         self.soften: Soften = None
         self.selected = self._default_joint()
         self.raw = self.work.motion.rotations[0].copy()
+        self._source = self.raw[None]  # the working clip without limits: set by _rebase below
         # IK
         self.ik_chains: dict[str, IKChain] = posing.available_ik_modes(sk)
         self.ik_key: str | None = None
@@ -106,6 +107,7 @@ class StudioState:
         self.ik_target: Array | None = None
         self.ik_pole: Array | None = None
         self.tolerance = 0.001 / self.metres_per_unit  # 1 mm in clip units
+        self._rebase()
 
     # ------------------------------------------------------------------ basics
     @property
@@ -153,7 +155,7 @@ class StudioState:
         with self.lock:
             self.frame = int(min(max(int(frame), 0), self.num_frames - 1))
             self._clock = self.frame * self.work.motion.frame_time
-            self.raw = self.pose.copy()
+            self.raw = self._source[self.clip_frame(self.work)].copy()
             self._reset_ik_targets()
             return self.frame
 
@@ -172,7 +174,7 @@ class StudioState:
                     f = n - 1
                     self.playing = False
             self.frame = f
-            self.raw = self.pose.copy()
+            self.raw = self._source[self.clip_frame(self.work)].copy()
             return f
 
     # ------------------------------------------------------------------ violation
@@ -189,8 +191,27 @@ class StudioState:
             self.selected = self.skeleton.index(joint)
             return self.selected
 
+    def _rebase(self) -> None:
+        """The working clip changed as a whole: its rotations become the unlimited source (what the
+        ghost shows), and with limits on every frame of it is shown (and played, and saved)
+        projected into the limits."""
+        self._source = np.array(self.work.motion.rotations, np.float64)
+        self._show_limited()
+
+    def _show_limited(self) -> None:
+        """The working clip's frames: the source projected into the limits when they are on, the
+        source itself when off; the ghost is the source's current frame."""
+        lim = self._active_limits()
+        rot = self._source if lim is None else lim.project(self._source, self.soften)
+        if not np.array_equal(rot, self.work.motion.rotations):
+            self.work.motion.rotations[...] = rot
+            self.work.motion.source_euler = None  # the poses changed; write them from the rotations
+        self.raw = self._source[self.clip_frame(self.work)].copy()
+
     def _commit(self, rotations: Array, raw: Array) -> None:
-        self.work.motion.rotations[self.clip_frame(self.work)] = rotations
+        f = self.clip_frame(self.work)
+        self.work.motion.rotations[f] = rotations
+        self._source[f] = raw
         self.work.motion.source_euler = None  # the pose changed; write it from the rotations
         self.raw = raw
 
@@ -207,7 +228,7 @@ class StudioState:
             elif space != "local":
                 raise ValueError(f"space must be 'local' or 'global', got {space!r}")
             q = quat.normalize(q)
-            raw = pose.copy()
+            raw = self._source[self.clip_frame(self.work)].copy()  # the other joints keep their ghost
             raw[j] = q
             pose[j] = posing.limit_joint(self._active_limits(), j, q, self.soften)
             self._commit(pose, raw)
@@ -233,11 +254,11 @@ class StudioState:
             self._commit(pose, raw)
 
     def set_limits_on(self, on: bool) -> None:
-        """Limits on: the working pose is re-projected from the ghost; off: the ghost is the pose."""
+        """Limits on: every frame of the working clip is re-projected from its unlimited source
+        (the ghost), so playback shows the limited clip; off: the source is the clip."""
         with self.lock:
             self.limits_on = bool(on)
-            pose = posing.limit_pose(self._active_limits(), self.raw, self.soften)
-            self._commit(pose, self.raw.copy())
+            self._show_limited()
 
     def set_soften(self, soften: Soften) -> None:
         with self.lock:
@@ -396,7 +417,7 @@ class StudioState:
                 self.work.motion, soften=self.soften, smooth=smooth_switches if smooth else None
             )
             self.history.append("apply limits")
-            self.raw = self.pose.copy()
+            self._rebase()
 
     def filter(self, detect: bool = True) -> list[int]:
         """Pops of the working clip repaired joint by joint (as ``jointlimits filter --detect``);
@@ -407,7 +428,7 @@ class StudioState:
             self.work.motion, rep = repair_pops(self.work.motion, None, detect)
             cuts = [int(c) for c in rep.cuts]
             self.history.append(f"filter ({len(cuts)} cuts)")
-            self.raw = self.pose.copy()
+            self._rebase()
             return cuts
 
     def splice(self) -> str:
@@ -421,7 +442,7 @@ class StudioState:
             self.work.motion = splice(self.work.motion, other.motion, smooth=True)
             self.work.contacts = None
             self.history.append(f"splice {other.name} at frame {at}")
-            self.raw = self.pose.copy()
+            self._rebase()
             return f"spliced {other.name} at frame {at} ({self.work.motion.num_frames} frames)"
 
     def footlock(self) -> dict[str, Any]:
@@ -436,7 +457,7 @@ class StudioState:
             self.work.contacts = rep.contacts
             self.work.feet = [self.skeleton.index(n) for n in rep.feet] if rep.feet else find_feet(self.skeleton)
             self.history.append("foot-lock")
-            self.raw = self.pose.copy()
+            self._rebase()
             return rep.to_dict()
 
     def reset_work(self) -> None:
@@ -444,7 +465,7 @@ class StudioState:
         with self.lock:
             self.work = Clip("working", self.inputs[0].motion.copy(), visible=self.work.visible)
             self.history.append("reset")
-            self.raw = self.pose.copy()
+            self._rebase()
 
     # ------------------------------------------------------------------ saving
     def _output_path(self, kind: str) -> Path:

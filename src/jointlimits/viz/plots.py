@@ -489,6 +489,8 @@ def plot_before_after(
         axes[0].axvspan(zoom[0], zoom[1] - 1, color="0.85", zorder=0)
         axes[2].set_title(f"zoom: frames {zoom[0]}-{zoom[1] - 1} (the largest change)", fontsize=9)
         axes[2].set_ylabel("deg")
+    for ax in axes[:2]:  # exactly the frames drawn, first to last
+        ax.set_xlim(idx[0], max(idx[-1], idx[0] + 1))
     axes[0].set_ylabel("rotation (scaled angle axis, deg)")
     axes[1].set_ylabel("angular speed (deg/frame)")
     axes[-1].set_xlabel("frame")
@@ -504,12 +506,15 @@ def plot_calibration(
     path: str | os.PathLike,
     title: str = "",
     *,
-    figsize: tuple[float, float] = (7.0, 6.0),
+    figsize: tuple[float, float] = (9.0, 6.0),
     dpi: int = DPI,
 ) -> Path:
     """Each calibrated joint's measured recall on clips against the expected recall its limits
     file stores (rows of :meth:`JointLimits.report` with ``expected_recall``), the spread as
-    error bars; joints below the diagonal measured less than expected and are named."""
+    error bars; joints below the diagonal measured less than expected and are named (the worst
+    first, each label clear of the others and of the data). The legend sits outside the axes."""
+    from .labels import place_labels
+
     rs = [r for r in rows if "expected_recall" in r]
     if not rs:
         raise LimitsError("these limits store no expected recall (fit them with a target recall)")
@@ -517,21 +522,24 @@ def plot_calibration(
     m = np.array([r["recall"] for r in rs])
     s = np.array([r["expected_spread"] for r in rs])
     fig = _figure(figsize, dpi)
+    fig.subplots_adjust(left=0.1, right=0.7, bottom=0.1, top=0.92)  # the legend goes right of the axes
     ax = fig.add_subplot(1, 1, 1)
-    lo = float(min(e.min(), m.min()))
+    lo = float(min(e.min(), m.min(), (e - s).min()))
     lo = max(0.0, lo - 0.1 * (1.0 - lo) - 1e-3)
+    hi = 1.0 + 0.04 * (1.0 - lo)  # a point at recall 1 is drawn whole
     ax.plot([lo, 1.0], [lo, 1.0], ls="--", c="0.5", lw=1, label="measured = expected")
     below = m < e
     ax.errorbar(e[~below], m[~below], xerr=s[~below], fmt="o", c=C_CLIP, ms=4, lw=0.8, label="at or above")
     ax.errorbar(e[below], m[below], xerr=s[below], fmt="o", c=C_LIMIT, ms=4, lw=0.8, label="below expected")
-    for r, x, y in zip(rs, e, m):
-        if y < x:
-            ax.annotate(plot_label(r["joint"]), (x, y), textcoords="offset points", xytext=(4, -8), fontsize=7)
-    ax.set_xlim(lo, 1.0)
-    ax.set_ylim(lo, 1.0)
+    ax.set_xlim(lo, hi)
+    ax.set_ylim(lo, hi)
     ax.set_xlabel("expected recall (stored; bars: spread over folds)")
     ax.set_ylabel("measured recall (fraction of frames inside)")
     ax.set_title(title or f"{int(below.sum())} of {len(rs)} joints below their expected recall", fontsize=11)
     ax.grid(alpha=0.3)
-    ax.legend(loc="lower right", fontsize=8)
+    ax.legend(loc="upper left", bbox_to_anchor=(1.03, 1.0), borderaxespad=0.0, fontsize=8)
+    order = [int(k) for k in np.argsort(m - e) if below[k]]  # the worst joint first
+    place_labels(
+        ax, np.c_[e[order], m[order]], [plot_label(rs[k]["joint"]) for k in order], np.c_[e, m], xerr=s, marker_px=4.0
+    )
     return save(fig, path, dpi)
