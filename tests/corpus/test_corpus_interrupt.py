@@ -164,6 +164,7 @@ def _interrupt(p: subprocess.Popen, ready, group: bool) -> tuple[int, str, float
         time.sleep(0.1)
         left = _alive_in_session(p.pid)
     assert not left, f"processes of the run still alive: {left}"  # no worker, nanny or helper
+    assert "leaked" not in err  # no semaphore or shared memory left to the resource tracker
     return p.returncode, err, took
 
 
