@@ -16,9 +16,20 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 
-__all__ = ["DEFAULT_BUDGET_BYTES", "ENV_VAR", "Budget", "memory_budget", "set_memory_budget"]
+__all__ = [
+    "DEFAULT_BUDGET_BYTES",
+    "ENV_VAR",
+    "Budget",
+    "charge",
+    "check_values",
+    "memory_budget",
+    "reading",
+    "set_memory_budget",
+]
 
 ENV_VAR = "JOINTLIMITS_MEMORY_BUDGET_MB"
 DEFAULT_BUDGET_BYTES = 192 * 1024 * 1024
@@ -89,3 +100,24 @@ class Budget:
 def check_values(n_values: int | float, what: str, fail: Callable[[str], Exception], label: str = "its arrays") -> None:
     """One-shot :class:`Budget` check of a single declared size."""
     Budget(what, fail).take(n_values, label)
+
+
+_current: ContextVar[Budget | None] = ContextVar("jointlimits_budget", default=None)
+
+
+@contextmanager
+def reading(budget: Budget) -> Iterator[Budget]:
+    """Make ``budget`` the one :func:`charge` takes from while a nested reader runs (e.g. every
+    grid of every joint of one limits file shares the file's budget)."""
+    token = _current.set(budget)
+    try:
+        yield budget
+    finally:
+        _current.reset(token)
+
+
+def charge(n_values: int | float, label: str) -> None:
+    """Take ``n_values`` from the budget of the input being read (:func:`reading`), if any."""
+    b = _current.get()
+    if b is not None:
+        b.take(n_values, label)

@@ -34,6 +34,7 @@ from numpy.typing import NDArray
 
 from .._native import _core
 from .._optional import require
+from .._budget import charge
 from ..errors import LimitsError
 from . import cloud
 from ._checks import LIMIT_SPACE_BOUND, MAX_GRID_NODES, MAX_PADDING, _points, check_grid, filled
@@ -168,6 +169,9 @@ def decode_grid(
         raise LimitsError(f"{what}: dims must be three integers >= 2, at most {cap} values in all, got {dims!r}")
     if not isinstance(text, str):
         raise LimitsError(f"{what}: the field must be a base64 string")
+    # each float32 node counts twice at float64 size: the grid and what is derived from it (its
+    # nearest-inside distances and indices); a limits file's grids share its memory budget
+    charge(2 * math.prod(shape), f"its grids (up to {what})")
     if encoding not in (ENCODING, "base64-float32-le"):
         raise LimitsError(f"{what}: unknown grid encoding {encoding!r}")
     try:

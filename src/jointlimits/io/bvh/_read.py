@@ -13,6 +13,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..._atomic import check_input_file
+from ..._budget import Budget
 from ...errors import BVHError
 from ...motion import quat
 from ...motion.skeleton import POSITION_CHANNELS, ROTATION_CHANNELS, Motion, Skeleton
@@ -141,6 +142,10 @@ def _read(
         capacity = n_frames
         if n_frames * max(1, skeleton.num_joints) > 10**8:
             raise BVHError(f"Frames: {n_frames} is too many for a clip without channels", ln - 1, path)
+    # positions, rotations and hashes of every joint per frame, checked before they are allocated
+    Budget(f"Frames: {n_frames}", lambda m: BVHError(m, ln - 1, path)).take(
+        capacity * (8 * skeleton.num_joints + n_ch), f"{capacity} frames of {skeleton.num_joints} joints"
+    )
     builder = _MotionBuilder(skeleton, capacity)
     held = 0  # rows found, also past the header's count
     carry = b""
