@@ -16,7 +16,7 @@ from ..._atomic import check_input_file
 from ..._budget import Budget
 from ...errors import BVHError
 from ...motion import quat
-from ...motion.skeleton import POSITION_CHANNELS, ROTATION_CHANNELS, Motion, Skeleton
+from ...motion.skeleton import MAX_FRAME_TIME, MAX_OFFSET, POSITION_CHANNELS, ROTATION_CHANNELS, Motion, Skeleton
 from ._parse import (
     _BLOCK_BYTES,
     _FLOAT,
@@ -128,6 +128,8 @@ def _read(
     ft_token = tv.encode("latin-1")
     if not (math.isfinite(frame_time) and frame_time > 0):
         raise BVHError(f"Frame Time must be positive and finite, found {tv!r}", ln, path)
+    if frame_time > MAX_FRAME_TIME:
+        raise BVHError(f"Frame Time {tv} is above {MAX_FRAME_TIME:g} s (less than one frame an hour)", ln, path)
     if frame_time < MIN_FRAME_TIME:
         raise BVHError(
             f"Frame Time {tv} is below {MIN_FRAME_TIME:g} s (more than a million frames per second)", ln, path
@@ -215,6 +217,12 @@ def _read(
             frame_time,
             ft_token,
             builder.hashes[:n_frames],
+        )
+    big = np.abs(builder.positions[: builder.n]) > MAX_OFFSET  # NaN stays (the clip's checks name it)
+    if np.any(big):
+        f, j = (int(i) for i in np.argwhere(big)[0][:2])
+        raise BVHError(
+            f"frame {f}: joint {skeleton.names[j]!r} position is beyond +-{MAX_OFFSET:g} (file units)", None, path
         )
     return builder.motion(frame_time, source)
 
