@@ -129,7 +129,9 @@ def mutate_usda(text: bytes, rng: random.Random) -> tuple[str, bytes]:
         return "token renamed", text.replace(a, c, rng.randint(1, 3))
     if op == 5:  # time samples emptied or moved to extreme time codes
         return "time samples", re.sub(
-            rb"(\n\s*)(-?\d+(?:\.\d+)?):", lambda m: m.group(1) + rng.choice([b"1e308", b"-1e308", b"1e-9", b"0", m.group(2)]) + b":", text
+            rb"(\n\s*)(-?\d+(?:\.\d+)?):",
+            lambda m: m.group(1) + rng.choice([b"1e308", b"-1e308", b"1e-9", b"0", m.group(2)]) + b":",
+            text,
         )
     if op == 6:
         v = rng.choice([b"1e-9", b"1e308", b"0", b"-24", b"nan", b"inf"])
@@ -142,7 +144,9 @@ def mutate_usda(text: bytes, rng: random.Random) -> tuple[str, bytes]:
         return "sublayer outside", text.replace(b"(\n", b"(\n    subLayers = [@" + ref + b"@]\n", 1)
     if op == 9:
         ref = rng.choice([b"/etc/passwd", b"../outside.usda", b"link.usda"])
-        return "reference outside", text.replace(b'def Skeleton', b'def Skeleton "X" (references = @' + ref + b"@) {}\n    def Skeleton", 1)
+        return "reference outside", text.replace(
+            b"def Skeleton", b'def Skeleton "X" (references = @' + ref + b"@) {}\n    def Skeleton", 1
+        )
     b = bytearray(text)
     for _ in range(rng.randint(1, 8)):
         k = rng.randrange(len(b))
@@ -177,7 +181,13 @@ def mutate_custom(text: bytes, custom: str, rng: random.Random) -> tuple[str, by
         rep = json.dumps(str(value)).encode()
     out = re.sub(rb'("jointlimits"\s*=\s*)"(?:[^"\\]|\\.)*"', lambda m: m.group(1) + rep, text, count=1)
     if value is None:
-        out = out.replace(b'string "jointlimits"', rng.choice([b'int "jointlimits"', b'dictionary "jointlimits"', b'int[] "jointlimits"', b'double "jointlimits"']), 1)
+        out = out.replace(
+            b'string "jointlimits"',
+            rng.choice(
+                [b'int "jointlimits"', b'dictionary "jointlimits"', b'int[] "jointlimits"', b'double "jointlimits"']
+            ),
+            1,
+        )
     return f"customData {label}", out
 
 

@@ -77,7 +77,9 @@ def resolve_beside(source: str | os.PathLike, name: str) -> Path:
     try:
         target.relative_to(folder)
     except ValueError:
-        raise ValueError(f"{text!r} resolves outside the input's folder (a symlink?); only files beside the input are read") from None
+        raise ValueError(
+            f"{text!r} resolves outside the input's folder (a symlink?); only files beside the input are read"
+        ) from None
     return target
 
 

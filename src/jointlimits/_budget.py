@@ -49,7 +49,9 @@ def set_memory_budget(nbytes: int | None) -> None:
         _override = None
         return
     if type(nbytes) is not int or not _MB <= nbytes <= _MAX_MB * _MB:
-        raise ValueError(f"the memory budget must be an integer number of bytes in [{_MB}, {_MAX_MB * _MB}], got {nbytes!r}")
+        raise ValueError(
+            f"the memory budget must be an integer number of bytes in [{_MB}, {_MAX_MB * _MB}], got {nbytes!r}"
+        )
     _override = nbytes
 
 
@@ -78,7 +80,7 @@ class Budget:
         self.what = what
         self.fail = fail
         self.limit = memory_budget() if limit is None else int(limit)
-        self.used = 0
+        self.used = 0.0
 
     def take(self, n_values: int | float, label: str = "its arrays") -> None:
         """Count ``n_values`` values (at 8 bytes each); raise if the input now declares more than

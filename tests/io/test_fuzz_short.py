@@ -29,9 +29,7 @@ FUZZERS = [
 def test_short_fuzz_run_has_no_failures(script, args, needs):
     if needs is not None and importlib.util.find_spec(needs) is None:
         pytest.skip(f"{script} needs the optional package {needs!r}")
-    r = subprocess.run(
-        [sys.executable, str(SCRIPTS / script), *args], capture_output=True, text=True, timeout=600
-    )
+    r = subprocess.run([sys.executable, str(SCRIPTS / script), *args], capture_output=True, text=True, timeout=600)
     summary = [line for line in r.stdout.splitlines() if "failures" in line]
     assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
     assert summary and all(" 0 failures" in line for line in summary), r.stdout[-2000:]

@@ -75,7 +75,9 @@ def test_buffer_outside_the_folder_is_refused(planted, uri_kind, tmp_path):
 def test_buffer_beside_the_file_and_data_uri_still_load(planted, tmp_path):
     doc, data, inside, _ = planted
     beside = gltf.load(_with_uri(inside, doc, "ok.bin"))
-    embedded = gltf.load(_with_uri(inside, doc, "data:application/octet-stream;base64," + base64.b64encode(data).decode(), "e.gltf"))
+    embedded = gltf.load(
+        _with_uri(inside, doc, "data:application/octet-stream;base64," + base64.b64encode(data).decode(), "e.gltf")
+    )
     np.testing.assert_array_equal(beside.rotations, embedded.rotations)
 
 

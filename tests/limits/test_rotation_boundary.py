@@ -26,9 +26,7 @@ def model():
     return JointLimits.fit([clip], shape="box"), clip
 
 
-quats = st.lists(st.floats(-1, 1, allow_nan=False), min_size=4, max_size=4).filter(
-    lambda v: float(np.dot(v, v)) > 1e-2
-)
+quats = st.lists(st.floats(-1, 1, allow_nan=False), min_size=4, max_size=4).filter(lambda v: float(np.dot(v, v)) > 1e-2)
 scales = st.one_of(st.floats(1e-5, 1e-2), st.floats(2.0, 1e10))
 
 

@@ -167,7 +167,8 @@ def _check_layers(stage: Any, p: Path) -> None:
             Path(real).resolve().relative_to(folder)
         except ValueError:
             raise FormatError(
-                f"{p}: names the layer {layer.identifier!r} outside its own folder; only files beside the input are read"
+                f"{p}: names the layer {layer.identifier!r} outside its own folder; "
+                "only files beside the input are read"
             ) from None
 
 

@@ -32,9 +32,9 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from .._budget import charge
 from .._native import _core
 from .._optional import require
-from .._budget import charge
 from ..errors import LimitsError
 from . import cloud
 from ._checks import LIMIT_SPACE_BOUND, MAX_GRID_NODES, MAX_PADDING, _points, check_grid, filled
