@@ -6,8 +6,8 @@ array of 100 M values costs 800 MB of budget, because it becomes float64 once re
 one input share one budget (:class:`Budget`). An input over budget raises the reader's own error
 class (``FormatError``, ``BVHError``, ``LimitsError``) in one line; no ``MemoryError`` escapes.
 
-The budget is 192 MB by default (about 25 M float64 values: 100,000 frames of 55 joints' rotations
-and positions fit several times over); a reader's peak stays within a few times it. Set it once
+The budget is 160 MB by default (about 21 M float64 values, e.g. 50,000 frames of 55 joints'
+rotations and positions); a reader's peak stays within a few times it (under 1 GB). Set it once
 per process with :func:`set_memory_budget` or for every process with the environment variable
 ``JOINTLIMITS_MEMORY_BUDGET_MB`` (a plain decimal number of megabytes, 1 to 65536).
 """
@@ -32,7 +32,7 @@ __all__ = [
 ]
 
 ENV_VAR = "JOINTLIMITS_MEMORY_BUDGET_MB"
-DEFAULT_BUDGET_BYTES = 192 * 1024 * 1024
+DEFAULT_BUDGET_BYTES = 160 * 1024 * 1024
 _MB = 1024 * 1024
 _MAX_MB = 65536
 VALUE_BYTES = 8  # every value is counted at its float64 size
@@ -42,7 +42,7 @@ _override: int | None = None
 
 def set_memory_budget(nbytes: int | None) -> None:
     """Set the bytes of (float64-counted) values one input may declare; ``None`` goes back to
-    ``JOINTLIMITS_MEMORY_BUDGET_MB`` or the default (192 MB). Raises ``ValueError`` outside
+    ``JOINTLIMITS_MEMORY_BUDGET_MB`` or the default (160 MB). Raises ``ValueError`` outside
     1 MB .. 64 GB."""
     global _override
     if nbytes is None:

@@ -144,9 +144,11 @@ def _read(
         capacity = n_frames
         if n_frames * max(1, skeleton.num_joints) > 10**8:
             raise BVHError(f"Frames: {n_frames} is too many for a clip without channels", ln - 1, path)
-    # positions, rotations and hashes of every joint per frame, checked before they are allocated
-    Budget(f"Frames: {n_frames}", lambda m: BVHError(m, ln - 1, path)).take(
-        capacity * (8 * skeleton.num_joints + n_ch), f"{capacity} frames of {skeleton.num_joints} joints"
+    # checked before allocation: the values the frames declare, and the positions, rotations and
+    # hashes (8 values a frame) of every joint without channels, which no byte of the file pays for
+    static = sum(1 for c in skeleton.channels if not c)
+    Budget("the clip", lambda m: BVHError(m, ln - 1, path)).take(
+        capacity * (n_ch + 8 * static), f"{capacity} frames of {skeleton.num_joints} joints"
     )
     builder = _MotionBuilder(skeleton, capacity)
     held = 0  # rows found, also past the header's count
