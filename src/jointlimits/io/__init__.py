@@ -50,7 +50,8 @@ def save(path: str | Path, motion: Motion, **kwargs) -> None:
     Refuses (``SkeletonError``, nothing written) rotations that are not finite unit quaternions
     (norm within 1e-6 of 1): a scaled or zero quaternion is no rotation a file can hold."""
     fmt = format_for(path)
-    q = np.asarray(motion.rotations, np.float64)
+    rotations = getattr(motion, "rotations", None)  # (not a Motion: the format's save says so)
+    q = np.asarray(rotations if rotations is not None else np.zeros((0, 0, 4)), np.float64)
     if q.size:
         n2 = np.einsum("...i,...i->...", q, q)
         bad = ~(np.abs(n2 - 1.0) <= 2e-6)  # NaN and infinity fail too
