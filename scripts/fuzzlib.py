@@ -140,11 +140,15 @@ class Sandbox:
         self._stop()
 
 
-def run_cases(module_path: str, cases, scratch: Path, verbose: bool = True, timeout: float = 10.0) -> Counter:
+def run_cases(
+    module_path: str, cases, scratch: Path, verbose: bool = True, timeout: float = 10.0, memory_bytes: int = 1 << 30
+) -> Counter:
     """Read every ``(label, kind, name, data)`` case (``data`` bytes written to ``scratch/name``,
-    or None: ``name`` is an existing path such as a FIFO) in the sandbox; the outcome counts."""
+    or None: ``name`` is an existing path such as a FIFO) in the sandbox; the outcome counts.
+    ``memory_bytes`` is the worker's address-space limit (a library that reserves much virtual
+    memory, like usd-core, needs more; its peak RSS is reported either way)."""
     counts: Counter = Counter()
-    box = Sandbox(module_path, timeout=timeout)
+    box = Sandbox(module_path, memory_bytes=memory_bytes, timeout=timeout)
     slow = 0.0
     peak = 0.0
     try:

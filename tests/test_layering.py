@@ -15,7 +15,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "src" / "jointlimits"
 #: Bottom to top. A module's layer is its first package under ``jointlimits`` (or its own name at
 #: the top level); it may import its own layer and any layer listed before it.
 LAYERS: list[set[str]] = [
-    {"errors", "_atomic", "_names", "_native", "_optional", "_core"},
+    {"errors", "_atomic", "_budget", "_names", "_native", "_optional", "_core"},
     {"motion"},
     {"io"},
     {"limits"},

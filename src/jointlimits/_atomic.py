@@ -57,6 +57,32 @@ def read_input_bytes(path: str | os.PathLike, max_bytes: int) -> bytes:
     return data
 
 
+def resolve_beside(source: str | os.PathLike, name: str) -> Path:
+    """The file a file ``source`` names as ``name`` (a relative path, e.g. a glTF buffer URI, a USD
+    sublayer or an ``@LIST`` entry), only if it is inside ``source``'s own folder.
+
+    Refused with ``ValueError`` (the caller turns it into its own error class): an absolute path,
+    a ``..`` component, a drive or scheme (``file:``, ``C:``), and a path that resolves (symlinks
+    followed) outside the folder. The file itself is checked by :func:`check_input_file`."""
+    text = str(name)
+    if not text or "\x00" in text:
+        raise ValueError("an empty or invalid file name")
+    pure = Path(text)
+    if pure.is_absolute() or text.startswith(("/", "\\", "~")) or (len(text) > 1 and text[1] == ":"):
+        raise ValueError(f"{text!r} is an absolute path; only files beside the input are read")
+    if ":" in text.split("/", 1)[0] or any(part == ".." for part in text.replace("\\", "/").split("/")):
+        raise ValueError(f"{text!r} leaves the input's folder; only files beside the input are read")
+    folder = Path(source).resolve().parent
+    target = (Path(source).absolute().parent / pure).resolve()
+    try:
+        target.relative_to(folder)
+    except ValueError:
+        raise ValueError(
+            f"{text!r} resolves outside the input's folder (a symlink?); only files beside the input are read"
+        ) from None
+    return target
+
+
 def current_umask() -> int:
     """The process umask, read without changing it (from /proc where available).
 

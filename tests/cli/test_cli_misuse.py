@@ -4,14 +4,17 @@ has a checked range (a new one without fails here)."""
 
 from __future__ import annotations
 
+import os
+
 import click
 import pytest
 from click.testing import CliRunner
 
 from jointlimits.cli import main
+from jointlimits.cli._common import WORKERS_PER_CORE, StrictFloat, StrictInt, max_workers
 
-FLOAT_BAD = ["nan", "inf", "-inf", "1e308", "-1e308", "-1", "x", ""]
-INT_BAD = ["-1", "x", "1.5", "99999999999999999999999"]
+FLOAT_BAD = ["nan", "inf", "-inf", "NaN", "1e308", "-1e308", "-1", "x", "", "1_0", "0x10", "1e1_0", "1 0"]
+INT_BAD = ["-1", "x", "1.5", "99999999999999999999999", "1_0", "0x10", "1e1", "+1_0", "1 0"]
 
 
 def _numeric_options() -> list[tuple[str, click.Option]]:
@@ -19,8 +22,8 @@ def _numeric_options() -> list[tuple[str, click.Option]]:
     for name, cmd in sorted(main.commands.items()):
         for p in cmd.params:
             if (
-                isinstance(p, click.Option)
-                and not p.is_flag
+                isinstance(p, click.Parameter)
+                and not getattr(p, "is_flag", False)
                 and isinstance(p.type, (click.types.FloatParamType, click.types.IntParamType))
             ):
                 out.append((name, p))
@@ -37,6 +40,8 @@ def test_every_numeric_flag_has_a_checked_range():
         if not isinstance(p.type, (click.FloatRange, click.IntRange)) and p.callback is None
     ]
     assert not unchecked, f"numeric flags without a range: {unchecked}"
+    lax = [f"{name} {p.opts[-1]}" for name, p in OPTIONS if not isinstance(p.type, (StrictFloat, StrictInt))]
+    assert not lax, f"numeric parameters that read more than plain decimal numbers: {lax}"
     assert len(OPTIONS) >= 20
 
 
@@ -107,3 +112,27 @@ def test_the_audits_misuses_are_refused(tmp_path, monkeypatch, argv, match):
     res = CliRunner().invoke(main, argv)
     lines = [x for x in res.output.splitlines() if x.strip()]
     assert res.exit_code == 2 and len(lines) == 1 and match in lines[0], res.output
+
+
+@pytest.mark.parametrize("name", ["fit", "scan", "clean"])
+def test_workers_are_at_most_a_few_per_core(tmp_path, monkeypatch, name):
+    monkeypatch.chdir(tmp_path)
+    cmd = main.commands[name]
+    (opt,) = [p for p in cmd.params if p.name == "workers"]
+    assert opt.type.max == max_workers() == WORKERS_PER_CORE * (os.cpu_count() or 1)
+    assert f"At most {WORKERS_PER_CORE} per core" in (opt.help or "")
+    for value in (str(max_workers() + 1), "99999999999999999999"):
+        res = CliRunner().invoke(main, [name, *_base_args(cmd), "--workers", value])
+        lines = [x for x in res.output.splitlines() if x.strip()]
+        assert res.exit_code == 2 and len(lines) == 1 and "--workers" in lines[0], res.output
+    assert not list(tmp_path.iterdir())
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs os.mkfifo (POSIX) to plant a FIFO list")
+@pytest.mark.parametrize("argv", [["fit", "@list", "-o", "x.json"], ["scan", "@list", "-o", "x.csv"]])
+def test_a_fifo_list_is_refused_at_once(tmp_path, monkeypatch, argv):
+    monkeypatch.chdir(tmp_path)
+    os.mkfifo(tmp_path / "list")  # reading it would block forever
+    res = CliRunner().invoke(main, argv)
+    assert res.exit_code == 2 and "not a regular file" in res.output, res.output
+    assert "Traceback" not in res.output

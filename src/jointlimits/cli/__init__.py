@@ -10,7 +10,14 @@ import sys
 
 import click
 
-from ._common import EXIT_BAD_INPUT, BadInput, OneLineGroup, check_output_path, friendly_errors
+from ._common import (
+    EXIT_BAD_INPUT,
+    BadInput,
+    OneLineGroup,
+    check_output_path,
+    friendly_errors,
+    harden_numeric_options,
+)
 
 __all__ = ["main", "BadInput", "EXIT_BAD_INPUT", "check_output_path", "friendly_errors"]
 
@@ -44,6 +51,8 @@ def _register() -> None:
         mod = importlib.import_module(f"{__name__}.{module}")
         for n in names:
             main.add_command(getattr(mod, n))
+    # every numeric option of every command: plain decimal text, finite, in its range
+    harden_numeric_options(main)
 
 
 _register()

@@ -8,6 +8,7 @@ import functools
 import json
 import math
 import os
+import re
 import sys
 import warnings
 from collections.abc import Callable, Iterable
@@ -88,6 +89,63 @@ class Finite(click.FloatRange):
         if not math.isfinite(rv):
             self.fail(f"{value!r} is not a finite number.", param, ctx)
         return rv
+
+
+#: Most ``--workers`` per core: a larger request is a mistake, not a speed-up (each worker holds
+#: its own clips); ``--workers`` is at most this many times ``os.cpu_count()``.
+WORKERS_PER_CORE = 4
+
+_DECIMAL = re.compile(r"[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)?")
+_INTEGER = re.compile(r"[+-]?[0-9]+")
+
+
+class StrictFloat(Finite):
+    """:class:`Finite`, reading only a plain decimal number (``1.5``, ``2e-3``): no ``1_0``, no
+    ``nan``/``inf``, no hex or spaces inside."""
+
+    def convert(self, value: Any, param: Any, ctx: Any) -> Any:
+        if isinstance(value, str) and not _DECIMAL.fullmatch(value.strip()):
+            self.fail(f"{value!r} is not a plain decimal number.", param, ctx)
+        return super().convert(value, param, ctx)
+
+
+class StrictInt(click.IntRange):
+    """An IntRange reading only plain decimal integers (no ``1_0``, ``0x10``, ``1.0``)."""
+
+    def convert(self, value: Any, param: Any, ctx: Any) -> Any:
+        if isinstance(value, str) and not _INTEGER.fullmatch(value.strip()):
+            self.fail(f"{value!r} is not a plain decimal integer.", param, ctx)
+        return super().convert(value, param, ctx)
+
+
+def max_workers() -> int:
+    """The most ``--workers`` accepted: :data:`WORKERS_PER_CORE` per core."""
+    return WORKERS_PER_CORE * (os.cpu_count() or 1)
+
+
+def harden_numeric_options(command: click.Command) -> None:
+    """Give every float or int parameter of ``command`` (and its subcommands) a strict type: plain
+    decimal text only, floats finite, the same range as before; ``--workers`` is capped at
+    :func:`max_workers`. Run once on the CLI's group, so a new command's options are covered."""
+    for p in command.params:
+        t = p.type
+        if isinstance(t, click.types.FloatParamType) and not isinstance(t, StrictFloat):
+            lo, hi = (t.min, t.max) if isinstance(t, click.FloatRange) else (None, None)
+            lo_open = t.min_open if isinstance(t, click.FloatRange) else False
+            hi_open = t.max_open if isinstance(t, click.FloatRange) else False
+            p.type = StrictFloat(lo, hi, min_open=lo_open, max_open=hi_open)
+        elif isinstance(t, click.types.IntParamType) and not isinstance(t, StrictInt):
+            lo, hi = (t.min, t.max) if isinstance(t, click.IntRange) else (None, None)
+            lo_open = t.min_open if isinstance(t, click.IntRange) else False
+            hi_open = t.max_open if isinstance(t, click.IntRange) else False
+            if p.name == "workers":
+                hi, hi_open = max_workers(), False
+                if isinstance(p, click.Option) and p.help and "At most" not in p.help:
+                    p.help = f"{p.help.rstrip()} At most {WORKERS_PER_CORE} per core ({hi} here)."
+            p.type = StrictInt(lo, hi, min_open=lo_open, max_open=hi_open)
+    if isinstance(command, click.Group):
+        for sub in command.commands.values():
+            harden_numeric_options(sub)
 
 
 def check_output_path(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import click
@@ -53,7 +54,7 @@ def info_command(clip: Path, show_anatomy: bool, quiet: bool, as_json: bool) -> 
         "duration": m.duration,
         "units_guess": units.name,
         "metres_per_unit": units.metres_per_unit,
-        "body_height": units.height,
+        "body_height": units.height if math.isfinite(units.height) else None,
         "up_axis_guess": up,
         "skeleton": joints,
     }
@@ -62,7 +63,11 @@ def info_command(clip: Path, show_anatomy: bool, quiet: bool, as_json: bool) -> 
         f"  {m.num_frames} frames at {m.fps:.4g} fps ({m.duration:.2f} s), "
         f"{data['joints']} joints, {data['end_sites']} end sites, {data['channels']} channels",
         f"  up axis guess {up}; units guess {units.name} "
-        f"(body height over the clip {units.height:.4g} -> {units.height * units.metres_per_unit:.2f} m)",
+        + (
+            f"(body height over the clip {units.height:.4g} -> {units.height * units.metres_per_unit:.2f} m)"
+            if math.isfinite(units.height * units.metres_per_unit)
+            else "(no body height: the clip has no frames)"
+        ),
     ]
     if show_anatomy:
         from ..motion.anatomy import anatomy, angle_ranges

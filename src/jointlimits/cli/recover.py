@@ -172,8 +172,8 @@ def recover_command(
         )
     if truth is not None:
         click.echo(
-            f"  local rotations against {positions.name}'s own: mean {truth[0]:.1f} deg "
-            f"(joints with a child {truth[1]:.1f} deg)"
+            f"  local rotations against {positions.name}'s own: mean {truth[0]:.1f} deg"
+            + (f" (joints with a child {truth[1]:.1f} deg)" if truth[1] == truth[1] else "")
         )
 
 
@@ -192,4 +192,4 @@ def _rotation_error(positions: Path, skeleton, motion) -> tuple[float, float] | 
         return None
     ang = np.degrees(quat.angle(motion.rotations, src.rotations))
     inner = [j for j in range(skeleton.num_joints) if skeleton.children(j)]
-    return float(ang.mean()), float(ang[:, inner].mean())
+    return float(ang.mean()), float(ang[:, inner].mean()) if inner else float("nan")

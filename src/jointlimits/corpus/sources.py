@@ -10,6 +10,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from .._atomic import read_input_bytes
 from ..errors import JointLimitsError
 from ..io import FORMATS
 
@@ -76,10 +77,13 @@ def expand(sources: Iterable[str | os.PathLike], strict: bool = False) -> tuple[
             if depth > 8:
                 fail(src, "list files nested too deep")
                 return
-            try:
-                lines = lst.read_text().splitlines()
+            try:  # a regular file only (a FIFO would wait forever), of at most 64 MB
+                lines = read_input_bytes(lst, 64 * 1024 * 1024).decode("utf-8").splitlines()
             except (OSError, UnicodeDecodeError) as e:
                 fail(src, f"cannot read the list ({e.strerror if isinstance(e, OSError) else 'not text'})")
+                return
+            except ValueError as e:  # not a regular file, or too big
+                fail(src, f"cannot read the list ({e})")
                 return
             for line in lines:
                 line = line.split("#", 1)[0].strip()

@@ -269,6 +269,8 @@ def export_limits(
                 limits.check_skeleton(m.skeleton)
             except JointLimitsError as e:
                 raise ExportError(f"{group} {k}: {e}") from None
+            if m.num_frames == 0:
+                raise ExportError(f"{group} {k} has no frames")
     rng = np.random.default_rng(seed)
     todo = [j for j in limits.active() if sk.parents[j] >= 0]
     if not todo:

@@ -228,7 +228,9 @@ def recover(
 
     t0 = time.perf_counter()
     if isinstance(skeleton, Motion):
-        sk, local = skeleton.skeleton, skeleton.positions[0]
+        # the rig's first frame gives the bone lengths (its offsets if it has no frames)
+        sk = skeleton.skeleton
+        local = skeleton.positions[0] if skeleton.num_frames else sk.offsets
         ft = skeleton.frame_time if frame_time is None else frame_time
     else:
         sk, local = skeleton, skeleton.offsets

@@ -10,7 +10,9 @@ import importlib
 from pathlib import Path
 from types import ModuleType
 
-from ..errors import JointLimitsError
+import numpy as np
+
+from ..errors import JointLimitsError, SkeletonError
 from ..motion.skeleton import Motion
 
 __all__ = ["FORMATS", "WRITABLE", "format_for", "load", "save"]
@@ -46,5 +48,20 @@ def load(path: str | Path, **kwargs) -> Motion:
 
 
 def save(path: str | Path, motion: Motion, **kwargs) -> None:
-    """Save a motion in the format given by ``path``'s extension (atomically)."""
-    format_for(path).save(path, motion, **kwargs)
+    """Save a motion in the format given by ``path``'s extension (atomically).
+
+    Refuses (``SkeletonError``, nothing written) rotations that are not finite unit quaternions
+    (norm within 1e-6 of 1): a scaled or zero quaternion is no rotation a file can hold."""
+    fmt = format_for(path)
+    rotations = getattr(motion, "rotations", None)  # (not a Motion: the format's save says so)
+    q = np.asarray(rotations if rotations is not None else np.zeros((0, 0, 4)), np.float64)
+    if q.size:
+        n2 = np.einsum("...i,...i->...", q, q)
+        bad = ~(np.abs(n2 - 1.0) <= 2e-6)  # NaN and infinity fail too
+        if np.any(bad):
+            f, j = (int(i) for i in np.argwhere(bad)[0][:2])
+            raise SkeletonError(
+                f"{path}: not saved: the rotation of joint {motion.skeleton.names[j]!r} at frame {f} is not a finite "
+                f"unit quaternion ({q[f, j].tolist()})"
+            )
+    fmt.save(path, motion, **kwargs)

@@ -14,12 +14,13 @@ from pathlib import Path
 import numpy as np
 
 from .._atomic import check_input_file
+from .._budget import Budget
 from ..errors import JointLimitsError
 
 __all__ = ["MAX_ARRAY_BYTES", "read_npz", "read_npy"]
 
-#: Most bytes of all arrays read from one file (a motion of 1M frames x 55 joints x 3 is 1.3 GB
-#: in float64; this is 256 MB of stored values, e.g. 1.4M frames of one SMPL-X pose array).
+#: Most bytes of stored values of all arrays read from one file; besides this cap, every value
+#: counts at its float64 size against the readers' memory budget (``jointlimits._budget``).
 MAX_ARRAY_BYTES = 256 * 1024 * 1024
 
 # what numpy's and zipfile's readers raise on a malformed file (numpy parses the .npy header as a
@@ -63,14 +64,17 @@ def read_npz(
         check_input_file(p)
         out: dict[str, np.ndarray] = {}
         total = 0
+        budget = Budget(str(p), fail)
         with zipfile.ZipFile(p) as zf:
             for info in zf.infolist():
                 name = info.filename[:-4] if info.filename.endswith(".npy") else info.filename
                 with zf.open(info) as fh:
                     shape, dtype = _header(fh, f"{p}: not a readable .npz file (array {name!r}", fail)
-                    total += int(np.prod(shape, dtype=object)) * dtype.itemsize
+                    n = int(np.prod(shape, dtype=object))
+                    total += n * dtype.itemsize
                     if total > max_bytes:
                         raise fail(f"{p}: its arrays declare more than {max_bytes} bytes")
+                    budget.take(n * (2 if dtype.kind == "c" else 1), f"its arrays (up to {name!r})")
                 with zf.open(info) as fh:
                     out[name] = np.lib.format.read_array(fh, allow_pickle=False)
         return out
@@ -89,8 +93,10 @@ def read_npy(path: str | os.PathLike, fail: Callable[[str], Exception], max_byte
         check_input_file(p, max_bytes + 65536)
         with open(p, "rb") as fh:
             shape, dtype = _header(fh, f"{p}: not a readable .npy file (the array", fail)
-            if int(np.prod(shape, dtype=object)) * dtype.itemsize > max_bytes:
+            n = int(np.prod(shape, dtype=object))
+            if n * dtype.itemsize > max_bytes:
                 raise fail(f"{p}: the array declares more than {max_bytes} bytes")
+            Budget(str(p), fail).take(n * (2 if dtype.kind == "c" else 1), "the array")
             fh.seek(0)
             return np.lib.format.read_array(fh, allow_pickle=False)
     except _READ_ERRORS as e:

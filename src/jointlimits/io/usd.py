@@ -28,7 +28,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from .._atomic import atomic_write
+from .._atomic import atomic_write, check_input_file
+from .._budget import Budget
 from .._optional import require
 from ..errors import FormatError
 from ..motion import quat
@@ -125,11 +126,53 @@ def load(path: str | os.PathLike, skeleton: str | None = None) -> Motion:
     if not p.exists():
         raise FileNotFoundError(2, "No such file or directory", str(p))
     try:
+        check_input_file(p)
+    except ValueError as e:
+        raise FormatError(f"{p}: {e}") from None
+    try:
         stage = pxr.Usd.Stage.Open(str(p))
     except Exception as e:  # Tf errors on malformed layers
-        raise FormatError(f"{p}: not a readable USD file ({str(e).strip().splitlines()[-1][:200]})") from None
+        raise FormatError(f"{p}: not a readable USD file ({_why(e)})") from None
     if stage is None:
         raise FormatError(f"{p}: not a readable USD file")
+    try:
+        _check_layers(stage, p)
+        return _load(stage, pxr, p, skeleton)
+    except FormatError:
+        raise
+    except RecursionError:
+        raise FormatError(f"{p}: not a readable USD file (its data nests too deep)") from None
+    except Exception as e:  # a malformed stage's values (wrong types, short lists, Tf errors)
+        raise FormatError(f"{p}: not a readable USD file ({type(e).__name__}: {_why(e)})") from None
+
+
+def _why(e: BaseException) -> str:
+    """The last line of an exception's text (a Tf error's text may itself fail to decode)."""
+    try:
+        lines = str(e).strip().splitlines()
+    except Exception:  # e.g. UnicodeDecodeError inside pxr's own __str__
+        return f"{type(e).__name__} (its message is not UTF-8)"
+    return (lines[-1] if lines else type(e).__name__)[:200]
+
+
+def _check_layers(stage: Any, p: Path) -> None:
+    """Every layer the stage composed (sublayers, references, payloads) is a file inside the
+    input's own folder: nothing else reaches the clip (#41)."""
+    folder = p.resolve().parent
+    for layer in stage.GetUsedLayers():
+        real = getattr(layer, "realPath", "") or ""
+        if not real or layer.anonymous:
+            continue
+        try:
+            Path(real).resolve().relative_to(folder)
+        except ValueError:
+            raise FormatError(
+                f"{p}: names the layer {layer.identifier!r} outside its own folder; "
+                "only files beside the input are read"
+            ) from None
+
+
+def _load(stage: Any, pxr: Any, p: Path, skeleton: str | None) -> Motion:
     skel = _find_skeleton(stage, pxr, skeleton, p)
     tokens = [str(t) for t in (skel.GetJointsAttr().Get() or [])]
     if not tokens:
@@ -194,6 +237,7 @@ def load(path: str | os.PathLike, skeleton: str | None = None) -> Motion:
         times = sorted(set(r_attr.GetTimeSamples()) | set(t_attr.GetTimeSamples()))
         codes = times or [pxr.Usd.TimeCode.Default()]
         F = len(codes)
+        Budget(str(p), FormatError).take(F * (7 * len(tokens) + 2), f"{F} time samples of {len(tokens)} joints")
         rotations_f = np.repeat(rest_r[None], F, axis=0)
         positions_f = np.repeat(rest_t[None], F, axis=0)
         for k, tc in enumerate(codes):

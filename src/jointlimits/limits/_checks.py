@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from typing import overload
 
 import numpy as np
+from numpy.typing import NDArray
 
 from ..errors import LimitsError
 
@@ -250,3 +251,23 @@ def filled(value: np.ndarray | None, what: str) -> np.ndarray:
     if value is None:
         raise LimitsError(f"shape field {what!r} is not set")
     return value
+
+
+#: A quaternion whose squared norm is below this is no rotation (LimitsError); one whose norm is
+#: off 1 by more than UNIT_TOLERANCE is normalised before any limit sees it.
+MIN_QUAT_NORM2 = 1e-12
+UNIT_TOLERANCE = 1e-6
+
+
+def unit_rotations(q: NDArray[np.float64]) -> NDArray[np.float64]:
+    """``q`` (``[..., 4]``) checked at the API boundary: a zero or near-zero quaternion raises
+    LimitsError; a non-unit one is normalised (a new array; unit input is returned as it is, bit
+    for bit). NaN and infinity are left for the caller's own check."""
+    n2 = np.einsum("...i,...i->...", q, q)
+    if np.any(n2 < MIN_QUAT_NORM2):
+        at = tuple(int(i) for i in np.argwhere(n2 < MIN_QUAT_NORM2)[0])
+        raise LimitsError(f"rotations hold a zero (or near-zero) quaternion at index {list(at)}: no rotation")
+    off = np.abs(n2 - 1.0) > 2 * UNIT_TOLERANCE
+    if np.any(off):
+        q = np.where(off[..., None], q / np.sqrt(np.where(off, n2, 1.0))[..., None], q)
+    return q

@@ -15,6 +15,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .._atomic import atomic_write, read_input_bytes
+from .._budget import Budget, reading
 from ..errors import JointLimitsError, LimitsError
 from ..motion.skeleton import Skeleton
 from .compiled import compiled_dict
@@ -121,6 +122,11 @@ def to_document(
 def from_document(d: Mapping[str, Any], source: str = "limits") -> LimitsDocument:
     """A limits document checked entry by entry (LimitsError naming ``source`` and the entry)."""
     check_document(d, source, SCHEMA, SCHEMA_VERSION)
+    with reading(Budget(source, LimitsError)):  # all grids of the file share one memory budget
+        return _from_document(d, source)
+
+
+def _from_document(d: Mapping[str, Any], source: str) -> LimitsDocument:
     try:
         skd = d["skeleton"]
         names, parents = list(skd["names"]), np.asarray(skd["parents"], np.int64)

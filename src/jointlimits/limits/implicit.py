@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from .._budget import charge
 from .._native import _core
 from .._optional import require
 from ..errors import LimitsError
@@ -168,6 +169,9 @@ def decode_grid(
         raise LimitsError(f"{what}: dims must be three integers >= 2, at most {cap} values in all, got {dims!r}")
     if not isinstance(text, str):
         raise LimitsError(f"{what}: the field must be a base64 string")
+    # each float32 node counts twice at float64 size: the grid and what is derived from it (its
+    # nearest-inside distances and indices); a limits file's grids share its memory budget
+    charge(2 * math.prod(shape), f"its grids (up to {what})")
     if encoding not in (ENCODING, "base64-float32-le"):
         raise LimitsError(f"{what}: unknown grid encoding {encoding!r}")
     try:

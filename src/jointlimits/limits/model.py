@@ -22,7 +22,7 @@ from .._native import _core
 from ..errors import LimitsError
 from ..motion import quat
 from ..motion.skeleton import Motion, Skeleton
-from ._checks import check_soften
+from ._checks import check_soften, unit_rotations
 from .file import from_document, read_document, to_document, write_document
 from .fit import fit_with, root_joints
 from .joint import (  # noqa: F401
@@ -269,7 +269,7 @@ class JointLimits:
             raise LimitsError(f"rotations must be [..., {self.skeleton.num_joints}, 4], got {q.shape}")
         if not np.all(np.isfinite(q)):
             raise LimitsError("rotations contain NaN or infinite values")
-        return q
+        return unit_rotations(q)
 
     def _pose_core(self) -> tuple[Any, list[int], list[int]]:
         """(the C++ projector of every active joint with a compiled FittedLimit, their indices, the
@@ -322,7 +322,7 @@ class JointLimits:
         shape = q.shape
         if len(shape) < 2 or shape[-1] != 4 or shape[-2] != len(self.skeleton.names):
             raise LimitsError(f"rotations must be [..., {self.skeleton.num_joints}, 4], got {q.shape}")
-        return self._project_pose(q, None if soften is None else check_soften(soften))
+        return self._project_pose(unit_rotations(q), None if soften is None else check_soften(soften))
 
     def contains(self, rotations: Array, tolerance: float = 1e-6) -> NDArray[np.bool_]:
         """``bool[..., J]``: inside the limit (joints without an active limit count as inside)."""

@@ -79,6 +79,8 @@ def resample(motion: Motion, fps: float) -> Motion:
     keeps its source's text style (line endings, decimals) for the writer.
     """
     _check_fps(fps)
+    if motion.num_frames == 0:
+        raise SkeletonError("cannot resample a clip with no frames")
     times = sample_times(motion, fps)
     rate = nominal_fps(fps)
     if motion.num_frames == 1:

@@ -29,6 +29,10 @@ CHANNEL_SET = frozenset(POSITION_CHANNELS + ROTATION_CHANNELS)
 #: Largest |offset| (any unit): past it a bone is no measurement, and sums of squares of it (body
 #: height, bone lengths) would overflow into inf and NaN.
 MAX_OFFSET = 1e12
+#: A clip's frame time is in [MIN_FRAME_TIME, MAX_FRAME_TIME] seconds (a million frames per second
+#: to one frame an hour): past either end, frame counts and durations overflow or lose every digit.
+MIN_FRAME_TIME = 1e-6
+MAX_FRAME_TIME = 3600.0
 
 
 @dataclass
@@ -194,6 +198,18 @@ class Motion:
             raise SkeletonError(f"positions must be [F, {J}, 3], got {self.positions.shape}")
         if not (self.frame_time > 0 and np.isfinite(self.frame_time)):
             raise SkeletonError(f"frame_time must be positive and finite, got {self.frame_time}")
+        if not MIN_FRAME_TIME <= self.frame_time <= MAX_FRAME_TIME:
+            raise SkeletonError(
+                f"frame_time must be in [{MIN_FRAME_TIME:g}, {MAX_FRAME_TIME:g}] s, got {self.frame_time:g}"
+            )
+        if self.positions.size and not np.all(np.abs(self.positions) <= MAX_OFFSET):
+            bad = np.abs(self.positions) > MAX_OFFSET  # NaN (a missing value) is not refused here
+            if np.any(bad):
+                f, j = (int(i) for i in np.argwhere(bad)[0][:2])
+                raise SkeletonError(
+                    f"positions must be within +-{MAX_OFFSET:g} (file units), got {self.positions[f, j].tolist()} "
+                    f"at frame {f}, joint {j}"
+                )
 
     @classmethod
     def rest(cls, skeleton: Skeleton, num_frames: int = 1, frame_time: float = 1 / 30) -> Motion:

@@ -13,10 +13,11 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..._atomic import check_input_file
+from ..._budget import Budget
 from ..._native import _core
 from ...errors import BVHError
 from ...motion import quat
-from ...motion.skeleton import POSITION_CHANNELS, ROTATION_CHANNELS, Motion, Skeleton
+from ...motion.skeleton import MAX_FRAME_TIME, MAX_OFFSET, POSITION_CHANNELS, ROTATION_CHANNELS, Motion, Skeleton
 from ._parse import (
     _BLOCK_BYTES,
     _FLOAT,
@@ -190,6 +191,8 @@ def _read(
     ft_token = tv.encode("latin-1")
     if not (math.isfinite(frame_time) and frame_time > 0):
         raise BVHError(f"Frame Time must be positive and finite, found {tv!r}", ln, path)
+    if frame_time > MAX_FRAME_TIME:
+        raise BVHError(f"Frame Time {tv} is above {MAX_FRAME_TIME:g} s (less than one frame an hour)", ln, path)
     if frame_time < MIN_FRAME_TIME:
         raise BVHError(
             f"Frame Time {tv} is below {MIN_FRAME_TIME:g} s (more than a million frames per second)", ln, path
@@ -204,6 +207,12 @@ def _read(
         capacity = n_frames
         if n_frames * max(1, skeleton.num_joints) > 10**8:
             raise BVHError(f"Frames: {n_frames} is too many for a clip without channels", ln - 1, path)
+    # checked before allocation: the values the frames declare, and the positions, rotations and
+    # hashes (8 values a frame) of every joint without channels, which no byte of the file pays for
+    static = sum(1 for c in skeleton.channels if not c)
+    Budget("the clip", lambda m: BVHError(m, ln - 1, path)).take(
+        capacity * (n_ch + 8 * static), f"{capacity} frames of {skeleton.num_joints} joints"
+    )
     builder = _MotionBuilder(skeleton, capacity)
     held = 0  # rows found, also past the header's count
     carry = b""
@@ -278,6 +287,12 @@ def _read(
             frame_time,
             ft_token,
             builder.hashes[:n_frames],
+        )
+    big = np.abs(builder.positions[: builder.n]) > MAX_OFFSET  # NaN stays (the clip's checks name it)
+    if np.any(big):
+        f, j = (int(i) for i in np.argwhere(big)[0][:2])
+        raise BVHError(
+            f"frame {f}: joint {skeleton.names[j]!r} position is beyond +-{MAX_OFFSET:g} (file units)", None, path
         )
     return builder.motion(frame_time, source)
 

@@ -14,7 +14,8 @@ from urllib.parse import unquote
 import numpy as np
 from numpy.typing import NDArray
 
-from ..._atomic import check_input_file, read_input_bytes
+from ..._atomic import check_input_file, read_input_bytes, resolve_beside
+from ..._budget import Budget
 from ..._optional import require
 from ...errors import FormatError, JointLimitsError
 from ...motion import quat
@@ -56,7 +57,10 @@ def _buffers(gltf: Any, path: Path) -> list[bytes]:
             except (IndexError, ValueError) as e:
                 raise FormatError(f"{path}: buffer {i} has a malformed data URI ({e})") from None
         else:
-            ext = path.parent / unquote(b.uri)
+            try:  # only a regular file inside the glTF's own folder (no absolute path, .., symlink out)
+                ext = resolve_beside(path, unquote(b.uri))
+            except ValueError as e:
+                raise FormatError(f"{path}: buffer {i} is not read ({e})") from None
             try:
                 out.append(read_input_bytes(ext, MAX_FILE_BYTES))
             except OSError as e:
@@ -66,8 +70,11 @@ def _buffers(gltf: Any, path: Path) -> list[bytes]:
     return out
 
 
-def _read_accessor(gltf: Any, bufs: list[bytes], index: int, path: Path) -> NDArray[np.float64]:
-    """An accessor's elements as float64 ``[count, width]`` (normalised integers scaled to [-1, 1])."""
+def _read_accessor(
+    gltf: Any, bufs: list[bytes], index: int, path: Path, budget: Budget | None = None
+) -> NDArray[np.float64]:
+    """An accessor's elements as float64 ``[count, width]`` (normalised integers scaled to [-1, 1]);
+    its size is taken from ``budget`` (the file's memory budget) before anything is allocated."""
     try:
         acc = gltf.accessors[index]
     except (IndexError, TypeError):
@@ -77,6 +84,8 @@ def _read_accessor(gltf: Any, bufs: list[bytes], index: int, path: Path) -> NDAr
     dtype, norm = _COMPONENTS[acc.componentType]
     width, count = _WIDTH[acc.type], int(acc.count)
     itemsize = np.dtype(dtype).itemsize
+    if budget is not None:
+        budget.take(count * width, f"its accessors (up to accessor {index})")
     if acc.bufferView is None:
         data = np.zeros((count, width), np.float64)
     else:
@@ -294,6 +303,7 @@ def _load(gltf: Any, p: Path, fps: float | None, animation: int) -> Motion:
     if any(np.abs(s - 1).max() > 1e-6 for _, _, s in rest):
         warnings.warn(f"{p}: joint nodes with non-unit scale; scale is ignored", stacklevel=2)
     bufs = _buffers(gltf, p)
+    budget = Budget(str(p), FormatError)
 
     # sampler tracks per joint
     tracks: dict[tuple[int, str], tuple[NDArray, NDArray, str]] = {}
@@ -307,8 +317,8 @@ def _load(gltf: Any, p: Path, fps: float | None, animation: int) -> Motion:
         interp = smp.interpolation or "LINEAR"
         if interp not in ("LINEAR", "STEP", "CUBICSPLINE"):
             raise FormatError(f"{p}: sampler {ch.sampler} has unknown interpolation {interp!r}")
-        keys = _read_accessor(gltf, bufs, smp.input, p)[:, 0]
-        vals = _read_accessor(gltf, bufs, smp.output, p)
+        keys = _read_accessor(gltf, bufs, smp.input, p, budget)[:, 0]
+        vals = _read_accessor(gltf, bufs, smp.output, p, budget)
         need = keys.size * (3 if interp == "CUBICSPLINE" else 1)
         if vals.shape[0] != need or keys.size == 0:
             raise FormatError(f"{p}: sampler {ch.sampler} has {keys.size} key times but {vals.shape[0]} values")
@@ -340,6 +350,8 @@ def _load(gltf: Any, p: Path, fps: float | None, animation: int) -> Motion:
         span = (t1 - t0) * fps
         if not span * J <= MAX_SAMPLES:
             raise FormatError(f"{p}: {span:.4g} frames of {J} joints, more than the {MAX_SAMPLES} samples read")
+        # the sampled clip: times, rotations and positions of every joint, and one track's samples
+        budget.take((span + 1) * (1 + 7 * J + 4), f"{span:.4g} frames of {J} joints")
         F = int(math.floor(span + 1e-3)) + 1  # key times are float32
         times = t0 + np.arange(F) / fps
     else:

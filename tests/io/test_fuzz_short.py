@@ -1,0 +1,35 @@
+"""#39: CI runs a short version of every reader fuzzer (``scripts/fuzz_*.py``, small ``--n``):
+each must end with 0 failures (only the reader's own error class, no hang over 10 s, finite
+values in every accepted clip). The full runs (thousands of files) are the scripts themselves.
+The fuzzers of optional formats skip when their package is missing."""
+
+from __future__ import annotations
+
+import importlib.util
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+SCRIPTS = Path(__file__).resolve().parents[2] / "scripts"
+
+#: (script, extra args, module it needs): adding a fuzzer is one line
+FUZZERS = [
+    ("fuzz_bvh.py", ["--n", "40"], None),
+    ("fuzz_gltf.py", ["--n", "30"], "pygltflib"),
+    ("fuzz_amass.py", ["--n", "30"], None),
+    ("fuzz_positions.py", ["--n", "30"], None),
+    ("fuzz_limits.py", ["--n", "30"], None),
+    ("fuzz_usd.py", ["--n", "15", "--quiet"], "pxr"),
+]
+
+
+@pytest.mark.parametrize("script,args,needs", FUZZERS, ids=[f[0] for f in FUZZERS])
+def test_short_fuzz_run_has_no_failures(script, args, needs):
+    if needs is not None and importlib.util.find_spec(needs) is None:
+        pytest.skip(f"{script} needs the optional package {needs!r}")
+    r = subprocess.run([sys.executable, str(SCRIPTS / script), *args], capture_output=True, text=True, timeout=600)
+    summary = [line for line in r.stdout.splitlines() if "failures" in line]
+    assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
+    assert summary and all(" 0 failures" in line for line in summary), r.stdout[-2000:]
