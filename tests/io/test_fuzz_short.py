@@ -6,6 +6,7 @@ The fuzzers of optional formats skip when their package is missing."""
 from __future__ import annotations
 
 import importlib.util
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -13,6 +14,12 @@ from pathlib import Path
 import pytest
 
 SCRIPTS = Path(__file__).resolve().parents[2] / "scripts"
+
+#: about 40-100 s on two cores: .ci/run runs them after the suite (JL_FUZZ_SHORT=1), so README's
+#: test command stays within its time
+pytestmark = pytest.mark.skipif(
+    os.environ.get("JL_FUZZ_SHORT") != "1", reason="the short fuzz runs need JL_FUZZ_SHORT=1 (.ci/run sets it)"
+)
 
 #: (script, extra args, module it needs): adding a fuzzer is one line
 FUZZERS = [
