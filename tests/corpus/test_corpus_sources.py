@@ -22,7 +22,7 @@ def _touch(p: Path, text: str = "x") -> Path:
 def test_folders_patterns_and_lists(tmp_path: Path):
     for rel in ["a/one.bvh", "a/b/two.BVH", "a/b/c/three.npz", "a/notes.txt", "x/four.glb"]:
         _touch(tmp_path / rel)
-    lst = _touch(tmp_path / "lists" / "clips.txt", "# a comment\n../x/four.glb\n\n../a/one.bvh  # again\n")
+    lst = _touch(tmp_path / "clips.txt", "# a comment\nx/four.glb\n\na/one.bvh  # again\n")
     clips, bad = expand([tmp_path / "a", str(tmp_path / "x" / "*.glb"), f"@{lst}", tmp_path / "missing"])
     assert [c.rel for c in clips] == ["one.bvh", "b/two.BVH", "b/c/three.npz", "four.glb"]
     assert [c.format for c in clips] == ["bvh", "bvh", "npz", "glb"]
@@ -31,6 +31,16 @@ def test_folders_patterns_and_lists(tmp_path: Path):
         expand([tmp_path / "missing"], strict=True)
     deep, _ = expand([str(tmp_path / "**" / "*.bvh")])
     assert sorted(c.rel for c in deep) == ["a/b/two.BVH", "a/one.bvh"] or len(deep) == 1
+
+
+def test_a_list_names_only_files_inside_its_folder(tmp_path: Path):
+    secret = _touch(tmp_path / "secret" / "s.bvh")
+    _touch(tmp_path / "lists" / "in.bvh")
+    (tmp_path / "lists" / "link.bvh").symlink_to(secret)
+    lst = _touch(tmp_path / "lists" / "l.txt", f"in.bvh\n../secret/s.bvh\n{secret}\nlink.bvh\n../secret\n")
+    clips, bad = expand([f"@{lst}"])
+    assert [Path(c.path).name for c in clips] == ["in.bvh"]
+    assert len(bad) == 4 and all("outside the list's folder" in why for _, why in bad)
 
 
 def test_greedy_fold_is_the_whole_cloud_greedy():

@@ -55,7 +55,9 @@ def expand(sources: Iterable[str | os.PathLike], strict: bool = False) -> tuple[
     sources that gave nothing, with why: ``(clips, [(source, reason)])``. A folder gives its motion
     files at any depth (by extension), a pattern with ``*``/``?``/``[`` its matches (``**`` spans
     folders), ``@LIST.txt`` the sources listed in it one per line (relative to the list's folder,
-    ``#`` comments). With ``strict`` the first bad source raises JointLimitsError."""
+    ``#`` comments; a list names only files inside its own folder: an absolute path, a ``..`` or a
+    link that leads outside it is refused). With ``strict`` the first bad source raises
+    JointLimitsError."""
     clips: list[Clip] = []
     bad: list[tuple[str, str]] = []
     seen: set[str] = set()
@@ -65,13 +67,16 @@ def expand(sources: Iterable[str | os.PathLike], strict: bool = False) -> tuple[
             raise JointLimitsError(f"{src}: {why}")
         bad.append((src, why))
 
-    def add(path: Path, rel: Path) -> None:
+    def add(path: Path, rel: Path, src: str, root: str | None) -> None:
         key = os.path.realpath(path)
+        if root is not None and not key.startswith(root + os.sep):
+            fail(src, f"{path}: outside the list's folder (a list names only files inside its own folder)")
+            return
         if key not in seen:
             seen.add(key)
             clips.append(Clip(str(path), rel.as_posix()))
 
-    def visit(src: str, here: Path, depth: int) -> None:
+    def visit(src: str, here: Path, depth: int, root: str | None = None) -> None:
         if src.startswith("@"):
             lst = Path(src[1:]) if Path(src[1:]).is_absolute() else here / src[1:]
             if depth > 8:
@@ -88,7 +93,7 @@ def expand(sources: Iterable[str | os.PathLike], strict: bool = False) -> tuple[
             for line in lines:
                 line = line.split("#", 1)[0].strip()
                 if line:
-                    visit(line, lst.parent, depth + 1)
+                    visit(line, lst.parent, depth + 1, os.path.realpath(lst.parent))
             return
         p = Path(src) if Path(src).is_absolute() else here / src
         if glob.has_magic(src):
@@ -101,18 +106,18 @@ def expand(sources: Iterable[str | os.PathLike], strict: bool = False) -> tuple[
             if not files:
                 fail(src, "no motion files match")
             for f in files:
-                add(f, f.relative_to(base))
+                add(f, f.relative_to(base), src, root)
         elif p.is_dir():
             files = _motion_files(p)
             if not files:
                 fail(src, "no motion files in this folder")
             for f in files:
-                add(f, f.relative_to(p))
+                add(f, f.relative_to(p), src, root)
         elif p.is_file():
             if p.suffix.lower() not in FORMATS:
                 fail(src, f"unknown motion file type {p.suffix or '(none)'!r}")
             else:
-                add(p, Path(p.name))
+                add(p, Path(p.name), src, root)
         else:
             fail(src, "no such file or folder")
 
