@@ -25,7 +25,7 @@ __all__ = ["JointPlan", "plan", "anchors", "ANCHOR_FIELDS", "FD_STEP"]
 Array = NDArray[np.float64]
 
 #: central-difference step (radians of limit space) of the Jacobians of shapes without a closed form
-FD_STEP = 1e-6
+FD_STEP = 1e-7
 #: the anchor arrays, in order: moved [N, J], cover [N, J] (1: the swing/shape point is on the long
 #: cover), h [N, J, 3] (the projected swing or shape point), jac [N, J, 3, 3], tshift [N, J] (0 or
 #: -+2 pi added to the twist angle), tproj [N, J] (the clamped twist angle), tgrad [N, J] (1 where
@@ -118,11 +118,13 @@ def _jacobian(region: Any, v: Array, h: Array) -> Array:
     if kind == "box":
         f = np.asarray(region.arrays()["f"], np.float64)
         R = f[3:12].reshape(3, 3)
-        lo = R.T @ np.zeros(3)  # (the frame's origin offset cancels in the derivative)
-        del lo
         l_v, l_h = (v - f[:3]) @ R, (h - f[:3]) @ R
-        free = (l_v == l_h).astype(np.float64)
+        free = (np.abs(l_v - l_h) <= 1e-12 * (1.0 + np.abs(l_v))).astype(np.float64)  # not clamped
         return np.einsum("ij,nj,kj->nik", R, free, R)
+    if kind == "kdop":
+        return _kdop_jacobian(region, v, h)
+    if kind == "polygon":
+        return _polygon_jacobian(region, h)
     # every other shape: central differences of the projection itself
     e = FD_STEP
     jac = np.empty((n, 3, 3))
@@ -155,6 +157,53 @@ def _ellipsoid_jacobian(region: Any, v: Array, h: Array) -> Array:
     dp_dm = np.where(ok, -x * s2 / np.where(ok, den, 1.0) ** 2, 0.0)
     local = D[:, :, None] * np.eye(3) + dp_dm[:, :, None] * dm[:, None, :]
     return np.einsum("ij,njk,lk->nil", R, local, R)
+
+
+def _null_projector(normals: Array, active: NDArray[np.bool_]) -> Array:
+    """Per row the projector ``[N, 3, 3]`` onto the directions orthogonal to the active normals."""
+    M = np.einsum("nk,ki,kj->nij", active.astype(np.float64), normals, normals)
+    w, U = np.linalg.eigh(M)
+    free = (w <= 1e-9).astype(np.float64)
+    return np.einsum("nik,nk,njk->nij", U, free, U)
+
+
+def _kdop_jacobian(region: Any, v: Array, h: Array) -> Array:
+    """Closed form: the closest point of a polytope moves with the point inside the face, edge or
+    vertex it lies on (the projector orthogonal to the active half-spaces' normals)."""
+    a = region.arrays()
+    f = np.asarray(a["f"], np.float64)
+    R = f[3:12].reshape(3, 3)
+    G = np.asarray(a["G"], np.float64).reshape(-1, 3)
+    bnd = np.asarray(a["bnd"], np.float64)
+    lh = (h - f[:3]) @ R
+    tol = 1e-9 * (1.0 + np.max(np.abs(bnd)) + np.max(np.abs(lh), axis=1, keepdims=True))
+    active = np.abs(lh @ G.T - bnd) <= tol
+    local = _null_projector(G, active)
+    return np.einsum("ij,njk,lk->nil", R, local, R)
+
+
+def _polygon_jacobian(region: Any, h: Array) -> Array:
+    """Closed form: a point projected into an edge's interior moves along the edge; onto a vertex,
+    not at all (the plane's normal direction is dropped)."""
+    a = region.arrays()
+    f = np.asarray(a["f"], np.float64)
+    e1, e2 = f[3:6], f[6:9]
+    verts = np.asarray(a["axes"], np.float64).reshape(-1, 3)[:, :2]
+    hu = np.stack([h @ e1, h @ e2], axis=1)
+    nxt = np.roll(verts, -1, axis=0)
+    edge = nxt - verts
+    ee = np.maximum(np.einsum("ij,ij->i", edge, edge), 1e-300)
+    rel = hu[:, None, :] - verts[None]
+    t = np.einsum("nkj,kj->nk", rel, edge) / ee
+    off = np.abs(rel[..., 0] * edge[:, 1] - rel[..., 1] * edge[:, 0]) / np.sqrt(ee)
+    tol = 1e-9 * (1.0 + np.abs(hu).max(axis=1, keepdims=True))
+    on = (off <= tol) & (t > 1e-9) & (t < 1.0 - 1e-9)
+    at_vertex = np.min(np.linalg.norm(rel, axis=-1), axis=1) <= tol[:, 0]
+    k = np.argmax(on, axis=1)
+    d = edge[k] / np.sqrt(ee[k])[:, None]
+    dw = d[:, :1] * e1 + d[:, 1:] * e2
+    use = (np.any(on, axis=1) & ~at_vertex).astype(np.float64)
+    return np.einsum("n,ni,nj->nij", use, dw, dw)
 
 
 def _coupled_region(lim: CoupledLimit, parent: Array | None, n: int) -> Any:

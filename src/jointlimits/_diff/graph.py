@@ -138,8 +138,12 @@ def violation_graph(b: Backend, q: Any, ref: Any, axis: Any, mode: Any, anchor: 
     xp = b.xp
     o = project_graph(b, q, ref, axis, mode, anchor)
     moved = anchor[0] > 0.5
-    # inside, o is q itself: the angle is 0 and so is its gradient
-    return xp.where(moved, angle_between(xp, q, xp.where(moved[..., None], o, q)), 0.0 * q[..., 0])
+    # inside, o is q itself: the angle is 0 and so is its gradient; a recomposed rotation within
+    # rounding of the input (a swing-twist limit's inside) keeps its value and gets no gradient
+    ang = angle_between(xp, q, xp.where(moved[..., None], o, q))
+    eps = 1e-12 if q.dtype == xp.float64 else 1e-6
+    real = moved & (b.stop(ang) > eps)
+    return xp.where(real, ang, xp.where(moved, b.stop(ang), 0.0 * ang))
 
 
 # --------------------------------------------------------------------------- input formats
