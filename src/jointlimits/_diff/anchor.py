@@ -264,9 +264,11 @@ def _jacobian_rows(region: Any, v: Array) -> Array:
     return jac
 
 
-def anchors(plans: list[JointPlan], rotations: Any) -> tuple[Array, ...]:
+def anchors(plans: list[JointPlan], rotations: Any, parents: Any = None) -> tuple[Array, ...]:
     """The anchor arrays (see :data:`ANCHOR_FIELDS`) of rotations ``[N, J, 4]`` (unit quaternions;
-    any float dtype, computed in float64)."""
+    any float dtype, computed in float64). A coupled limit reads its parent's rotation in
+    ``parents`` (a callable giving the poses ``[N, J, 4]`` its parents are read from, given the
+    normalised rotations; None: the rotations themselves)."""
     q = np.asarray(rotations, np.float64)
     if q.ndim != 3 or q.shape[1:] != (len(plans), 4):
         raise LimitsError(f"rotations must be [N, {len(plans)}, 4], got {q.shape}")
@@ -284,10 +286,11 @@ def anchors(plans: list[JointPlan], rotations: Any) -> tuple[Array, ...]:
         q = np.where(np.isfinite(q), q, 0.0)
     qn = q / np.maximum(np.linalg.norm(q, axis=-1, keepdims=True), 1e-300)
     qn[np.linalg.norm(q, axis=-1) == 0] = (1.0, 0.0, 0.0, 0.0)
+    src = qn if parents is None or not any(p.parent >= 0 for p in plans) else parents(qn)
     for j, p in enumerate(plans):
         if p.mode == 0:
             continue
-        parent = qn[:, p.parent] if p.parent >= 0 else None
+        parent = src[:, p.parent] if p.parent >= 0 else None
         for k, a in enumerate(_joint_anchor(p, np.ascontiguousarray(qn[:, j]), parent)):
             outs[k][:, j] = a
     return tuple(outs)

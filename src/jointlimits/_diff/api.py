@@ -39,12 +39,14 @@ class DiffLimits:
     def constant(self, a: np.ndarray, like: Any) -> Any:
         raise NotImplementedError
 
-    def anchor(self, q: Any) -> tuple[Any, ...]:
-        """The anchor arrays of unit quaternions ``[N, J, 4]`` (no gradient flows through them)."""
+    def anchor(self, q: Any, projected_parents: bool = False) -> tuple[Any, ...]:
+        """The anchor arrays of unit quaternions ``[N, J, 4]`` (no gradient flows through them);
+        with ``projected_parents`` a coupled limit reads its parent's projected rotation (as
+        :meth:`JointLimits.project` does), else its input rotation (as ``violation`` does)."""
         raise NotImplementedError
 
-    def _numpy_anchor(self, q: np.ndarray) -> tuple[np.ndarray, ...]:
-        return anchors(self.plans, q)
+    def _numpy_anchor(self, q: np.ndarray, projected_parents: bool = False) -> tuple[np.ndarray, ...]:
+        return anchors(self.plans, q, self.limits.project if projected_parents else None)
 
     # ------------------------------------------------------------------ the functions
     def _quats(self, rotations: Any, fmt: str) -> tuple[Any, tuple[int, ...]]:
@@ -59,8 +61,8 @@ class DiffLimits:
         q = to_quaternion(xp, rotations, fmt)
         return xp.reshape(q, (-1, self.num_joints, 4)), shape[:-1]
 
-    def _args(self, q: Any) -> tuple[Any, Any, Any, tuple[Any, ...]]:
-        an = self.anchor(self.backend.stop(q))
+    def _args(self, q: Any, projected_parents: bool = False) -> tuple[Any, Any, Any, tuple[Any, ...]]:
+        an = self.anchor(self.backend.stop(q), projected_parents)
         return (
             self.constant(self._ref, q),
             self.constant(self._axis, q),
@@ -71,7 +73,7 @@ class DiffLimits:
     def project(self, rotations: Any, rotation_format: str = "quat") -> Any:
         """The nearest admitted rotations, as unit quaternions ``[..., J, 4]`` (w, x, y, z)."""
         q, lead = self._quats(rotations, rotation_format)
-        out = project_graph(self.backend, q, *self._args(q))
+        out = project_graph(self.backend, q, *self._args(q, projected_parents=True))
         return self.backend.xp.reshape(out, lead + (4,))
 
     def violation(self, rotations: Any, rotation_format: str = "quat") -> Any:
@@ -86,6 +88,8 @@ class DiffLimits:
     ) -> Any:
         """``violation ** power`` reduced by ``"mean"``, ``"sum"`` or ``"none"`` (power 2: smooth
         at the boundary, so the limit acts as a soft wall in a training loop)."""
+        if reduction not in ("mean", "sum", "none"):
+            raise LimitsError(f"unknown reduction {reduction!r}; expected 'mean', 'sum' or 'none'")
         if not power > 0:
             raise LimitsError(f"power must be > 0, got {power}")
         v = self.violation(rotations, rotation_format)

@@ -39,7 +39,7 @@ class JaxLimits(DiffLimits):
     def constant(self, a: np.ndarray, like: Any) -> Any:
         return jnp.asarray(a, dtype=jnp.int32 if a.dtype.kind == "i" else like.dtype)
 
-    def anchor(self, q: Any) -> tuple[Any, ...]:
+    def anchor(self, q: Any, projected_parents: bool = False) -> tuple[Any, ...]:
         n, J = q.shape[0], q.shape[1]
         shapes = tuple(jax.ShapeDtypeStruct((n, J) + _TAIL[f], q.dtype) for f in ANCHOR_FIELDS)
         dtype = np.dtype(q.dtype)
@@ -47,7 +47,7 @@ class JaxLimits(DiffLimits):
         def host(x: Any) -> tuple[np.ndarray, ...]:
             x = np.asarray(x)
             flat = x.reshape((-1,) + x.shape[-2:])
-            out = self._numpy_anchor(flat)
+            out = self._numpy_anchor(flat, projected_parents)
             return tuple(a.reshape(x.shape[:-1] + a.shape[2:]).astype(dtype) for a in out)
 
         return tuple(jax.pure_callback(host, shapes, q, vmap_method="expand_dims"))

@@ -49,8 +49,8 @@ class TorchLimits(DiffLimits):
             t = self._consts[key] = torch.as_tensor(a, dtype=dtype, device=like.device)
         return t
 
-    def anchor(self, q: Any) -> tuple[Any, ...]:
-        arrays = self._numpy_anchor(q.to("cpu", torch.float64).numpy())
+    def anchor(self, q: Any, projected_parents: bool = False) -> tuple[Any, ...]:
+        arrays = self._numpy_anchor(q.to("cpu", torch.float64).numpy(), projected_parents)
         return tuple(torch.as_tensor(a, dtype=q.dtype).to(q.device, non_blocking=True) for a in arrays)
 
 
