@@ -46,10 +46,10 @@ def points(lim, rot, n: int = 3, seed: int = 0) -> dict[str, np.ndarray]:
     p = lim.project(out)
     inside = rot[rng.choice(len(rot), n, replace=False)]
     step = NEAR / np.maximum(quat.angle(p, out), 1e-12)
-    near_out = quat.slerp(p, out, step[..., None])
+    near_out = quat.slerp(p, out, step)
     # from the boundary towards a training rotation (inside) by NEAR
     into = rot[rng.choice(len(rot), n, replace=False)]
-    near_in = quat.slerp(p, into, (NEAR / np.maximum(quat.angle(p, into), 1e-12))[..., None])
+    near_in = quat.slerp(p, into, (NEAR / np.maximum(quat.angle(p, into), 1e-12)))
     return {"inside": inside, "outside": out, "near-outside": near_out, "near-inside": near_in}
 
 
