@@ -21,9 +21,14 @@ import time
 from pathlib import Path
 
 import numpy as np
-import torch
 
-import jointlimits.torch as jlt
+try:
+    import torch
+
+    import jointlimits.torch as jlt
+except ImportError:  # the docs build without the [torch] extra: say so and write nothing
+    print("pose_fitting_torch needs the [torch] extra: pip install -e '.[torch]'")
+    raise SystemExit(0) from None
 from jointlimits import JointLimits
 from jointlimits.io import load
 from jointlimits.motion import quat
