@@ -47,6 +47,8 @@ SPLITS = {
     "bandai_namco": ("dataset-1_dance-short_normal_001.bvh", "dataset-1_kick_normal_001.bvh"),
 }
 NOISE_M, DROP = 0.02, 0.2
+#: weight of the limit loss (radians outside, summed over joints) against the position loss (m^2)
+LIMIT_WEIGHT = 0.1
 
 
 def qrot(q: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
@@ -121,15 +123,18 @@ def run(folder: str, frames: int, steps: int, seed: int = 0) -> list[tuple]:
         q[..., 0] = 1.0
         q.requires_grad_(True)
         opt = torch.optim.Adam([q], lr=0.02)
+        sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, steps)  # settles every run
         t0 = time.perf_counter()
         for _ in range(steps):
             opt.zero_grad()
             err = ((fk(q / q.norm(dim=-1, keepdim=True), offsets, root, parents) - target) / unit) ** 2
             loss = err.sum(-1)[seen].mean()
             if method == "limit loss":
-                loss = loss + 10.0 * jlt.loss(tl, q, reduction="sum") / q.shape[0]
+                # power 1: a constant push out to the boundary (squared violation fades there)
+                loss = loss + LIMIT_WEIGHT * jlt.loss(tl, q, reduction="sum", power=1.0) / q.shape[0]
             loss.backward()
             opt.step()
+            sched.step()
             if method == "projection":
                 with torch.no_grad():
                     q.copy_(tl.project(q))

@@ -4,7 +4,7 @@ outside and just outside or inside the boundary."""
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 
 import numpy as np
 
@@ -30,7 +30,7 @@ IDS = [f"{s}{'-st' if st else ''}{'-coupled' if c else ''}" for s, st, c in CASE
 NEAR = 5e-5
 
 
-@lru_cache(maxsize=None)
+@cache
 def limits_of(shape: str, swing_twist: bool, coupled: bool):
     if coupled:
         return two_joint_limits(shape, swing_twist, coupled=True, pairs=[("a", "b")])

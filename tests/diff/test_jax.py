@@ -11,11 +11,10 @@ jax = pytest.importorskip("jax", reason="needs the [jax] extra: pip install -e '
 jax.config.update("jax_enable_x64", True)
 
 import jax.numpy as jnp  # noqa: E402
+from _cases import CASES, IDS, limits_of, points, special  # noqa: E402
 from jax.test_util import check_grads  # noqa: E402
 
 from jointlimits.motion import quat  # noqa: E402
-
-from _cases import CASES, IDS, limits_of, points, special  # noqa: E402
 
 
 @pytest.mark.parametrize("case", CASES, ids=IDS)
@@ -42,7 +41,10 @@ def test_check_grads(case):
     for q0 in pts.values():
         if case[2]:  # the coupled child's column (no gradient to the parent)
             rest = jnp.asarray(q0[:, :2])
-            fs = [lambda c: jl.violation(jnp.concatenate([rest, c], 1)), lambda c: jl.project(jnp.concatenate([rest, c], 1))]
+            fs = [
+                lambda c, rest=rest: jl.violation(jnp.concatenate([rest, c], 1)),
+                lambda c, rest=rest: jl.project(jnp.concatenate([rest, c], 1)),
+            ]
             x = jnp.asarray(q0[:, 2:])
         else:
             fs, x = [jl.violation, jl.project], jnp.asarray(q0)

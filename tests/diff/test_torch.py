@@ -11,10 +11,10 @@ import pytest
 
 torch = pytest.importorskip("torch", reason="needs the [torch] extra: pip install -e '.[torch]'")
 
+from _cases import CASES, IDS, limits_of, points, special  # noqa: E402
+
 from jointlimits.errors import LimitsError  # noqa: E402
 from jointlimits.motion import quat  # noqa: E402
-
-from _cases import CASES, IDS, limits_of, points, special  # noqa: E402
 
 #: rotations per shape of the NaN sweep (the issue's 1e6 with JOINTLIMITS_DIFF_FULL=1)
 SWEEP = 1_000_000 if os.environ.get("JOINTLIMITS_DIFF_FULL") else 3_000
@@ -49,7 +49,10 @@ def test_gradcheck(case):
         if case[2]:  # a coupled limit passes no gradient to its parent: check the child's column
             q = torch.tensor(q0[:, 2:], requires_grad=True)
             rest = torch.tensor(q0[:, :2])
-            fs = [lambda c: tl.violation(torch.cat([rest, c], 1)), lambda c: tl.project(torch.cat([rest, c], 1))]
+            fs = [
+                lambda c, rest=rest: tl.violation(torch.cat([rest, c], 1)),
+                lambda c, rest=rest: tl.project(torch.cat([rest, c], 1)),
+            ]
         for f in fs:
             # eps 1e-7: the violation's curvature near the boundary is 1 / distance, so the
             # numerical derivative with a larger step is off by more than the tolerance there

@@ -18,7 +18,8 @@ from numpy.typing import NDArray
 
 from ..errors import LimitsError
 from ..limits.coupled import CoupledLimit
-from ..limits.joint import FittedLimit, _log, _long_cover, _relative, _swing_twist
+from ..limits.joint import FittedLimit, _log, _long_cover, _swing_twist
+from ..motion import quat
 
 __all__ = ["JointPlan", "plan", "anchors", "ANCHOR_FIELDS", "FD_STEP"]
 
@@ -73,15 +74,13 @@ def plan(limits: Any) -> list[JointPlan]:
         if isinstance(lim, FittedLimit):
             if lim.reference_quirks:
                 raise LimitsError(f"joint {name!r}: reference_quirks limits have no differentiable form")
-            kind = lim.swing.kind + "+" + lim.twist.kind if lim.swing_twist else lim._shape().kind
             if lim.swing_twist:
-                c = lim.compiled()
-                interval = (
-                    lim.twist.twist_interval(lim.twist_axis) if c is not None else lim._interval  # type: ignore[union-attr]
-                )
+                swing, twist = lim._parts()
+                kind = swing.kind + "+" + twist.kind
+                interval = twist.twist_interval(lim.twist_axis) if lim.compiled() is not None else lim._interval
                 out.append(JointPlan(2, lim.reference, lim.twist_axis, lim, _region_of(lim), interval, -1, kind))
             else:
-                out.append(JointPlan(1, lim.reference, lim.twist_axis, lim, _region_of(lim), kind=kind))
+                out.append(JointPlan(1, lim.reference, lim.twist_axis, lim, _region_of(lim), kind=lim._shape().kind))
         elif isinstance(lim, CoupledLimit):
             parent = limits.skeleton.index(lim.parent)
             out.append(JointPlan(1, lim.base.reference, lim.base.twist_axis, lim, None, (0.0, 0.0), parent, "coupled"))
@@ -219,7 +218,8 @@ def _joint_anchor(p: JointPlan, q: Array, parent: Array | None) -> tuple[Array, 
     tshift, tproj, tgrad = np.zeros(n), np.zeros(n), np.zeros(n)
     if p.mode == 0:
         return moved, cover, h, jac, tshift, tproj, tgrad
-    r = _relative(p, q)
+    r = quat.inv_mul(p.reference, q)
+    r = np.where(r[:, :1] < 0.0, -r, r)
     region = p.region if p.region is not None else _coupled_region(p.limit, parent, n)
     if p.mode == 1:
         v, hh, pick = _project_covers(region, _log(r))

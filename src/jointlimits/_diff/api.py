@@ -83,9 +83,7 @@ class DiffLimits:
         out = violation_graph(self.backend, q, *self._args(q))
         return self.backend.xp.reshape(out, lead)
 
-    def loss(
-        self, rotations: Any, reduction: str = "mean", rotation_format: str = "quat", power: float = 2.0
-    ) -> Any:
+    def loss(self, rotations: Any, reduction: str = "mean", rotation_format: str = "quat", power: float = 2.0) -> Any:
         """``violation ** power`` reduced by ``"mean"``, ``"sum"`` or ``"none"`` (power 2: smooth
         at the boundary, so the limit acts as a soft wall in a training loop)."""
         if reduction not in ("mean", "sum", "none"):

@@ -70,6 +70,8 @@ def project(limits: Any, rotations: Any, rotation_format: str = "quat") -> Any:
     return prepare(limits).project(rotations, rotation_format)
 
 
-def loss(limits: Any, rotations: Any, reduction: str = "mean", rotation_format: str = "quat", power: float = 2.0) -> Any:
+def loss(
+    limits: Any, rotations: Any, reduction: str = "mean", rotation_format: str = "quat", power: float = 2.0
+) -> Any:
     """``violation ** power`` reduced by ``"mean"``, ``"sum"`` or ``"none"``."""
     return prepare(limits).loss(rotations, reduction, rotation_format, power)
