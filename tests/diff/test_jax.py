@@ -4,6 +4,8 @@ outside and within 1e-4 rad of the boundary, and the functions ``jit`` and ``vma
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pytest
 
@@ -31,25 +33,30 @@ def test_values_equal_the_core(case):
     assert np.all(np.isfinite(np.asarray(jax.grad(lambda x: jl.loss(x, reduction="sum"))(jnp.asarray(q)))))
 
 
-@pytest.mark.parametrize("case", CASES, ids=IDS)
+#: check_grads runs op by op in JAX (slow): every case with JOINTLIMITS_DIFF_FULL=1, else four
+QUICK = {"box", "ellipsoid", "kdop-st", "implicit-coupled"}
+GRAD_CASES = [c for c, i in zip(CASES, IDS, strict=True) if os.environ.get("JOINTLIMITS_DIFF_FULL") or i in QUICK]
+
+
+@pytest.mark.parametrize("case", GRAD_CASES, ids=[IDS[CASES.index(c)] for c in GRAD_CASES])
 def test_check_grads(case):
     lim, rot = limits_of(*case)
     jl = lim.to_jax()
-    pts = points(lim, rot, n=2)
+    pts = points(lim, rot, n=1)
     if case[0] == "implicit":  # (as in test_torch: the metaball projection is piecewise smooth)
         pts = {k: v for k, v in pts.items() if not k.startswith("near")}
-    for q0 in pts.values():
-        if case[2]:  # the coupled child's column (no gradient to the parent)
-            rest = jnp.asarray(q0[:, :2])
-            fs = [
-                lambda c, rest=rest: jl.violation(jnp.concatenate([rest, c], 1)),
-                lambda c, rest=rest: jl.project(jnp.concatenate([rest, c], 1)),
-            ]
-            x = jnp.asarray(q0[:, 2:])
-        else:
-            fs, x = [jl.violation, jl.project], jnp.asarray(q0)
-        for f in fs:
-            check_grads(f, (x,), order=1, modes=("fwd", "rev"), eps=1e-7, atol=1e-5, rtol=1e-3)
+    q0 = np.concatenate(list(pts.values()))  # rows are independent: one check for every kind of point
+    if case[2]:  # the coupled child's column (no gradient to the parent)
+        rest = jnp.asarray(q0[:, :2])
+        fs = [
+            lambda c: jl.violation(jnp.concatenate([rest, c], 1)),
+            lambda c: jl.project(jnp.concatenate([rest, c], 1)),
+        ]
+        x = jnp.asarray(q0[:, 2:])
+    else:
+        fs, x = [jl.violation, jl.project], jnp.asarray(q0)
+    for f in fs:
+        check_grads(jax.jit(f), (x,), order=1, modes=("fwd", "rev"), eps=1e-7, atol=1e-5, rtol=1e-3)
 
 
 def test_jit_and_vmap():
@@ -57,8 +64,9 @@ def test_jit_and_vmap():
     jl = lim.to_jax()
     q = jnp.asarray(points(lim, rot, n=4)["outside"])
     v = jl.violation(q)
-    assert np.array_equal(np.asarray(jax.jit(jl.violation)(q)), np.asarray(v))
-    assert np.array_equal(np.asarray(jax.vmap(jl.violation)(q[:, None])[:, 0]), np.asarray(v))
+    # (XLA may fuse the arithmetic differently: equal to rounding)
+    assert np.allclose(np.asarray(jax.jit(jl.violation)(q)), np.asarray(v), rtol=0, atol=1e-12)
+    assert np.allclose(np.asarray(jax.vmap(jl.violation)(q[:, None])[:, 0]), np.asarray(v), rtol=0, atol=1e-12)
     g = jax.jit(jax.grad(lambda x: jl.loss(x)))(q)
     assert np.all(np.isfinite(np.asarray(g))) and float(jnp.abs(g).max()) > 0
     batched = jax.vmap(jax.grad(lambda x: jl.loss(x, reduction="sum")))(q[:, None])
