@@ -97,6 +97,9 @@ def twist_error(fit: np.ndarray, true: np.ndarray, axes: np.ndarray, has_child: 
 
 def run(folder: str, frames: int, steps: int, seed: int = 0) -> list[tuple]:
     train, test = (load(MOCAP / folder / name) for name in SPLITS[folder])
+    if train.skeleton.names != test.skeleton.names:
+        print(f"{folder}: the two clips have different skeletons, skipped", file=sys.stderr)
+        return []
     limits = JointLimits.fit(train)
     sk = test.skeleton
     parents = [int(p) for p in sk.parents]
