@@ -36,6 +36,7 @@ BENCHMARKS = (
     "retarget",
     "fbx",
     "quat",
+    "difflimits",
     "cleanup",
     "corpus",
     "web_demo",

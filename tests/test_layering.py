@@ -24,6 +24,7 @@ LAYERS: list[set[str]] = [
     {"export"},
     {"viz"},
     {"integrations"},
+    {"_diff", "torch", "jax"},
     {"corpus"},
     {"studio"},
     {"cli", "__main__"},

@@ -18,6 +18,8 @@ EXTRAS = {
     "usd": ("pxr", "usd-core"),
     "blender": ("bpy", "bpy"),
     "corpus": ("distributed", "dask[distributed]"),
+    "torch": ("torch", "torch"),
+    "jax": ("jax", "jax"),
 }
 
 

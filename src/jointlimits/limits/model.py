@@ -10,6 +10,7 @@ does not change once made: its joint table is read-only, and :meth:`JointLimits.
 
 from __future__ import annotations
 
+import importlib
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from types import MappingProxyType
@@ -19,6 +20,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .._native import _core
+from .._optional import require
 from ..errors import LimitsError
 from ..motion import quat
 from ..motion.skeleton import Motion, Skeleton
@@ -541,6 +543,18 @@ class JointLimits:
     def load(cls, path: str | os.PathLike) -> JointLimits:
         """Read a limits file; raises LimitsError if it is missing, corrupt or of another version."""
         return cls(*read_document(path))
+
+    def to_torch(self, device: Any = "cpu") -> Any:
+        """The limits as differentiable PyTorch functions' argument (``jointlimits.torch``; the
+        ``[torch]`` extra), with its arrays on ``device``."""
+        require("torch", "torch", "limits.to_torch")
+        return importlib.import_module("jointlimits.torch").TorchLimits(self, device)  # a layer above
+
+    def to_jax(self) -> Any:
+        """The limits as differentiable JAX functions' argument (``jointlimits.jax``; the ``[jax]``
+        extra)."""
+        require("jax", "jax", "limits.to_jax")
+        return importlib.import_module("jointlimits.jax").JaxLimits(self)  # a layer above
 
     def __repr__(self) -> str:
         return (
