@@ -164,14 +164,42 @@ def main(argv: list[str] | None = None) -> int:
         "| convention | method | MPJPE (mm) | joint-frames outside | twist error (deg) | time (s) |",
         "|---|---|---:|---:|---:|---:|",
     ]
+    rows = []
     for folder in folders:
         for r in run(folder, frames, steps):
+            rows.append(r)
             lines.append(f"| {r[0]} | {r[1]} | {r[2]:.1f} | {r[3]} | {r[4]:.1f} | {r[5]:.1f} |")
             print(lines[-1], flush=True)
     Path(a.out).mkdir(parents=True, exist_ok=True)
     (Path(a.out) / "pose_fitting_torch.md").write_text("\n".join(lines) + "\n")
+    figure(rows, Path(a.out) / "pose_fitting_torch.png")
     print("\n".join(lines))
     return 0
+
+
+def figure(rows: list[tuple], path: Path) -> None:
+    """The table as bars: per convention and method, MPJPE, joint-frames outside, twist error."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    methods = ["no prior", "limit loss", "projection"]
+    folders = sorted({r[0] for r in rows}, key=[r[0] for r in rows].index)
+    fig, axes = plt.subplots(1, 3, figsize=(11, 3.4), dpi=90)
+    for ax, col, title in zip(axes, (2, 3, 4), ("MPJPE (mm)", "joint-frames outside", "twist error (deg)")):
+        for k, m in enumerate(methods):
+            vals = [next(r[col] for r in rows if r[0] == f and r[1] == m) for f in folders]
+            xs = np.arange(len(folders)) + (k - 1) * 0.27
+            ax.bar(xs, vals, width=0.27, label=m)
+        ax.set_xticks(np.arange(len(folders)), folders)
+        ax.set_title(title)
+    handles, labels = axes[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=3, fontsize=9, frameon=False)  # outside the axes
+    fig.suptitle("pose fitting to noisy positions (2 cm, 20% dropped), held-out frames")
+    fig.tight_layout(rect=(0, 0.08, 1, 1))
+    fig.savefig(path)
+    plt.close(fig)
 
 
 if __name__ == "__main__":
