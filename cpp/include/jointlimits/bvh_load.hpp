@@ -79,20 +79,7 @@ inline int64_t load_rows(const char* s, std::size_t n, const BvhRowPlan& plan, c
             if (p == end || *p == '\n') break;
             if (c == n_ch || r == max_rows) return -1;
             double v;
-            const char* fast = plain_decimal(p, end, v);
-            if (fast) {
-                p = fast;
-            } else {
-                const char* t = p;
-                if (*t == '+') {
-                    ++t;
-                    if (t == end || *t == '-' || *t == '+') return -1;
-                }
-                const auto res = std::from_chars(t, end, v, std::chars_format::general);
-                if (res.ec != std::errc() || !std::isfinite(v)) return -1;
-                p = res.ptr;
-            }
-            if (p < end && !(*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n')) return -1;
+            if (!read_value(p, end, v)) return -1;
             row[c++] = v;
         }
         const char* stop = p;

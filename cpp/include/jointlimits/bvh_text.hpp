@@ -119,6 +119,26 @@ inline const char* plain_decimal(const char* p, const char* end, double& out) {
 /// at most max_rows rows. Returns the rows parsed, or -1 at anything but plain finite decimals
 /// ([+-]digits[.digits][e[+-]digits]) in rows of exactly n_ch values: the caller then takes its
 /// checked (slow) path, which reports the error. Correctly rounded (std::from_chars).
+/// One value of a row at ``p`` (plain decimals fast, else from_chars; a leading '+' allowed, a
+/// non-finite value refused), ``p`` moved past it; false when it is not a number or does not end at
+/// a separator or the line's end (from_chars stops before "1.5x", "1e").
+inline bool read_value(const char*& p, const char* end, double& v) {
+    const char* fast = plain_decimal(p, end, v);
+    if (fast) {
+        p = fast;
+    } else {
+        const char* t = p;
+        if (*t == '+') {
+            ++t;
+            if (t == end || *t == '-' || *t == '+') return false;
+        }
+        const auto res = std::from_chars(t, end, v, std::chars_format::general);
+        if (res.ec != std::errc() || !std::isfinite(v)) return false;
+        p = res.ptr;
+    }
+    return !(p < end && !(*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n'));
+}
+
 inline int64_t parse_rows(const char* s, std::size_t n, std::size_t n_ch, double* out, int64_t* ranges,
                           std::size_t max_rows) {
     const char* p = s;
@@ -133,21 +153,7 @@ inline int64_t parse_rows(const char* s, std::size_t n, std::size_t n_ch, double
             if (p == end || *p == '\n') break;
             if (c == n_ch || r == max_rows) return -1;
             double v;
-            const char* fast = plain_decimal(p, end, v);
-            if (fast) {
-                p = fast;
-            } else {
-                const char* t = p;
-                if (*t == '+') {
-                    ++t;
-                    if (t == end || *t == '-' || *t == '+') return -1;
-                }
-                const auto res = std::from_chars(t, end, v, std::chars_format::general);
-                if (res.ec != std::errc() || !std::isfinite(v)) return -1;
-                p = res.ptr;
-            }
-            // a value ends at a separator or the line's end (from_chars stops before "1.5x", "1e")
-            if (p < end && !(*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n')) return -1;
+            if (!read_value(p, end, v)) return -1;
             row[c++] = v;
         }
         const char* stop = p < end ? p + 1 : end;  // past the '\n'
