@@ -1,4 +1,4 @@
-"""Who is who in the shared clips (/work/shared/data/mocap): one table, used by the human model's
+"""Who is who in the shared clips (../shared/data/mocap from the repository root): one table, used by the human model's
 build (its provenance) and by ``bench_human`` (leave one person out).
 
 Each entry: a clip pattern (relative to the mocap folder) -> (person, convention, licence, ships).
