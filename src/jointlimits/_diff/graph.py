@@ -15,6 +15,8 @@ import math
 from collections.abc import Callable
 from typing import Any
 
+from ..motion._quat_base import mul_xp
+
 __all__ = ["Backend", "project_graph", "violation_graph", "to_quaternion", "reduce"]
 
 TINY = 1e-30
@@ -36,17 +38,7 @@ def _safe_norm(xp: Any, v: Any) -> Any:
 
 
 def qmul(xp: Any, a: Any, b: Any) -> Any:
-    aw, ax, ay, az = a[..., 0], a[..., 1], a[..., 2], a[..., 3]
-    bw, bx, by, bz = b[..., 0], b[..., 1], b[..., 2], b[..., 3]
-    return xp.stack(
-        [
-            aw * bw - ax * bx - ay * by - az * bz,
-            aw * bx + ax * bw + ay * bz - az * by,
-            aw * by - ax * bz + ay * bw + az * bx,
-            aw * bz + ax * by - ay * bx + az * bw,
-        ],
-        axis=-1,
-    )
+    return mul_xp(xp, a, b)
 
 
 def conj(xp: Any, q: Any) -> Any:

@@ -81,9 +81,15 @@ def mul(a: ArrayLike, b: ArrayLike) -> Array:
         out = np.empty(a.shape)
         _core.q_mul(_c(a), _c(b), out)
         return out
+    return mul_xp(np, a, b)
+
+
+def mul_xp(xp: Any, a: Any, b: Any) -> Any:
+    """The Hamilton product of ``[..., 4]`` quaternions in any array namespace ``xp`` with
+    ``stack`` (numpy, or an array-API namespace: torch and JAX through :mod:`jointlimits._diff`)."""
     aw, ax, ay, az = a[..., 0], a[..., 1], a[..., 2], a[..., 3]
     bw, bx, by, bz = b[..., 0], b[..., 1], b[..., 2], b[..., 3]
-    return np.stack(
+    return xp.stack(
         [
             aw * bw - ax * bx - ay * by - az * bz,
             aw * bx + ax * bw + ay * bz - az * by,
