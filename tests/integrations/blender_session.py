@@ -1,6 +1,10 @@
 """One Blender (bpy) session for tests/integrations/test_blender.py, run in a Python with bpy:
 
-    python -I blender_session.py WORKDIR        (WORKDIR/config.json says what to do)
+    python -I -S blender_session.py WORKDIR     (WORKDIR/config.json says what to do)
+
+With -S the Python's site-packages are added without their .pth files, so a jointlimits installed
+there in editable mode (as .ci/run does, for FBX in-process) is not importable: the session sees
+what a user's Blender sees, bpy and its packages, and gets jointlimits only from the extension.
 
 It installs the add-on extension zip, then with the jointlimits the extension brought:
 FBX round trips of the given clips (jointlimits.io.fbx in-process), a rig imported with Blender's
@@ -16,7 +20,11 @@ import sys
 import time
 from pathlib import Path
 
-import numpy as np
+if sys.flags.no_site:  # this venv's site-packages on sys.path, without running its .pth files
+    _version = f"python{sys.version_info[0]}.{sys.version_info[1]}"
+    sys.path.append(str(Path(sys.executable).parent.parent / "lib" / _version / "site-packages"))
+
+import numpy as np  # noqa: E402
 
 
 def main(work: Path) -> None:

@@ -123,7 +123,7 @@ def _session(work: Path):
     env["BLENDER_USER_RESOURCES"] = str(work / "blender_user")  # the extension goes here, not to ~/.config
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     run = subprocess.run(
-        [BPY, "-I", str(Path(__file__).with_name("blender_session.py")), str(work)],
+        [BPY, "-I", "-S", str(Path(__file__).with_name("blender_session.py")), str(work)],
         capture_output=True,
         text=True,
         env=env,
