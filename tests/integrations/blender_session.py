@@ -24,7 +24,7 @@ if sys.flags.no_site:  # this venv's site-packages on sys.path, without running 
     _version = f"python{sys.version_info[0]}.{sys.version_info[1]}"
     sys.path.append(str(Path(sys.executable).parent.parent / "lib" / _version / "site-packages"))
 
-import numpy as np  # noqa: E402
+import numpy as np
 
 
 def main(work: Path) -> None:

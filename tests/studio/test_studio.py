@@ -170,8 +170,8 @@ def test_footlock_shows_contacts(app):
 
 @pytest.mark.skipif(not os.path.exists(CHROMIUM), reason="Debian's Chromium (/usr/bin/chromium) is not installed")
 @pytest.mark.skipif(
-    os.environ.get("JL_STUDIO_BROWSER") != "1",
-    reason="the studio's browser tests (25 s each) need JL_STUDIO_BROWSER=1 (.ci/run runs them apart)",
+    os.environ.get("JL_BROWSER_TESTS") != "1",
+    reason="the studio's browser tests (25 s each) need JL_BROWSER_TESTS=1 (.ci/run runs them apart)",
 )
 def test_browser_page(app, tmp_path):
     from playwright.sync_api import sync_playwright

@@ -56,8 +56,8 @@ def test_limits_on_limits_every_frame_and_off_restores_the_clip(state):
 
 @pytest.mark.skipif(not os.path.exists(CHROMIUM), reason="Debian's Chromium (/usr/bin/chromium) is not installed")
 @pytest.mark.skipif(
-    os.environ.get("JL_STUDIO_BROWSER") != "1",
-    reason="the studio's browser tests (25 s each) need JL_STUDIO_BROWSER=1 (.ci/run runs them apart)",
+    os.environ.get("JL_BROWSER_TESTS") != "1",
+    reason="the studio's browser tests (25 s each) need JL_BROWSER_TESTS=1 (.ci/run runs them apart)",
 )
 def test_the_browser_plays_the_limited_clip_and_the_camera_follows_the_root(state):
     from playwright.sync_api import sync_playwright

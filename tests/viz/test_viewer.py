@@ -9,6 +9,7 @@ import functools
 import http.server
 import io
 import json
+import os
 import re
 import threading
 from pathlib import Path
@@ -484,6 +485,8 @@ def test_view_command_on_a_real_clip(tmp_path):
 
 
 def _browser_or_skip() -> Any:
+    if os.environ.get("JL_BROWSER_TESTS") != "1":
+        pytest.skip("the page's browser test (12 s) needs JL_BROWSER_TESTS=1 (.ci/run runs it apart)")
     if not CHROMIUM.is_file():
         pytest.skip(f"{CHROMIUM} not found: install Debian's chromium (apt-get install chromium) for the browser test")
     try:

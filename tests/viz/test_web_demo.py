@@ -15,6 +15,7 @@ import base64
 import functools
 import http.server
 import json
+import os
 import shutil
 import subprocess
 import threading
@@ -41,6 +42,8 @@ EVAL = WEB / "test" / "page_eval.cjs"
 
 
 def _missing() -> str | None:
+    if os.environ.get("JL_BROWSER_TESTS") != "1":
+        return "the web demo's browser tests (30 s of setup) need JL_BROWSER_TESTS=1 (.ci/run runs them apart)"
     if shutil.which("node") is None:
         return "node not found: the web demo's tests run in Node and headless Chromium"
     if not (WEB / "node_modules" / "playwright-core").is_dir():
