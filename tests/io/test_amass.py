@@ -253,3 +253,15 @@ def test_smplh_clip_reported_on_limits_of_another_convention(tmp_path, smplh, cl
     assert rot_err(mapped.rotations[:, lim.skeleton.names.index("LeftLeg")], knee) < 1e-6
     res = r.invoke(main, ["report", str(tmp_path / "lim.json"), str(tmp_path / "m.bvh"), "--json"])
     assert res.exit_code == 0 and len(json.loads(res.output)["joints"]) == len(lim.joints)
+
+
+@pytest.mark.filterwarnings("ignore:.*generic humanoid")
+def test_frame_rate_below_one_frame_an_hour_is_the_readers_error(tmp_path):
+    # found by scripts/fuzz_amass.py: a rate under 1/3600 fps passed the reader's check and
+    # escaped as Motion's SkeletonError (not naming the file)
+    for rate in (1e-5, 1.0 / 7200):
+        np.savez(tmp_path / "slow.npz", poses=np.zeros((3, 156)), mocap_framerate=np.array(rate))
+        with pytest.raises(FormatError, match=r"slow\.npz: frame rate"):
+            amass.load(tmp_path / "slow.npz")
+    np.savez(tmp_path / "hour.npz", poses=np.zeros((3, 156)), mocap_framerate=np.array(1.0 / 3600))
+    assert amass.load(tmp_path / "hour.npz").frame_time == pytest.approx(3600.0)

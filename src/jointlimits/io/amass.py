@@ -33,7 +33,7 @@ from numpy.typing import NDArray
 
 from ..errors import FormatError, JointLimitsError
 from ..motion import quat
-from ..motion.skeleton import POSITION_CHANNELS, Motion, Skeleton
+from ..motion.skeleton import MAX_FRAME_TIME, MIN_FRAME_TIME, POSITION_CHANNELS, Motion, Skeleton
 from ._npz import read_npz
 
 __all__ = ["load", "save", "joint_names", "BODY", "MODEL_ENV"]
@@ -255,8 +255,13 @@ def _motion(p: Path, d: dict[str, NDArray], fps: float | None, model: str | os.P
     if rate_a.size != 1:
         raise FormatError(f"{p}: the frame rate must be one number, got {rate_a.size} values")
     rate = float(rate_a[0])
-    if not (np.isfinite(rate) and 1e-6 <= rate <= 1e6):
-        raise FormatError(f"{p}: frame rate {rate} is not a number of frames per second in [1e-6, 1e6]")
+    # a clip's frame time is in [MIN_FRAME_TIME, MAX_FRAME_TIME] s (Motion's own check, whose
+    # SkeletonError would not name the file)
+    if not (np.isfinite(rate) and 1.0 / MAX_FRAME_TIME <= rate <= 1.0 / MIN_FRAME_TIME):
+        raise FormatError(
+            f"{p}: frame rate {rate:g} is not a number of frames per second in "
+            f"[{1.0 / MAX_FRAME_TIME:.3g}, {1.0 / MIN_FRAME_TIME:g}] (a frame time of 1 us to 1 h)"
+        )
     names, parents = joint_names(kind)
     betas = np.asarray(d["betas"], np.float64).reshape(-1) if "betas" in d else None
     rest = None
