@@ -5,8 +5,12 @@ Seeds are hand-made valid files of the three layouts (SMPL-H ``poses`` [F, 156],
 rest joints ``J``), their poses taken from a shared BVH clip's rotations (as axis-angle) or random.
 Mutations edit the arrays (NaN, inf, huge values, wrong shapes, dtypes: complex, strings, bool;
 keys dropped or replaced), or the zip's bytes (truncated, flipped); targeted cases declare huge
-arrays over a few bytes (zip bombs), hold pickled objects, or are special files. A file that
-loads must give finite rotations (unit quaternions) and positions.
+arrays over a few bytes (zip bombs), hold pickled objects, or are special files. The edge
+mutations (#38): empty and huge frame counts, poses stored as uint8 / int8 / float16 of up to a
+million frames (a few KB compressed, past the memory budget once float64), a complete member that
+expands to 1.25 GB, frame rates from 5e-324 to 1e308 (0, negative, NaN), translations and rest
+joints of 1e308. A file that loads must give finite rotations (unit quaternions) and positions,
+and finite forward kinematics. The last line of output is a JSON summary (scripts/fuzz_summary.py).
 
     python scripts/fuzz_amass.py [--n 2000] [--seed 0]
 """
@@ -24,6 +28,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import fuzz_npz
+import fuzz_summary
 import fuzzlib
 
 
@@ -36,10 +41,14 @@ def errors():
 
 def read(kind: str, path: str) -> str:
     from jointlimits.io import amass
+    from jointlimits.motion.skeleton import forward_kinematics
 
     m = amass.load(path)
     assert np.all(np.isfinite(m.rotations)) and np.all(np.isfinite(m.positions)), "non-finite motion"
     assert np.allclose(np.linalg.norm(m.rotations, axis=-1), 1.0, atol=1e-6), "non-unit rotations"
+    assert np.all(np.isfinite(m.skeleton.offsets)), "non-finite offsets"
+    gr, gp = forward_kinematics(m)
+    assert np.all(np.isfinite(gr)) and np.all(np.isfinite(gp)), "non-finite forward kinematics"
     return f"{m.rotations.shape}"
 
 
@@ -139,6 +148,70 @@ def targeted(base: dict[str, np.ndarray]) -> list[tuple[str, bytes]]:
     return out
 
 
+#: frame rates at and past the edges (the reader reads [1/3600, 1e6] fps)
+RATES = [0.0, -30.0, np.nan, np.inf, -np.inf, 5e-324, 1e-300, 1e-9, 1e-5, 1 / 7200, 1 / 3600, 1e6, 1e7, 1e308]
+#: frame counts of the big small-type poses: around the budget's edge (160 MB: 134,432 frames of
+#: 156 values at 8 bytes) and far past it
+BIG_FRAMES = [100_000, 134_000, 135_000, 400_000, 1_000_000]
+_BIG_CACHE: dict[tuple, bytes] = {}
+
+
+def big_poses(base: dict[str, np.ndarray], frames: int, descr: str, fill: int, width: int = 156) -> bytes:
+    """``base`` (its frame rate, betas, ...) with ``poses`` replaced by ``[frames, width]`` values of
+    type ``descr`` whose every byte is ``fill`` (compressed to a few KB), and no ``trans``."""
+    key = (frames, descr, fill, width, tuple(sorted(base)))
+    if key not in _BIG_CACHE:
+        small = {k: v for k, v in base.items() if k not in ("poses", "trans") and v.size < 1000}
+        _BIG_CACHE[key] = fuzz_npz.streamed_npz(small, {"poses": ((frames, width), descr, fill)})
+    return _BIG_CACHE[key]
+
+
+def mutate_edges(d: dict[str, np.ndarray], rng: random.Random) -> dict[str, np.ndarray]:
+    """One edge edit of a layout's arrays: an extreme frame rate, 1e308 in trans or the rest joints,
+    no frames, or a key stored in a small type."""
+    d = dict(d)
+    op = rng.random()
+    F = len(next(iter(v for k, v in d.items() if k in ("poses", "root_orient"))))
+    if op < 0.3:
+        d[rng.choice(["mocap_framerate", "mocap_frame_rate", "fps"])] = np.array(rng.choice(RATES))
+    elif op < 0.5:
+        key = rng.choice(["trans", "J", "root_orient", "poses"])
+        width = {"J": (55, 3), "trans": (F, 3)}.get(key, d[key].shape if key in d else (F, 3))
+        a = np.zeros(width)
+        a.flat[rng.randrange(a.size)] = rng.choice([1e308, -1e308, 1e13, 1e12, 1e6, 1e7, np.nextafter(1e6, 2e6)])
+        d[key] = a
+    elif op < 0.7:
+        for k in [k for k, v in d.items() if v.ndim >= 1 and len(v) == F and k != "J"]:
+            d[k] = d[k][:0]
+    else:
+        k = rng.choice([k for k, v in d.items() if v.dtype.kind == "f" and v.size])
+        d[k] = np.clip(d[k], -1e4, 1e4).astype(rng.choice(["u1", "i1", "f2", "f4"]))
+    return d
+
+
+def edge_cases(base: dict[str, np.ndarray]) -> list[tuple[str, bytes]]:
+    """Targeted #38 cases: big poses in small types around the budget, a member that expands
+    to 1.25 GB, empty clips, extreme frame rates, overflowing translations."""
+    out = []
+    for frames in BIG_FRAMES:
+        for descr, fill in (("|u1", 0), ("|u1", 255), ("|i1", 0x81), ("<f2", 0x7B), ("<f2", 0xFF)):
+            out.append((f"poses {descr} [{frames}, 156] of bytes {fill:#x}", big_poses(base, frames, descr, fill)))
+    out.append(("poses <f8 [1M, 156] expanding to 1.25 GB", big_poses(base, 1_000_000, "<f8", 0)))
+    out.append(("poses <f4 [130k, 156] of zeros", big_poses(base, 130_000, "<f4", 0)))
+    out.append(("poses |u1 [0, 156]", big_poses(base, 0, "|u1", 0)))
+    out.append(("poses |u1 [1, 156]", big_poses(base, 1, "|u1", 7)))
+    out.append(("poses |u1 [10M, 0]", big_poses(base, 10_000_000, "|u1", 0, width=0)))
+    for rate in RATES:
+        d = dict(base)
+        d["mocap_framerate"] = np.array(rate)
+        out.append((f"frame rate {rate!r}", fuzz_npz.npz_bytes(d)))
+    for key, v in [("trans", 1e308), ("trans", -1e308), ("J", 1e308), ("trans", 1e6), ("J", 1e6)]:
+        d = dict(base)
+        d[key] = np.full((len(base["poses"]), 3) if key == "trans" else (55, 3), v)
+        out.append((f"{key} all {v:g}", fuzz_npz.npz_bytes(d)))
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--n", type=int, default=2000, help="random mutations")
@@ -149,10 +222,26 @@ def main() -> None:
     base = seeds()
     cases = [(f"seed {n}", "amass", f"s{n}.npz", fuzz_npz.npz_bytes(d)) for n, d in base]
     cases += [(label, "amass", f"t{i}.npz", data) for i, (label, data) in enumerate(targeted(base[0][1]))]
+    cases += [(label, "amass", f"e{i}.npz", data) for i, (label, data) in enumerate(edge_cases(base[0][1]))]
     n_targeted = len(cases) - len(base)
     for i in range(args.n):
         name, d = base[i % len(base)]
-        if rng.random() < 0.75:
+        r = rng.random()
+        if r < 0.02 and "poses" in d:  # big poses in a small type (cached: a few distinct files)
+            frames = rng.choice(BIG_FRAMES)
+            descr, fill = rng.choice(fuzz_npz.SMALL_TYPES), rng.choice([0, 0x7B, 0xFF])
+            cases.append(
+                (
+                    f"mutation {i}: {name} poses {descr}[{frames}] of {fill:#x}",
+                    "amass",
+                    f"m{i}.npz",
+                    big_poses(d, frames, descr, fill, d["poses"].shape[1]),
+                )
+            )
+            continue
+        if r < 0.2:
+            data = fuzz_npz.npz_bytes(mutate_edges(d, rng), compress=rng.random() < 0.3)
+        elif r < 0.75:
             data = fuzz_npz.npz_bytes(fuzz_npz.mutate_arrays(d, rng), compress=rng.random() < 0.3)
         else:
             data = fuzz_npz.mutate_bytes(fuzz_npz.npz_bytes(d, compress=rng.random() < 0.5), rng)
@@ -167,10 +256,13 @@ def main() -> None:
             else:
                 link.mkdir()
             cases.append((label, "amass", str(link), None))
+        largest = max(len(c[3]) for c in cases if c[3] is not None)
         counts = fuzzlib.run_cases(__file__, cases, scratch)
+    js = fuzz_summary.summary("amass", counts, time.perf_counter() - t, largest)
     bad = fuzzlib.report(
         f"AMASS npz: {len(base)} seeds, {n_targeted + 4} targeted, {args.n} mutations", counts, time.perf_counter() - t
     )
+    print(fuzz_summary.line(js))
     sys.exit(1 if bad else 0)
 
 

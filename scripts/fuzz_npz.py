@@ -106,3 +106,26 @@ def mutate_bytes(data: bytes, rng: random.Random) -> bytes:
         k = rng.randrange(max(1, len(b)))
         b[k : k + 1] = bytes([rng.randrange(256)])
     return bytes(b)
+
+
+#: small stored types whose values each cost 8 bytes of the readers' memory budget once read
+SMALL_TYPES = ["|u1", "|i1", "<f2"]
+
+
+def streamed_npz(arrays: dict[str, np.ndarray], big: dict[str, tuple[tuple, str, int]]) -> bytes:
+    """A compressed npz of ``arrays`` plus, for each ``key: (shape, descr, fill)`` of ``big``, a
+    complete member of that shape whose every byte is ``fill``, deflated as it is written (a
+    member of gigabytes costs the writer a few MB: a zip that expands hugely, every byte real)."""
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
+        for k, a in arrays.items():
+            zf.writestr(k + ".npy", npy_bytes(a))
+        for k, (shape, descr, fill) in big.items():
+            n = int(np.prod(shape, dtype=object)) * np.dtype(descr).itemsize
+            chunk = bytes([fill]) * (1 << 22)
+            with zf.open(k + ".npy", "w", force_zip64=True) as fh:
+                fh.write(npy_header(shape, descr))
+                while n > 0:
+                    fh.write(chunk[: min(n, len(chunk))])
+                    n -= len(chunk)
+    return buf.getvalue()

@@ -265,3 +265,21 @@ def test_frame_rate_below_one_frame_an_hour_is_the_readers_error(tmp_path):
             amass.load(tmp_path / "slow.npz")
     np.savez(tmp_path / "hour.npz", poses=np.zeros((3, 156)), mocap_framerate=np.array(1.0 / 3600))
     assert amass.load(tmp_path / "hour.npz").frame_time == pytest.approx(3600.0)
+
+
+def test_a_clip_of_nan_poses_costs_no_index_per_value(tmp_path):
+    # found by scripts/fuzz_amass.py: float16 poses all NaN (134,000 frames, 40 KB compressed)
+    # made the reader list every bad value's index (3 int64 per value: 478 MB) to name the first
+    # frame, and MemoryError escaped under a 1 GB limit; now a flag per frame
+    import tracemalloc
+
+    F = 20_000
+    np.savez(tmp_path / "nan.npz", poses=np.full((F, 156), np.nan, np.float16), mocap_framerate=np.array(120.0))
+    tracemalloc.start()
+    try:
+        with pytest.raises(FormatError, match="frame 0 are not finite"):
+            amass.load(tmp_path / "nan.npz")
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 4 * F * 156 * 8  # float64 poses, |poses|, a flag per value (was 7.4x)

@@ -243,8 +243,9 @@ def _motion(p: Path, d: dict[str, NDArray], fps: float | None, model: str | os.P
     F, n = aa.shape[:2]
     if F == 0:
         raise FormatError(f"{p}: the clip has no frames")
-    if not np.all(np.abs(aa) <= MAX_ANGLE):
-        f = int(np.argwhere(~(np.abs(aa) <= MAX_ANGLE))[0, 0])
+    ok = (np.abs(aa) <= MAX_ANGLE).all(axis=(1, 2))  # per frame: an index per bad value could exhaust memory
+    if not ok.all():
+        f = int(np.argmin(ok))
         raise FormatError(f"{p}: pose values at frame {f} are not finite (or beyond +-{MAX_ANGLE:g} radians)")
     given = next((d[k] for k in ("mocap_framerate", "mocap_frame_rate", "frame_rate", "fps") if k in d), None)
     if given is None:
@@ -289,8 +290,9 @@ def _motion(p: Path, d: dict[str, NDArray], fps: float | None, model: str | os.P
     if "trans" in d and d["trans"].size != 3 * F:
         raise FormatError(f"{p}: trans must be [{F}, 3] (one root position per frame), got shape {d['trans'].shape}")
     trans = np.asarray(d["trans"], np.float64).reshape(F, 3) if "trans" in d else np.zeros((F, 3))
-    if not np.all(np.abs(trans) <= MAX_METRES):
-        f = int(np.argwhere(~(np.abs(trans) <= MAX_METRES).all(-1))[0, 0])
+    ok = (np.abs(trans) <= MAX_METRES).all(axis=-1)
+    if not ok.all():
+        f = int(np.argmin(ok))
         raise FormatError(f"{p}: trans at frame {f} is not finite (or beyond +-{MAX_METRES:g} m)")
     rotations = quat.from_scaled_angle_axis(aa)
     positions = np.repeat(offsets[None], F, axis=0)
