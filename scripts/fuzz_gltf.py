@@ -6,8 +6,13 @@ as the GLB binary chunk), and GLB files of two shared clips written by ``jointli
 (real files with this package's extras). Mutations edit the JSON tree (indices out of range or
 negative, cycles in ``children``, two parents, NaN / Infinity / huge numbers in matrices,
 translations and keys, wrong types, keys deleted, ``extras`` garbled) or the binary chunk and GLB
-header (bytes flipped, lengths changed, cut short). A file that loads must give finite unit
-rotations and finite positions, and save as BVH.
+header (bytes flipped, lengths changed, cut short). The edge mutations (#38): sampler key times
+scaled by 1e4 .. 1e308, negated, reversed, NaN, all equal, for every sampler or one alone (its
+span unlike the others'); translation keys and node translations of 1e308 and friends; declared
+accessor counts from 0 to far past the buffer; frame times at the edges; samplers of up to a
+million real keys over spans up to 1e30 s. A file that loads must give finite unit rotations,
+finite positions and forward kinematics, and save as BVH. The last line of output is a JSON
+summary (scripts/fuzz_summary.py).
 
     python scripts/fuzz_gltf.py [--n 2000] [--seed 0]
 """
@@ -29,6 +34,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import fuzz_summary
 import fuzzlib
 
 SEEDS = Path(tempfile.gettempdir()) / "jointlimits-fuzz-seeds" / "gltf"
@@ -45,11 +51,14 @@ def errors():
 
 def read(kind: str, path: str) -> str:
     from jointlimits.io import bvh, gltf
+    from jointlimits.motion.skeleton import forward_kinematics
 
     m = gltf.load(path)
     assert np.all(np.isfinite(m.rotations)) and np.all(np.isfinite(m.positions)), "non-finite motion"
     assert np.allclose(np.linalg.norm(m.rotations, axis=-1), 1.0, atol=1e-6), "non-unit rotations"
     assert np.all(np.isfinite(m.skeleton.offsets)), "non-finite offsets"
+    gr, gp = forward_kinematics(m)
+    assert np.all(np.isfinite(gr)) and np.all(np.isfinite(gp)), "non-finite forward kinematics"
     out = Path(path).with_suffix(".out.bvh")
     try:
         bvh.save(out, m)  # what a malformed extras.channels used to break
@@ -251,6 +260,174 @@ def mutate_bytes(data: bytes, rng: random.Random) -> bytes:
     return bytes(b)
 
 
+# --------------------------------------------------------------------------- #38 edge mutations
+#: what key times become: scaled (1e4 .. 1e308: past 3.4e38 float32 is inf), negated, reversed,
+#: a NaN or inf, all equal, shifted far, one key huge, two keys swapped
+TIME_EDITS = ["scale", "negate", "negate-reverse", "reverse", "nan", "inf", "equal", "shift", "one-huge", "swap"]
+#: what translation outputs and node translations become
+HUGE = [1e308, -1e308, 3.4e38, 1e20, 1e13, 1e12, -1e12, float("inf"), float("nan")]
+
+
+def _floats(doc: dict, index: int) -> tuple[int, int] | None:
+    """(byte offset, value count) of a tightly packed float32 accessor, or None."""
+    try:
+        a = doc["accessors"][index]
+        v = doc["bufferViews"][a["bufferView"]]
+        if a.get("componentType") != 5126 or v.get("byteStride") or "sparse" in a:
+            return None
+        width = {"SCALAR": 1, "VEC3": 3, "VEC4": 4}[a["type"]]
+        return v.get("byteOffset", 0) + a.get("byteOffset", 0), int(a["count"]) * width
+    except (KeyError, IndexError, TypeError, ValueError):
+        return None
+
+
+def _append(doc: dict, blob: bytearray, values: np.ndarray, typ: str) -> int:
+    """A new float32 accessor (and view) of ``values`` [n, width] at the end of ``blob``."""
+    while len(blob) % 4:
+        blob.append(0)
+    data = _f32(values)
+    doc["bufferViews"].append({"buffer": 0, "byteOffset": len(blob), "byteLength": len(data)})
+    blob.extend(data)
+    doc["accessors"].append(
+        {"bufferView": len(doc["bufferViews"]) - 1, "componentType": 5126, "count": len(values), "type": typ}
+    )
+    doc["buffers"][0]["byteLength"] = len(blob)
+    return len(doc["accessors"]) - 1
+
+
+def edit_times(t: np.ndarray, how: str, rng: random.Random) -> np.ndarray:
+    t = t.astype(np.float64)
+    with np.errstate(all="ignore"):
+        if how == "scale":
+            return t * 10 ** rng.uniform(4, 308)
+        if how == "negate":
+            return -t
+        if how == "negate-reverse":
+            return -t[::-1]
+        if how == "reverse":
+            return t[::-1].copy()
+        if how in ("nan", "inf"):
+            t[rng.randrange(t.size)] = np.nan if how == "nan" else rng.choice([np.inf, -np.inf])
+        elif how == "equal":
+            t[:] = t[0]
+        elif how == "shift":
+            t += rng.choice([1e4, 1e7, 1e30, -1e30])
+        elif how == "one-huge":
+            t[-1] = rng.choice([1e6, 1e9, 1e30, 3e38])
+        elif how == "swap" and t.size > 1:
+            t[[0, -1]] = t[[-1, 0]]
+    return t
+
+
+def mutate_anim(doc: dict, blob: bytes, rng: random.Random) -> tuple[dict, bytes]:
+    """One #38 edge edit of the animation: its key times (of one sampler alone, or of every
+    sampler sharing them), translation outputs to huge values, declared accessor counts from 0 to
+    far beyond the buffer, a frame time at the edges, node translations of 1e308, or a sampler of
+    10^3 .. 10^6 real keys over spans up to 1e30 s."""
+    d, b = copy.deepcopy(doc), bytearray(blob)
+    anim = (d.get("animations") or [None])[0]
+    if not anim or not anim.get("samplers") or not anim.get("channels"):
+        return d, bytes(b)
+    samplers, channels = anim["samplers"], anim["channels"]
+    op = rng.random()
+    if op < 0.4:  # key times
+        s = rng.choice(samplers)
+        loc = _floats(d, s["input"])
+        if loc is None:
+            return d, bytes(b)
+        t = np.frombuffer(bytes(b), "<f4", loc[1], loc[0])
+        if rng.random() < 0.5:  # this sampler's own copy: its span differs from the others'
+            s["input"] = _append(d, b, t[:, None], "SCALAR")
+            loc = _floats(d, s["input"])
+            assert loc is not None
+        with np.errstate(all="ignore"):
+            b[loc[0] : loc[0] + 4 * loc[1]] = _f32(edit_times(t, rng.choice(TIME_EDITS), rng))
+    elif op < 0.55:  # translation outputs
+        ch = [c for c in channels if c.get("target", {}).get("path") == "translation"]
+        loc = _floats(d, samplers[rng.choice(ch)["sampler"]]["output"]) if ch else None
+        if loc is not None:
+            v = np.frombuffer(bytes(b), "<f4", loc[1], loc[0]).astype(np.float64)
+            idx = slice(None) if rng.random() < 0.3 else rng.randrange(v.size)
+            v[idx] = rng.choice(HUGE)
+            with np.errstate(all="ignore"):
+                b[loc[0] : loc[0] + 4 * loc[1]] = _f32(v)
+    elif op < 0.75:  # declared counts
+        s = rng.choice(samplers)
+        a = d["accessors"][s[rng.choice(["input", "output"])]]
+        n = a.get("count", 1) if type(a.get("count")) is int else 1
+        a["count"] = rng.choice([0, 1, n - 1, n + 1, n * 10, n * 10**3, n * 10**6, 2**26, 2**26 + 1, 2**31, 2**64])
+    elif op < 0.85:  # frame time, node translations
+        if rng.random() < 0.5:
+            ex = d.setdefault("extras", {}).setdefault("jointlimits", {})
+            if isinstance(ex, dict):
+                ex["frame_time"] = rng.choice([1e-9, 1e-7, 1e-6, 3600, 3601, 1e9, 1e-10])
+        else:
+            n = rng.choice(d["nodes"])
+            n["translation"] = [rng.choice(HUGE + [0.0]) for _ in range(3)]
+            n.pop("matrix", None)
+    else:  # a sampler of many real keys
+        ch = [c for c in channels if c.get("target", {}).get("path") == "rotation"]
+        if ch:
+            n = rng.choice([10**3, 10**4, 10**5, 10**6])
+            span = rng.choice([1.0, 1e2, 1e4, 1e6, 1e30])
+            t = np.linspace(0.0, span, n)[:, None]
+            q = np.zeros((n, 4))
+            q[:, 3] = 1.0
+            samplers.append({"input": _append(d, b, t, "SCALAR"), "output": _append(d, b, q, "VEC4")})
+            rng.choice(ch)["sampler"] = len(samplers) - 1
+    return d, bytes(b)
+
+
+def edge_cases(doc: dict, blob: bytes) -> list[tuple[str, str, bytes]]:
+    """Targeted #38 cases on the hand-made file: every time edit of the shared key times and of one
+    sampler's own, huge translation outputs, counts past the buffer, many real keys."""
+    out = []
+    for how in TIME_EDITS:
+        for own in (False, True):
+            rng = random.Random(len(out))
+            d, b = copy.deepcopy(doc), bytearray(blob)
+            s = d["animations"][0]["samplers"][1]
+            loc = _floats(d, s["input"])
+            assert loc is not None
+            t = np.frombuffer(bytes(b), "<f4", loc[1], loc[0])
+            if own:
+                s["input"] = _append(d, b, t[:, None], "SCALAR")
+                loc = _floats(d, s["input"])
+                assert loc is not None
+            with np.errstate(all="ignore"):
+                b[loc[0] : loc[0] + 4 * loc[1]] = _f32(edit_times(t, how, rng))
+            out.append((f"key times {how}{' (one sampler)' if own else ''}", ".glb", glb(d, bytes(b))))
+    for exp in (4, 10, 30, 38, 39, 308):  # every key time scaled
+        d, b = copy.deepcopy(doc), bytearray(blob)
+        loc = _floats(d, 0)
+        assert loc is not None
+        with np.errstate(all="ignore"):
+            b[loc[0] : loc[0] + 4 * loc[1]] = _f32(np.frombuffer(blob, "<f4", loc[1], loc[0]) * 10.0**exp)
+        out.append((f"key times x 1e{exp}", ".glb", glb(d, bytes(b))))
+    for v in HUGE:
+        d, b = copy.deepcopy(doc), bytearray(blob)
+        loc = _floats(d, 2)  # the root's translation keys
+        assert loc is not None
+        with np.errstate(all="ignore"):
+            b[loc[0] : loc[0] + 4 * loc[1]] = _f32(np.full(loc[1], v))
+        out.append((f"translation keys {v:g}", ".glb", glb(d, bytes(b))))
+    for count in (0, 5, 40, 4000, 10**6, 2**26):
+        for acc in (0, 1):
+            d = copy.deepcopy(doc)
+            d["accessors"][acc]["count"] = count
+            out.append((f"accessor {acc} count {count}", ".glb", glb(d, blob)))
+    for n, span in ((10**5, 1e4), (10**6, 1e4), (10**6, 1e30), (10**5, 1e-3)):
+        d, b = copy.deepcopy(doc), bytearray(blob)
+        q = np.zeros((n, 4))
+        q[:, 3] = 1.0
+        samplers = d["animations"][0]["samplers"]
+        t = np.linspace(0.0, span, n)[:, None]
+        samplers.append({"input": _append(d, b, t, "SCALAR"), "output": _append(d, b, q, "VEC4")})
+        d["animations"][0]["channels"][0]["sampler"] = len(samplers) - 1
+        out.append((f"{n} keys over {span:g} s", ".glb", glb(d, bytes(b))))
+    return out
+
+
 def targeted(doc: dict, blob: bytes) -> list[tuple[str, str, bytes]]:
     out = []
 
@@ -333,11 +510,15 @@ def main() -> None:
     cases.append(("seed hand-made gltf", "gltf", "s.gltf", gltf_text(doc, blob)))
     n_seeds = len(cases)
     cases += [(label, "gltf", f"t{i}{ext}", data) for i, (label, ext, data) in enumerate(targeted(doc, blob))]
+    cases += [(label, "gltf", f"e{i}{ext}", data) for i, (label, ext, data) in enumerate(edge_cases(doc, blob))]
     n_targeted = len(cases) - n_seeds
     for i in range(args.n):
         name, d, b = seeds[i % len(seeds)]
         r = rng.random()
-        if r < 0.7:
+        if r < 0.25:
+            d2, b2 = mutate_anim(d, b, rng)
+            data, ext = (glb(d2, b2), ".glb") if rng.random() < 0.8 else (gltf_text(d2, b2), ".gltf")
+        elif r < 0.7:
             data, ext = glb(mutate_doc(d, rng), b), ".glb"
         elif r < 0.8:
             data, ext = gltf_text(mutate_doc(d, rng), b), ".gltf"
@@ -353,10 +534,13 @@ def main() -> None:
             else:
                 link.symlink_to(path)
             cases.append((label, "gltf", str(link), None))
+        largest = max(len(c[3]) for c in cases if c[3] is not None)
         counts = fuzzlib.run_cases(__file__, cases, scratch)
+    js = fuzz_summary.summary("gltf", counts, time.perf_counter() - t, largest)
     bad = fuzzlib.report(
         f"glTF/GLB: {n_seeds} seeds, {n_targeted + 4} targeted, {args.n} mutations", counts, time.perf_counter() - t
     )
+    print(fuzz_summary.line(js))
     sys.exit(1 if bad else 0)
 
 
