@@ -25,7 +25,7 @@ pytestmark = pytest.mark.skipif(
 FUZZERS = [
     ("fuzz_bvh.py", ["--n", "40"], None),
     ("fuzz_gltf.py", ["--n", "30"], "pygltflib"),
-    ("fuzz_amass.py", ["--n", "30"], None),
+    ("fuzz_amass.py", ["--n", "30", "--light"], None),
     ("fuzz_positions.py", ["--n", "30"], None),
     ("fuzz_limits.py", ["--n", "30"], None),
     ("fuzz_usd.py", ["--n", "15", "--quiet"], "pxr"),
