@@ -8,8 +8,8 @@ keys dropped or replaced), or the zip's bytes (truncated, flipped); targeted cas
 arrays over a few bytes (zip bombs), hold pickled objects, or are special files. The edge
 mutations (#38): empty and huge frame counts, poses stored as uint8 / int8 / float16 of up to a
 million frames (a few KB compressed, past the memory budget once float64), a complete member that
-expands to 1.25 GB, frame rates from 5e-324 to 1e308 (0, negative, NaN), translations and rest
-joints of 1e308. A file that loads must give finite rotations (unit quaternions) and positions,
+expands to 1.25 GB, a zip directory listing up to a million entries (55 MB), frame rates from
+5e-324 to 1e308 (0, negative, NaN), translations and rest joints of 1e308. A file that loads must give finite rotations (unit quaternions) and positions,
 and finite forward kinematics. The last line of output is a JSON summary (scripts/fuzz_summary.py).
 
     python scripts/fuzz_amass.py [--n 2000] [--seed 0] [--light]
@@ -199,6 +199,8 @@ def edge_cases(base: dict[str, np.ndarray], heavy: bool = True) -> list[tuple[st
         [(f, k) for f in BIG_FRAMES for k in kinds] if heavy else [(20_000, kinds[1]), (135_000, kinds[4])]
     ):
         out.append((f"poses {descr} [{frames}, 156] of bytes {fill:#x}", big_poses(base, frames, descr, fill)))
+    for n in (1024, 1025, 70_000, 1_000_000) if heavy else (70_000,):  # a zip listing n arrays
+        out.append((f"zip directory of {n} entries", fuzz_npz.many_members_npz(n)))
     if heavy:
         out.append(("poses <f8 [1M, 156] expanding to 1.25 GB", big_poses(base, 1_000_000, "<f8", 0)))
         out.append(("poses <f4 [130k, 156] of zeros", big_poses(base, 130_000, "<f4", 0)))
