@@ -9,8 +9,9 @@ arrays over a few bytes (zip bombs), hold pickled objects, or are special files.
 mutations (#38): empty and huge frame counts, poses stored as uint8 / int8 / float16 of up to a
 million frames (a few KB compressed, past the memory budget once float64), a complete member that
 expands to 1.25 GB, a zip directory listing up to a million entries (55 MB), frame rates from
-5e-324 to 1e308 (0, negative, NaN), translations and rest joints of 1e308. A file that loads must give finite rotations (unit quaternions) and positions,
-and finite forward kinematics. The last line of output is a JSON summary (scripts/fuzz_summary.py).
+5e-324 to 1e308 (0, negative, NaN), translations and rest joints of 1e308. A file that loads must
+give finite rotations (unit quaternions) and positions, and finite forward kinematics. The last
+line of output is a JSON summary (scripts/fuzz_summary.py).
 
     python scripts/fuzz_amass.py [--n 2000] [--seed 0] [--light]
 """
