@@ -19,6 +19,7 @@ line of output is a JSON summary (scripts/fuzz_summary.py).
 from __future__ import annotations
 
 import argparse
+import itertools
 import random
 import sys
 import tempfile
@@ -236,41 +237,38 @@ def main() -> None:
         (label, "amass", f"e{i}.npz", data) for i, (label, data) in enumerate(edge_cases(base[0][1], not args.light))
     ]
     n_targeted = len(cases) - len(base)
-    for i in range(args.n):
-        name, d = base[i % len(base)]
-        r = rng.random()
-        if r < 0.02 and "poses" in d and not args.light:  # big poses in a small type (cached: a few distinct files)
-            frames = rng.choice(BIG_FRAMES)
-            descr, fill = rng.choice(fuzz_npz.SMALL_TYPES), rng.choice([0, 0x7B, 0xFF])
-            cases.append(
-                (
-                    f"mutation {i}: {name} poses {descr}[{frames}] of {fill:#x}",
-                    "amass",
-                    f"m{i}.npz",
-                    big_poses(d, frames, descr, fill, d["poses"].shape[1]),
-                )
-            )
-            continue
-        if r < 0.2:
-            data = fuzz_npz.npz_bytes(mutate_edges(d, rng), compress=rng.random() < 0.3)
-        elif r < 0.75:
-            data = fuzz_npz.npz_bytes(fuzz_npz.mutate_arrays(d, rng), compress=rng.random() < 0.3)
-        else:
-            data = fuzz_npz.mutate_bytes(fuzz_npz.npz_bytes(d, compress=rng.random() < 0.5), rng)
-        cases.append((f"mutation {i} of {name}", "amass", f"m{i}.npz", data))
+
+    def mutations():  # made as they are read
+        for i in range(args.n):
+            name, d = base[i % len(base)]
+            r = rng.random()
+            if r < 0.02 and "poses" in d and not args.light:  # big poses in a small type (cached: few distinct)
+                frames = rng.choice(BIG_FRAMES)
+                descr, fill = rng.choice(fuzz_npz.SMALL_TYPES), rng.choice([0, 0x7B, 0xFF])
+                data = big_poses(d, frames, descr, fill, d["poses"].shape[1])
+                yield (f"mutation {i}: {name} poses {descr}[{frames}] of {fill:#x}", "amass", f"m{i}.npz", data)
+                continue
+            if r < 0.2:
+                data = fuzz_npz.npz_bytes(mutate_edges(d, rng), compress=rng.random() < 0.3)
+            elif r < 0.75:
+                data = fuzz_npz.npz_bytes(fuzz_npz.mutate_arrays(d, rng), compress=rng.random() < 0.3)
+            else:
+                data = fuzz_npz.mutate_bytes(fuzz_npz.npz_bytes(d, compress=rng.random() < 0.5), rng)
+            yield (f"mutation {i} of {name}", "amass", f"m{i}.npz", data)
+
+    largest = fuzz_summary.Largest()
     with tempfile.TemporaryDirectory() as tmp:
         scratch = Path(tmp)
-        specials = fuzzlib.special_files(scratch)
-        for label, path in specials:
+        specials = []
+        for label, path in fuzzlib.special_files(scratch):
             link = scratch / f"{label.strip('/').replace('/', '_')}.npz"
             if path != str(scratch):
                 link.symlink_to(path)
             else:
                 link.mkdir()
-            cases.append((label, "amass", str(link), None))
-        largest = max(len(c[3]) for c in cases if c[3] is not None)
-        counts = fuzzlib.run_cases(__file__, cases, scratch)
-    js = fuzz_summary.summary("amass", counts, time.perf_counter() - t, largest)
+            specials.append((label, "amass", str(link), None))
+        counts = fuzzlib.run_cases(__file__, largest.watch(itertools.chain(cases, mutations(), specials)), scratch)
+    js = fuzz_summary.summary("amass", counts, time.perf_counter() - t, largest.bytes)
     bad = fuzzlib.report(
         f"AMASS npz: {len(base)} seeds, {n_targeted + 4} targeted, {args.n} mutations", counts, time.perf_counter() - t
     )

@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import base64
 import copy
+import itertools
 import json
 import random
 import struct
@@ -512,31 +513,35 @@ def main() -> None:
     cases += [(label, "gltf", f"t{i}{ext}", data) for i, (label, ext, data) in enumerate(targeted(doc, blob))]
     cases += [(label, "gltf", f"e{i}{ext}", data) for i, (label, ext, data) in enumerate(edge_cases(doc, blob))]
     n_targeted = len(cases) - n_seeds
-    for i in range(args.n):
-        name, d, b = seeds[i % len(seeds)]
-        r = rng.random()
-        if r < 0.25:
-            d2, b2 = mutate_anim(d, b, rng)
-            data, ext = (glb(d2, b2), ".glb") if rng.random() < 0.8 else (gltf_text(d2, b2), ".gltf")
-        elif r < 0.7:
-            data, ext = glb(mutate_doc(d, rng), b), ".glb"
-        elif r < 0.8:
-            data, ext = gltf_text(mutate_doc(d, rng), b), ".gltf"
-        else:
-            data, ext = mutate_bytes(glb(d, b), rng), ".glb"
-        cases.append((f"mutation {i} of {name}", "gltf", f"m{i}{ext}", data))
+
+    def mutations():  # made as they are read: a few of them are 25 MB
+        for i in range(args.n):
+            name, d, b = seeds[i % len(seeds)]
+            r = rng.random()
+            if r < 0.25:
+                d2, b2 = mutate_anim(d, b, rng)
+                data, ext = (glb(d2, b2), ".glb") if rng.random() < 0.8 else (gltf_text(d2, b2), ".gltf")
+            elif r < 0.7:
+                data, ext = glb(mutate_doc(d, rng), b), ".glb"
+            elif r < 0.8:
+                data, ext = gltf_text(mutate_doc(d, rng), b), ".gltf"
+            else:
+                data, ext = mutate_bytes(glb(d, b), rng), ".glb"
+            yield (f"mutation {i} of {name}", "gltf", f"m{i}{ext}", data)
+
+    largest = fuzz_summary.Largest()
     with tempfile.TemporaryDirectory() as tmp:
         scratch = Path(tmp)
+        specials = []
         for label, path in fuzzlib.special_files(scratch):
             link = scratch / f"{label.strip('/').replace('/', '_')}.glb"
             if path == str(scratch):
                 link.mkdir()
             else:
                 link.symlink_to(path)
-            cases.append((label, "gltf", str(link), None))
-        largest = max(len(c[3]) for c in cases if c[3] is not None)
-        counts = fuzzlib.run_cases(__file__, cases, scratch)
-    js = fuzz_summary.summary("gltf", counts, time.perf_counter() - t, largest)
+            specials.append((label, "gltf", str(link), None))
+        counts = fuzzlib.run_cases(__file__, largest.watch(itertools.chain(cases, mutations(), specials)), scratch)
+    js = fuzz_summary.summary("gltf", counts, time.perf_counter() - t, largest.bytes)
     bad = fuzzlib.report(
         f"glTF/GLB: {n_seeds} seeds, {n_targeted + 4} targeted, {args.n} mutations", counts, time.perf_counter() - t
     )

@@ -16,6 +16,21 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from collections.abc import Iterable, Iterator
+
+
+class Largest:
+    """The largest input of a stream of ``(label, kind, name, data)`` cases, seen as
+    ``fuzzlib.run_cases`` takes them one by one (the cases need not all be held at once)."""
+
+    def __init__(self) -> None:
+        self.bytes = 0
+
+    def watch(self, cases: Iterable[tuple]) -> Iterator[tuple]:
+        for case in cases:
+            if case[3] is not None:
+                self.bytes = max(self.bytes, len(case[3]))
+            yield case
 
 
 def summary(fuzzer: str, counts: Counter, seconds: float, largest_input_bytes: int) -> dict:
