@@ -70,7 +70,8 @@ def _check_directory(fh, what: str, fail: Callable[[str], Exception]) -> None:
     fh.seek(0)
     if end is None:
         return
-    entries, size = end[zipfile._ECD_ENTRIES_TOTAL], end[zipfile._ECD_SIZE]
+    # zipfile's indices of the total entry count and the directory's size in the record
+    entries, size = end[getattr(zipfile, "_ECD_ENTRIES_TOTAL", 4)], end[getattr(zipfile, "_ECD_SIZE", 5)]
     if entries > MAX_MEMBERS or size > MAX_DIRECTORY_BYTES:
         raise fail(
             f"{what}: its zip directory lists {entries} entries in {size} bytes, more than the "
