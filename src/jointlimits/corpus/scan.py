@@ -39,7 +39,7 @@ from ..motion import quat
 from ..motion.skeleton import Motion, end_site_positions, forward_kinematics
 from .engine import Engine, Interrupted
 from .groups import Grouping, convention_of
-from .limitset import load_limits, pick_limits
+from .limitset import human_unmapped, load_limits, pick_limits
 from .sources import Clip, expand, load_clip, reason
 
 __all__ = ["ScanResult", "airborne", "measure", "scan", "write_table", "write_html", "COLUMNS", "MEASURES"]
@@ -227,7 +227,7 @@ def _scan_task(clip: Clip, limits: Any) -> dict[str, Any]:
         row["_skeleton"] = m.skeleton
         row["_rest"] = rest_directions(m.skeleton)
         row["convention"] = convention_of(m.skeleton)
-        lim, why = pick_limits(limits, m.skeleton)
+        lim, why = pick_limits(limits, m.skeleton, m)
         if why:
             row["_no_limits"] = why
         with np.errstate(all="ignore"):
@@ -278,7 +278,9 @@ def scan(
     load is a row with its ``error`` (``strict``: JointLimitsError); so is a clip with a measure
     that is not finite (the measure is left empty). ``limits``: one limits file, the folder ``fit
     -o DIR`` writes, or JointLimits; each clip is measured against the limits fitted on its skeleton
-    (:func:`~.limitset.pick_limits`; clips without are in ``no_limits``). Results go through
+    (:func:`~.limitset.pick_limits`; clips without are in ``no_limits``); a human model (``"human"``
+    or a model file) makes each clip limits for its own skeleton (JointLimitsError when it maps no
+    clip at all). Results go through
     ``cache`` (a folder) when given, so a rerun measures only the clips not done; an interrupt
     raises :class:`~.engine.Interrupted`."""
     limits = load_limits(limits)
@@ -306,6 +308,10 @@ def scan(
         except KeyboardInterrupt:
             raise Interrupted(eng.done, len(clips), "clips scanned") from None
         res.cache_refused = eng.cache_refused
+    mapped = sum(1 for r in res.rows if not r.get("error")) - len(res.no_limits)
+    unmapped = human_unmapped(limits, [f"{f}: {w}" for f, w in res.no_limits], mapped)
+    if unmapped:
+        raise JointLimitsError(unmapped)
     return res
 
 
