@@ -191,11 +191,24 @@ def test_a_skeleton_the_model_cannot_map_is_one_error_line(rigs, threads, tmp_pa
     )
 
 
+def test_a_corpus_with_some_clips_the_model_cannot_map_is_partial(rigs, threads, tmp_path):
+    chain, src = rigs["chain"], rigs["procedural"]
+    args = ("--limits", "human", "--scheduler", threads, "--json")
+    res = run("scan", src, chain, "-o", tmp_path / "s.csv", *args)
+    assert res.exit_code == 3, res.output
+    assert [Path(d["file"]).name for d in json.loads(res.output)["without_limits"]] == ["chain.bvh"]
+    res = run("clean", src, chain, "--out", tmp_path / "c", *args)
+    assert res.exit_code == 3, res.output
+    d = json.loads(res.output)
+    assert [Path(p).name for p in d["outputs"]] == ["procedural.bvh"]
+    assert [Path(s["file"]).name for s in d["skipped"]] == ["chain.bvh"] and "humanoid" in d["skipped"][0]["reason"]
+
+
 @pytest.mark.parametrize("command", ["recover", "retarget", "export", "scan", "clean"])
 def test_help_and_guide_mention_human(command):
     res = run(command, "--help")
     assert res.exit_code == 0 and "'human'" in " ".join(res.output.split()), res.output
     guide = Path(__file__).resolve().parents[2] / "docs" / "guide"
     page = {"scan": "corpus", "clean": "corpus"}.get(command, command)
-    text = (guide / f"{page}.md").read_text()
-    assert f"{command}" in text and "human" in text.split("<!-- jointlimits-help")[0]
+    lines = (guide / f"{page}.md").read_text().splitlines()
+    assert any(line.startswith(f"$ jointlimits {command} ") and " human" in line for line in lines), page

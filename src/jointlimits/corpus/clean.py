@@ -14,9 +14,9 @@ from typing import Any
 from ..errors import JointLimitsError
 from . import store
 from .engine import Engine, Interrupted, content_hash
-from .limitset import NO_HUMAN, human_unmapped, load_limits, pick_limits
+from .limitset import NO_HUMAN, human_unmapped, load_limits
 from .scan import COLUMNS, measure, write_table
-from .sources import Clip, expand, load_clip, reason
+from .sources import Clip, expand, reason
 
 __all__ = ["CleanSettings", "CleanResult", "clean", "SCAN_BEFORE", "SCAN_AFTER", "RECORDS"]
 
@@ -94,8 +94,9 @@ def _clean_task(item: tuple[Clip, str, str], s: CleanSettings, limits: Any, sett
         done = store.load(record, key)
         if isinstance(done, dict) and "before" in done and "after" in done:
             return {**done, "resumed": True}
-    before = _scan_task(clip, limits)
-    before.pop("_no_limits", None)
+    before = _scan_task(clip, limits, keep=True)
+    why = before.pop("_no_limits", None)
+    m, lim = before.pop("_motion", None), before.pop("_limits", None)
     before.pop("_skeleton", None)
     before.pop("_rest", None)
     after: dict[str, Any] = {"file": target, "format": Path(target).suffix.lower().lstrip(".")}
@@ -103,8 +104,6 @@ def _clean_task(item: tuple[Clip, str, str], s: CleanSettings, limits: Any, sett
         after["error"] = before["error"]
         return {"before": before, "after": after}
     try:
-        m = load_clip(clip)
-        lim, why = pick_limits(limits, m.skeleton, m)
         if why:
             raise JointLimitsError(why)
         out = clean_motion(m, s, lim)

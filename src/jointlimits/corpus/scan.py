@@ -218,7 +218,9 @@ def measure(m: Motion, limits: Any = None) -> dict[str, Any]:
     return row
 
 
-def _scan_task(clip: Clip, limits: Any) -> dict[str, Any]:
+def _scan_task(clip: Clip, limits: Any, keep: bool = False) -> dict[str, Any]:
+    """One clip's row; ``keep``: also the loaded motion and its limits (``_motion``, ``_limits``),
+    for a caller that goes on with them (clean: the clip is loaded and its limits made once)."""
     row: dict[str, Any] = {"file": clip.path, "format": clip.format}
     try:
         m = load_clip(clip)
@@ -230,6 +232,8 @@ def _scan_task(clip: Clip, limits: Any) -> dict[str, Any]:
         lim, why = pick_limits(limits, m.skeleton, m)
         if why:
             row["_no_limits"] = why
+        if keep:
+            row["_motion"], row["_limits"] = m, lim
         with np.errstate(all="ignore"):
             row.update(measure(m, lim))
         if why:
