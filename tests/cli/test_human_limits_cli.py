@@ -161,7 +161,7 @@ def test_export_human_writes_the_human_limits_of_the_rig(rigs, exported, name):
     assert exported[name].read_text().count("<joint") >= 3 * len(doc["joints"])
 
 
-@pytest.mark.parametrize("name", RIGS)
+@pytest.mark.parametrize("name", ["lafan1", "procedural"])  # (mink's setup: 2-4 s a rig)
 def test_retarget_human_onto_the_rig_it_was_exported_for(rigs, exported, name, tmp_path):
     pytest.importorskip("mink", reason="retarget needs jointlimits[mink]")
     src = rig(rigs, name)
