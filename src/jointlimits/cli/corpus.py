@@ -166,8 +166,9 @@ def fit_corpus(
     "limits_file",
     type=click.Path(path_type=Path),
     default=None,
-    help="Measure frames outside these limits: a limits file, or the folder `fit -o DIR` writes (each clip "
-    "against its skeleton's file).",
+    help="Measure frames outside these limits: a limits file, the folder `fit -o DIR` writes (each clip "
+    "against its skeleton's file), or 'human' (the built-in human model, or a `human build` file: limits for "
+    "each clip's own skeleton).",
 )
 @click.option(
     "--html",
@@ -197,8 +198,10 @@ def scan_command(
     """One row per clip of SOURCES (files, folders, glob patterns, @LIST.txt) with what is wrong
     with it: glitches, pops, foot skating, floor contact, jitter, frames outside limits. Exit status
     3 (partial) when a clip could not be read or, with --limits, had no limits for its skeleton
-    (listed on stderr)."""
+    (listed on stderr). --limits human measures each clip against the built-in human model on its
+    own skeleton (exit status 2 when it maps none of them)."""
     from .. import corpus
+    from ..errors import JointLimitsError
 
     check_output_path(output, [], force, suffixes=(".parquet", ".csv"), what="table")
     if html_path is not None:
@@ -210,10 +213,15 @@ def scan_command(
         shutil.rmtree(resume, ignore_errors=True)
     hint = "; run the same command again to finish the rest" + (f" (kept in {resume})" if resume else "")
     with interruptible(hint):
-        res = corpus.scan(
-            sources, limits=limits_file, strict=strict, workers=workers, scheduler=scheduler,
-            cache=cache if resume is None else resume, progress=None if not (quiet or as_json) else False,
-        )  # fmt: skip
+        try:
+            res = corpus.scan(
+                sources, limits=limits_file, strict=strict, workers=workers, scheduler=scheduler,
+                cache=cache if resume is None else resume, progress=None if not (quiet or as_json) else False,
+            )  # fmt: skip
+        except JointLimitsError:
+            if resume is not None:  # refused as a whole (a human model that maps no clip): nothing kept
+                shutil.rmtree(resume, ignore_errors=True)
+            raise
     corpus.write_table(res.rows, output)
     if html_path is not None:
         corpus.write_html(res.rows, html_path)
@@ -262,8 +270,9 @@ def scan_command(
     "limits_file",
     type=click.Path(path_type=Path),
     default=None,
-    help="Apply these limits: a limits file, or the folder `fit -o DIR` writes (each clip its skeleton's file; "
-    "a clip with none is skipped).",
+    help="Apply these limits: a limits file, the folder `fit -o DIR` writes (each clip its skeleton's file; "
+    "a clip with none is skipped), or 'human' (the built-in human model, or a `human build` file: limits for "
+    "each clip's own skeleton; a clip it cannot map is skipped).",
 )
 @click.option("--smooth", is_flag=True, help="With --limits: remove pops where a projection switches sides.")
 @click.option("--detect", is_flag=True, help="Detect pops and repair them joint by joint (as filter --detect).")
@@ -306,7 +315,9 @@ def clean_command(
 ) -> None:
     """Run the cleanup chain (--detect, --limits, --footlock) on every clip of SOURCES and write
     them under --out with the same folder structure, with scan-before/after.parquet beside them.
-    Exit status 3 (partial) when a clip was skipped (listed on stderr with the reason)."""
+    Exit status 3 (partial) when a clip was skipped (listed on stderr with the reason). --limits
+    human applies the built-in human model on each clip's own skeleton (exit status 2, nothing
+    written, when it maps none of them)."""
     from .. import corpus
 
     settings = corpus.CleanSettings(detect, threshold, limits_file, smooth, footlock)

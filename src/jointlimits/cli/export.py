@@ -90,6 +90,14 @@ def _outputs(output: Path, engine: str, variants: tuple[str, ...]) -> tuple[Path
     help="Other clips, only measured in the report.",
 )
 @click.option(
+    "--rig",
+    type=click.Path(path_type=Path),
+    default=None,
+    metavar="CLIP",
+    help="With LIMITS.json 'human' (the built-in human model, or a `human build` file): the clip whose skeleton "
+    "the limits are made for (its frames set the twist zeros; default: the first of --clips).",
+)
+@click.option(
     "--variant",
     type=VARIANT_CHOICE,
     default="both",
@@ -135,6 +143,7 @@ def export_command(
     engine: str,
     clips: tuple[Path, ...],
     holdout: tuple[Path, ...],
+    rig: Path | None,
     variant: str,
     output: Path,
     samples: int,
@@ -144,21 +153,31 @@ def export_command(
     quiet: bool,
     as_json: bool,
 ) -> None:
-    """Export fitted limits to an engine's joint parameters, print and store the loss report."""
+    """Export fitted limits to an engine's joint parameters, print and store the loss report.
+    LIMITS.json may be ``human`` (the built-in human model) or a ``human build`` file: limits made
+    for the skeleton of --rig CLIP (or of the first of --clips)."""
     from .._atomic import atomic_write
     from ..errors import JointLimitsError
     from ..export import export_limits
     from ..io import load
-    from ..limits.model import JointLimits
+    from ..limits.human import HumanModel
+    from ._common import limits_for_clip, load_limits
 
     variants = ("conservative", "covering") if variant == "both" else (variant,)
     js, xml = _outputs(output, engine, variants)
-    inputs = [limits_file, *clips, *holdout]
+    inputs = [limits_file, *clips, *holdout, rig]
     for p in [js, *xml.values()]:
         check_output_path(p, inputs, force)
-    lim = JointLimits.load(limits_file)
+    loaded = load_limits(limits_file)
+    human = isinstance(loaded, HumanModel)
+    if human and rig is None and not clips:
+        raise BadInput(f"{limits_file}: a human model makes limits for a clip's skeleton; give --rig CLIP (or --clips)")
+    if rig is not None and not human:
+        raise BadInput(f"--rig is for a human model (LIMITS.json 'human' or a `human build` file), not {limits_file}")
     ms = [load(p) for p in clips]
     hs = [load(p) for p in holdout]
+    # a limits file as it is; a human model made for the rig's skeleton (on its frames)
+    lim = limits_for_clip(loaded, load(rig) if rig is not None else ms[0], (), (), True) if human else loaded
     for p, m in zip([*clips, *holdout], [*ms, *hs]):
         try:
             lim.check_skeleton(m.skeleton)
@@ -188,6 +207,8 @@ def export_command(
         bar.close()
     doc = ex.to_dict()
     doc["limits"] = str(limits_file)
+    if human:
+        doc["rig"] = str(rig if rig is not None else clips[0])
     doc["clips"] = [str(p) for p in clips]
     doc["holdout"] = [str(p) for p in holdout]
     usd = engine.startswith("usd")

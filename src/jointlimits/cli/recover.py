@@ -37,7 +37,9 @@ __all__ = ["recover_command"]
     "limits_path",
     type=click.Path(path_type=Path),
     default=None,
-    help="Joint limits JSON (from jointlimits fit); without it the recovery is unconstrained.",
+    help="Joint limits JSON (from jointlimits fit), or 'human' (the built-in human model, or a `human build` "
+    "file: limits for the --skeleton rig, its frames setting the twist zeros); without it the recovery is "
+    "unconstrained.",
 )
 @click.option(
     "-o",
@@ -90,13 +92,14 @@ def recover_command(
     force: bool,
 ) -> None:
     """Recover rotations from 3D joint POSITIONS (.npz, .npy, .csv or the FK of a .bvh; NaN or
-    empty = not observed) on the --skeleton rig, inside --limits, and write OUT (BVH, glTF, USD or
-    FBX by its extension); prints the fit error and the frames outside the limits before
-    (limit-free closed-form fit) and after."""
+    empty = not observed) on the --skeleton rig, inside --limits (a limits file, or ``human``: the
+    built-in human model on the rig), and write OUT (BVH, glTF, USD or FBX by its extension); prints
+    the fit error and the frames outside the limits before (limit-free closed-form fit) and after."""
     from .. import io as motion_io
-    from ..ik.recover import load_limits_for, recover
+    from ..ik.recover import recover
     from ..io import WRITABLE, bvh
     from ..io.positions import load_positions
+    from ._common import limits_for_clip, load_limits
 
     inputs = [positions, skeleton_path] + ([limits_path] if limits_path else [])
     check_output_path(out, inputs, force, suffixes=WRITABLE)
@@ -109,7 +112,8 @@ def recover_command(
     rig = bvh.load(skeleton_path)
     jp = load_positions(positions, rig.skeleton)
     target = jp.for_skeleton(rig.skeleton)
-    limits = load_limits_for(limits_path, rig.skeleton) if limits_path else None
+    # a limits file as it is (every joint, checked against the rig); a human model made for the rig
+    limits = limits_for_clip(load_limits(limits_path), rig, (), (), True) if limits_path else None
     rate = fps or jp.fps or rig.fps
     bar = progress_bar(1, "recovering", "frame", disable=quiet or as_json)
 

@@ -25,7 +25,8 @@ __all__ = ["retarget_command"]
     "limits_file",
     type=click.Path(path_type=Path),
     required=True,
-    help="Limits file (its skeleton is the output's; its limits are the constraint).",
+    help="Limits file (its skeleton is the output's; its limits are the constraint), or 'human' (the built-in "
+    "human model, or a `human build` file: limits for SOURCE's own skeleton, which is then the output's).",
 )
 @click.option(
     "-o",
@@ -86,14 +87,17 @@ def retarget_command(
     as_json: bool,
 ) -> None:
     """Retarget SOURCE onto the MJCF humanoid with mink (root, end-effector and joint-position
-    tasks) and write the result on the limits' skeleton (BVH, glTF, USD or FBX by OUT's extension)."""
+    tasks) and write the result on the limits' skeleton (BVH, glTF, USD or FBX by OUT's extension).
+    --limits human: the built-in human model on SOURCE's skeleton (export the MJCF for it with
+    ``jointlimits export human --rig SOURCE --to mujoco``)."""
     from .. import io as motion_io
     from ..io import WRITABLE
-    from ..limits.model import JointLimits
+    from ..limits.human import HumanModel, is_human_model
+    from ._common import limits_for_clip, load_limits
 
     check_output_path(output, [source, mjcf, limits_file], force, suffixes=WRITABLE)
     for p in (source, mjcf, limits_file):
-        if not p.is_file():
+        if not p.is_file() and not (p is limits_file and is_human_model(p)):
             raise BadInput(f"{p}: no such file")
     from ..integrations.mink import (
         RetargetSettings,
@@ -103,8 +107,10 @@ def retarget_command(
         tracking_errors,
     )
 
-    limits = JointLimits.load(limits_file)
+    loaded = load_limits(limits_file)
     m = motion_io.load(source)
+    # a limits file as it is (on its own skeleton); a human model made for the source clip's
+    limits = limits_for_clip(loaded, m, (), (), True) if isinstance(loaded, HumanModel) else loaded
     if start >= m.num_frames:
         raise BadInput(f"{source}: --start {start} is past its {m.num_frames} frames")
     m = m.frames(start, None if frames is None else start + frames)

@@ -14,9 +14,9 @@ from typing import Any
 from ..errors import JointLimitsError
 from . import store
 from .engine import Engine, Interrupted, content_hash
-from .limitset import load_limits, pick_limits
+from .limitset import NO_HUMAN, human_unmapped, load_limits
 from .scan import COLUMNS, measure, write_table
-from .sources import Clip, expand, load_clip, reason
+from .sources import Clip, expand, reason
 
 __all__ = ["CleanSettings", "CleanResult", "clean", "SCAN_BEFORE", "SCAN_AFTER", "RECORDS"]
 
@@ -94,8 +94,9 @@ def _clean_task(item: tuple[Clip, str, str], s: CleanSettings, limits: Any, sett
         done = store.load(record, key)
         if isinstance(done, dict) and "before" in done and "after" in done:
             return {**done, "resumed": True}
-    before = _scan_task(clip, limits)
-    before.pop("_no_limits", None)
+    before = _scan_task(clip, limits, keep=True)
+    why = before.pop("_no_limits", None)
+    m, lim = before.pop("_motion", None), before.pop("_limits", None)
     before.pop("_skeleton", None)
     before.pop("_rest", None)
     after: dict[str, Any] = {"file": target, "format": Path(target).suffix.lower().lstrip(".")}
@@ -103,8 +104,6 @@ def _clean_task(item: tuple[Clip, str, str], s: CleanSettings, limits: Any, sett
         after["error"] = before["error"]
         return {"before": before, "after": after}
     try:
-        m = load_clip(clip)
-        lim, why = pick_limits(limits, m.skeleton)
         if why:
             raise JointLimitsError(why)
         out = clean_motion(m, s, lim)
@@ -166,7 +165,9 @@ def clean(
     ``format``, an extension such as ``"bvh"`` or ``"glb"``, when given, and as BVH for inputs
     the tool cannot write, AMASS ``.npz``), and write :data:`SCAN_BEFORE` and :data:`SCAN_AFTER`
     there. ``settings.limits``: one limits file, the folder ``fit -o DIR`` writes, or JointLimits;
-    each clip is cleaned with the limits of its skeleton. Refuses (JointLimitsError), before
+    each clip is cleaned with the limits of its skeleton; a human model (``"human"`` or a model
+    file) gives each clip limits for its own skeleton (JointLimitsError, and no tables, when it
+    maps no clip at all). Refuses (JointLimitsError), before
     anything is written, an output that exists unless ``force`` or a record under
     :data:`RECORDS` says an earlier clean of this folder wrote it. A clip whose output and record
     match its content and the settings is not cleaned again, so running an interrupted clean
@@ -224,6 +225,9 @@ def clean(
                 res.after.append({c: a.get(c) for c in COLUMNS})
         except KeyboardInterrupt:
             raise Interrupted(eng.done, len(clips), "clips cleaned") from None
+    unmapped = human_unmapped(limits, [f"{f}: {w}" for f, w in res.failures if NO_HUMAN in w], len(res.outputs))
+    if unmapped:
+        raise JointLimitsError(unmapped)
     root.mkdir(parents=True, exist_ok=True)
     write_table(res.before, root / SCAN_BEFORE)
     write_table(res.after, root / SCAN_AFTER)

@@ -39,7 +39,7 @@ from ..motion import quat
 from ..motion.skeleton import Motion, end_site_positions, forward_kinematics
 from .engine import Engine, Interrupted
 from .groups import Grouping, convention_of
-from .limitset import load_limits, pick_limits
+from .limitset import human_unmapped, load_limits, pick_limits
 from .sources import Clip, expand, load_clip, reason
 
 __all__ = ["ScanResult", "airborne", "measure", "scan", "write_table", "write_html", "COLUMNS", "MEASURES"]
@@ -218,7 +218,9 @@ def measure(m: Motion, limits: Any = None) -> dict[str, Any]:
     return row
 
 
-def _scan_task(clip: Clip, limits: Any) -> dict[str, Any]:
+def _scan_task(clip: Clip, limits: Any, keep: bool = False) -> dict[str, Any]:
+    """One clip's row; ``keep``: also the loaded motion and its limits (``_motion``, ``_limits``),
+    for a caller that goes on with them (clean: the clip is loaded and its limits made once)."""
     row: dict[str, Any] = {"file": clip.path, "format": clip.format}
     try:
         m = load_clip(clip)
@@ -227,9 +229,11 @@ def _scan_task(clip: Clip, limits: Any) -> dict[str, Any]:
         row["_skeleton"] = m.skeleton
         row["_rest"] = rest_directions(m.skeleton)
         row["convention"] = convention_of(m.skeleton)
-        lim, why = pick_limits(limits, m.skeleton)
+        lim, why = pick_limits(limits, m.skeleton, m)
         if why:
             row["_no_limits"] = why
+        if keep:
+            row["_motion"], row["_limits"] = m, lim
         with np.errstate(all="ignore"):
             row.update(measure(m, lim))
         if why:
@@ -278,7 +282,9 @@ def scan(
     load is a row with its ``error`` (``strict``: JointLimitsError); so is a clip with a measure
     that is not finite (the measure is left empty). ``limits``: one limits file, the folder ``fit
     -o DIR`` writes, or JointLimits; each clip is measured against the limits fitted on its skeleton
-    (:func:`~.limitset.pick_limits`; clips without are in ``no_limits``). Results go through
+    (:func:`~.limitset.pick_limits`; clips without are in ``no_limits``); a human model (``"human"``
+    or a model file) makes each clip limits for its own skeleton (JointLimitsError when it maps no
+    clip at all). Results go through
     ``cache`` (a folder) when given, so a rerun measures only the clips not done; an interrupt
     raises :class:`~.engine.Interrupted`."""
     limits = load_limits(limits)
@@ -306,6 +312,10 @@ def scan(
         except KeyboardInterrupt:
             raise Interrupted(eng.done, len(clips), "clips scanned") from None
         res.cache_refused = eng.cache_refused
+    mapped = sum(1 for r in res.rows if not r.get("error")) - len(res.no_limits)
+    unmapped = human_unmapped(limits, [f"{f}: {w}" for f, w in res.no_limits], mapped)
+    if unmapped:
+        raise JointLimitsError(unmapped)
     return res
 
 

@@ -9,6 +9,7 @@ the shapes' :meth:`~jointlimits.limits.shape.Shape.compile`.
 
 from __future__ import annotations
 
+import atexit
 from typing import Any
 
 import numpy as np
@@ -37,6 +38,14 @@ def pack_swing_section(shape: Any, axis: np.ndarray) -> _core.CompiledShape:
 
 
 EMPTY_SHAPE = core_shape("slabs", np.zeros(16))  # the unused second shape of modes 0 and 1
+
+
+@atexit.register
+def _release_empty_shape() -> None:
+    """Let the module-level shape go before the interpreter ends: the core's module can be gone
+    before this one's globals are cleared, and nanobind then reports the shape as leaked."""
+    global EMPTY_SHAPE
+    del EMPTY_SHAPE
 
 
 def pack_limit(limit: Any) -> tuple[int, bool, tuple[float, float], Any, Any]:
