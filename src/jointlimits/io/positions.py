@@ -35,7 +35,7 @@ from numpy.typing import ArrayLike, NDArray
 from .._atomic import atomic_write, read_input_bytes
 from .._budget import ENV_VAR, memory_budget
 from ..errors import JointLimitsError
-from ..motion.skeleton import Skeleton
+from ..motion.skeleton import MAX_FRAME_TIME, MIN_FRAME_TIME, Skeleton
 from ._npz import read_npy, read_npz
 
 __all__ = ["JointPositions", "PositionsError", "load_positions", "save_positions", "EXTENSIONS"]
@@ -74,6 +74,11 @@ class JointPositions:
             isinstance(self.fps, (int, float, np.integer, np.floating)) and math.isfinite(self.fps) and self.fps > 0
         ):
             raise PositionsError(f"fps must be a positive number, got {self.fps!r}")
+        if self.fps is not None and not 1 / MAX_FRAME_TIME <= self.fps <= 1 / MIN_FRAME_TIME:
+            raise PositionsError(
+                f"fps {self.fps!r} is outside [{1 / MAX_FRAME_TIME:.6g}, {1 / MIN_FRAME_TIME:g}] "
+                f"(a frame time of {MIN_FRAME_TIME:g} to {MAX_FRAME_TIME:g} s, as for clips)"
+            )
 
     @property
     def num_frames(self) -> int:
@@ -247,11 +252,12 @@ def _load_csv(p: Path) -> JointPositions:
                     f"the memory budget ({ENV_VAR} raises it)",
                 )
             cells = row[first:] if first else row
+            at = len(flat)
             try:  # float() strips the same white space as str.strip(); "" and bad cells go one by one
-                flat.extend(list(map(float, cells)))
+                flat.extend(map(float, cells))
                 continue
             except ValueError:
-                pass
+                del flat[at:]
             vals = []
             for k, cell in enumerate(cells):
                 c = cell.strip()
