@@ -238,7 +238,7 @@ def mutations(n: int, seed: int, p: np.ndarray, arrays: dict, text: str):
     for i in range(n):
         r = i % 3
         if i % 4 == 3:
-            label, ext, data = edge(p, edge_rng, big=edge_rng.random() < 0.04)
+            label, ext, data = edge(p, edge_rng, big=edge_rng.random() < 0.04 and n >= 1000)
             yield (f"edge {i}: {label}", "positions", f"m{i % 8}{ext}", data)
             continue
         if r == 0:
