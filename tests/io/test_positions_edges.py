@@ -64,3 +64,12 @@ def test_csv_rows_end_where_str_splitlines_ends_them(tmp_path):
     path.write_bytes("a.x,a.y,a.z\n1,2,3\u2028\n4,5,6\n".encode())
     with pytest.raises(PositionsError, match="line 3: 0 values"):
         load_positions(path)
+
+
+def test_a_header_cell_holding_a_line_end_is_named_in_one_line(tmp_path):
+    # found by scripts/fuzz_positions.py: a quoted header cell with a newline made a two-line error
+    path = tmp_path / "p.csv"
+    path.write_text('a.x,a.y,"a\nz"\n1,2,3\n')
+    with pytest.raises(PositionsError, match=r"columns a\.x, a\.y, 'a\\nz' are not") as e:
+        load_positions(path)
+    assert "\n" not in str(e.value)

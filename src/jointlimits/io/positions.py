@@ -94,13 +94,18 @@ class JointPositions:
         unknown = [n for n in self.names if n not in skeleton.names]
         if unknown:
             raise PositionsError(
-                f"joints not in the skeleton: {', '.join(unknown[:8])}"
+                f"joints not in the skeleton: {', '.join(map(_shown, unknown[:8]))}"
                 f"{' ...' if len(unknown) > 8 else ''} (skeleton joints: {', '.join(skeleton.names)})"
             )
         out = np.full((self.num_frames, skeleton.num_joints, 3), np.nan)
         for k, n in enumerate(self.names):
             out[:, skeleton.names.index(n)] = self.positions[:, k]
         return out
+
+
+def _shown(text: str) -> str:
+    """``text`` as it is when printable, else quoted with escapes (a message stays one line)."""
+    return text if text.isprintable() else repr(text)
 
 
 def _where(path: Path, msg: str) -> PositionsError:
@@ -234,7 +239,9 @@ def _load_csv(p: Path) -> JointPositions:
             base = [c.rsplit(".", 1)[0] for c in trip]
             axes = [c.rsplit(".", 1)[1].lower() if "." in c else "" for c in trip]
             if axes != ["x", "y", "z"] or len(set(base)) != 1 or not base[0]:
-                raise _where(p, f"line {start + 1}: columns {', '.join(trip)} are not NAME.x, NAME.y, NAME.z")
+                raise _where(
+                    p, f"line {start + 1}: columns {', '.join(map(_shown, trip))} are not NAME.x, NAME.y, NAME.z"
+                )
             names.append(base[0])
         # the values are counted against the memory budget as rows arrive (every 4096 rows)
         limit = memory_budget() // 8
