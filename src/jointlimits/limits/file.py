@@ -143,7 +143,7 @@ def _from_document(d: Mapping[str, Any], source: str) -> LimitsDocument:
             j = sk.index(name)
             joints[j] = limit_from_dict(entry)
             if isinstance(joints[j], ParentedLimit):  # a coupled limit reads its parent joint's rotations
-                par = joints[j].parent
+                par = getattr(joints[j], "parent", None)
                 if not isinstance(par, str) or par not in sk.names:
                     raise LimitsError(f"joint {name!r}: the parent {par!r} of its coupled limit is not a joint")
             enabled[j] = on
