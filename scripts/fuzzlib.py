@@ -244,7 +244,7 @@ def summary(reader: str, counts: Counter, seconds: float, timeout: float = 10.0)
     multi-line message), ``memory_errors`` (MemoryError escaping), ``hangs`` (no answer within
     ``timeout`` s), ``crashes`` (the worker died by a signal or exited), ``non_finite`` (an
     accepted file with a non-finite value in the clip or its forward kinematics),
-    ``other_check_failures`` (the fuzzer's other checks), ``peak_rss_mb`` (the worker's peak
+    ``other_checks_failed`` (the fuzzer's other checks), ``peak_rss_mb`` (the worker's peak
     resident memory, ``VmHWM`` since its ``exec``: the most any file it read took, under a 1 GB
     address-space limit),
     ``peak_rss_under_100mb_inputs_mb`` and ``largest_input_mb``."""
@@ -259,7 +259,7 @@ def summary(reader: str, counts: Counter, seconds: float, timeout: float = 10.0)
         "hangs": 0,
         "crashes": 0,
         "non_finite": 0,
-        "other_check_failures": 0,
+        "other_checks_failed": 0,
     }
     for k, v in outcomes.items():
         if k in ("accepted", "rejected"):
@@ -275,8 +275,8 @@ def summary(reader: str, counts: Counter, seconds: float, timeout: float = 10.0)
         elif k.startswith(f"check failed: {NON_FINITE}"):
             out["non_finite"] += v
         else:
-            out["other_check_failures"] += v
-    out["failures"] = out["runs"] - out["accepted"] - out["rejected"]
+            out["other_checks_failed"] += v
+    out["failed"] = out["runs"] - out["accepted"] - out["rejected"]
     out["timeout_s"] = timeout
     out["slowest_s"] = counts.get("_slowest_s", 0)
     out["peak_rss_mb"] = counts.get("_peak_rss_mb", 0)
