@@ -11,7 +11,7 @@ million frames (a few KB compressed, past the memory budget once float64), a com
 expands to 1.25 GB, a zip directory listing up to a million entries (55 MB), frame rates from
 5e-324 to 1e308 (0, negative, NaN), translations and rest joints of 1e308. A file that loads must
 give finite rotations (unit quaternions) and positions, and finite forward kinematics. The last
-line of output is a JSON summary (scripts/fuzz_summary.py).
+line of output is a JSON summary (``fuzzlib.summary``).
 
     python scripts/fuzz_amass.py [--n 2000] [--seed 0] [--light]
 """
@@ -30,7 +30,6 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import fuzz_npz
-import fuzz_summary
 import fuzzlib
 
 
@@ -256,7 +255,6 @@ def main() -> None:
                 data = fuzz_npz.mutate_bytes(fuzz_npz.npz_bytes(d, compress=rng.random() < 0.5), rng)
             yield (f"mutation {i} of {name}", "amass", f"m{i}.npz", data)
 
-    largest = fuzz_summary.Largest()
     with tempfile.TemporaryDirectory() as tmp:
         scratch = Path(tmp)
         specials = []
@@ -267,12 +265,11 @@ def main() -> None:
             else:
                 link.mkdir()
             specials.append((label, "amass", str(link), None))
-        counts = fuzzlib.run_cases(__file__, largest.watch(itertools.chain(cases, mutations(), specials)), scratch)
-    js = fuzz_summary.summary("amass", counts, time.perf_counter() - t, largest.bytes)
+        counts = fuzzlib.run_cases(__file__, itertools.chain(cases, mutations(), specials), scratch)
     bad = fuzzlib.report(
         f"AMASS npz: {len(base)} seeds, {n_targeted + 4} targeted, {args.n} mutations", counts, time.perf_counter() - t
     )
-    print(fuzz_summary.line(js))
+    fuzzlib.print_summary("amass", counts, time.perf_counter() - t)
     sys.exit(1 if bad else 0)
 
 

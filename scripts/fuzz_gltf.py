@@ -12,7 +12,7 @@ span unlike the others'); translation keys and node translations of 1e308 and fr
 accessor counts from 0 to far past the buffer; frame times at the edges; samplers of up to a
 million real keys over spans up to 1e30 s. A file that loads must give finite unit rotations,
 finite positions and forward kinematics, and save as BVH. The last line of output is a JSON
-summary (scripts/fuzz_summary.py).
+summary (``fuzzlib.summary``).
 
     python scripts/fuzz_gltf.py [--n 2000] [--seed 0]
 """
@@ -35,7 +35,6 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import fuzz_summary
 import fuzzlib
 
 SEEDS = Path(tempfile.gettempdir()) / "jointlimits-fuzz-seeds" / "gltf"
@@ -529,7 +528,6 @@ def main() -> None:
                 data, ext = mutate_bytes(glb(d, b), rng), ".glb"
             yield (f"mutation {i} of {name}", "gltf", f"m{i}{ext}", data)
 
-    largest = fuzz_summary.Largest()
     with tempfile.TemporaryDirectory() as tmp:
         scratch = Path(tmp)
         specials = []
@@ -540,12 +538,11 @@ def main() -> None:
             else:
                 link.symlink_to(path)
             specials.append((label, "gltf", str(link), None))
-        counts = fuzzlib.run_cases(__file__, largest.watch(itertools.chain(cases, mutations(), specials)), scratch)
-    js = fuzz_summary.summary("gltf", counts, time.perf_counter() - t, largest.bytes)
+        counts = fuzzlib.run_cases(__file__, itertools.chain(cases, mutations(), specials), scratch)
     bad = fuzzlib.report(
         f"glTF/GLB: {n_seeds} seeds, {n_targeted + 4} targeted, {args.n} mutations", counts, time.perf_counter() - t
     )
-    print(fuzz_summary.line(js))
+    fuzzlib.print_summary("gltf", counts, time.perf_counter() - t)
     sys.exit(1 if bad else 0)
 
 

@@ -7,7 +7,15 @@ huge or tiny numbers, 2^70, wrong types, empty or long lists; a key deleted; a l
 repeated), or the text (bytes flipped, cut short), or is one of the targeted cases the audit of
 issue #25 found (a NaN parent reference, grid cells of 5e-324 and origins of 1e308, a 150-axis
 k-DOP, a 400^3 implicit grid, zlib bombs, 2^70 cells, special files). A file that loads must
-project random rotations to finite unit quaternions, save, and load again.
+project random rotations to finite unit quaternions whose forward kinematics (the file's skeleton
+posed by them) is finite, save, and load again.
+
+The edge mutations of issue #38 (30% of the mutations): a limits file has no frames, so its
+counts and values take them: ``settings.frames`` and ``settings.clips`` of 0, -1, 2^63, 2^70,
+1e308, NaN; ``settings.subsample`` and ``padding`` of 1e-9, 1e308, negative, 0, NaN; skeleton
+OFFSETs of 1e308 and friends; declared counts (the joints list repeated, k-DOP axes, implicit
+dims) and big files (up to the reader's 32 MB: millions of JSON values, a 24 MB grid string).
+The last line printed is one JSON object of counts (``fuzzlib.summary``).
 
 Each file is read in a sandboxed worker (scripts/fuzzlib.py: 1 GB address space, 10 s).
 ``--dump DIR`` also keeps every mutated file there (scripts/sanitize_core.sh feeds them to the
@@ -84,6 +92,7 @@ def read(kind: str, path: str) -> str:
     import numpy as np
 
     from jointlimits.limits import JointLimits
+    from jointlimits.motion.skeleton import forward_kinematics_arrays
 
     lim = JointLimits.load(path)
     J = lim.skeleton.num_joints
@@ -91,8 +100,12 @@ def read(kind: str, path: str) -> str:
     q = rng.normal(size=(16, J, 4))
     q /= np.linalg.norm(q, axis=-1, keepdims=True)
     out = lim.project(q)
-    assert np.all(np.isfinite(out)), "projection gave a non-finite value"
+    assert np.all(np.isfinite(out)), f"{fuzzlib.NON_FINITE} projection"
     assert np.allclose(np.linalg.norm(out, axis=-1), 1.0, atol=1e-6), "projection gave a non-unit quaternion"
+    sk = lim.skeleton
+    assert np.all(np.isfinite(sk.offsets)), f"{fuzzlib.NON_FINITE} skeleton offsets accepted"
+    gr, gp = forward_kinematics_arrays(out, np.broadcast_to(sk.offsets, (16, J, 3)).copy(), sk.parents)
+    assert np.all(np.isfinite(gr)) and np.all(np.isfinite(gp)), f"{fuzzlib.NON_FINITE} forward kinematics"
     back = Path(path).with_suffix(".saved.json")
     lim.save(back)
     try:
@@ -223,7 +236,73 @@ def _entry(doc: dict, kind: str) -> dict | None:
     return None
 
 
-def targeted(seeds: dict[str, dict]) -> list[tuple[str, bytes]]:
+#: runs of at least this many mutations also read the big files (the short CI run does not)
+BIG_FROM = 1000
+COUNTS = [0, -1, 2**63, 2**70, 10**30, 1e308, float("nan"), float("inf")]
+TIMES = [1e-9, 1e308, -0.0333, 0, -0.0, float("nan"), 5e-324]
+EXTREME = [1e308, -1e308, 1.7976931348623157e308, 1e300, 1e12, 1.0000001e12, -1e13, 5e-324, float("nan")]
+
+
+def edge(doc: dict, rng: random.Random) -> dict:
+    """One edge mutation of issue #38 (see the module's text) of a copy of ``doc``."""
+    d = copy.deepcopy(doc)
+    op = rng.choice(["frames", "time", "offset", "joints", "dims"])
+    try:
+        if op == "frames":
+            d["settings"][rng.choice(["frames", "clips"])] = rng.choice(COUNTS)
+        elif op == "time":
+            d["settings"][rng.choice(["subsample", "padding"])] = rng.choice(TIMES)
+        elif op == "offset":
+            offs = d["skeleton"]["offsets"]
+            for _ in range(rng.randint(1, 3)):
+                offs[rng.randrange(len(offs))][rng.randrange(3)] = rng.choice(EXTREME)
+        elif op == "joints":
+            d["joints"] = d["joints"] * rng.choice([2, 40])
+        else:
+            for e in d["joints"]:
+                sh = e["limit"].get("shape", {})
+                if "dims" in sh:
+                    sh["dims"] = [rng.choice([2**31, 10**6, 0, -1, 65536]) for _ in sh["dims"]]
+                    break
+                if "axes" in sh:
+                    k = rng.choice([31, 64, 10_000])
+                    sh.update(axes=[[1.0, 0.0, 0.0]] * k, mins=[-1.0] * k, maxs=[1.0] * k)
+                    break
+    except (KeyError, IndexError, TypeError, ValueError):
+        pass
+    return d
+
+
+def big_files(seeds: dict[str, dict]) -> list[tuple[str, bytes]]:
+    """Files of 5 to 32 MB (the reader's size cap): millions of JSON values, a long grid string."""
+    if "box-0" not in seeds:
+        return []
+    head = dumps(seeds["box-0"])[:-1]
+    room = 32 * 2**20 - len(head) - 64
+
+    def extra(label: str, item: bytes, n: int) -> tuple[str, bytes]:
+        return label, head + b', "x": [' + item * (n - 1) + item.rstrip(b",") + b"]}"
+
+    out = [
+        extra("1,990,000 empty lists (under the JSON value cap)", b"[],", 1_990_000),
+        extra("1,990,000 empty objects", b"{},", 1_990_000),
+        extra("32 MB of empty lists", b"[],", room // 3),
+        extra("32 MB of numbers", b"1.5,", room // 4),
+        (
+            "32 MB of white space in the skeleton",
+            head.replace(b'"skeleton": {', b'"skeleton": {' + b" " * room, 1) + b"}",
+        ),
+    ]
+    if "implicit-0" in seeds:
+        d = copy.deepcopy(seeds["implicit-0"])
+        e = _entry(d, "implicit")
+        if e is not None:
+            e["limit"]["shape"]["grid"] = base64.b64encode(random.Random(0).randbytes(18 * 2**20)).decode()
+            out.append(("implicit grid of 24 MB of base64", dumps(d)))
+    return out
+
+
+def targeted(seeds: dict[str, dict], big: bool = True) -> list[tuple[str, bytes]]:
     """The audit's cases and their neighbours, each a (label, file bytes)."""
     out: list[tuple[str, bytes]] = []
 
@@ -325,6 +404,7 @@ def targeted(seeds: dict[str, dict]) -> list[tuple[str, bytes]]:
     if "box-0" in seeds:
         text = dumps(seeds["box-0"])
         out.append(("nested 100,000 deep", text[:-1] + b', "x": ' + b"[" * 100_000 + b"]" * 100_000 + b"}"))
+    out += big_files(seeds) if big else []
     out.append(("40 MB file", b" " * (40 * 1024 * 1024)))
     out.append(("empty file", b""))
     out.append(("not UTF-8", b"\xff\xfe{}"))
@@ -347,10 +427,14 @@ def main() -> None:
     rng = random.Random(args.seed)
     names = sorted(seeds)
     cases = [(f"seed {n}", "limits", f"{n}.json", texts[n]) for n in names]
-    cases += [(label, "limits", f"t{i}.json", data) for i, (label, data) in enumerate(targeted(seeds))]
+    cases += [
+        (label, "limits", f"t{i}.json", data) for i, (label, data) in enumerate(targeted(seeds, big=args.n >= BIG_FROM))
+    ]
     for i in range(args.n):
         n = names[i % len(names)]
-        if rng.random() < 0.8:
+        if rng.random() < 0.3:
+            data = dumps(edge(seeds[n], rng))
+        elif rng.random() < 0.8:
             data = dumps(mutate_tree(seeds[n], rng))
         else:
             data = mutate_text(texts[n], rng)
@@ -366,11 +450,13 @@ def main() -> None:
         scratch = Path(tmp)
         cases += [(label, "limits", path, None) for label, path in fuzzlib.special_files(scratch)]
         counts = fuzzlib.run_cases(__file__, cases, scratch)
+    seconds = time.perf_counter() - t
     bad = fuzzlib.report(
         f"limits files: {len(names)} seeds, {len(cases) - args.n - len(names)} targeted, {args.n} mutations",
         counts,
-        time.perf_counter() - t,
+        seconds,
     )
+    fuzzlib.print_summary("limits", counts, seconds)
     sys.exit(1 if bad else 0)
 
 

@@ -12,6 +12,10 @@ signal is counted by the signal's name; both restart the worker. Outcomes:
 - anything else is a failure: ``escaped <Type>`` (another exception, MemoryError included),
   ``multi-line error``, ``check failed: ...``, ``hang``, ``signal SIGxxx``.
 
+``summary`` gives the one-line JSON every fuzzer prints last (the counts issue #38 asks for:
+tracebacks, hangs, non-finite values accepted, MemoryErrors, the worker's peak RSS and the
+largest input).
+
 The worker imports the fuzzer module by path and calls its ``read(kind, path)`` (which returns a
 short string for an accepted file or raises); the fuzzer names its error class in ``ERRORS``.
 """
@@ -37,6 +41,21 @@ PYTHON = sys.executable
 
 
 # ------------------------------------------------------------------------------------ the worker
+def _peak_rss_mb() -> float:
+    """The worker's peak resident memory since it started (MB): ``VmHWM`` of its own address
+    space. ``ru_maxrss`` would also count the parent's memory copied at ``fork`` before ``exec``
+    (Linux keeps that high-water mark across ``execve``): a fuzzer holding 1 GB of cases made a
+    worker of 60 MB report 1.2 GB."""
+    try:
+        with open("/proc/self/status") as fh:
+            for line in fh:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
 def _worker(module_path: str) -> None:  # pragma: no cover - runs in the subprocess
     spec = importlib.util.spec_from_file_location("fuzz_target", module_path)
     assert spec and spec.loader
@@ -62,7 +81,7 @@ def _worker(module_path: str) -> None:  # pragma: no cover - runs in the subproc
         except BaseException as e:
             res = {"outcome": f"escaped {type(e).__name__}", "note": f"{str(e)[:300]}"}
         res["seconds"] = time.perf_counter() - t
-        res["maxrss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        res["maxrss_mb"] = _peak_rss_mb()
         out.write(json.dumps(res) + "\n")
         out.flush()
 
@@ -151,6 +170,8 @@ def run_cases(
     box = Sandbox(module_path, memory_bytes=memory_bytes, timeout=timeout)
     slow = 0.0
     peak = 0.0
+    peak_small = 0.0  # worker peak RSS after inputs under 100 MB
+    largest = 0
     try:
         for i, (label, kind, name, data) in enumerate(cases):
             if data is None:
@@ -158,8 +179,15 @@ def run_cases(
             else:
                 path = str(scratch / name)
                 Path(path).write_bytes(data)
+            try:
+                size = os.stat(path).st_size if data is None else len(data)
+            except OSError:
+                size = 0
             res = box.read(kind, path)
             out = res["outcome"]
+            largest = max(largest, size)
+            if size < 100 * 2**20:
+                peak_small = max(peak_small, res.get("maxrss_mb", 0.0))
             counts[out] += 1
             slow = max(slow, res.get("seconds", 0.0))
             peak = max(peak, res.get("maxrss_mb", 0.0))
@@ -174,6 +202,8 @@ def run_cases(
         box.close()
     counts["_slowest_s"] = round(slow, 2)  # type: ignore[assignment]
     counts["_peak_rss_mb"] = round(peak)  # type: ignore[assignment]
+    counts["_peak_rss_small_mb"] = round(peak_small)  # type: ignore[assignment]
+    counts["_largest_input_mb"] = round(largest / 2**20, 1)  # type: ignore[assignment]
     return counts
 
 
@@ -188,7 +218,10 @@ def special_files(scratch: Path) -> list[tuple[str, str]]:
 
 def report(title: str, counts: Counter, seconds: float) -> int:
     """Print the counts; the number of failures (outcomes other than accepted/rejected)."""
+    counts = Counter(counts)
     slow, peak = counts.pop("_slowest_s", 0), counts.pop("_peak_rss_mb", 0)
+    for k in [k for k in counts if k.startswith("_")]:
+        counts.pop(k)
     n = sum(counts.values())
     bad = sum(v for k, v in counts.items() if k not in ("accepted", "rejected"))
     print(
@@ -199,3 +232,62 @@ def report(title: str, counts: Counter, seconds: float) -> int:
         if k not in ("accepted", "rejected"):
             print(f"  {v:6d}  {k}")
     return bad
+
+
+#: prefix of the AssertionError message a fuzzer's ``read`` raises for a non-finite value
+NON_FINITE = "non-finite"
+
+
+def summary(reader: str, counts: Counter, seconds: float, timeout: float = 10.0) -> dict:
+    """The counts of a run as one flat dict (``print_summary`` prints it as one JSON line):
+    ``tracebacks`` (an exception other than the reader's error class, MemoryError excluded, or a
+    multi-line message), ``memory_errors`` (MemoryError escaping), ``hangs`` (no answer within
+    ``timeout`` s), ``crashes`` (the worker died by a signal or exited), ``non_finite`` (an
+    accepted file with a non-finite value in the clip or its forward kinematics),
+    ``other_checks_failed`` (the fuzzer's other checks), ``peak_rss_mb`` (the worker's peak
+    resident memory, ``VmHWM`` since its ``exec``: the most any file it read took, under a 1 GB
+    address-space limit),
+    ``peak_rss_under_100mb_inputs_mb`` and ``largest_input_mb``."""
+    outcomes = {k: v for k, v in counts.items() if not k.startswith("_")}
+    out = {
+        "reader": reader,
+        "runs": sum(outcomes.values()),
+        "accepted": outcomes.get("accepted", 0),
+        "rejected": outcomes.get("rejected", 0),
+        "tracebacks": 0,
+        "memory_errors": 0,
+        "hangs": 0,
+        "crashes": 0,
+        "non_finite": 0,
+        "other_checks_failed": 0,
+    }
+    for k, v in outcomes.items():
+        if k in ("accepted", "rejected"):
+            continue
+        if k == "escaped MemoryError":
+            out["memory_errors"] += v
+        elif k.startswith("escaped") or k == "multi-line error":
+            out["tracebacks"] += v
+        elif k == "hang":
+            out["hangs"] += v
+        elif k.startswith(("signal", "worker")):
+            out["crashes"] += v
+        elif k.startswith(f"check failed: {NON_FINITE}"):
+            out["non_finite"] += v
+        else:
+            out["other_checks_failed"] += v
+    out["failed"] = out["runs"] - out["accepted"] - out["rejected"]
+    out["timeout_s"] = timeout
+    out["slowest_s"] = counts.get("_slowest_s", 0)
+    out["peak_rss_mb"] = counts.get("_peak_rss_mb", 0)
+    out["peak_rss_under_100mb_inputs_mb"] = counts.get("_peak_rss_small_mb", 0)
+    out["largest_input_mb"] = counts.get("_largest_input_mb", 0)
+    out["seconds"] = round(seconds, 1)
+    return out
+
+
+def print_summary(reader: str, counts: Counter, seconds: float, timeout: float = 10.0) -> dict:
+    """Print :func:`summary` as one line of JSON (the last line of a fuzzer's output)."""
+    out = summary(reader, counts, seconds, timeout)
+    print(json.dumps(out), flush=True)
+    return out

@@ -6,6 +6,7 @@ The fuzzers of optional formats skip when their package is missing."""
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import subprocess
 import sys
@@ -40,3 +41,7 @@ def test_short_fuzz_run_has_no_failures(script, args, needs):
     summary = [line for line in r.stdout.splitlines() if "failures" in line]
     assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
     assert summary and all(" 0 failures" in line for line in summary), r.stdout[-2000:]
+    last = r.stdout.strip().splitlines()[-1]
+    if last.startswith("{"):  # fuzzlib.print_summary's counts (#38)
+        counts = json.loads(last)
+        assert counts["failed"] == 0 and counts["runs"] == counts["accepted"] + counts["rejected"], last

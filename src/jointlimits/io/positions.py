@@ -18,10 +18,14 @@ Layouts:
 
 from __future__ import annotations
 
+import array
+import codecs
 import csv
 import io as _io
+import itertools
 import math
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -29,8 +33,9 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from .._atomic import atomic_write, read_input_bytes
+from .._budget import ENV_VAR, memory_budget
 from ..errors import JointLimitsError
-from ..motion.skeleton import Skeleton
+from ..motion.skeleton import MAX_FRAME_TIME, MIN_FRAME_TIME, Skeleton
 from ._npz import read_npy, read_npz
 
 __all__ = ["JointPositions", "PositionsError", "load_positions", "save_positions", "EXTENSIONS"]
@@ -69,6 +74,11 @@ class JointPositions:
             isinstance(self.fps, (int, float, np.integer, np.floating)) and math.isfinite(self.fps) and self.fps > 0
         ):
             raise PositionsError(f"fps must be a positive number, got {self.fps!r}")
+        if self.fps is not None and not 1 / MAX_FRAME_TIME <= self.fps <= 1 / MIN_FRAME_TIME:
+            raise PositionsError(
+                f"fps {self.fps!r} is outside [{1 / MAX_FRAME_TIME:.6g}, {1 / MIN_FRAME_TIME:g}] "
+                f"(a frame time of {MIN_FRAME_TIME:g} to {MAX_FRAME_TIME:g} s, as for clips)"
+            )
 
     @property
     def num_frames(self) -> int:
@@ -84,13 +94,18 @@ class JointPositions:
         unknown = [n for n in self.names if n not in skeleton.names]
         if unknown:
             raise PositionsError(
-                f"joints not in the skeleton: {', '.join(unknown[:8])}"
+                f"joints not in the skeleton: {', '.join(map(_shown, unknown[:8]))}"
                 f"{' ...' if len(unknown) > 8 else ''} (skeleton joints: {', '.join(skeleton.names)})"
             )
         out = np.full((self.num_frames, skeleton.num_joints, 3), np.nan)
         for k, n in enumerate(self.names):
             out[:, skeleton.names.index(n)] = self.positions[:, k]
         return out
+
+
+def _shown(text: str) -> str:
+    """``text`` as it is when printable, else quoted with escapes (a message stays one line)."""
+    return text if text.isprintable() else repr(text)
 
 
 def _where(path: Path, msg: str) -> PositionsError:
@@ -149,19 +164,54 @@ def _finish(
         raise _where(p, str(e)) from None
 
 
+def _mb(nbytes: int) -> str:
+    return f"{nbytes / 2**20:.4g} MB"
+
+
+def _check_utf8(raw: bytes, block: int = 1 << 20) -> None:
+    """Raise UnicodeDecodeError unless ``raw`` is UTF-8 (decoded a block at a time, kept nowhere)."""
+    dec = codecs.getincrementaldecoder("utf-8")()
+    view = memoryview(raw)
+    for at in range(0, len(raw), block):
+        dec.decode(view[at : at + block])
+    dec.decode(b"", final=True)
+
+
+def _lines(raw: bytes) -> Iterator[str]:
+    """``raw.decode("utf-8").splitlines()`` one line at a time (the text is never held whole).
+    Each line the text wrapper gives ends at one ``\\n``, ``\\r`` or ``\\r\\n``; splitting it
+    again splits at the other line ends ``splitlines`` knows, and keeps its final empty piece."""
+    with _io.TextIOWrapper(_io.BytesIO(raw), encoding="utf-8", newline="") as fh:
+        for chunk in fh:
+            yield from chunk.splitlines()
+
+
+def _csv_input(lines: Iterator[str]) -> Iterator[str]:
+    """The lines as ``io.StringIO("\\n".join(lines))`` iterates them: each with ``\\n`` but the
+    last, and no empty last line."""
+    prev = None
+    for line in lines:
+        if prev is not None:
+            yield prev + "\n"
+        prev = line
+    if prev:
+        yield prev
+
+
 def _load_csv(p: Path) -> JointPositions:
     try:
-        text = read_input_bytes(p, MAX_CSV_BYTES).decode("utf-8")
+        raw = read_input_bytes(p, MAX_CSV_BYTES)
+        _check_utf8(raw)  # before any row is read
     except UnicodeDecodeError:
         raise _where(p, "not a text CSV file") from None
     except ValueError as e:  # not a regular file, or too big
         raise _where(p, str(e)) from None
-    text = text.removeprefix("\ufeff")  # the byte-order mark spreadsheets write
-    lines = text.splitlines()
+    lines = _lines(raw[3:] if raw.startswith(codecs.BOM_UTF8) else raw)  # the byte-order mark spreadsheets write
+    first_line = next(lines, None)
     fps = None
     start = 0
-    if lines and lines[0].startswith("#"):
-        head = lines[0][1:].strip()
+    if first_line is not None and first_line.startswith("#"):
+        head = first_line[1:].strip()
         key, _, val = head.partition(":")
         if key.strip().lower() == "fps":
             try:
@@ -169,40 +219,74 @@ def _load_csv(p: Path) -> JointPositions:
             except ValueError:
                 raise _where(p, f"line 1: fps {val.strip()!r} is not a number") from None
         start = 1
+    elif first_line is not None:
+        lines = itertools.chain([first_line], lines)
+    reader = csv.reader(_csv_input(lines))
     try:
-        rows = list(csv.reader(_io.StringIO("\n".join(lines[start:]))))
+        header = next(reader, None)
+        if header is None:
+            raise _where(p, "empty CSV file (expected a header frame,Joint.x,Joint.y,Joint.z,...)")
+        header = [h.strip() for h in header]
+        cols = header[1:] if header and header[0].lower() == "frame" else header
+        first = len(header) - len(cols)
+        if not cols or len(cols) % 3:
+            raise _where(
+                p, f"line {start + 1}: expected three columns NAME.x, NAME.y, NAME.z per joint, got {len(cols)}"
+            )
+        names = []
+        for k in range(0, len(cols), 3):
+            trip = cols[k : k + 3]
+            base = [c.rsplit(".", 1)[0] for c in trip]
+            axes = [c.rsplit(".", 1)[1].lower() if "." in c else "" for c in trip]
+            if axes != ["x", "y", "z"] or len(set(base)) != 1 or not base[0]:
+                raise _where(
+                    p, f"line {start + 1}: columns {', '.join(map(_shown, trip))} are not NAME.x, NAME.y, NAME.z"
+                )
+            names.append(base[0])
+        # the values are counted against the memory budget as rows arrive (every 4096 rows)
+        limit = memory_budget() // 8
+        flat = array.array("d")
+        nan = float("nan")
+        n = 0
+        for i, row in enumerate(reader):
+            if len(row) != len(header):
+                raise _where(p, f"line {start + i + 2}: {len(row)} values, the header has {len(header)}")
+            n = i + 1
+            if not n % 4096 and len(flat) > limit:
+                raise _where(
+                    p,
+                    f"its first {n} rows hold more than {_mb(limit * 8)} of values (as float64), "
+                    f"the memory budget ({ENV_VAR} raises it)",
+                )
+            cells = row[first:] if first else row
+            at = len(flat)
+            try:  # float() strips the same white space as str.strip(); "" and bad cells go one by one
+                flat.extend(map(float, cells))
+                continue
+            except ValueError:
+                del flat[at:]
+            vals = []
+            for k, cell in enumerate(cells):
+                c = cell.strip()
+                if c == "" or c.lower() == "nan":
+                    vals.append(nan)
+                    continue
+                try:
+                    vals.append(float(c))
+                except ValueError:
+                    raise _where(p, f"line {start + i + 2}: {header[first + k]} = {c!r} is not a number") from None
+            flat.extend(vals)
+        if len(flat) > limit:
+            raise _where(
+                p,
+                f"its {n} rows hold more than {_mb(limit * 8)} of values (as float64), "
+                f"the memory budget ({ENV_VAR} raises it)",
+            )
+        data = np.frombuffer(flat, np.float64) if n else np.full((0,), np.nan)
     except csv.Error as e:  # a cell past csv's field size limit, a NUL byte
         raise _where(p, f"not a readable CSV file ({e})") from None
-    if not rows:
-        raise _where(p, "empty CSV file (expected a header frame,Joint.x,Joint.y,Joint.z,...)")
-    header = [h.strip() for h in rows[0]]
-    cols = header[1:] if header and header[0].lower() == "frame" else header
-    first = len(header) - len(cols)
-    if not cols or len(cols) % 3:
-        raise _where(p, f"line {start + 1}: expected three columns NAME.x, NAME.y, NAME.z per joint, got {len(cols)}")
-    names = []
-    for k in range(0, len(cols), 3):
-        trip = cols[k : k + 3]
-        base = [c.rsplit(".", 1)[0] for c in trip]
-        axes = [c.rsplit(".", 1)[1].lower() if "." in c else "" for c in trip]
-        if axes != ["x", "y", "z"] or len(set(base)) != 1 or not base[0]:
-            raise _where(p, f"line {start + 1}: columns {', '.join(trip)} are not NAME.x, NAME.y, NAME.z")
-        names.append(base[0])
-    data = np.full((len(rows) - 1, len(cols)), np.nan)
-    for i, row in enumerate(rows[1:]):
-        line = start + i + 2
-        if len(row) != len(header):
-            raise _where(p, f"line {line}: {len(row)} values, the header has {len(header)}")
-        for k, cell in enumerate(row[first:]):
-            c = cell.strip()
-            if c == "" or c.lower() == "nan":
-                continue
-            try:
-                data[i, k] = float(c)
-            except ValueError:
-                raise _where(p, f"line {line}: {header[first + k]} = {c!r} is not a number") from None
     try:
-        return JointPositions(data.reshape(len(rows) - 1, len(names), 3), names, fps)
+        return JointPositions(data.reshape(n, len(names), 3), names, fps)
     except PositionsError as e:
         raise _where(p, str(e)) from None
 

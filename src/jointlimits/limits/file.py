@@ -19,7 +19,7 @@ from .._budget import Budget, reading
 from ..errors import JointLimitsError, LimitsError
 from ..motion.skeleton import Skeleton
 from .compiled import compiled_dict
-from .joint import JointLimit, limit_from_dict
+from .joint import JointLimit, ParentedLimit, limit_from_dict
 from .rest import DEFAULT_REST_TOLERANCE
 from .schema import check_compiled, check_document, check_entry, parse_json
 
@@ -142,6 +142,10 @@ def _from_document(d: Mapping[str, Any], source: str) -> LimitsDocument:
             name, on, entry = check_entry(e, k, source, seen)
             j = sk.index(name)
             joints[j] = limit_from_dict(entry)
+            if isinstance(joints[j], ParentedLimit):  # a coupled limit reads its parent joint's rotations
+                par = getattr(joints[j], "parent", None)
+                if not isinstance(par, str) or par not in sk.names:
+                    raise LimitsError(f"joint {name!r}: the parent {par!r} of its coupled limit is not a joint")
             enabled[j] = on
             check_compiled(e, joints[j], name, source)
     except LimitsError as e:

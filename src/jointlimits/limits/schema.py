@@ -19,8 +19,22 @@ from ..errors import LimitsError
 __all__ = ["parse_json", "check_document", "check_entry", "check_compiled"]
 
 
+#: Most JSON values (numbers, strings, lists, objects) a limits file may hold: each costs Python
+#: 30 to 70 bytes once parsed, so a 32 MB file of ``[],[],...`` would take 700 MB and 20 s. The
+#: largest fitted files hold a few hundred values a joint (about 10,000 for 21 joints).
+MAX_JSON_VALUES = 2_000_000
+
+
 def parse_json(text: str, source: str) -> Any:
-    """The JSON document of a limits file (LimitsError if it is not JSON or nests too deeply)."""
+    """The JSON document of a limits file (LimitsError if it is not JSON, nests too deeply or
+    holds more than :data:`MAX_JSON_VALUES` values)."""
+    # every value but the first follows a comma or opens a list or object: an upper bound
+    most = text.count(",") + text.count("[") + text.count("{") + 1
+    if most > MAX_JSON_VALUES:
+        raise LimitsError(
+            f"{source}: corrupt limits file (up to {most:,} JSON values, more than the {MAX_JSON_VALUES:,} "
+            "a limits file may hold)"
+        )
     try:
         return json.loads(text)
     except json.JSONDecodeError as e:
