@@ -14,8 +14,8 @@ crashes, runs out of its memory cap, fails to read a value or does not finish is
 :class:`~jointlimits.errors.FormatError`; a child that reads everything lets the caller parse the
 file in-process. It costs one Python start and usd-core import (about 1 s on a loaded 2-core
 machine, see docs/measurements.md) per file, so :func:`jointlimits.io.usd.load` does it only for
-files that need it (:func:`needs_check`): crate files, and text files that name other files
-(``@...@`` asset paths: a sublayer, reference or payload may be a crate beside it).
+files that need it (:func:`needs_check`): crate files, and text layers that name a crate file
+beside them (as a sublayer, reference or payload).
 """
 
 from __future__ import annotations
@@ -72,15 +72,60 @@ except BaseException as e:
 
 
 def needs_check(path: str | os.PathLike) -> bool:
-    """Whether ``path`` is a crate file or a text layer naming other files (``@`` asset paths)."""
-    with open(path, "rb") as fh:
-        head = fh.read(len(CRATE_MAGIC))
-        if head == CRATE_MAGIC:
+    """Whether ``path`` must be checked in a child first: a crate file, or a text layer that names
+    (sublayers, references, payloads, recursively) a crate file. A text layer naming a file
+    outside its own folder is refused here, before usd-core reads that file (#41). A text layer
+    is opened alone for this (usd-core's text parser; nothing it names is read)."""
+    p = Path(path)
+    folder = p.resolve().parent
+    todo, seen = [p.resolve()], set()
+    while todo:
+        layer_path = todo.pop()
+        if layer_path in seen:
+            continue
+        seen.add(layer_path)
+        if _is_crate(layer_path):
             return True
-        fh.seek(0)
-        while block := fh.read(1 << 20):
-            if b"@" in block:
-                return True
+        if not _names_files(layer_path):
+            continue
+        from pxr import Sdf
+
+        try:
+            layer = Sdf.Layer.FindOrOpen(str(layer_path))
+        except Exception:  # a malformed layer: in-process opening gives the reader's own message
+            continue
+        if layer is None:
+            continue
+        for dep in layer.GetCompositionAssetDependencies():
+            real = Path(layer.ComputeAbsolutePath(dep)).resolve()
+            try:
+                real.relative_to(folder)
+            except ValueError:
+                raise FormatError(
+                    f"{p}: names the layer {dep!r} outside its own folder; only files beside the input are read"
+                ) from None
+            if real.is_file():
+                todo.append(real)
+    return False
+
+
+def _is_crate(path: Path) -> bool:
+    try:
+        with open(path, "rb") as fh:
+            return fh.read(len(CRATE_MAGIC)) == CRATE_MAGIC
+    except OSError:
+        return False
+
+
+def _names_files(path: Path) -> bool:
+    """Whether a text layer holds ``@`` (asset paths' delimiter) anywhere."""
+    try:
+        with open(path, "rb") as fh:
+            while block := fh.read(1 << 20):
+                if b"@" in block:
+                    return True
+    except OSError:
+        pass
     return False
 
 
