@@ -50,7 +50,10 @@ ENV = "JOINTLIMITS_BLENDER_PYTHON"
 
 # ------------------------------------------------------------------------------- worker side
 def errors():
+    import bpy  # noqa: F401  (imported once at the worker's start, not in the first file's time)
+
     from jointlimits.errors import FormatError
+    from jointlimits.io import fbx  # noqa: F401
 
     return (FormatError,)
 
