@@ -148,7 +148,9 @@ def check(path: str | os.PathLike, timeout: float = TIMEOUT_S, python: str | Non
             stdin=subprocess.DEVNULL,
         )
     except subprocess.TimeoutExpired:
-        raise FormatError(f"{p}: not a readable USD file (usd-core did not finish reading it in {timeout:g} s)") from None
+        raise FormatError(
+            f"{p}: not a readable USD file (usd-core did not finish reading it in {timeout:g} s)"
+        ) from None
     except OSError as e:
         raise FormatError(f"{p}: cannot start a Python to check the USD file ({e.strerror or e})") from None
     if res.returncode == 0:
