@@ -252,7 +252,8 @@ def mutate_struct(version: int, tree: list[Node], rng: random.Random) -> tuple[s
         k = rng.randrange(p[1].size)
         v = _odd(p[0], rng)
         try:
-            p[1][k : k + rng.randint(1, 4)] = v
+            with np.errstate(over="ignore", invalid="ignore"):
+                p[1][k : k + rng.randint(1, 4)] = v
         except (OverflowError, ValueError):
             p[1][k] = 0
         return "array values", nodes, version
