@@ -35,6 +35,7 @@ BENCHMARKS = (
     "quality",
     "retarget",
     "fbx",
+    "usd",
     "quat",
     "difflimits",
     "cleanup",

@@ -22,7 +22,7 @@ pytestmark = pytest.mark.skipif(
     os.environ.get("JL_FUZZ_SHORT") != "1", reason="the short fuzz runs need JL_FUZZ_SHORT=1 (.ci/run sets it)"
 )
 
-#: (script, extra args, module it needs): adding a fuzzer is one line
+#: (script, extra args, module it needs or "$VARIABLE" it needs set): adding a fuzzer is one line
 FUZZERS = [
     ("fuzz_bvh.py", ["--n", "40"], None),
     ("fuzz_gltf.py", ["--n", "30"], "pygltflib"),
@@ -30,12 +30,16 @@ FUZZERS = [
     ("fuzz_positions.py", ["--n", "30"], None),
     ("fuzz_limits.py", ["--n", "30"], None),
     ("fuzz_usd.py", ["--n", "15", "--quiet"], "pxr"),
+    ("fuzz_fbx.py", ["--n", "3", "--seeds", "1", "--quiet"], "$JOINTLIMITS_BLENDER_PYTHON"),
 ]
 
 
 @pytest.mark.parametrize("script,args,needs", FUZZERS, ids=[f[0] for f in FUZZERS])
 def test_short_fuzz_run_has_no_failures(script, args, needs):
-    if needs is not None and importlib.util.find_spec(needs) is None:
+    if needs is not None and needs.startswith("$"):  # an environment variable (FBX: a Python with bpy)
+        if not os.environ.get(needs[1:]):
+            pytest.skip(f"{script} needs {needs[1:]} (a Python with bpy)")
+    elif needs is not None and importlib.util.find_spec(needs) is None:
         pytest.skip(f"{script} needs the optional package {needs!r}")
     r = subprocess.run([sys.executable, str(SCRIPTS / script), *args], capture_output=True, text=True, timeout=600)
     summary = [line for line in r.stdout.splitlines() if "failures" in line]

@@ -60,9 +60,12 @@ def _matrices(coll: Any, attr: str) -> np.ndarray:
     return np.swapaxes(buf.reshape(n, 4, 4), -1, -2).astype(np.float64)  # Blender's flat order is column-major
 
 
-def armature_arrays(obj: Any, frames: list[int] | None = None) -> dict[str, Any]:
+def armature_arrays(obj: Any, frames: list[int] | None = None, max_values: float | None = None) -> dict[str, Any]:
     """Names, parents, rest and per-frame pose matrices (armature space) of an armature object,
-    evaluated by Blender at each of ``frames`` (default: the action's frame range)."""
+    evaluated by Blender at each of ``frames`` (default: the action's frame range).
+    ``max_values``: the most values (counted as float64) the frames of all bones may take, checked
+    before any frame is evaluated (ValueError past it: an action whose keys span billions of
+    frames would otherwise run for hours and fill the memory)."""
     import bpy
 
     scene = bpy.context.scene
@@ -75,10 +78,15 @@ def armature_arrays(obj: Any, frames: list[int] | None = None) -> dict[str, Any]
     action = obj.animation_data.action if obj.animation_data else None
     if frames is None:
         if action is not None:
-            lo, hi = action.frame_range
-            frames = list(range(int(round(lo)), int(round(hi)) + 1))
+            lo, hi = (float(x) for x in action.frame_range)
+            if not (np.isfinite(lo) and np.isfinite(hi)):
+                raise ValueError(f"the action's frame range {lo:g}..{hi:g} is not finite")
+            count = round(hi) - round(lo) + 1
+            _check_size(count, len(names), max_values)
+            frames = list(range(round(lo), round(hi) + 1))
         else:
             frames = [scene.frame_current]
+    _check_size(len(frames), len(names), max_values)
     pbones = obj.pose.bones
     pose_order = [pbones.find(n) for n in names]
     pose = np.zeros((len(frames), len(names), 4, 4))
@@ -106,9 +114,20 @@ def armature_arrays(obj: Any, frames: list[int] | None = None) -> dict[str, Any]
     }
 
 
-def read_fbx(path: str) -> dict[str, Any]:
+def _check_size(frames: int, bones: int, max_values: float | None) -> None:
+    """ValueError when ``frames`` frames of ``bones`` bones (two 4x4 matrices each) pass ``max_values``."""
+    values = float(frames) * bones * 32
+    if max_values is not None and (frames < 1 or values > max_values):
+        raise ValueError(
+            f"the action spans {frames} frames of {bones} bones: {values * 8 / 2**20:.4g} MB of values (as float64), "
+            f"more than the memory budget of {max_values * 8 / 2**20:.4g} MB (JOINTLIMITS_MEMORY_BUDGET_MB raises it)"
+        )
+
+
+def read_fbx(path: str, max_values: float | None = None) -> dict[str, Any]:
     """Import an FBX file with Blender's importer into an empty scene and return its armature's
-    arrays (the armature with the most bones when there are several)."""
+    arrays (the armature with the most bones when there are several); ``max_values`` as in
+    :func:`armature_arrays`."""
     import bpy
 
     reset()
@@ -125,7 +144,7 @@ def read_fbx(path: str) -> dict[str, Any]:
         for eb in obj.data.edit_bones:
             eb.use_connect = False
         bpy.ops.object.mode_set(mode="OBJECT")
-    return armature_arrays(obj)
+    return armature_arrays(obj, max_values=max_values)
 
 
 def _quat_from_matrix(m: np.ndarray) -> np.ndarray:
@@ -318,12 +337,13 @@ def write_fbx(path: str, data: dict[str, Any]) -> None:
 
 
 def _main(argv: list[str]) -> int:
-    """``read IN.fbx OUT.npz`` or ``write IN.npz OUT.fbx``; errors on stderr as one line, exit 3."""
+    """``read IN.fbx OUT.npz [MAX_VALUES]`` or ``write IN.npz OUT.fbx``; errors on stderr as one
+    line, exit 3."""
     try:
-        if len(argv) != 3 or argv[0] not in ("read", "write"):
-            raise ValueError("usage: _blender.py read IN.fbx OUT.npz | write IN.npz OUT.fbx")
+        if len(argv) not in (3, 4) or argv[0] not in ("read", "write"):
+            raise ValueError("usage: _blender.py read IN.fbx OUT.npz [MAX_VALUES] | write IN.npz OUT.fbx")
         if argv[0] == "read":
-            out = read_fbx(argv[1])
+            out = read_fbx(argv[1], float(argv[3]) if len(argv) == 4 else None)
             out["names"] = json.dumps(out["names"])
             np.savez(argv[2], **out)
         else:

@@ -37,8 +37,10 @@ import contextlib
 import importlib.util
 import io
 import json
+import mmap
 import os
 import shutil
+import struct
 import subprocess
 import sys
 import tempfile
@@ -49,12 +51,22 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from .._atomic import atomic_write
-from ..errors import FormatError, MissingExtraError
+from .._atomic import atomic_write, check_input_file
+from .._budget import Budget, memory_budget
+from ..errors import FormatError, MissingExtraError, SkeletonError
 from ..motion import quat
 from ..motion.skeleton import POSITION_CHANNELS, Motion, Skeleton, forward_kinematics
 
-__all__ = ["load", "save", "blender_python", "in_process", "motion_from_arrays", "arrays_from_motion", "ENV"]
+__all__ = [
+    "load",
+    "save",
+    "blender_python",
+    "in_process",
+    "motion_from_arrays",
+    "arrays_from_motion",
+    "check_binary",
+    "ENV",
+]
 
 #: environment variable naming a Python with bpy (or a ``blender`` executable) for the subprocess
 ENV = "JOINTLIMITS_BLENDER_PYTHON"
@@ -134,12 +146,12 @@ def _missing() -> MissingExtraError:
     )
 
 
-def _run(op: str, src: Path, dst: Path, exe: str, label: Path) -> None:
+def _run(op: str, src: Path, dst: Path, exe: str, label: Path, extra: tuple[str, ...] = ()) -> None:
     if Path(exe).name.lower().startswith("blender"):
         cmd = [exe, "-b", "--factory-startup", "--python-exit-code", "3", "--python", str(_SCRIPT), "--", op]
     else:
         cmd = [exe, "-I", str(_SCRIPT), op]  # isolated: none of the caller's PYTHONPATH or user site
-    res = subprocess.run([*cmd, str(src), str(dst)], capture_output=True, text=True)
+    res = subprocess.run([*cmd, str(src), str(dst), *extra], capture_output=True, text=True, errors="replace")
     if res.returncode != 0:
         lines = [ln for ln in res.stderr.splitlines() if ln.strip()]
         why = lines[-1] if lines else f"exit status {res.returncode}"
@@ -147,21 +159,30 @@ def _run(op: str, src: Path, dst: Path, exe: str, label: Path) -> None:
         raise FormatError(f"{label}: Blender's FBX {what} failed ({why})")
 
 
+def _last_line(e: BaseException) -> str:
+    try:
+        lines = [ln.strip() for ln in str(e).strip().splitlines() if ln.strip()]
+    except Exception:  # a message that does not decode
+        lines = []
+    return (lines[-1] if lines else type(e).__name__)[:300]
+
+
 def _read_arrays(path: Path, blender: str | os.PathLike | None) -> dict[str, Any]:
     exe = None if blender is None and in_process() else blender_python(blender)
+    max_values = memory_budget() / 8  # the frames Blender evaluates, counted as float64 values
     if exe is None and in_process():
         try:
             with _silenced():
                 from . import _blender
 
-                return _blender.read_fbx(str(path))
-        except (RuntimeError, ValueError) as e:
-            raise FormatError(f"{path}: Blender's FBX importer failed ({str(e).strip().splitlines()[-1]})") from None
+                return _blender.read_fbx(str(path), max_values)
+        except Exception as e:  # Blender's importer is not ours: any exception means it cannot read the file
+            raise FormatError(f"{path}: Blender's FBX importer failed ({type(e).__name__}: {_last_line(e)})") from None
     if exe is None:
         raise _missing()
     with tempfile.TemporaryDirectory(prefix="jl-fbx-") as tmp:
         out = Path(tmp) / "arrays.npz"
-        _run("read", path, out, exe, path)
+        _run("read", path, out, exe, path, (repr(max_values),))
         with np.load(out, allow_pickle=False) as z:
             data: dict[str, Any] = {k: z[k] for k in z.files}
     data["names"] = json.loads(str(data["names"]))
@@ -195,17 +216,15 @@ def motion_from_arrays(data: dict[str, Any], path: str | Path = "<blender>") -> 
         offsets[j] = heads[j] - heads[p]
         rotations[:, j] = quat.inv_mul(g[:, p], g[:, j])
         positions[:, j] = quat.inv_mul_vec(g[:, p], x[:, j] - x[:, p])
-    extras: dict[str, Any] = {}
-    if data.get("custom"):
-        try:
-            extras = json.loads(str(data["custom"]))
-        except ValueError:
-            extras = {}
+    extras = _extras(data.get("custom"), J, path)
     size = max(float(np.abs(heads).max()), 1e-12)
     moving = np.ptp(positions, axis=0).max(-1) > 1e-5 * size
     channels = [(list(POSITION_CHANNELS) if (j == 0 or moving[j]) else []) + _ROT_ZYX for j in range(J)]
     end_sites: list[tuple[int, NDArray[np.float64]]] = []
-    frame_time = 1.0 / float(data["fps"])
+    fps = float(data["fps"])
+    if not (np.isfinite(fps) and fps > 0):
+        raise FormatError(f"{path}: the scene's frame rate {fps:g} is not a positive number")
+    frame_time = 1.0 / fps
     if extras.get("channels") and len(extras["channels"]) == J:
         channels = [list(c) for c in extras["channels"]]
         end_sites = [(int(j), np.asarray(o, np.float64)) for j, o in extras.get("end_sites", [])]
@@ -232,12 +251,137 @@ def motion_from_arrays(data: dict[str, Any], path: str | Path = "<blender>") -> 
     return Motion(sk, quat.normalize(rotations), positions, frame_time)
 
 
+def _extras(text: Any, joints: int, path: str | Path) -> dict[str, Any]:
+    """The armature's ``jointlimits`` property (JSON written by :func:`save`), checked: ``{}``
+    when absent or not a JSON object; a one-line FormatError when a field has the wrong type."""
+    if not text:
+        return {}
+    try:
+        extras = json.loads(str(text))
+    except (ValueError, RecursionError):
+        return {}
+    if not isinstance(extras, dict):
+        return {}
+
+    def bad(field: str) -> FormatError:
+        return FormatError(f"{path}: the armature's jointlimits property has a malformed {field!r}")
+
+    ft = extras.get("frame_time")
+    if "frame_time" in extras and not (isinstance(ft, (int, float)) and not isinstance(ft, bool)):
+        raise bad("frame_time")
+    channels = extras.get("channels")
+    if channels and len(channels) == joints:
+        if not (
+            isinstance(channels, list)
+            and all(isinstance(c, list) and all(isinstance(x, str) for x in c) for c in channels)
+        ):
+            raise bad("channels")
+        sites = extras.get("end_sites", [])
+        if not isinstance(sites, list) or not all(
+            isinstance(s, list)
+            and len(s) == 2
+            and type(s[0]) is int
+            and 0 <= s[0] < joints
+            and isinstance(s[1], list)
+            and len(s[1]) == 3
+            and all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in s[1])
+            for s in sites
+        ):
+            raise bad("end_sites")
+        names = extras.get("names")
+        if names is not None and not (isinstance(names, list) and all(isinstance(n, str) for n in names)):
+            raise bad("names")
+    return extras
+
+
+_FBX_MAGIC = b"Kaydara FBX Binary  \x00"
+_SCALAR_BYTES = {ord(c): n for c, n in (("Y", 2), ("B", 1), ("C", 1), ("I", 4), ("F", 4), ("D", 8), ("L", 8))}
+_ARRAY_TYPES = frozenset(b"bcilfd")
+
+
+def check_binary(path: str | os.PathLike) -> None:
+    """Walk the node records of a binary FBX file before Blender parses it (headers and property
+    sizes, never the values): every record must lie inside its parent and the file, every
+    property inside its record, and the arrays' declared lengths must fit the memory budget
+    (:mod:`jointlimits._budget`). Blender's parser trusts these numbers: a flipped byte in a
+    property count or an array length makes it allocate gigabytes (a ``bytearray`` of the count,
+    a zlib buffer of the length) before it fails. A one-line FormatError names the first bad
+    record; files that are not binary FBX are left to Blender's own message."""
+    p = Path(path)
+    with open(p, "rb") as fh:
+        if fh.read(len(_FBX_MAGIC)) != _FBX_MAGIC:
+            return
+        size = os.fstat(fh.fileno()).st_size
+        if size < 27:
+            raise FormatError(f"{p}: not a valid binary FBX file (it ends inside its header)")
+        with mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mm:
+            _walk_records(mm, size, Budget(str(p), FormatError), p)
+
+
+def _walk_records(mm: Any, size: int, budget: Budget, p: Path) -> None:
+    head = "<QQQB" if struct.unpack_from("<I", mm, 23)[0] >= 7500 else "<IIIB"
+    hs = struct.calcsize(head)
+
+    def bad(what: str, at: int) -> FormatError:
+        return FormatError(f"{p}: not a valid binary FBX file ({what} at byte {at})")
+
+    ranges = [(27, size)]  # node lists still to walk: (first record, end of the parent)
+    while ranges:
+        pos, limit = ranges.pop()
+        while True:
+            if pos + hs > limit:
+                raise bad("a node record runs past the end of its parent", pos)
+            end, nprops, plen, nlen = struct.unpack_from(head, mm, pos)
+            if end == 0:  # the null record closing this list
+                break
+            q = pos + hs + nlen
+            pend = q + plen
+            if not pos < pend <= end <= limit:
+                raise bad("a node record's end lies outside its parent", pos)
+            if nprops > plen:
+                raise bad(f"a node record declares {nprops} properties in {plen} bytes", pos)
+            for _ in range(nprops):
+                if q >= pend:
+                    raise bad("a property runs past its record", q)
+                c = mm[q]
+                q += 1
+                if c in _SCALAR_BYTES:
+                    q += _SCALAR_BYTES[c]
+                elif c in _ARRAY_TYPES:
+                    if q + 12 > pend:
+                        raise bad("an array header runs past its record", q)
+                    n, _enc, clen = struct.unpack_from("<III", mm, q)
+                    budget.take(n, "its arrays")
+                    q += 12 + clen
+                elif c in b"SR":
+                    if q + 4 > pend:
+                        raise bad("a string runs past its record", q)
+                    q += 4 + struct.unpack_from("<I", mm, q)[0]
+                else:
+                    raise bad(f"unknown property type {bytes([c])!r}", q - 1)
+                if q > pend:
+                    raise bad("a property runs past its record", q)
+            if pend < end:
+                ranges.append((pend, end))
+            pos = end
+
+
 def load(path: str | os.PathLike, *, blender: str | os.PathLike | None = None) -> Motion:
     """Read an FBX file's armature and action with Blender's importer (see the module docstring)."""
     p = Path(path)
     if not p.exists():
         raise FileNotFoundError(2, "No such file or directory", str(p))
-    return motion_from_arrays(_read_arrays(p, blender), p)
+    try:
+        check_input_file(p)
+    except ValueError as e:
+        raise FormatError(f"{p}: {e}") from None
+    if not (blender is None and in_process()) and blender_python(blender) is None:
+        raise _missing()  # before the file's own checks: what is missing here is not the file's fault
+    check_binary(p)
+    try:
+        return motion_from_arrays(_read_arrays(p, blender), p)
+    except SkeletonError as e:  # what the file declares makes no valid skeleton or clip
+        raise FormatError(f"{p}: {_last_line(e)}") from None
 
 
 def arrays_from_motion(motion: Motion, metres_per_unit: float | None = None, up: str | None = None) -> dict[str, Any]:

@@ -34,6 +34,7 @@ from .._optional import require
 from ..errors import FormatError
 from ..motion import quat
 from ..motion.skeleton import POSITION_CHANNELS, Motion, Skeleton
+from . import usd_isolate
 
 __all__ = ["load", "save", "to_stage", "write_stage", "validate", "EXTENSIONS", "CUSTOM_KEY"]
 
@@ -119,8 +120,14 @@ def _topology(tokens: list[str], path: Path) -> tuple[list[int], NDArray[np.int6
     return order, np.asarray([-1 if parent[i] < 0 else slot[parent[i]] for i in order], np.int64)
 
 
-def load(path: str | os.PathLike, skeleton: str | None = None) -> Motion:
-    """Read a USD file's UsdSkel skeleton and its bound animation (see the module docstring)."""
+def load(path: str | os.PathLike, skeleton: str | None = None, *, isolate: bool | None = None) -> Motion:
+    """Read a USD file's UsdSkel skeleton and its bound animation (see the module docstring).
+
+    ``isolate``: first open and read the file with usd-core in a short-lived child process
+    (:mod:`jointlimits.io.usd_isolate`), so that usd-core crashing or allocating gigabytes on a
+    corrupted crate file is a ``FormatError`` instead of the end of this process. ``None`` (the
+    default) does it for crate (``.usdc``) files and text files that name other files; ``False``
+    never (files you trust; saves about a second a file), ``True`` always."""
     pxr = _pxr()
     p = Path(path)
     if not p.exists():
@@ -129,6 +136,8 @@ def load(path: str | os.PathLike, skeleton: str | None = None) -> Motion:
         check_input_file(p)
     except ValueError as e:
         raise FormatError(f"{p}: {e}") from None
+    if isolate or (isolate is None and usd_isolate.needs_check(p)):
+        usd_isolate.check(p)
     try:
         stage = pxr.Usd.Stage.Open(str(p))
     except Exception as e:  # Tf errors on malformed layers
