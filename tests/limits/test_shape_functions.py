@@ -251,7 +251,7 @@ def test_kdop_exact_matches_slsqp_and_brute_force():
         cloud = rng.normal(size=(200, 3)) * rng.uniform(0.1, 1.0, 3)
         pos, rot = L.fit_orientation(cloud)
         mins, maxs = L.fit_kdop(cloud, pos, rot, axes, [0.0, 0.05, 0.1][trial])
-        pts = rng.normal(size=(25, 3)) * 2.5
+        pts = rng.normal(size=(10, 3)) * 2.5
         out = L.project_kdop(pts, mins, maxs, pos, rot, axes, exact=True)
         G = np.concatenate([axes, -axes])
         b = np.concatenate([maxs, -mins])
