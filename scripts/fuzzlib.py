@@ -216,8 +216,9 @@ def special_files(scratch: Path) -> list[tuple[str, str]]:
     return [("fifo", str(fifo)), ("/dev/zero", "/dev/zero"), ("/dev/urandom", "/dev/urandom"), ("folder", str(scratch))]
 
 
-def report(title: str, counts: Counter, seconds: float) -> int:
-    """Print the counts; the number of failures (outcomes other than accepted/rejected)."""
+def report(title: str, counts: Counter, seconds: float, max_peak_mb: float | None = None) -> int:
+    """Print the counts; the number of failures (outcomes other than accepted/rejected, and one
+    more when the worker's peak resident memory passed ``max_peak_mb``)."""
     counts = Counter(counts)
     slow, peak = counts.pop("_slowest_s", 0), counts.pop("_peak_rss_mb", 0)
     for k in [k for k in counts if k.startswith("_")]:
@@ -231,6 +232,9 @@ def report(title: str, counts: Counter, seconds: float) -> int:
     for k, v in sorted(counts.items()):
         if k not in ("accepted", "rejected"):
             print(f"  {v:6d}  {k}")
+    if max_peak_mb is not None and peak > max_peak_mb:
+        print(f"  worker peak RSS {peak} MB is over {max_peak_mb:g} MB")
+        bad += 1
     return bad
 
 

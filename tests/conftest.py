@@ -86,3 +86,14 @@ def two_joint_limits(shape: str, swing_twist: bool, **kw):
     rot = quat.from_scaled_angle_axis(v)
     m = Motion(sk, rot, np.zeros((n, 3, 3)), 1 / 30)
     return JointLimits.fit(m, shape=shape, swing_twist=swing_twist, **kw), rot
+
+
+@pytest.fixture(scope="module")
+def threads():
+    """An in-process Dask cluster (threads) the CLI reaches over TCP, for ``scan``/``clean``/``fit
+    --scheduler``: no worker processes to start."""
+    distributed = pytest.importorskip("distributed")
+    with distributed.LocalCluster(
+        n_workers=1, threads_per_worker=2, processes=False, protocol="tcp", dashboard_address=None
+    ) as cluster:
+        yield cluster.scheduler_address

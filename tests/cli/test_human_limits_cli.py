@@ -65,16 +65,6 @@ def rigs(tmp_path_factory) -> dict[str, Path]:
     return out
 
 
-@pytest.fixture(scope="module")
-def threads():
-    """An in-process Dask cluster (threads) for scan and clean: no worker processes to start."""
-    distributed = pytest.importorskip("distributed")
-    with distributed.LocalCluster(
-        n_workers=1, threads_per_worker=2, processes=False, protocol="tcp", dashboard_address=None
-    ) as cluster:
-        yield cluster.scheduler_address
-
-
 def rig(rigs: dict[str, Path], name: str) -> Path:
     if name not in rigs:
         pytest.skip(SHARED_MISSING)

@@ -56,16 +56,6 @@ def _empty(root: Path) -> Path:
     return d
 
 
-@pytest.fixture(scope="module")
-def threads():
-    """An in-process Dask cluster (threads) the CLI reaches over TCP: no worker processes to start."""
-    distributed = pytest.importorskip("distributed")
-    with distributed.LocalCluster(
-        n_workers=1, threads_per_worker=2, processes=False, protocol="tcp", dashboard_address=None
-    ) as cluster:
-        yield cluster.scheduler_address
-
-
 @needs_shared
 def test_scan_and_clean_take_a_limits_folder(corpus_and_limits, threads, tmp_path):
     clips, fitdir, _ = corpus_and_limits
